@@ -1,0 +1,3 @@
+from recsdk_build.cli import main
+
+main()

@@ -1,0 +1,456 @@
+"""The `recsdk-build` command line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from recsdk_build import __version__
+from recsdk_build.config import Project, load_project
+from recsdk_build.doctor import missing_for, run_checks
+from recsdk_build.errors import RecsdkError, ToolMissingError
+from recsdk_build.pipeline.atomic import clear_staging
+from recsdk_build.pipeline.lock import BuildLock
+from recsdk_build.pipeline.manifest import Manifest
+from recsdk_build.pipeline.runner import StageReport, report_table, run_stages
+from recsdk_build.pipeline.stage import BuildPaths, Context, Options, Stage
+from recsdk_build.stages import patch as patch_mod
+from recsdk_build.stages.registry import all_stages, resolve, stage_names
+from recsdk_build.toolchain import TARGETS, choose_target
+from recsdk_build.ui import UI
+
+HELP = """\
+Build TorchRec for Huawei Ascend NPUs from pinned, verified sources.
+
+`recsdk-build all` runs every stage in order: fetch (torchrec at the pinned commit, verified),
+patch (the NPU patch series, one commit per patch), wheels (torchrec-1.1.0+npu) and verify
+(install into a fresh environment and run the verification suite). Unchanged stages are
+skipped; each stage can also be run on its own.
+
+Pins live in recsdk.toml; outputs, logs (build/logs/<stage>.log) and build/manifest.json in
+the build directory.
+"""
+
+app = typer.Typer(
+    help=HELP,
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
+)
+patch_app = typer.Typer(
+    help="The torchrec patch series: apply it, check it, or rewrite it from the source tree.",
+    no_args_is_help=True,
+)
+app.add_typer(patch_app, name="patch")
+
+
+@dataclass
+class Globals:
+    project_dir: Path | None
+    build_dir: Path | None
+    ui: UI
+
+
+def _globals(ctx: typer.Context) -> Globals:
+    obj = ctx.find_root().obj
+    assert isinstance(obj, Globals)
+    return obj
+
+
+@app.callback()
+def _main(
+    ctx: typer.Context,
+    project: Annotated[
+        Path | None,
+        typer.Option(
+            "--project",
+            help="The recsdk-build checkout (default: found from the current "
+            "directory upwards by its recsdk.toml).",
+            file_okay=False,
+        ),
+    ] = None,
+    build_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--build-dir",
+            help="Where outputs, logs and the manifest go (default: <project>/build).",
+            file_okay=False,
+        ),
+    ] = None,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Stream tool output and show tracebacks.")
+    ] = False,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print a machine-readable summary on stdout (for CI).")
+    ] = False,
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
+) -> None:
+    if version:
+        typer.echo(f"recsdk-build {__version__}")
+        raise typer.Exit()
+    ctx.obj = Globals(project, build_dir, UI(verbose=verbose, json_mode=json_out))
+
+
+# --- shared plumbing ---------------------------------------------------------------------
+
+
+def _context(g: Globals, options: Options | None = None) -> Context:
+    project: Project = load_project(g.project_dir)
+    root = (g.build_dir or project.root / "build").resolve()
+    paths = BuildPaths(root)
+    return Context(project, paths, Manifest.load(root), g.ui, options or Options())
+
+
+def _guarded(g: Globals, action: Callable[[], dict[str, Any]]) -> None:
+    """Run ``action``; turn expected errors into one clear message and an exit code."""
+    started = time.monotonic()
+    try:
+        summary = action()
+    except RecsdkError as exc:
+        reports: list[StageReport] = getattr(exc, "reports", [])
+        if reports:
+            g.ui.console.print(report_table(reports))
+        g.ui.error(exc.message, exc.hint)
+        if g.ui.verbose:
+            g.ui.console.print(traceback.format_exc(), markup=False)
+        _emit_json(g, {"ok": False, "error": exc.message, "stages": _rows(reports)})
+        raise typer.Exit(exc.exit_code) from None
+    except KeyboardInterrupt:
+        g.ui.error("interrupted; outputs of the interrupted stage were not installed")
+        raise typer.Exit(130) from None
+    except Exception as exc:  # a bug, not a user mistake: say so and keep the detail
+        g.ui.error(
+            f"internal error: {type(exc).__name__}: {exc}",
+            "this is a recsdk-build bug; rerun with --verbose for the traceback",
+        )
+        if g.ui.verbose:
+            g.ui.console.print(traceback.format_exc(), markup=False)
+        raise typer.Exit(70) from None
+    summary.setdefault("ok", True)
+    summary["seconds"] = round(time.monotonic() - started, 3)
+    _emit_json(g, summary)
+
+
+def _emit_json(g: Globals, summary: dict[str, Any]) -> None:
+    if g.ui.json_mode:
+        sys.stdout.write(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+
+
+def _rows(reports: list[StageReport]) -> list[dict[str, Any]]:
+    return [
+        {"stage": r.name, "status": r.status, "seconds": round(r.seconds, 3), "note": r.note}
+        for r in reports
+    ]
+
+
+def _run(g: Globals, stages: list[Stage], force: set[str], options: Options) -> dict[str, Any]:
+    ctx = _context(g, options)
+    with BuildLock(ctx.paths.root):
+        clear_staging(ctx.paths.root)
+        reports = run_stages(ctx, stages, force)
+    g.ui.console.print(report_table(reports))
+    g.ui.info(f"manifest: {ctx.manifest.path}")
+    return {"stages": _rows(reports), "manifest": str(ctx.manifest.path)}
+
+
+def _stage(name: str) -> Stage:
+    return next(s for s in all_stages() if s.name == name)
+
+
+ForceOpt = Annotated[bool, typer.Option("--force", help="Run even if the inputs are unchanged.")]
+SourceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--source",
+        help="Where to get torchrec instead of the pinned repository: a git URL, a "
+        "local clone, a bare repository, a git bundle, or a torchrec .whl (verified file by file).",
+    ),
+]
+NoFallbackOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-fallback",
+        help="Fail instead of falling back to the verified registry wheel when "
+        "the repository cannot be reached.",
+    ),
+]
+DiscardOpt = Annotated[
+    bool,
+    typer.Option(
+        "--discard-local",
+        help="Allow replacing a source tree that has local edits or commits "
+        "(they stay reachable in git's reflog).",
+    ),
+]
+FreshEnvOpt = Annotated[
+    bool,
+    typer.Option(
+        "--fresh-env",
+        help="Recreate the verify environment from nothing instead of reusing its "
+        "pinned runtime layer.",
+    ),
+]
+
+
+# --- commands ------------------------------------------------------------------------------
+
+
+@app.command("all")
+def all_cmd(
+    ctx: typer.Context,
+    force: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--force",
+            help="Rerun this stage even if unchanged (repeatable; 'all' for every stage).",
+            metavar="STAGE",
+        ),
+    ] = None,
+    source: SourceOpt = None,
+    no_fallback: NoFallbackOpt = False,
+    discard_local: DiscardOpt = False,
+    fresh_env: FreshEnvOpt = False,
+) -> None:
+    """Run every stage in order, skipping those whose inputs are unchanged."""
+    g = _globals(ctx)
+
+    def action() -> dict[str, Any]:
+        forced = resolve(force or [], option="--force")
+        options = Options(
+            source=source,
+            fallback=not no_fallback,
+            discard_local=discard_local,
+            fresh_env=fresh_env,
+        )
+        return _run(g, all_stages(), forced, options)
+
+    _guarded(g, action)
+
+
+@app.command()
+def fetch(
+    ctx: typer.Context,
+    force: ForceOpt = False,
+    source: SourceOpt = None,
+    no_fallback: NoFallbackOpt = False,
+    discard_local: DiscardOpt = False,
+) -> None:
+    """Fetch torchrec at the pinned commit into build/src/torchrec and verify it.
+
+    Tries the pinned git repository (shallow); when it cannot be reached, falls back to the
+    registry wheel and accepts it only if every file's git blob id equals the pinned commit's.
+    """
+    g = _globals(ctx)
+    options = Options(source=source, fallback=not no_fallback, discard_local=discard_local)
+    _guarded(g, lambda: _run(g, [_stage("fetch")], {"fetch"} if force else set(), options))
+
+
+@patch_app.command("apply")
+def patch_apply(
+    ctx: typer.Context, force: ForceOpt = False, discard_local: DiscardOpt = False
+) -> None:
+    """Apply the series to the fetched tree, one commit per patch.
+
+    The series is checked in a scratch worktree first; on any failure the tree stays at the
+    baseline and the error names the patch, file and hunk.
+    """
+    g = _globals(ctx)
+    options = Options(discard_local=discard_local)
+    _guarded(g, lambda: _run(g, [_stage("patch")], {"patch"} if force else set(), options))
+
+
+@patch_app.command("check")
+def patch_check(ctx: typer.Context) -> None:
+    """Verify that the whole series applies to a fresh baseline tree (builds nothing)."""
+    g = _globals(ctx)
+
+    def action() -> dict[str, Any]:
+        c = _context(g)
+        with BuildLock(c.paths.root):
+            from recsdk_build.proc import StageLog
+
+            c.log = StageLog(c.paths.logs / "patch-check.log", g.ui)
+            try:
+                results = patch_mod.check_series(c)
+            finally:
+                c.log.close()
+        table = Table(
+            title=f"patch series {c.project.torchrec.patches.name}: all apply", title_justify="left"
+        )
+        for col in ("patch", "files", "+", "-"):
+            table.add_column(col)
+        for r in results:
+            table.add_row(r.name, str(len(r.files)), str(r.added), str(r.removed))
+        g.ui.console.print(table)
+        return {"patches": [r.name for r in results]}
+
+    _guarded(g, action)
+
+
+@patch_app.command("refresh")
+def patch_refresh(ctx: typer.Context) -> None:
+    """Rewrite the patch files from the commits after the baseline in build/src/torchrec.
+
+    The maintainer workflow: edit the tree, `git commit --amend` (or rebase) so each commit is
+    one concern with a subject `<concern>: <summary>`, then refresh. The series is then
+    re-applied so the tree matches what a fresh build produces.
+    """
+    g = _globals(ctx)
+
+    def action() -> dict[str, Any]:
+        c = _context(g)
+        with BuildLock(c.paths.root):
+            written, removed = patch_mod.refresh_series(c)
+        for name in written:
+            g.ui.info(f"  wrote {name}")
+        for name in removed:
+            g.ui.info(f"  removed {name}")
+        summary = _run(g, [_stage("patch")], {"patch"}, Options(discard_local=True))
+        return {"written": written, "removed": removed, **summary}
+
+    _guarded(g, action)
+
+
+@app.command()
+def wheels(ctx: typer.Context, force: ForceOpt = False) -> None:
+    """Build torchrec-<version>+npu-py3-none-any.whl from the patched tree (reproducibly)."""
+    g = _globals(ctx)
+    _guarded(g, lambda: _run(g, [_stage("wheels")], {"wheels"} if force else set(), Options()))
+
+
+@app.command()
+def verify(ctx: typer.Context, force: ForceOpt = False, fresh_env: FreshEnvOpt = False) -> None:
+    """Install the built wheels into build/verify/venv and run the verification suite.
+
+    Results: build/verify/results/junit.xml and a summary in the manifest. Tests that need a
+    device this host lacks are reported as not run, with the reason.
+    """
+    g = _globals(ctx)
+    options = Options(fresh_env=fresh_env)
+    _guarded(g, lambda: _run(g, [_stage("verify")], {"verify"} if force else set(), options))
+
+
+@app.command()
+def doctor(
+    ctx: typer.Context,
+    target: Annotated[
+        str, typer.Option("--target", help=f"Target to check for: {', '.join(TARGETS)}.")
+    ] = "auto",
+) -> None:
+    """Show what this host has and which target (cann or sim) `auto` picks.
+
+    Exits nonzero when a tool needed by the requested target is missing.
+    """
+    g = _globals(ctx)
+
+    def action() -> dict[str, Any]:
+        checks = run_checks()
+        # doctor reports a missing toolkit itself (with the full table), so "cann" is not
+        # validated through choose_target here.
+        chosen = "cann" if target == "cann" else choose_target(target)
+        table = Table(title="host", title_justify="left")
+        for col in ("check", "status", "detail", "needed by"):
+            table.add_column(col)
+        for c in checks:
+            status = (
+                "[green]ok[/green]"
+                if c.found
+                else ("[red]missing[/red]" if chosen in c.needed_by else "[dim]absent[/dim]")
+            )
+            table.add_row(c.name, status, c.detail, ", ".join(c.needed_by) or "-")
+        g.ui.console.print(table)
+        how = "auto picks" if target == "auto" else "requested"
+        g.ui.info(f"target: [bold]{chosen}[/bold] ({how})")
+        missing = missing_for(checks, chosen)
+        if missing:
+            raise ToolMissingError(
+                f"target {chosen} needs: " + ", ".join(f"{m.name} ({m.detail})" for m in missing),
+                hint="install the missing tools (see README.md, 'Requirements')",
+            )
+        return {"target": chosen, "checks": [c.__dict__ for c in checks]}
+
+    _guarded(g, action)
+
+
+@app.command()
+def clean(
+    ctx: typer.Context,
+    keep_env: Annotated[
+        bool,
+        typer.Option("--keep-env", help="Keep the verify environment (saves re-installing ~5 GB)."),
+    ] = False,
+) -> None:
+    """Remove the build directory (outputs, logs, manifest, source tree)."""
+    g = _globals(ctx)
+
+    def action() -> dict[str, Any]:
+        c = _context(g)
+        root = c.paths.root
+        if not root.exists():
+            g.ui.info(f"nothing to clean: {root} does not exist")
+            return {"removed": []}
+        removed = []
+        with BuildLock(root):
+            for child in sorted(root.iterdir()):
+                if child.name == ".recsdk-build.lock":
+                    continue
+                if keep_env and child == c.paths.verify:
+                    for sub in child.iterdir():
+                        if sub.name != "venv":
+                            _remove(sub)
+                    continue
+                _remove(child)
+                removed.append(child.name)
+        g.ui.info(f"cleaned {root}" + (" (kept the verify environment)" if keep_env else ""))
+        return {"removed": removed}
+
+    _guarded(g, action)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
+
+
+@app.command()
+def status(ctx: typer.Context) -> None:
+    """Show what the last runs recorded in the manifest, stage by stage."""
+    g = _globals(ctx)
+
+    def action() -> dict[str, Any]:
+        c = _context(g)
+        table = Table(title=f"{c.manifest.path}", title_justify="left")
+        for col in ("stage", "last status", "when", "artifacts"):
+            table.add_column(col)
+        for name in stage_names():
+            rec = c.manifest.stages.get(name)
+            if rec is None:
+                table.add_row(name, "[dim]never run[/dim]", "", "")
+                continue
+            arts = ", ".join(a.name for a in rec.artifacts)
+            table.add_row(name, rec.status, rec.started_at, arts)
+        g.ui.console.print(table)
+        return {
+            "stages": {
+                n: (r.status if (r := c.manifest.stages.get(n)) else None) for n in stage_names()
+            }
+        }
+
+    _guarded(g, action)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,98 @@
+"""doctor: what this host has, and which target ``auto`` would pick."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+
+from recsdk_build.toolchain import dist_version, find_cann, npu_soc
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    found: bool
+    detail: str
+    needed_by: tuple[str, ...]  # targets that cannot work without it
+
+
+def _tool_version(cmd: str, args: tuple[str, ...] = ("--version",)) -> tuple[bool, str]:
+    path = shutil.which(cmd)
+    if path is None:
+        return False, "not found on PATH"
+    try:
+        out = subprocess.run([path, *args], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return False, f"{path}: {exc}"
+    text = (out.stdout or out.stderr).strip().splitlines()
+    first = text[0] if text else ""
+    match = re.search(r"\d+(\.\d+)+", first)
+    return True, f"{match.group(0) if match else first} ({path})"
+
+
+def run_checks() -> list[Check]:
+    checks = [
+        Check(
+            "python",
+            sys.version_info >= (3, 10),
+            f"{sys.version.split()[0]} ({sys.executable})",
+            ("sim", "cann"),
+        ),
+    ]
+    for name, targets in (
+        ("git", ("sim", "cann")),
+        ("g++", ("sim", "cann")),
+        ("cmake", ("sim", "cann")),
+        ("makeself", ("cann",)),
+    ):
+        found, detail = _tool_version(name)
+        checks.append(Check(name, found, detail, targets))
+    for dist in ("torch", "fbgemm-gpu-cpu", "torchrec"):
+        ver = dist_version(dist)
+        checks.append(
+            Check(
+                dist,
+                ver is not None,
+                ver or "not installed (only the verify environment needs it)",
+                (),
+            )
+        )
+    npu_ver = dist_version("torch-npu")
+    checks.append(
+        Check(
+            "torch_npu",
+            npu_ver is not None,
+            npu_ver or "not installed (needed on NPU hosts only)",
+            (),
+        )
+    )
+    cann = find_cann()
+    checks.append(
+        Check(
+            "CANN toolkit",
+            cann is not None,
+            f"{cann.version} ({cann.root})"
+            if cann
+            else "not found ($ASCEND_TOOLKIT_HOME unset, no /usr/local/Ascend/ascend-toolkit)",
+            ("cann",),
+        )
+    )
+    if cann is not None:
+        checks.append(
+            Check(
+                "AscendC compiler",
+                cann.compiler is not None,
+                str(cann.compiler or "not found in the toolkit"),
+                ("cann",),
+            )
+        )
+    soc = npu_soc()
+    checks.append(Check("NPU (npu-smi)", soc is not None, soc or "no Ascend NPU driver", ()))
+    return checks
+
+
+def missing_for(checks: list[Check], target: str) -> list[Check]:
+    return [c for c in checks if not c.found and target in c.needed_by]

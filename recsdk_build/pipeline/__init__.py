@@ -1,0 +1,1 @@
+"""The stage graph: fingerprints, cache, lock, atomic outputs and the manifest."""

@@ -1,0 +1,127 @@
+"""``build/manifest.json``: what every stage produced, from what, and how it was verified."""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from recsdk_build import __version__
+from recsdk_build.pipeline.atomic import sha256_file, write_text_atomic
+
+MANIFEST_NAME = "manifest.json"
+SCHEMA = 1
+
+
+@dataclass
+class Artifact:
+    """One file a stage produced. ``path`` is relative to the build directory."""
+
+    name: str
+    path: str
+    sha256: str
+    size: int
+    target: str
+    kind: str
+
+    @classmethod
+    def of(cls, build_dir: Path, path: Path, *, kind: str, target: str = "any") -> Artifact:
+        return cls(
+            name=path.name,
+            path=str(path.relative_to(build_dir)),
+            sha256=sha256_file(path),
+            size=path.stat().st_size,
+            target=target,
+            kind=kind,
+        )
+
+    def intact(self, build_dir: Path) -> bool:
+        path = build_dir / self.path
+        return (
+            path.is_file() and path.stat().st_size == self.size and sha256_file(path) == self.sha256
+        )
+
+
+@dataclass
+class StageRecord:
+    name: str
+    status: str  # "ran" | "cached" | "failed"
+    fingerprint: str
+    started_at: str
+    duration_s: float
+    artifacts: list[Artifact] = field(default_factory=list)
+    provenance: dict[str, Any] = field(default_factory=dict)
+    outputs: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> StageRecord:
+        arts = [Artifact(**a) for a in data.get("artifacts", [])]
+        return cls(**{**data, "artifacts": arts})
+
+
+@dataclass
+class Manifest:
+    path: Path
+    stages: dict[str, StageRecord] = field(default_factory=dict)
+    pins: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, build_dir: Path) -> Manifest:
+        path = build_dir / MANIFEST_NAME
+        manifest = cls(path=path)
+        if not path.is_file():
+            return manifest
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if data.get("schema") != SCHEMA:
+                return manifest
+            manifest.pins = data.get("pins", {})
+            manifest.stages = {
+                name: StageRecord.from_json(rec) for name, rec in data.get("stages", {}).items()
+            }
+        except (ValueError, TypeError, KeyError):
+            # A manifest we cannot read only costs a rebuild; it is rewritten on save.
+            return cls(path=path)
+        return manifest
+
+    def successful(self, name: str) -> StageRecord | None:
+        record = self.stages.get(name)
+        return record if record is not None and record.status != "failed" else None
+
+    def to_json(self) -> dict[str, Any]:
+        artifacts = [
+            {**asdict(a), "stage": rec.name}
+            for rec in self.stages.values()
+            if rec.status != "failed"
+            for a in rec.artifacts
+        ]
+        return {
+            "schema": SCHEMA,
+            "tool": tool_versions(),
+            "pins": self.pins,
+            "artifacts": artifacts,
+            "stages": {name: asdict(rec) for name, rec in self.stages.items()},
+        }
+
+    def save(self) -> None:
+        write_text_atomic(self.path, json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n")
+
+
+def tool_versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    versions = {
+        "recsdk-build": __version__,
+        "python": platform.python_version(),
+        "platform": f"{sys.platform}-{platform.machine()}",
+    }
+    for dist in ("hatchling", "GitPython", "pip"):
+        try:
+            versions[dist] = version(dist)
+        except PackageNotFoundError:
+            versions[dist] = "absent"
+    return versions

@@ -1,0 +1,1 @@
+"""One module per pipeline stage, in the order `recsdk-build all` runs them."""

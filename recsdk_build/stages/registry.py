@@ -1,0 +1,34 @@
+"""The ordered stage list that `recsdk-build all` runs."""
+
+from __future__ import annotations
+
+from recsdk_build.errors import UsageError
+from recsdk_build.pipeline.stage import Stage
+from recsdk_build.stages.fetch import FetchStage
+from recsdk_build.stages.patch import PatchStage
+from recsdk_build.stages.verify import VerifyStage
+from recsdk_build.stages.wheels import WheelsStage
+
+
+def all_stages() -> list[Stage]:
+    return [FetchStage(), PatchStage(), WheelsStage(), VerifyStage()]
+
+
+def stage_names() -> list[str]:
+    return [s.name for s in all_stages()]
+
+
+def resolve(names: list[str], *, option: str) -> set[str]:
+    """Validate stage names given on the command line ("all" means every stage)."""
+    valid = stage_names()
+    chosen: set[str] = set()
+    for name in names:
+        if name == "all":
+            chosen.update(valid)
+        elif name in valid:
+            chosen.add(name)
+        else:
+            raise UsageError(
+                f"{option} {name}: no such stage; the stages are {', '.join(valid)} (or all)"
+            )
+    return chosen

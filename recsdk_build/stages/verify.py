@@ -1,0 +1,283 @@
+"""verify: install the artifacts into a fresh virtual environment and run ``verify/``.
+
+The environment lives under the build directory, separate from the tool's own Python. Its
+pinned runtime layer (torch, fbgemm-gpu-cpu, …) is kept between runs while the pins are
+unchanged, because installing it is the slowest step (about 3 GB); our wheels are reinstalled
+every time, and ``--fresh-env`` rebuilds it from nothing. Results are JUnit XML plus a summary
+in the manifest; a test that needs a device the host lacks is reported as not run, with the
+reason, never as passed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from recsdk_build import __version__
+from recsdk_build.errors import VerifyError
+from recsdk_build.pipeline.atomic import new_staging_dir, replace_dir, write_text_atomic
+from recsdk_build.pipeline.manifest import Artifact, StageRecord
+from recsdk_build.pipeline.stage import Context, Outcome, Stage, hash_tree
+
+MARKER = ".recsdk-runtime.json"
+
+
+@dataclass
+class TestSummary:
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    not_run: int = 0
+    failures: list[dict[str, str]] = field(default_factory=list)
+    skipped: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.failed == 0 and self.errors == 0 and self.passed > 0
+
+
+def parse_junit(path: Path) -> TestSummary:
+    summary = TestSummary()
+    root = ET.parse(path).getroot()
+    for case in root.iter("testcase"):
+        name = f"{case.get('classname', '')}::{case.get('name', '')}"
+        failure = case.find("failure")
+        error = case.find("error")
+        skipped = case.find("skipped")
+        if failure is not None:
+            summary.failed += 1
+            summary.failures.append({"test": name, "message": _first(failure)})
+        elif error is not None:
+            summary.errors += 1
+            summary.failures.append({"test": name, "message": _first(error)})
+        elif skipped is not None:
+            summary.not_run += 1
+            reason = (skipped.get("message") or skipped.text or "").strip()
+            summary.skipped.append({"test": name, "reason": reason})
+        else:
+            summary.passed += 1
+    return summary
+
+
+def _first(node: ET.Element) -> str:
+    text = (node.get("message") or node.text or "").strip()
+    return text.splitlines()[0] if text else ""
+
+
+def venv_python(venv: Path) -> Path:
+    return venv / "bin" / "python"
+
+
+class VerifyStage(Stage):
+    name = "verify"
+    summary = "install into a fresh environment and run the verification suite"
+
+    def _requirements(self, ctx: Context) -> list[str]:
+        return [*ctx.project.runtime.requirements(), *ctx.project.verify.requirements]
+
+    def _wheels(self, ctx: Context) -> list[Artifact]:
+        return [a for a in ctx.artifacts_of("wheels") if a.kind == "wheel"]
+
+    def inputs(self, ctx: Context) -> dict[str, Any]:
+        return {
+            "tool": __version__,
+            "wheels": {a.name: a.sha256 for a in self._wheels(ctx)},
+            "requirements": self._requirements(ctx),
+            "upstream": ctx.project.torchrec.fallback_wheel,
+            "suite": hash_tree(ctx.project.verify.suite),
+            "python": list(sys.version_info[:3]),
+        }
+
+    def intact(self, ctx: Context, record: StageRecord) -> bool:
+        results = ctx.paths.verify / "results"
+        return (
+            venv_python(ctx.paths.verify / "venv").exists()
+            and all(a.intact(ctx.paths.root) for a in record.artifacts)
+            and (results / "summary.json").is_file()
+        )
+
+    def run(self, ctx: Context) -> Outcome:
+        venv = ctx.paths.verify / "venv"
+        requirements = self._requirements(ctx)
+        reused = self._prepare_venv(ctx, venv, requirements)
+        wheels = self._wheels(ctx)
+        log = ctx.require_log()
+        with ctx.ui.status(f"installing {len(wheels)} built wheel(s) into the environment"):
+            log.run(
+                [
+                    venv_python(venv),
+                    "-m",
+                    "pip",
+                    "install",
+                    "--disable-pip-version-check",
+                    "--no-deps",
+                    "--force-reinstall",
+                    *[ctx.paths.root / a.path for a in wheels],
+                ],
+                error=VerifyError,
+                what="installing the built wheels",
+            )
+        upstream = self._upstream_wheel(ctx)
+        staging = new_staging_dir(ctx.paths.root, "verify")
+        pins_file = staging / "pins.json"
+        pins_file.write_text(json.dumps(ctx.project.pins_summary(), indent=2), encoding="utf-8")
+        junit = staging / "junit.xml"
+        env = {
+            "RECSDK_PINS": str(pins_file),
+            "RECSDK_UPSTREAM_WHEEL": str(upstream),
+            "RECSDK_WHEELS": json.dumps([str(ctx.paths.root / a.path) for a in wheels]),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            # The suite must test the installed artifacts, never this checkout's sources.
+            "PYTHONPATH": "",
+        }
+        with ctx.ui.status("running the verification suite"):
+            result = log.run(
+                [
+                    venv_python(venv),
+                    "-m",
+                    "pytest",
+                    str(ctx.project.verify.suite),
+                    "-p",
+                    "no:cacheprovider",
+                    "-rs",
+                    "-q",
+                    f"--junitxml={junit}",
+                    "-o",
+                    "junit_family=xunit2",
+                    f"--rootdir={ctx.project.verify.suite}",
+                ],
+                cwd=staging,
+                env=env,
+                check=False,
+                what="the verification suite",
+            )
+        if not junit.is_file():
+            raise VerifyError(
+                f"the verification suite did not run (pytest exit {result.returncode})",
+                hint=f"see {log.path}",
+            )
+        summary = parse_junit(junit)
+        freeze = log.run(
+            [venv_python(venv), "-m", "pip", "freeze", "--all"],
+            error=VerifyError,
+            what="listing the environment",
+        )
+        packages = sorted(line for line in freeze.stdout.splitlines() if line.strip())
+        write_text_atomic(
+            staging / "summary.json", json.dumps(asdict(summary), indent=2, sort_keys=True) + "\n"
+        )
+        (staging / "environment.txt").write_text("\n".join(packages) + "\n", encoding="utf-8")
+        results = ctx.paths.verify / "results"
+        replace_dir(staging, results)
+        self._report(ctx, summary)
+        if not summary.ok:
+            listed = "\n".join(f"  {f['test']}: {f['message']}" for f in summary.failures[:10])
+            why = listed or "  no test passed"
+            raise VerifyError(
+                f"verification failed: {summary.passed} passed, {summary.failed} failed, "
+                f"{summary.errors} errors\n{why}",
+                hint=f"JUnit report: {results / 'junit.xml'}; log: {log.path}",
+            )
+        return Outcome(
+            artifacts=[Artifact.of(ctx.paths.root, results / "junit.xml", kind="report")],
+            provenance={
+                "environment": str(venv),
+                "environment_reused": reused,
+                "requirements": requirements,
+                "installed": packages,
+                "upstream_wheel": upstream.name,
+            },
+            outputs={"summary": asdict(summary)},
+            note=f"{summary.passed} passed, {summary.not_run} not run",
+        )
+
+    def _prepare_venv(self, ctx: Context, venv: Path, requirements: list[str]) -> bool:
+        """Create the environment (or keep it, when its runtime layer matches the pins)."""
+        stamp = hashlib.sha256(
+            json.dumps({"req": requirements, "python": sys.version}).encode()
+        ).hexdigest()
+        marker = venv / MARKER
+        if (
+            not ctx.options.fresh_env
+            and venv_python(venv).exists()
+            and marker.is_file()
+            and json.loads(marker.read_text()).get("stamp") == stamp
+        ):
+            ctx.ui.detail(f"  reusing the runtime in {venv} (pins unchanged)")
+            return True
+        log = ctx.require_log()
+        if venv.exists():
+            shutil.rmtree(venv)
+        with ctx.ui.status(f"creating a fresh environment in {venv}"):
+            log.run(
+                [sys.executable, "-m", "venv", venv],
+                error=VerifyError,
+                what="creating the virtual environment",
+            )
+        pretty = ", ".join(requirements[:3])
+        with ctx.ui.status(
+            f"installing the pinned runtime ({pretty}, …): about 3 GB the first time, "
+            "then from the pip cache"
+        ):
+            log.run(
+                [
+                    venv_python(venv),
+                    "-m",
+                    "pip",
+                    "install",
+                    "--disable-pip-version-check",
+                    "--progress-bar",
+                    "off",
+                    *requirements,
+                ],
+                error=VerifyError,
+                what="installing the pinned runtime",
+                env={"PIP_NO_INPUT": "1"},
+            )
+        marker.write_text(json.dumps({"stamp": stamp, "requirements": requirements}))
+        return False
+
+    def _upstream_wheel(self, ctx: Context) -> Path:
+        """The unpatched registry wheel, for suite tests that compare against upstream."""
+        dest = ctx.paths.downloads
+        dest.mkdir(parents=True, exist_ok=True)
+        spec = ctx.project.torchrec.fallback_wheel
+        name = spec.split("==")[0]
+        found = sorted(dest.glob(f"{name}-*.whl"))
+        if found:
+            return found[-1]
+        with ctx.ui.status(f"downloading the unpatched {spec} for comparisons"):
+            ctx.require_log().run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "download",
+                    "--no-deps",
+                    "--only-binary=:all:",
+                    "--disable-pip-version-check",
+                    "-d",
+                    dest,
+                    spec,
+                ],
+                error=VerifyError,
+                what=f"downloading {spec}",
+            )
+        found = sorted(dest.glob(f"{name}-*.whl"))
+        if not found:
+            raise VerifyError(f"pip download of {spec} produced no wheel")
+        return found[-1]
+
+    def _report(self, ctx: Context, summary: TestSummary) -> None:
+        ctx.ui.info(
+            f"  verification: {summary.passed} passed, {summary.failed} failed, "
+            f"{summary.errors} errors, {summary.not_run} not run"
+        )
+        for item in summary.skipped:
+            ctx.ui.info(f"    [dim]not run[/dim] {item['test']}: {item['reason']}")

@@ -1,0 +1,82 @@
+"""Shared fixtures of the verification suite.
+
+The suite runs inside the environment `recsdk-build verify` creates, against the installed
+artifacts. The runner passes:
+- RECSDK_PINS: JSON file with the pins (torchrec and runtime versions);
+- RECSDK_UPSTREAM_WHEEL: the unpatched registry torchrec wheel, for comparisons;
+- RECSDK_WHEELS: JSON list of the wheels under test.
+
+Tests that need an ``npu`` device carry ``@pytest.mark.requires_npu``; without a device they
+are reported as not run, with the reason.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "requires_npu: needs an npu device (real torch_npu or the npu_sim device)"
+    )
+
+
+@lru_cache(maxsize=1)
+def npu_status() -> tuple[bool, str]:
+    """Whether torch has a usable ``npu`` device, and how it got one (or why not)."""
+    import torch
+
+    provider = None
+    for module in ("torch_npu", "npu_sim"):
+        if importlib.util.find_spec(module) is None:
+            continue
+        try:
+            importlib.import_module(module)
+        except Exception as exc:  # a broken install must be visible, not a silent skip
+            return False, f"{module} is installed but cannot be imported: {exc}"
+        provider = module
+        break
+    if provider is None:
+        return False, (
+            "no npu device: neither torch_npu (Ascend NPU) nor npu_sim (the simulated device) "
+            "is installed in this environment"
+        )
+    npu = getattr(torch, "npu", None)
+    if npu is None or not npu.is_available():
+        return False, f"{provider} is imported but reports no available npu device"
+    return True, provider
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    needs_npu = [item for item in items if item.get_closest_marker("requires_npu")]
+    if not needs_npu:
+        return
+    available, why = npu_status()
+    if available:
+        return
+    for item in needs_npu:
+        item.add_marker(pytest.mark.skip(reason=why))
+
+
+@pytest.fixture(scope="session")
+def pins() -> dict[str, Any]:
+    path = os.environ.get("RECSDK_PINS")
+    if not path:
+        pytest.fail("RECSDK_PINS is not set: run the suite through `recsdk-build verify`")
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="session")
+def upstream_wheel() -> Path:
+    path = os.environ.get("RECSDK_UPSTREAM_WHEEL")
+    if not path or not Path(path).is_file():
+        pytest.skip("RECSDK_UPSTREAM_WHEEL is not set: no unpatched torchrec to compare with")
+    return Path(path)
