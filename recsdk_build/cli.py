@@ -278,13 +278,7 @@ def patch_check(ctx: typer.Context) -> None:
     def action() -> dict[str, Any]:
         c = _context(g)
         with BuildLock(c.paths.root):
-            from recsdk_build.proc import StageLog
-
-            c.log = StageLog(c.paths.logs / "patch-check.log", g.ui)
-            try:
-                results = patch_mod.check_series(c)
-            finally:
-                c.log.close()
+            results = patch_mod.check_series(c)
         table = Table(
             title=f"patch series {c.project.torchrec.patches.name}: all apply", title_justify="left"
         )

@@ -75,6 +75,9 @@ class RuntimePins:
 class VerifyConfig:
     suite: Path
     requirements: tuple[str, ...]
+    # False only for pipelines whose suite does not need the pinned runtime (the tool's own
+    # end-to-end tests use a small synthetic torchrec).
+    install_runtime: bool = True
 
 
 @dataclass(frozen=True)
@@ -289,4 +292,5 @@ def _verify(reader: _Reader, root: Path) -> VerifyConfig:
             _requirement(reader, f"{v}.requirements", x)
             for x in reader.strings(v, "requirements", [])
         ),
+        install_runtime=reader.get(v, "install_runtime", bool, True),
     )

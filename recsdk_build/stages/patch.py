@@ -22,6 +22,7 @@ from recsdk_build.errors import PatchError
 from recsdk_build.pipeline.atomic import new_staging_dir, write_text_atomic
 from recsdk_build.pipeline.manifest import StageRecord
 from recsdk_build.pipeline.stage import Context, Outcome, Stage
+from recsdk_build.proc import StageLog
 
 SERIES = "series"
 _NAME = re.compile(r"^(\d{4})-([a-z0-9][a-z0-9-]*)\.patch$")
@@ -322,9 +323,12 @@ def check_series(ctx: Context) -> list[CheckResult]:
     patches = read_series(ctx.project.torchrec.patches)
     repo = gitutil.open_repo(ctx.paths.source)
     scratch = Path(tempfile.mkdtemp(prefix="patch-check-", dir=ctx.paths.root))
+    ctx.log = StageLog(ctx.paths.logs / "patch-check.log", ctx.ui)
     try:
         apply_series(repo, baseline, patches, scratch, ctx, epoch=ctx.project.torchrec.commit_time)
     finally:
+        ctx.log.close()
+        ctx.log = None
         shutil.rmtree(scratch, ignore_errors=True)
     return [CheckResult(p.name, p.files(), *p.stat()) for p in patches]
 

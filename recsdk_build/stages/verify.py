@@ -19,6 +19,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import Requirement
+
 from recsdk_build import __version__
 from recsdk_build.errors import VerifyError
 from recsdk_build.pipeline.atomic import new_staging_dir, replace_dir, write_text_atomic
@@ -79,7 +81,8 @@ class VerifyStage(Stage):
     summary = "install into a fresh environment and run the verification suite"
 
     def _requirements(self, ctx: Context) -> list[str]:
-        return [*ctx.project.runtime.requirements(), *ctx.project.verify.requirements]
+        runtime = ctx.project.runtime.requirements() if ctx.project.verify.install_runtime else []
+        return [*runtime, *ctx.project.verify.requirements]
 
     def _wheels(self, ctx: Context) -> list[Artifact]:
         return [a for a in ctx.artifacts_of("wheels") if a.kind == "wheel"]
@@ -248,7 +251,7 @@ class VerifyStage(Stage):
         dest = ctx.paths.downloads
         dest.mkdir(parents=True, exist_ok=True)
         spec = ctx.project.torchrec.fallback_wheel
-        name = spec.split("==")[0]
+        name = Requirement(spec).name
         found = sorted(dest.glob(f"{name}-*.whl"))
         if found:
             return found[-1]

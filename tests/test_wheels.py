@@ -1,0 +1,100 @@
+"""wheels: what ships, the version and requirements, and byte-identical rebuilds."""
+
+from __future__ import annotations
+
+import hashlib
+import zipfile
+from email.parser import Parser
+from pathlib import Path
+
+from recsdk_build.pipeline.manifest import Manifest
+from recsdk_build.stages.wheels import EXCLUDED_PACKAGES, package_files
+from tests.stagehelp import run
+from tests.synthetic import Upstream
+
+PATHS = [
+    "setup.py",
+    "torchrec/__init__.py",
+    "torchrec/a.py",
+    "torchrec/data.json",
+    "torchrec/tests/__init__.py",
+    "torchrec/tests/test_a.py",
+    "torchrec/tests/helpers/__init__.py",
+    "torchrec/tests/helpers/h.py",
+    "torchrec/ir/serializer.py",
+    "torchrec/linter/__init__.py",
+    "torchrec/examples/__init__.py",
+    "torchrec/benchmarks/__init__.py",
+    "torchrec/distributed/__init__.py",
+    "torchrec/distributed/benchmark/__init__.py",
+    "torchrec/distributed/test_utils/__init__.py",
+    "torchrec/orphan/sub/__init__.py",
+    "torchrec/rfc/__init__.py",
+]
+
+
+def test_package_selection_equals_setuptools_find_packages(tmp_path: Path) -> None:
+    from setuptools import find_packages
+
+    for rel in PATHS:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    packages = find_packages(str(tmp_path), exclude=EXCLUDED_PACKAGES)
+    expected = sorted(
+        rel for rel in PATHS
+        if rel.endswith(".py") and ".".join(Path(rel).parent.parts) in packages
+    )
+    assert package_files(PATHS) == expected
+    assert "torchrec/tests/test_a.py" not in expected  # the reference does exclude things
+
+
+def _wheel(build: Path) -> Path:
+    record = Manifest.load(build).stages["wheels"]
+    [artifact] = record.artifacts
+    path = build / artifact.path
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == artifact.sha256
+    return path
+
+
+def test_wheel_name_version_requirements_and_contents(project: Path, tmp_path: Path) -> None:
+    build = tmp_path / "build"
+    run(project, build, "fetch", "patch", "wheels")
+    wheel = _wheel(build)
+    assert wheel.name == "torchrec-1.1.0+npu-py3-none-any.whl"
+    with zipfile.ZipFile(wheel) as zf:
+        names = sorted(zf.namelist())
+        meta = Parser().parsestr(zf.read("torchrec-1.1.0+npu.dist-info/METADATA").decode())
+        version_py = zf.read("torchrec/version.py").decode()
+        planner = zf.read("torchrec/planner.py").decode()
+    assert meta["Version"] == "1.1.0+npu"
+    assert meta.get_all("Requires-Dist") == ["tqdm"]
+    assert "torchrec/tests/test_planner.py" not in names
+    assert "setup.py" not in names and "version.txt" not in names
+    assert '"npu"' in planner  # built from the patched commit
+    assert '__version__ = "1.1.0+npu"' in version_py
+    assert "github_version" in version_py
+    # Entry times come from SOURCE_DATE_EPOCH = the pinned commit's time (2025-01-30).
+    assert {info.date_time[:3] for info in zipfile.ZipFile(wheel).infolist()} == {(2025, 1, 30)}
+
+
+def test_two_clean_builds_are_byte_identical(project: Path, tmp_path: Path) -> None:
+    run(project, tmp_path / "a", "fetch", "patch", "wheels")
+    run(project, tmp_path / "b", "fetch", "patch", "wheels")
+    assert _wheel(tmp_path / "a").read_bytes() == _wheel(tmp_path / "b").read_bytes()
+
+
+def test_git_and_wheel_sources_give_the_same_wheel(project: Path, tmp_path: Path,
+                                                   upstream: Upstream) -> None:
+    run(project, tmp_path / "git", "fetch", "patch", "wheels")
+    run(project, tmp_path / "whl", "fetch", "patch", "wheels", source=str(upstream.wheel))
+    assert _wheel(tmp_path / "git").read_bytes() == _wheel(tmp_path / "whl").read_bytes()
+
+
+def test_uncommitted_edits_never_reach_the_wheel(project: Path, tmp_path: Path) -> None:
+    build = tmp_path / "build"
+    run(project, build, "fetch", "patch", "wheels")
+    first = _wheel(build).read_bytes()
+    planner = build / "src" / "torchrec" / "torchrec" / "planner.py"
+    planner.write_text("raise SystemExit('not committed')\n")
+    run(project, build, "wheels", force=("wheels",))
+    assert _wheel(build).read_bytes() == first
