@@ -111,6 +111,8 @@ class VerifyStage(Stage):
         reused = self._prepare_venv(ctx, venv, requirements)
         wheels = self._wheels(ctx)
         log = ctx.require_log()
+        if reused:
+            self._restore_runtime_layer(ctx, venv)
         with ctx.ui.status(f"installing {len(wheels)} built wheel(s) into the environment"):
             log.run(
                 [
@@ -206,11 +208,12 @@ class VerifyStage(Stage):
             json.dumps({"req": requirements, "python": sys.version}).encode()
         ).hexdigest()
         marker = venv / MARKER
+        recorded = json.loads(marker.read_text()) if marker.is_file() else {}
         if (
             not ctx.options.fresh_env
             and venv_python(venv).exists()
-            and marker.is_file()
-            and json.loads(marker.read_text()).get("stamp") == stamp
+            and recorded.get("stamp") == stamp
+            and recorded.get("packages")
         ):
             ctx.ui.detail(f"  reusing the runtime in {venv} (pins unchanged)")
             return True
@@ -243,8 +246,35 @@ class VerifyStage(Stage):
                 what="installing the pinned runtime",
                 env={"PIP_NO_INPUT": "1"},
             )
-        marker.write_text(json.dumps({"stamp": stamp, "requirements": requirements}))
+        marker.write_text(json.dumps({
+            "stamp": stamp,
+            "requirements": requirements,
+            "packages": sorted(self._installed(ctx, venv)),
+        }))
         return False
+
+    def _installed(self, ctx: Context, venv: Path) -> set[str]:
+        out = ctx.require_log().run(
+            [venv_python(venv), "-m", "pip", "list", "--format=json",
+             "--disable-pip-version-check"],
+            error=VerifyError, what="listing the environment",
+        ).stdout
+        return {item["name"].lower() for item in json.loads(out[out.index("["):])}
+
+    def _restore_runtime_layer(self, ctx: Context, venv: Path) -> None:
+        """Uninstall whatever earlier runs added on top of the runtime layer.
+
+        A reused environment must hold exactly what a fresh one would: the pinned runtime plus
+        this run's wheels, never a wheel an earlier run built and this one no longer does.
+        """
+        base = set(json.loads((venv / MARKER).read_text()).get("packages", []))
+        extra = sorted(self._installed(ctx, venv) - base)
+        if extra:
+            ctx.require_log().run(
+                [venv_python(venv), "-m", "pip", "uninstall", "-y",
+                 "--disable-pip-version-check", *extra],
+                error=VerifyError, what="removing packages of an earlier run",
+            )
 
     def _upstream_wheel(self, ctx: Context) -> Path:
         """The unpatched registry wheel, for suite tests that compare against upstream."""
