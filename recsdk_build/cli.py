@@ -25,7 +25,7 @@ from recsdk_build.pipeline.manifest import Manifest
 from recsdk_build.pipeline.runner import StageReport, report_table, run_stages
 from recsdk_build.pipeline.stage import BuildPaths, Context, Options, Stage
 from recsdk_build.stages import patch as patch_mod
-from recsdk_build.stages.registry import all_stages, resolve, stage_names
+from recsdk_build.stages.registry import all_stages, project_stages, resolve, stage_names
 from recsdk_build.toolchain import TARGETS, choose_target
 from recsdk_build.ui import UI
 
@@ -154,8 +154,12 @@ def _rows(reports: list[StageReport]) -> list[dict[str, Any]]:
     ]
 
 
-def _run(g: Globals, stages: list[Stage], force: set[str], options: Options) -> dict[str, Any]:
+def _run(g: Globals, stages: list[Stage] | None, force: set[str],
+         options: Options) -> dict[str, Any]:
+    """Run ``stages`` (None: every stage of the project) under the build lock."""
     ctx = _context(g, options)
+    if stages is None:
+        stages = project_stages(ctx.project)
     with BuildLock(ctx.paths.root):
         clear_staging(ctx.paths.root)
         reports = run_stages(ctx, stages, force)
@@ -193,6 +197,14 @@ DiscardOpt = Annotated[
         "(they stay reachable in git's reflog).",
     ),
 ]
+TargetOpt = Annotated[
+    str,
+    typer.Option(
+        "--target",
+        help="cann (Ascend toolkit), sim (host emulation) or auto: cann when the toolkit is "
+        "found, else sim.",
+    ),
+]
 FreshEnvOpt = Annotated[
     bool,
     typer.Option(
@@ -221,6 +233,7 @@ def all_cmd(
     no_fallback: NoFallbackOpt = False,
     discard_local: DiscardOpt = False,
     fresh_env: FreshEnvOpt = False,
+    target: TargetOpt = "auto",
 ) -> None:
     """Run every stage in order, skipping those whose inputs are unchanged."""
     g = _globals(ctx)
@@ -232,8 +245,9 @@ def all_cmd(
             fallback=not no_fallback,
             discard_local=discard_local,
             fresh_env=fresh_env,
+            extra={"target": target},
         )
-        return _run(g, all_stages(), forced, options)
+        return _run(g, None, forced, options)
 
     _guarded(g, action)
 
@@ -314,6 +328,29 @@ def patch_refresh(ctx: typer.Context) -> None:
         return {"written": written, "removed": removed, **summary}
 
     _guarded(g, action)
+
+
+@app.command()
+def env(ctx: typer.Context, force: ForceOpt = False, fresh_env: FreshEnvOpt = False) -> None:
+    """Create build/env/venv with the pinned torch, where C++ extensions are compiled.
+
+    Created once per set of pins and reused; --fresh-env recreates it.
+    """
+    g = _globals(ctx)
+    options = Options(fresh_env=fresh_env)
+    _guarded(g, lambda: _run(g, [_stage("env")], {"env"} if force else set(), options))
+
+
+@app.command()
+def plugin(ctx: typer.Context, force: ForceOpt = False, target: TargetOpt = "auto") -> None:
+    """Build the torch-side packages for the target.
+
+    sim: npu_sim, the simulated `npu` device (PrivateUse1 on host memory, torch.npu, an hccl
+    backend over gloo), as a wheel whose version carries +sim.
+    """
+    g = _globals(ctx)
+    options = Options(extra={"target": target})
+    _guarded(g, lambda: _run(g, [_stage("plugin")], {"plugin"} if force else set(), options))
 
 
 @app.command()

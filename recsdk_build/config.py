@@ -89,6 +89,8 @@ class Project:
     torchrec: TorchrecPins
     runtime: RuntimePins
     verify: VerifyConfig
+    # The stages this project has, in pipeline order; None means every stage.
+    stages: tuple[str, ...] | None
     raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     def pins_summary(self) -> dict[str, Any]:
@@ -143,6 +145,7 @@ def load_project(root: Path | None = None) -> Project:
         torchrec=_torchrec(reader, root),
         runtime=_runtime(reader),
         verify=_verify(reader, root),
+        stages=_stages(reader),
         raw=data,
     )
     reader.reject_unknown()
@@ -282,6 +285,20 @@ def _runtime(reader: _Reader) -> RuntimePins:
         torchmetrics=_version(reader, f"{r}.torchmetrics", reader.get(r, "torchmetrics", str)),
         extra=tuple(_requirement(reader, f"{r}.extra", x) for x in reader.strings(r, "extra", [])),
     )
+
+
+def _stages(reader: _Reader) -> tuple[str, ...] | None:
+    if "pipeline" not in reader.data:
+        return None
+    from recsdk_build.stages.registry import stage_names
+
+    names = reader.strings("pipeline", "stages")
+    unknown = [n for n in names if n not in stage_names()]
+    if unknown:
+        raise reader.error(
+            "pipeline.stages", f"names unknown stages {unknown} (known: {stage_names()})"
+        )
+    return names
 
 
 def _verify(reader: _Reader, root: Path) -> VerifyConfig:

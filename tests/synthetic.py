@@ -217,6 +217,10 @@ def project_toml(repository: str, commit: str, *, fallback: str) -> str:
         torchmetrics = "1.0.3"
         extra = ["tqdm"]
 
+        [pipeline]
+        # A pure-Python stand-in: no C++ extensions, so no build environment or plugin.
+        stages = ["fetch", "patch", "wheels", "verify"]
+
         [verify]
         suite = "verify"
         requirements = ["pytest"]

@@ -39,6 +39,11 @@ class BuildPaths:
         return self.root / "verify"
 
     @property
+    def build_env(self) -> Path:
+        """The pinned environment C++ torch extensions are compiled in."""
+        return self.root / "env" / "venv"
+
+    @property
     def downloads(self) -> Path:
         return self.root / "downloads"
 

@@ -2,20 +2,38 @@
 
 from __future__ import annotations
 
+from recsdk_build.config import Project
 from recsdk_build.errors import UsageError
 from recsdk_build.pipeline.stage import Stage
+from recsdk_build.stages.env import EnvStage
 from recsdk_build.stages.fetch import FetchStage
 from recsdk_build.stages.patch import PatchStage
+from recsdk_build.stages.plugin import PluginStage
 from recsdk_build.stages.verify import VerifyStage
 from recsdk_build.stages.wheels import WheelsStage
 
 
 def all_stages() -> list[Stage]:
-    return [FetchStage(), PatchStage(), WheelsStage(), VerifyStage()]
+    return [
+        FetchStage(),
+        PatchStage(),
+        EnvStage(),
+        PluginStage(),
+        WheelsStage(),
+        VerifyStage(),
+    ]
 
 
 def stage_names() -> list[str]:
     return [s.name for s in all_stages()]
+
+
+def project_stages(project: Project) -> list[Stage]:
+    """The stages `all` runs for ``project`` (its [pipeline] stages, else every stage)."""
+    stages = all_stages()
+    if project.stages is None:
+        return stages
+    return [s for s in stages if s.name in project.stages]
 
 
 def resolve(names: list[str], *, option: str) -> set[str]:

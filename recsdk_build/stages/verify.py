@@ -10,9 +10,7 @@ reason, never as passed.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import shutil
 import sys
 import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
@@ -26,8 +24,7 @@ from recsdk_build.errors import VerifyError
 from recsdk_build.pipeline.atomic import new_staging_dir, replace_dir, write_text_atomic
 from recsdk_build.pipeline.manifest import Artifact, StageRecord
 from recsdk_build.pipeline.stage import Context, Outcome, Stage, hash_tree
-
-MARKER = ".recsdk-runtime.json"
+from recsdk_build.venvs import ensure_venv, restore_layer, venv_python
 
 
 @dataclass
@@ -72,10 +69,6 @@ def _first(node: ET.Element) -> str:
     return text.splitlines()[0] if text else ""
 
 
-def venv_python(venv: Path) -> Path:
-    return venv / "bin" / "python"
-
-
 class VerifyStage(Stage):
     name = "verify"
     summary = "install into a fresh environment and run the verification suite"
@@ -85,7 +78,9 @@ class VerifyStage(Stage):
         return [*runtime, *ctx.project.verify.requirements]
 
     def _wheels(self, ctx: Context) -> list[Artifact]:
-        return [a for a in ctx.artifacts_of("wheels") if a.kind == "wheel"]
+        active = ctx.project.stages
+        stages = [s for s in ("plugin", "wheels") if active is None or s in active]
+        return [a for s in stages for a in ctx.artifacts_of(s) if a.kind == "wheel"]
 
     def inputs(self, ctx: Context) -> dict[str, Any]:
         return {
@@ -108,11 +103,13 @@ class VerifyStage(Stage):
     def run(self, ctx: Context) -> Outcome:
         venv = ctx.paths.verify / "venv"
         requirements = self._requirements(ctx)
-        reused = self._prepare_venv(ctx, venv, requirements)
-        wheels = self._wheels(ctx)
         log = ctx.require_log()
+        reused = ensure_venv(venv, requirements, log=log, ui=ctx.ui, error=VerifyError,
+                             fresh=ctx.options.fresh_env, purpose="the verify environment")
         if reused:
-            self._restore_runtime_layer(ctx, venv)
+            # A reused environment must hold exactly what a fresh one would.
+            restore_layer(venv, log, VerifyError)
+        wheels = self._wheels(ctx)
         with ctx.ui.status(f"installing {len(wheels)} built wheel(s) into the environment"):
             log.run(
                 [
@@ -201,80 +198,6 @@ class VerifyStage(Stage):
             outputs={"summary": asdict(summary)},
             note=f"{summary.passed} passed, {summary.not_run} not run",
         )
-
-    def _prepare_venv(self, ctx: Context, venv: Path, requirements: list[str]) -> bool:
-        """Create the environment (or keep it, when its runtime layer matches the pins)."""
-        stamp = hashlib.sha256(
-            json.dumps({"req": requirements, "python": sys.version}).encode()
-        ).hexdigest()
-        marker = venv / MARKER
-        recorded = json.loads(marker.read_text()) if marker.is_file() else {}
-        if (
-            not ctx.options.fresh_env
-            and venv_python(venv).exists()
-            and recorded.get("stamp") == stamp
-            and recorded.get("packages")
-        ):
-            ctx.ui.detail(f"  reusing the runtime in {venv} (pins unchanged)")
-            return True
-        log = ctx.require_log()
-        if venv.exists():
-            shutil.rmtree(venv)
-        with ctx.ui.status(f"creating a fresh environment in {venv}"):
-            log.run(
-                [sys.executable, "-m", "venv", venv],
-                error=VerifyError,
-                what="creating the virtual environment",
-            )
-        pretty = ", ".join(requirements[:3])
-        with ctx.ui.status(
-            f"installing the pinned runtime ({pretty}, …): about 3 GB the first time, "
-            "then from the pip cache"
-        ):
-            log.run(
-                [
-                    venv_python(venv),
-                    "-m",
-                    "pip",
-                    "install",
-                    "--disable-pip-version-check",
-                    "--progress-bar",
-                    "off",
-                    *requirements,
-                ],
-                error=VerifyError,
-                what="installing the pinned runtime",
-                env={"PIP_NO_INPUT": "1"},
-            )
-        marker.write_text(json.dumps({
-            "stamp": stamp,
-            "requirements": requirements,
-            "packages": sorted(self._installed(ctx, venv)),
-        }))
-        return False
-
-    def _installed(self, ctx: Context, venv: Path) -> set[str]:
-        out = ctx.require_log().run(
-            [venv_python(venv), "-m", "pip", "list", "--format=json",
-             "--disable-pip-version-check"],
-            error=VerifyError, what="listing the environment",
-        ).stdout
-        return {item["name"].lower() for item in json.loads(out[out.index("["):])}
-
-    def _restore_runtime_layer(self, ctx: Context, venv: Path) -> None:
-        """Uninstall whatever earlier runs added on top of the runtime layer.
-
-        A reused environment must hold exactly what a fresh one would: the pinned runtime plus
-        this run's wheels, never a wheel an earlier run built and this one no longer does.
-        """
-        base = set(json.loads((venv / MARKER).read_text()).get("packages", []))
-        extra = sorted(self._installed(ctx, venv) - base)
-        if extra:
-            ctx.require_log().run(
-                [venv_python(venv), "-m", "pip", "uninstall", "-y",
-                 "--disable-pip-version-check", *extra],
-                error=VerifyError, what="removing packages of an earlier run",
-            )
 
     def _upstream_wheel(self, ctx: Context) -> Path:
         """The unpatched registry wheel, for suite tests that compare against upstream."""

@@ -1,0 +1,47 @@
+"""env: the pinned build environment that C++ torch extensions are compiled in.
+
+Extensions (the simulated device, the operator adapter, the embedding cache) must be built
+against exactly the pinned torch, whose C++ ABI they inherit; the tool's own Python does not
+have torch. The environment is created once per set of pins and reused.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from recsdk_build import __version__
+from recsdk_build.errors import BuildError
+from recsdk_build.pipeline.manifest import StageRecord
+from recsdk_build.pipeline.stage import Context, Outcome, Stage
+from recsdk_build.venvs import ensure_venv, layer_stamp, venv_python
+
+BUILD_TOOLS = ["setuptools>=68", "wheel", "build>=1.2"]
+
+
+def requirements(ctx: Context) -> list[str]:
+    return [*ctx.project.runtime.requirements(), *BUILD_TOOLS]
+
+
+class EnvStage(Stage):
+    name = "env"
+    summary = "pinned build environment for C++ torch extensions"
+
+    def inputs(self, ctx: Context) -> dict[str, Any]:
+        return {"tool": __version__, "requirements": requirements(ctx),
+                "python": list(sys.version_info[:3])}
+
+    def intact(self, ctx: Context, record: StageRecord) -> bool:
+        python = venv_python(ctx.paths.build_env)
+        return python.exists() and record.outputs.get("stamp") == layer_stamp(requirements(ctx))
+
+    def run(self, ctx: Context) -> Outcome:
+        venv = ctx.paths.build_env
+        reqs = requirements(ctx)
+        reused = ensure_venv(venv, reqs, log=ctx.require_log(), ui=ctx.ui, error=BuildError,
+                             fresh=ctx.options.fresh_env, purpose="the build environment")
+        return Outcome(
+            provenance={"environment": str(venv), "requirements": reqs, "reused": reused},
+            outputs={"python": str(venv_python(venv)), "stamp": layer_stamp(reqs)},
+            note="reused" if reused else "created",
+        )

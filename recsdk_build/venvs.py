@@ -1,0 +1,74 @@
+"""Virtual environments the pipeline creates: requirement layers that are reused while the
+pins are unchanged, because installing the pinned torch (about 3 GB) dominates every run."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from recsdk_build.errors import RecsdkError
+from recsdk_build.proc import StageLog
+from recsdk_build.ui import UI
+
+MARKER = ".recsdk-runtime.json"
+
+
+def venv_python(venv: Path) -> Path:
+    return venv / "bin" / "python"
+
+
+def layer_stamp(requirements: list[str]) -> str:
+    return hashlib.sha256(
+        json.dumps({"req": requirements, "python": sys.version}).encode()
+    ).hexdigest()
+
+
+def ensure_venv(venv: Path, requirements: list[str], *, log: StageLog, ui: UI,
+                error: type[RecsdkError], fresh: bool = False, purpose: str) -> bool:
+    """Create ``venv`` with ``requirements`` unless it already has exactly that layer.
+
+    Returns True when an existing environment was reused.
+    """
+    stamp = layer_stamp(requirements)
+    marker = venv / MARKER
+    recorded = json.loads(marker.read_text()) if marker.is_file() else {}
+    if (not fresh and venv_python(venv).exists() and recorded.get("stamp") == stamp
+            and recorded.get("packages")):
+        ui.detail(f"  reusing {purpose} in {venv} (pins unchanged)")
+        return True
+    if venv.exists():
+        shutil.rmtree(venv)
+    with ui.status(f"creating {purpose} in {venv}"):
+        log.run([sys.executable, "-m", "venv", venv], error=error,
+                what=f"creating {purpose}")
+    shown = ", ".join(requirements[:3])
+    with ui.status(f"installing {shown}, … into {purpose}: about 3 GB the first time, "
+                   "then from the pip cache"):
+        log.run([venv_python(venv), "-m", "pip", "install", "--disable-pip-version-check",
+                 "--progress-bar", "off", *requirements],
+                error=error, what=f"installing the pinned requirements into {purpose}",
+                env={"PIP_NO_INPUT": "1"})
+    marker.write_text(json.dumps({"stamp": stamp, "requirements": requirements,
+                                  "packages": sorted(installed(venv, log, error))}))
+    return False
+
+
+def installed(venv: Path, log: StageLog, error: type[RecsdkError]) -> set[str]:
+    out = log.run([venv_python(venv), "-m", "pip", "list", "--format=json",
+                   "--disable-pip-version-check"], error=error,
+                  what="listing an environment").stdout
+    return {item["name"].lower() for item in json.loads(out[out.index("["):])}
+
+
+def restore_layer(venv: Path, log: StageLog, error: type[RecsdkError]) -> list[str]:
+    """Uninstall what was added on top of the recorded requirement layer; return the names."""
+    base = set(json.loads((venv / MARKER).read_text()).get("packages", []))
+    extra = sorted(installed(venv, log, error) - base)
+    if extra:
+        log.run([venv_python(venv), "-m", "pip", "uninstall", "-y",
+                 "--disable-pip-version-check", *extra],
+                error=error, what="removing packages of an earlier run")
+    return extra

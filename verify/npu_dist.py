@@ -1,0 +1,192 @@
+"""Worker processes for the npu DistributedModelParallel tests (test_npu_dmp.py).
+
+Each worker is one rank: it sets up its npu device and an hccl process group on localhost,
+shards a small EmbeddingBagCollection or EmbeddingCollection with DistributedModelParallel
+under a plan of one sharding type, loads known weights into the shards, and checks its local
+batch's output against the unsharded module on the CPU with the same weights.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import socket
+from typing import Any
+
+import torch
+
+# name -> (rows, dim); EmbeddingCollection tables need one common dim.
+EBC_TABLES = {"t0": (40, 8), "t1": (24, 16), "t2": (60, 8)}
+EC_TABLES = {"t0": (40, 8), "t1": (24, 8), "t2": (60, 8)}
+BATCH_SIZE = 3
+
+
+def import_npu_provider() -> str:
+    """Import whatever gives torch its npu device here: torch_npu, else the simulator."""
+    for module in ("torch_npu", "npu_sim"):
+        if importlib.util.find_spec(module) is not None:
+            importlib.import_module(module)
+            return module
+    raise RuntimeError("neither torch_npu nor npu_sim is installed")
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def reference_weights(tables: dict[str, tuple]) -> dict[str, torch.Tensor]:
+    """The same weights in every process: a fixed generator, on the CPU."""
+    generator = torch.Generator().manual_seed(20250130)
+    return {
+        name: torch.rand(rows, dim, generator=generator) - 0.5
+        for name, (rows, dim) in tables.items()
+    }
+
+
+def local_batch(rank: int, tables: dict[str, tuple]) -> Any:
+    """A different batch on each rank; ids are in range, bags have 0 to 3 ids."""
+    from torchrec.sparse.jagged_tensor import KeyedJaggedTensor
+
+    keys, values, lengths = [], [], []
+    for t, (name, (rows, _)) in enumerate(sorted(tables.items())):
+        keys.append(f"f_{name}")
+        for b in range(BATCH_SIZE):
+            n = (rank + t + b) % 4
+            lengths.append(n)
+            values.extend((7 * rank + 5 * t + 3 * b + 11 * i) % rows for i in range(n))
+    return KeyedJaggedTensor.from_lengths_sync(
+        keys=keys,
+        values=torch.tensor(values, dtype=torch.int64),
+        lengths=torch.tensor(lengths, dtype=torch.int64),
+    )
+
+
+def make_module(kind: str, tables: dict[str, tuple], device: torch.device) -> torch.nn.Module:
+    from torchrec.modules.embedding_configs import EmbeddingBagConfig, EmbeddingConfig
+    from torchrec.modules.embedding_modules import EmbeddingBagCollection, EmbeddingCollection
+
+    if kind == "ebc":
+        return EmbeddingBagCollection(
+            tables=[
+                EmbeddingBagConfig(
+                    name=name, num_embeddings=rows, embedding_dim=dim, feature_names=[f"f_{name}"]
+                )
+                for name, (rows, dim) in sorted(tables.items())
+            ],
+            device=device,
+        )
+    return EmbeddingCollection(
+        tables=[
+            EmbeddingConfig(
+                name=name, num_embeddings=rows, embedding_dim=dim, feature_names=[f"f_{name}"]
+            )
+            for name, (rows, dim) in sorted(tables.items())
+        ],
+        device=device,
+    )
+
+
+def _load_weights(state: dict[str, Any], weights: dict[str, torch.Tensor]) -> int:
+    """Copy each table's weights into its local shards (or its replica); count the copies."""
+    from torch.distributed._shard.sharded_tensor import ShardedTensor
+
+    copied = 0
+    for key, value in state.items():
+        table = key.split(".")[-2]
+        if not key.endswith(".weight") or table not in weights:
+            continue
+        full = weights[table]
+        if isinstance(value, ShardedTensor):
+            for shard in value.local_shards():
+                (r0, c0), (nr, nc) = shard.metadata.shard_offsets, shard.metadata.shard_sizes
+                shard.tensor.copy_(full[r0 : r0 + nr, c0 : c0 + nc])
+                copied += 1
+        else:  # data-parallel tables are plain replicated tensors
+            value.copy_(full)
+            copied += 1
+    return copied
+
+
+def dmp_worker(
+    rank: int, world_size: int, port: int, kind: str, sharding_type: str, device_type: str
+) -> None:
+    """One rank of the test; raises (and so fails the spawning test) on any mismatch.
+
+    device_type "npu" uses hccl; "cpu" (gloo) runs the same checks anywhere, which keeps
+    this harness itself tested where no npu exists.
+    """
+    import torch.distributed as dist
+    from torchrec.distributed.embedding import EmbeddingCollectionSharder
+    from torchrec.distributed.embeddingbag import EmbeddingBagCollectionSharder
+    from torchrec.distributed.model_parallel import DistributedModelParallel
+    from torchrec.distributed.planner import EmbeddingShardingPlanner, Topology
+    from torchrec.distributed.planner.types import ParameterConstraints
+
+    # Bounds checking is an fbgemm adapter operator, not what is tested here; the ids are in
+    # range. An explicit setting in the environment wins.
+    os.environ.setdefault("FBGEMM_TBE_BOUNDS_CHECK_MODE", "3")
+    if device_type == "npu":
+        import_npu_provider()
+        torch.npu.set_device(rank)  # type: ignore[attr-defined]
+        device, backend = torch.device("npu", rank), "hccl"
+    else:
+        device, backend = torch.device("cpu"), "gloo"
+    dist.init_process_group(
+        backend, init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world_size
+    )
+    try:
+        tables = EBC_TABLES if kind == "ebc" else EC_TABLES
+        weights = reference_weights(tables)
+        sharder = EmbeddingBagCollectionSharder() if kind == "ebc" else EmbeddingCollectionSharder()
+        planner = EmbeddingShardingPlanner(
+            topology=Topology(
+                world_size=world_size, local_world_size=world_size, compute_device=device_type
+            ),
+            constraints={
+                name: ParameterConstraints(sharding_types=[sharding_type]) for name in tables
+            },
+        )
+        model = make_module(kind, tables, torch.device("meta"))
+        plan = planner.plan(model, [sharder])
+        # Every rank plans alone; the plans agree because planning is deterministic.
+        for module_plan in plan.plan.values():
+            for name, ps in module_plan.items():  # type: ignore[attr-defined]
+                assert ps.sharding_type == sharding_type, (name, ps.sharding_type)
+                if ps.sharding_spec is not None:
+                    for shard in ps.sharding_spec.shards:
+                        r = shard.placement.rank()
+                        where = "cpu" if device_type == "cpu" else f"{device_type}:{r % world_size}"
+                        assert str(shard.placement.device()) == where, shard.placement
+        dmp = DistributedModelParallel(model, device=device, plan=plan, sharders=[sharder])
+        with torch.no_grad():
+            copied = _load_weights(dmp.state_dict(), weights)
+        assert copied > 0, "no table weights found in the sharded state dict"
+
+        reference = make_module(kind, tables, torch.device("cpu"))
+        with torch.no_grad():
+            for name, weight in weights.items():
+                bags = reference.embedding_bags if kind == "ebc" else reference.embeddings
+                bags[name].weight.copy_(weight)
+
+        batch = local_batch(rank, tables)
+        expected = reference(batch)
+        got = dmp(batch.to(device))
+        if kind == "ebc":
+            want = expected.to_dict()
+            have = {k: v.cpu() for k, v in got.to_dict().items()}
+            assert sorted(have) == sorted(want)
+            for key in want:
+                torch.testing.assert_close(have[key], want[key], rtol=1e-5, atol=1e-6)
+        else:
+            got = got.wait() if hasattr(got, "wait") else got
+            assert sorted(got) == sorted(expected)
+            for key, jt in expected.items():
+                assert got[key].lengths().cpu().tolist() == jt.lengths().tolist(), key
+                torch.testing.assert_close(
+                    got[key].values().cpu(), jt.values(), rtol=1e-5, atol=1e-6
+                )
+    finally:
+        dist.destroy_process_group()
