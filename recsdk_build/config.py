@@ -91,6 +91,8 @@ class Project:
     verify: VerifyConfig
     # The stages this project has, in pipeline order; None means every stage.
     stages: tuple[str, ...] | None
+    # C++ extension packages the wheels stage builds in the pinned build environment.
+    extension_packages: tuple[Path, ...] = ()
     raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     def pins_summary(self) -> dict[str, Any]:
@@ -146,6 +148,7 @@ def load_project(root: Path | None = None) -> Project:
         runtime=_runtime(reader),
         verify=_verify(reader, root),
         stages=_stages(reader),
+        extension_packages=_extension_packages(reader, root),
         raw=data,
     )
     reader.reject_unknown()
@@ -299,6 +302,20 @@ def _stages(reader: _Reader) -> tuple[str, ...] | None:
             "pipeline.stages", f"names unknown stages {unknown} (known: {stage_names()})"
         )
     return names
+
+
+def _extension_packages(reader: _Reader, root: Path) -> tuple[Path, ...]:
+    if "packages" not in reader.data:
+        return ()
+    key = "packages.extension_wheels"
+    paths = tuple(
+        _path(reader, root, key, rel, is_dir=True)
+        for rel in reader.strings("packages", "extension_wheels", [])
+    )
+    for path in paths:
+        if not (path / "pyproject.toml").is_file():
+            raise reader.error(key, f"names {path}, which has no pyproject.toml")
+    return paths
 
 
 def _verify(reader: _Reader, root: Path) -> VerifyConfig:

@@ -98,3 +98,38 @@ def test_uncommitted_edits_never_reach_the_wheel(project: Path, tmp_path: Path) 
     planner.write_text("raise SystemExit('not committed')\n")
     run(project, build, "wheels", force=("wheels",))
     assert _wheel(build).read_bytes() == first
+
+
+def test_extension_packages_are_built_in_the_build_environment(project: Path,
+                                                               tmp_path: Path) -> None:
+    import sys
+
+    from recsdk_build.pipeline.manifest import StageRecord
+
+    ext = project / "packages" / "tiny_ext"
+    (ext / "tiny_ext").mkdir(parents=True)
+    (ext / "tiny_ext" / "__init__.py").write_text("VALUE = 1\n")
+    (ext / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "tiny_ext"\nversion = "1.1.0+npu"\n'
+        '[tool.setuptools]\npackages = ["tiny_ext"]\n')
+    toml = project / "recsdk.toml"
+    toml.write_text(toml.read_text() + '\n[packages]\nextension_wheels = ["packages/tiny_ext"]\n')
+    build = tmp_path / "build"
+    run(project, build, "fetch", "patch")
+    # The env stage is not part of this project; stand in for its output with this Python
+    # (the stage only needs an interpreter that can build the package).
+    manifest = Manifest.load(build)
+    manifest.stages["env"] = StageRecord("env", "ran", "x", "now", 0.0,
+                                         outputs={"python": sys.executable, "stamp": "s"})
+    manifest.save()
+    run(project, build, "wheels")
+    record = Manifest.load(build).stages["wheels"]
+    names = sorted(a.name for a in record.artifacts)
+    assert names == ["tiny_ext-1.1.0+npu-py3-none-any.whl",
+                     "torchrec-1.1.0+npu-py3-none-any.whl"]
+    assert not (ext / "build").exists()  # built from a copy: the checkout stays clean
+    # Editing the package's source reruns the stage.
+    (ext / "tiny_ext" / "__init__.py").write_text("VALUE = 2\n")
+    assert [r.status for r in run(project, build, "wheels")] == ["ran"]
+    assert [r.status for r in run(project, build, "wheels")] == ["cached"]

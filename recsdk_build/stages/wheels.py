@@ -21,6 +21,7 @@ from typing import Any
 
 from recsdk_build import __version__, gitutil
 from recsdk_build.errors import BuildError
+from recsdk_build.extbuild import build_extension_wheel, package_digest
 from recsdk_build.pipeline.atomic import new_staging_dir
 from recsdk_build.pipeline.manifest import Artifact, StageRecord, tool_versions
 from recsdk_build.pipeline.stage import Context, Outcome, Stage
@@ -99,7 +100,7 @@ def _readme(ctx: Context, series: str, patches: list[str]) -> str:
 
 class WheelsStage(Stage):
     name = "wheels"
-    summary = "build the torchrec+npu wheel"
+    summary = "build the torchrec+npu wheel and the extension package wheels"
 
     def inputs(self, ctx: Context) -> dict[str, Any]:
         t = ctx.project.torchrec
@@ -111,6 +112,10 @@ class WheelsStage(Stage):
             "requires_python": t.requires_python,
             "hatchling": tool_versions()["hatchling"],
             "python": sys.version_info[:2],
+            "extensions": {
+                p.name: package_digest(p) for p in ctx.project.extension_packages
+            },
+            "env": ctx.output_of("env")["stamp"] if ctx.project.extension_packages else None,
         }
 
     def intact(self, ctx: Context, record: StageRecord) -> bool:
@@ -153,8 +158,9 @@ class WheelsStage(Stage):
             shutil.rmtree(staging, ignore_errors=True)
         artifact = Artifact.of(ctx.paths.root, final, kind="wheel", target="any")
         ctx.ui.info(f"  {final.name}  sha256 {artifact.sha256[:16]}…  ({count} modules)")
+        extensions = [self._extension(ctx, package) for package in ctx.project.extension_packages]
         return Outcome(
-            artifacts=[artifact],
+            artifacts=[artifact, *extensions],
             provenance={
                 "from_commit": patched,
                 "baseline_commit": baseline,
@@ -165,6 +171,12 @@ class WheelsStage(Stage):
             outputs={"torchrec_wheel": artifact.path},
             note=final.name,
         )
+
+    def _extension(self, ctx: Context, package: Path) -> Artifact:
+        final = build_extension_wheel(ctx, package, what=package.name)
+        artifact = Artifact.of(ctx.paths.root, final, kind="wheel", target="native")
+        ctx.ui.info(f"  {final.name}  sha256 {artifact.sha256[:16]}…")
+        return artifact
 
     def _assemble(
         self, ctx: Context, repo: Any, commit: str, src: Path, patch_out: dict[str, Any]

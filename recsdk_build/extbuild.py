@@ -1,0 +1,67 @@
+"""Building wheels of C++ torch extensions in the pinned build environment."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+from recsdk_build.errors import BuildError
+from recsdk_build.pipeline.atomic import new_staging_dir
+from recsdk_build.pipeline.stage import Context
+
+_IGNORE = shutil.ignore_patterns("build", "dist", "*.so", "*.egg-info", "__pycache__", ".*cache")
+
+
+def _is_build_product(rel: Path) -> bool:
+    return rel.suffix in (".so", ".pyc") or any(
+        part in ("build", "dist", "__pycache__") or part.endswith(".egg-info")
+        or part.startswith(".")
+        for part in rel.parts
+    )
+
+
+def package_digest(root: Path) -> str:
+    """Content of an extension package's sources (build products excluded)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        rel = path.relative_to(root)
+        if _is_build_product(rel):
+            continue
+        digest.update(str(rel).encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def build_extension_wheel(ctx: Context, package: Path, *, what: str) -> Path:
+    """Build ``package`` with the build environment's torch; move the wheel into dist/.
+
+    A copy is built, so the checkout never collects build products, and wheels of earlier
+    builds of the same distribution are replaced.
+    """
+    python = ctx.output_of("env")["python"]
+    staging = new_staging_dir(ctx.paths.root, package.name)
+    try:
+        src = staging / package.name
+        shutil.copytree(package, src, ignore=_IGNORE)
+        out = staging / "out"
+        with ctx.ui.status(f"compiling {what} against the pinned torch"):
+            ctx.require_log().run(
+                [python, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps",
+                 "--disable-pip-version-check", "-w", out, src],
+                what=f"building the {what} wheel",
+            )
+        wheels = sorted(out.glob("*.whl"))
+        if len(wheels) != 1:
+            raise BuildError(f"building {what} produced {[w.name for w in wheels]}, not one wheel")
+        wheel = wheels[0]
+        dist_name = wheel.name.split("-")[0]
+        ctx.paths.dist.mkdir(parents=True, exist_ok=True)
+        for stale in ctx.paths.dist.glob(f"{dist_name}-*.whl"):
+            stale.unlink()
+        final = ctx.paths.dist / wheel.name
+        wheel.replace(final)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return final
+
