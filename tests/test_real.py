@@ -41,8 +41,10 @@ def test_all_builds_and_verifies_through_the_registry_fallback(real_build: Path)
     fetch = manifest["stages"]["fetch"]["provenance"]
     assert fetch["source_kind"] in ("registry-wheel", "git")
     assert fetch["commit"] == "2c5f6eef88ab689ec5cbd0764594e2b8c0e36163"
-    wheels = [a for a in manifest["artifacts"] if a["kind"] == "wheel"]
-    assert [a["name"] for a in wheels][:1] == ["torchrec-1.1.0+npu-py3-none-any.whl"]
+    wheels = {a["name"]: a for a in manifest["artifacts"] if a["kind"] == "wheel"}
+    assert wheels["torchrec-1.1.0+npu-py3-none-any.whl"]["target"] == "any"
+    sim = [name for name in wheels if name.startswith("npu_sim-")]
+    assert sim and all("+sim" in name and wheels[name]["target"] == "sim" for name in sim)
     summary = manifest["stages"]["verify"]["outputs"]["summary"]
     assert summary["failed"] == 0 and summary["errors"] == 0
     assert summary["passed"] >= 8
