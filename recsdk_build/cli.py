@@ -270,6 +270,49 @@ def fetch(
     _guarded(g, lambda: _run(g, [_stage("fetch")], {"fetch"} if force else set(), options))
 
 
+@app.command()
+def ops(
+    ctx: typer.Context,
+    only: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--only",
+            help="Operators or groups (e.g. jagged, sparse, tbe, hstu) to build; repeatable or "
+            "comma-separated. Default: every operator.",
+            metavar="NAMES",
+        ),
+    ] = None,
+    target: TargetOpt = "auto",
+    soc: Annotated[
+        str | None,
+        typer.Option("--soc", help="Ascend SoC to build for (default Ascend910B1)."),
+    ] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs", "-j", min=1, help="Operators built in parallel (default: half the CPUs)."
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Write the generated projects, print the exact build commands, compile nothing.",
+        ),
+    ] = False,
+    force: ForceOpt = False,
+) -> None:
+    """Build the AscendC operators of kernels/ops.
+
+    cann: mxrec_opp_<op>.run per operator, built by the CANN toolkit and installed into a
+    staging OPP tree. sim: mxrec_opp_<op>_sim.so, the same kernels compiled against the host
+    emulation of AscendC (only operators whose sources changed are rebuilt).
+    """
+    g = _globals(ctx)
+    extra = {"only": only, "target": target, "soc": soc, "jobs": jobs, "dry_run": dry_run}
+    _guarded(g, lambda: _run(g, [_stage("ops")], {"ops"} if force else set(), Options(extra=extra)))
+
+
 @patch_app.command("apply")
 def patch_apply(
     ctx: typer.Context, force: ForceOpt = False, discard_local: DiscardOpt = False

@@ -77,3 +77,13 @@ def test_no_project_gives_a_hint(tmp_path: Path) -> None:
         find_project(tmp_path)
     assert "recsdk.toml" in err.value.message
     assert err.value.hint and "--project" in err.value.hint
+
+
+def test_test_extras_pin_the_same_runtime_as_recsdk_toml() -> None:
+    import tomllib
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]["test"]
+    runtime = load_project(REPO).runtime
+    assert f"torch=={runtime.torch}" in extras
+    assert f"fbgemm-gpu-cpu=={runtime.fbgemm_gpu_cpu}" in extras

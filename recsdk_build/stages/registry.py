@@ -7,6 +7,7 @@ from recsdk_build.errors import UsageError
 from recsdk_build.pipeline.stage import Stage
 from recsdk_build.stages.env import EnvStage
 from recsdk_build.stages.fetch import FetchStage
+from recsdk_build.stages.ops import OpsStage
 from recsdk_build.stages.patch import PatchStage
 from recsdk_build.stages.plugin import PluginStage
 from recsdk_build.stages.verify import VerifyStage
@@ -17,6 +18,7 @@ def all_stages() -> list[Stage]:
     return [
         FetchStage(),
         PatchStage(),
+        OpsStage(),
         EnvStage(),
         PluginStage(),
         WheelsStage(),

@@ -1,0 +1,224 @@
+"""Efficiency of every operator on a large case, measured on the sim target.
+
+For each operator this runs one realistic large problem on the emulated Ascend910B1 (48 vector
+cores) and reports, from the emulator's per-core counters:
+
+- traffic ratio: global-memory bytes moved (DMA and scalar, reads and writes, all cores) over
+  the minimum, i.e. the bytes of input the result depends on read once plus the output written
+  once (for in-place operators: the bytes that change);
+- core balance: the busiest core's traffic over the mean of the launched cores;
+- blockDim, DMA transfers and scalar global-memory accesses.
+
+Usage (from the repository root, in an environment with torch; fbgemm is not needed):
+
+    python kernels/bench/bench_ops.py [--only OP ...] [--json]
+
+Libraries are built (or reused) with the ops stage's compiler settings under
+build/ops/sim/<op>/, the directory `recsdk-build ops` fills.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests" / "kernels"))
+
+import kernel_testlib as lib  # noqa: E402
+
+from recsdk_build.ops import catalogue, simbuild, simrun  # noqa: E402
+
+GEN = torch.Generator().manual_seed(2024)
+
+
+@dataclass
+class Case:
+    op: str
+    description: str
+    minimum: int  # bytes
+    run: Callable[[Callable[[str], simrun.SimOp]], simrun.LaunchResult]
+
+
+def nbytes(*tensors: torch.Tensor) -> int:
+    return sum(t.numel() * t.element_size() for t in tensors)
+
+
+def cumsum_case() -> Case:
+    x = torch.randint(0, 100, (8_000_000,), generator=GEN)
+    return Case(
+        "asynchronous_complete_cumsum",
+        "int64 lengths [8M] -> offsets [8M + 1]",
+        nbytes(x) + (x.numel() + 1) * 8,
+        lambda ops: lib.complete_cumsum(ops, x)[1],
+    )
+
+
+def jagged_case() -> Case:
+    b, max_len, d = 1024, 256, 64
+    lengths = torch.randint(0, 2 * max_len, (b,), generator=GEN)
+    offsets = torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)])
+    values = torch.randn(int(offsets[-1]), d, generator=GEN)
+    valid = int(lengths.clamp(max=max_len).sum()) * d * 4
+    return Case(
+        "jagged_to_padded_dense",
+        f"fp32 values [{values.shape[0]}, {d}], B={b}, max_length={max_len}",
+        valid + nbytes(offsets) + b * max_len * d * 4,
+        lambda ops: lib.jagged_to_padded_dense(ops, values, offsets, max_len, -1.0)[1],
+    )
+
+
+def dense_case() -> Case:
+    b, max_len, d = 1024, 256, 64
+    lengths = torch.randint(0, 2 * max_len, (b,), generator=GEN)
+    offsets = torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)])
+    dense = torch.randn(b, max_len, d, generator=GEN)
+    valid = int(lengths.clamp(max=max_len).sum()) * d * 4
+    return Case(
+        "dense_to_jagged",
+        f"fp32 dense [{b}, {max_len}, {d}] -> values [{int(offsets[-1])}, {d}]",
+        valid + nbytes(offsets) + int(offsets[-1]) * d * 4,
+        lambda ops: lib.dense_to_jagged(ops, dense, offsets)[1],
+    )
+
+
+def permute_case() -> Case:
+    t, b = 128, 4096
+    lengths = torch.randint(0, 11, (t, b), generator=GEN, dtype=torch.int32)
+    n = int(lengths.sum())
+    values = torch.randint(0, 1 << 40, (n,), generator=GEN)
+    weights = torch.rand(n, generator=GEN)
+    permute = torch.randperm(t, generator=GEN, dtype=torch.int32)
+    minimum = 2 * nbytes(lengths, values, weights) + nbytes(permute)
+    return Case(
+        "permute2d_sparse_data",
+        f"lengths int32 [{t}, {b}], int64 values and fp32 weights [{n}]",
+        minimum,
+        lambda ops: lib.permute_2d(ops, permute, lengths, values, weights)[1],
+    )
+
+
+def gather_case() -> Case:
+    n, m = 16_384, 4_000_000
+    x = torch.randn(n, generator=GEN)
+    index = torch.randint(0, n, (m,), generator=GEN)
+    return Case(
+        "gather_for_rank1",
+        f"fp32 x [{n}], int64 index [{m}]",
+        nbytes(x, index) + m * 4,
+        lambda ops: lib.gather_for_rank1(ops, x, index)[1],
+    )
+
+
+def backward_case() -> Case:
+    n, m = 16_384, 4_000_000
+    grad = torch.randn(m, generator=GEN)
+    x = torch.empty(n)
+    index = torch.randint(0, n, (m,), generator=GEN)
+    return Case(
+        "index_select_for_rank1_backward",
+        f"fp32 grad [{m}], int64 index [{m}] -> [{n}]",
+        nbytes(grad, index) + n * 4,
+        lambda ops: lib.index_select_for_rank1_backward(ops, grad, x, index)[1],
+    )
+
+
+def bounds_case() -> Case:
+    t, b = 26, 16_384
+    lengths = torch.randint(0, 21, (t * b,), generator=GEN)
+    offsets = torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)])
+    n = int(offsets[-1])
+    rows = torch.randint(100_000, 1_000_000, (t,), generator=GEN)
+    indices = torch.randint(0, 100_000, (n,), generator=GEN)
+    bad = torch.randint(0, n, (n // 1000,), generator=GEN)  # 0.1 % out of range
+    indices[bad] = -7
+    changed = int(torch.unique(bad).numel()) * 8
+    return Case(
+        "bounds_check_indices",
+        f"T={t}, B={b}, int64 indices [{n}] with 0.1% out of range, warning mode",
+        nbytes(rows, offsets, indices) + changed + 8,
+        lambda ops: lib.bounds_check_indices(
+            ops, rows, indices, offsets, 1, torch.zeros(1, dtype=torch.int64)
+        ),
+    )
+
+
+CASES = {
+    "asynchronous_complete_cumsum": cumsum_case,
+    "jagged_to_padded_dense": jagged_case,
+    "dense_to_jagged": dense_case,
+    "permute2d_sparse_data": permute_case,
+    "gather_for_rank1": gather_case,
+    "index_select_for_rank1_backward": backward_case,
+    "bounds_check_indices": bounds_case,
+}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="*", choices=sorted(CASES), help="operators to measure")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument(
+        "--build-dir", type=Path, default=REPO / "build", help="where build/ops/sim lives"
+    )
+    args = parser.parse_args()
+
+    specs = catalogue.load_catalogue(REPO / "kernels")
+    compiler = simbuild.find_host_compiler()
+    loaded: dict[str, simrun.SimOp] = {}
+
+    def ops(name: str) -> simrun.SimOp:
+        if name not in loaded:
+            out = args.build_dir / "ops" / "sim" / name
+            result = simbuild.build_op(specs[name], REPO / "kernels", out, compiler)
+            loaded[name] = simrun.SimOp(result.library, specs[name])
+        return loaded[name]
+
+    rows = []
+    for name in args.only or list(CASES):
+        case = CASES[name]()
+        started = time.monotonic()
+        result = case.run(ops)
+        seconds = time.monotonic() - started
+        rows.append(
+            {
+                "op": name,
+                "case": case.description,
+                "traffic_ratio": round(result.gm_bytes / case.minimum, 4),
+                "core_balance": round(result.balance(), 4),
+                "block_dim": result.block_dim,
+                "gm_bytes": result.gm_bytes,
+                "minimum_bytes": case.minimum,
+                "dma_transfers": result.total("dma_transfers"),
+                "scalar_gm_accesses": result.total("scalar_gm_reads")
+                + result.total("scalar_gm_writes"),
+                "sim_seconds": round(seconds, 2),
+            }
+        )
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    header = (
+        f"{'operator':34} {'traffic':>8} {'balance':>8} {'cores':>5} {'DMAs':>9} {'scalar GM':>9}"
+        "  case"
+    )
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        print(
+            f"{r['op']:34} {r['traffic_ratio']:8.3f} {r['core_balance']:8.3f} {r['block_dim']:5d} "
+            f"{r['dma_transfers']:9d} {r['scalar_gm_accesses']:9d}  {r['case']}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,119 @@
+// The host side of tiling, shared by both targets.
+//
+// An operator's tiling is a pure function
+//     mxrec::TilingPlan<TD> <Op>Tiling(const mxrec::OpArgs&, const mxrec::PlatformInfo&)
+// of the shapes, dtypes and attributes (never of tensor contents, which live on the device).
+// The CANN op_host fills OpArgs from gert::TilingContext (cann_tiling_glue.h); the sim launcher
+// fills it from the caller's tensors. Either way the same function decides blockDim, the tiling
+// key, the user workspace and the tiling struct the kernel reads with GET_TILING_DATA.
+#ifndef MXREC_TILING_COMMON_H
+#define MXREC_TILING_COMMON_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mxrec_common.h"
+
+namespace mxrec {
+
+// Same numbering as RecsdkSimDType (kernels/sim/include/recsdk_sim/api.h).
+enum class DType : int32_t {
+    kFloat32 = 0,
+    kFloat16 = 1,
+    kBFloat16 = 2,
+    kInt32 = 3,
+    kInt64 = 4,
+    kInt8 = 5,
+    kUInt8 = 6,
+    kInt16 = 7,
+    kBool = 8,
+    kFloat64 = 9,
+};
+
+inline int64_t DTypeSize(DType t) {
+    switch (t) {
+        case DType::kFloat32: case DType::kInt32: return 4;
+        case DType::kFloat16: case DType::kBFloat16: case DType::kInt16: return 2;
+        case DType::kInt64: case DType::kFloat64: return 8;
+        default: return 1;
+    }
+}
+
+inline const char* DTypeName(DType t) {
+    switch (t) {
+        case DType::kFloat32: return "float32";
+        case DType::kFloat16: return "float16";
+        case DType::kBFloat16: return "bfloat16";
+        case DType::kInt32: return "int32";
+        case DType::kInt64: return "int64";
+        case DType::kInt8: return "int8";
+        case DType::kUInt8: return "uint8";
+        case DType::kInt16: return "int16";
+        case DType::kBool: return "bool";
+        case DType::kFloat64: return "float64";
+    }
+    return "?";
+}
+
+struct TensorDesc {
+    bool present = false;
+    DType dtype = DType::kFloat32;
+    int32_t ndim = 0;
+    int64_t dims[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+
+    int64_t Dim(int32_t i) const { return (i >= 0 && i < ndim) ? dims[i] : 1; }
+    int64_t Numel() const {
+        int64_t n = 1;
+        for (int32_t i = 0; i < ndim; ++i) n *= dims[i];
+        return n;
+    }
+    std::string Shape() const {
+        std::string s = "[";
+        for (int32_t i = 0; i < ndim; ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+        return s + "]";
+    }
+};
+
+struct AttrValue {
+    int64_t i = 0;
+    double f = 0.0;
+    std::vector<int64_t> ints;
+};
+
+struct OpArgs {
+    std::vector<TensorDesc> inputs;
+    std::vector<TensorDesc> outputs;
+    std::vector<AttrValue> attrs;
+};
+
+struct PlatformInfo {
+    uint32_t vector_cores = 1;
+    uint64_t ub_bytes = 192 * 1024;
+    std::string soc;
+    // Work (bytes moved) below which starting another core does not pay; tilings use it to
+    // choose blockDim for small inputs. Only tests change it (to 1: every core gets work).
+    int64_t min_core_bytes = 16 * 1024;
+};
+
+template <typename TD>
+struct TilingPlan {
+    TD data{};
+    uint32_t block_dim = 1;
+    uint64_t tiling_key = 0;
+    uint64_t workspace_bytes = 0;  // user workspace; the system part is added by the framework
+    std::string error;             // non-empty: the arguments are invalid
+
+    bool ok() const { return error.empty(); }
+};
+
+template <typename TD>
+inline TilingPlan<TD> Reject(const std::string& why) {
+    TilingPlan<TD> p;
+    p.error = why;
+    return p;
+}
+
+}  // namespace mxrec
+
+#endif  // MXREC_TILING_COMMON_H

@@ -1,0 +1,58 @@
+// Tiling of AsynchronousCompleteCumsum, a pure function of shapes shared by the CANN op_host and
+// the sim launcher.
+//
+// Two strategies. Few long rows (always the case for 1-D): all cores scan each row together in steps of
+// coreNum x chunk elements; after a step every core publishes its slice total in the workspace,
+// meets the others in SyncAll and adds the totals of the cores before it (one read and one
+// write of every element). Many rows: rows are split evenly over cores, each scanned in chunks
+// by one core (no synchronisation).
+#ifndef ASYNCHRONOUS_COMPLETE_CUMSUM_TILING_H
+#define ASYNCHRONOUS_COMPLETE_CUMSUM_TILING_H
+
+#include "asynchronous_complete_cumsum_tiling_data.h"
+#include "tiling_common.h"
+
+namespace mxrec {
+
+inline TilingPlan<AsynchronousCompleteCumsumTilingData> AsynchronousCompleteCumsumTiling(const OpArgs& a,
+                                                                                           const PlatformInfo& p) {
+    using TD = AsynchronousCompleteCumsumTilingData;
+    const TensorDesc& x = a.inputs[0];
+    const TensorDesc& y = a.outputs[0];
+    const int64_t rows = x.ndim == 2 ? x.dims[0] : 1;
+    const int64_t cols = x.ndim == 2 ? x.dims[1] : x.dims[0];
+    if (y.dtype != x.dtype) return Reject<TD>("y must have the dtype of x");
+    const bool shape_ok = x.ndim == 2 ? (y.ndim == 2 && y.dims[0] == rows && y.dims[1] == cols + 1)
+                                      : (y.ndim == 1 && y.dims[0] == cols + 1);
+    if (!shape_ok) return Reject<TD>("y must have shape " + std::string(x.ndim == 2 ? "[R, N + 1]" : "[N + 1]") +
+                                     " for x " + x.Shape() + ", got " + y.Shape());
+    const int64_t elem = DTypeSize(x.dtype);
+    TilingPlan<TD> plan;
+    plan.data.rows = rows;
+    plan.data.cols = cols;
+    // One element of left padding (the leading zero) is loaded with the chunk.
+    // Half of UB for the scan buffer; the rest holds the step totals (one 32-byte slot per core).
+    plan.data.chunk = AlignDown(static_cast<int64_t>(p.ub_bytes) / 2, kBlockBytes) / elem - kBlockBytes / elem;
+    const int64_t cores = static_cast<int64_t>(p.vector_cores);
+    const int64_t minPerCore = Max64(1, p.min_core_bytes / (2 * elem));  // read + write per element
+    if (rows == 0) {
+        plan.tiling_key = CUMSUM_KEY_ROWS;
+        plan.data.coreNum = 1;
+    } else if (cols < minPerCore || rows >= 8 * cores) {
+        // Short rows (one core per row is enough) or so many rows that whole rows balance well.
+        plan.tiling_key = CUMSUM_KEY_ROWS;
+        plan.data.coreNum = Min64(rows, cores);
+    } else {
+        plan.tiling_key = CUMSUM_KEY_SCAN;
+        plan.data.coreNum = Clamp64(CeilDiv(cols, minPerCore), 1, cores);
+        // Two parities of one 32-byte slot per core: a fast core may publish the next step's
+        // total while a slow one still reads this step's.
+        plan.workspace_bytes = static_cast<uint64_t>(2 * plan.data.coreNum * kBlockBytes);
+    }
+    plan.block_dim = static_cast<uint32_t>(plan.data.coreNum);
+    return plan;
+}
+
+}  // namespace mxrec
+
+#endif  // ASYNCHRONOUS_COMPLETE_CUMSUM_TILING_H

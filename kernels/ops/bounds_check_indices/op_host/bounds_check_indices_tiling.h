@@ -1,0 +1,77 @@
+// Tiling of BoundsCheckIndices (pure; shared by the CANN op_host and the sim launcher).
+//
+// fbgemm corrects bags one after the other, each start being the previous bag's corrected end,
+// which looks sequential. It has a closed form: with o[total_B] replaced by N, the corrected
+// offsets are o'[0] = clamp(o[0], 0, N) and o'[k] = max(o'[k-1], min(o[k], N)), a running
+// maximum. So: (1) cores take slices of the offsets and publish each slice's maximum;
+// (SyncAll) (2) each core finishes its slice's running maximum from the maxima before it,
+// counts bag violations, writes corrected slices back and records o' at table boundaries;
+// (SyncAll) (3) cores take equal slices of the indices, find their tables from the boundaries
+// and check/zero out-of-range indices against rows_per_table; (SyncAll) (4) core 0 writes the
+// violation count to warning. Offsets are read twice, indices once; slices without a change
+// are not written back.
+#ifndef BOUNDS_CHECK_INDICES_TILING_H
+#define BOUNDS_CHECK_INDICES_TILING_H
+
+#include "bounds_check_indices_tiling_data.h"
+#include "tiling_common.h"
+
+namespace mxrec {
+
+inline TilingPlan<BoundsCheckIndicesTilingData> BoundsCheckIndicesTiling(const OpArgs& a, const PlatformInfo& p) {
+    using TD = BoundsCheckIndicesTilingData;
+    const TensorDesc& rows = a.inputs[0];
+    const TensorDesc& indices = a.inputs[1];
+    const TensorDesc& offsets = a.inputs[2];
+    const TensorDesc& warning = a.inputs[3];
+    const TensorDesc& weights = a.inputs[4];
+    const TensorDesc& bOffsets = a.inputs[5];
+    const int64_t mode = a.attrs[0].i;
+    TilingPlan<TD> plan;
+    TD& td = plan.data;
+    td.tables = rows.dims[0];
+    td.numIndices = indices.dims[0];
+    td.totalB = offsets.dims[0] - 1;
+    if (td.tables < 1) return Reject<TD>("rows_per_table must not be empty");
+    if (td.totalB < 0) return Reject<TD>("offsets must have total_B + 1 >= 1 entries");
+    if (warning.Numel() < 1) return Reject<TD>("warning must have one element");
+    if (weights.present && weights.dims[0] != td.numIndices) {
+        return Reject<TD>("weights size " + std::to_string(weights.dims[0]) + " is not equal to indices size " +
+                          std::to_string(td.numIndices));
+    }
+    td.vbe = bOffsets.present ? 1 : 0;
+    if (td.vbe) {
+        if (bOffsets.dims[0] != td.tables + 1) return Reject<TD>("b_offsets must have T + 1 entries");
+        if (a.attrs[1].i < 0) return Reject<TD>("max_B must be >= 0 with b_offsets");
+    } else {
+        td.batch = td.totalB / td.tables;
+        if (td.batch * td.tables != td.totalB) {
+            return Reject<TD>("offsets size " + std::to_string(td.totalB + 1) + " is not equal to B (" +
+                              std::to_string(td.batch) + ") * T (" + std::to_string(td.tables) + ") + 1");
+        }
+    }
+    td.mode = mode;
+    td.writeOffsets = (mode == 1 || mode == 2) && offsets.dtype == indices.dtype ? 1 : 0;
+    if (mode < 0 || mode > 2) {  // none (or a value fbgemm has no branch for): no checks
+        plan.tiling_key = BCI_KEY_NONE;
+        td.coreNum = 1;
+        plan.block_dim = 1;
+        return plan;
+    }
+    plan.tiling_key = BCI_KEY_CHECK;
+    const int64_t ub = static_cast<int64_t>(p.ub_bytes);
+    td.pieceBytes = static_cast<uint32_t>(AlignDown(ub / 3, kBlockBytes));
+    td.chunk = ElemsPerBlocks(td.pieceBytes, 8);  // holds int64 offsets or indices
+    const int64_t work = (td.totalB + 1) * DTypeSize(offsets.dtype) * 2 + td.numIndices * DTypeSize(indices.dtype);
+    td.coreNum = Clamp64(CeilDiv(work, Max64(1, p.min_core_bytes)), 1, static_cast<int64_t>(p.vector_cores));
+    td.wsMax = 0;
+    td.wsCount = td.coreNum * kBlockBytes;
+    td.wsTable = 2 * td.coreNum * kBlockBytes;
+    plan.workspace_bytes = static_cast<uint64_t>(td.wsTable + AlignUp((td.tables + 1) * 8, kBlockBytes));
+    plan.block_dim = static_cast<uint32_t>(td.coreNum);
+    return plan;
+}
+
+}  // namespace mxrec
+
+#endif  // BOUNDS_CHECK_INDICES_TILING_H

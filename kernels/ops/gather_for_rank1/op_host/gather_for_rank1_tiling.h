@@ -1,0 +1,52 @@
+// Tiling of GatherForRank1 (pure; shared by the CANN op_host and the sim launcher).
+//
+// x fits in half the unified buffer (the common case: a table of unique values gathered by
+// many indices): every core loads x once and gathers its share of the indices in UB with the
+// vector Gather (32- and 16-bit types; 64-bit types gather with scalar code). Since each core
+// reads all of x, the number of cores is capped so that those copies stay under a quarter of
+// the unavoidable traffic. A larger x is read element by element from global memory.
+#ifndef GATHER_FOR_RANK1_TILING_H
+#define GATHER_FOR_RANK1_TILING_H
+
+#include "gather_for_rank1_tiling_data.h"
+#include "tiling_common.h"
+
+namespace mxrec {
+
+inline TilingPlan<GatherForRank1TilingData> GatherForRank1Tiling(const OpArgs& a, const PlatformInfo& p) {
+    using TD = GatherForRank1TilingData;
+    const TensorDesc& x = a.inputs[0];
+    const TensorDesc& index = a.inputs[1];
+    const TensorDesc& out = a.outputs[0];
+    if (out.dtype != x.dtype || out.ndim != 1 || out.dims[0] != index.dims[0]) {
+        return Reject<TD>("out must be [M] = [" + std::to_string(index.dims[0]) + "] with the dtype of x, got " +
+                          out.Shape());
+    }
+    const int64_t elem = DTypeSize(x.dtype);
+    const int64_t idxElem = DTypeSize(index.dtype);
+    const int64_t ub = static_cast<int64_t>(p.ub_bytes);
+    TilingPlan<TD> plan;
+    TD& td = plan.data;
+    td.xLen = x.dims[0];
+    td.indexLen = index.dims[0];
+    td.xBufBytes = static_cast<uint32_t>(AlignUp(Max64(td.xLen * elem, 1), kBlockBytes));
+    const bool resident = static_cast<int64_t>(td.xBufBytes) <= ub / 2;
+    plan.tiling_key = resident ? GATHER_KEY_UB : GATHER_KEY_GM;
+    if (!resident) td.xBufBytes = 0;
+    // The rest of UB: indices and gathered values (double buffered) and int32 byte offsets.
+    const int64_t perIndex = 2 * idxElem + 4 + 2 * elem;
+    td.chunk = Max64(8, AlignDown((ub - static_cast<int64_t>(td.xBufBytes) - 4 * kBlockBytes) / perIndex, 8));
+    td.idxBufBytes = static_cast<uint32_t>(AlignUp(td.chunk * idxElem, kBlockBytes));
+    td.offBufBytes = static_cast<uint32_t>(AlignUp(td.chunk * 4, kBlockBytes));
+    td.outBufBytes = static_cast<uint32_t>(AlignUp(td.chunk * elem, kBlockBytes));
+    const int64_t work = td.indexLen * (idxElem + elem);
+    int64_t cores = Clamp64(CeilDiv(work, Max64(1, p.min_core_bytes)), 1, static_cast<int64_t>(p.vector_cores));
+    if (resident && td.xLen > 0) cores = Clamp64(Min64(cores, work / (4 * td.xLen * elem)), 1, cores);
+    td.coreNum = cores;
+    plan.block_dim = static_cast<uint32_t>(cores);
+    return plan;
+}
+
+}  // namespace mxrec
+
+#endif  // GATHER_FOR_RANK1_TILING_H

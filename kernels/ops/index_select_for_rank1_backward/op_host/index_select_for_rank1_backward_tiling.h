@@ -1,0 +1,64 @@
+// Tiling of IndexSelectForRank1Backward (pure; shared by the CANN op_host and the sim launcher).
+//
+// The float32 target (out itself, or a workspace for 16-bit outputs) is zeroed by all cores
+// (SyncAll). When N float32s fit in UB, each core sums its share of the gradients into a UB
+// accumulator and adds it to the target with one atomic DMA; the core count is capped so those
+// N-sized adds stay under a quarter of the unavoidable traffic. Otherwise every gradient is
+// added to its target element with an atomic DMA of one element. 16-bit outputs are then cast
+// from the workspace (SyncAll).
+#ifndef INDEX_SELECT_FOR_RANK1_BACKWARD_TILING_H
+#define INDEX_SELECT_FOR_RANK1_BACKWARD_TILING_H
+
+#include "index_select_for_rank1_backward_tiling_data.h"
+#include "tiling_common.h"
+
+namespace mxrec {
+
+inline TilingPlan<IndexSelectForRank1BackwardTilingData> IndexSelectForRank1BackwardTiling(const OpArgs& a,
+                                                                                           const PlatformInfo& p) {
+    using TD = IndexSelectForRank1BackwardTilingData;
+    const TensorDesc& grad = a.inputs[0];
+    const TensorDesc& x = a.inputs[1];
+    const TensorDesc& index = a.inputs[2];
+    const TensorDesc& out = a.outputs[0];
+    if (index.dims[0] != grad.dims[0]) return Reject<TD>("index and grad must have the same length");
+    if (out.dtype != grad.dtype || out.ndim != 1 || out.dims[0] != x.dims[0]) {
+        return Reject<TD>("out must be [N] = [" + std::to_string(x.dims[0]) + "] with the dtype of grad, got " +
+                          out.Shape());
+    }
+    const int64_t gElem = DTypeSize(grad.dtype);
+    const int64_t iElem = DTypeSize(index.dtype);
+    const int64_t ub = static_cast<int64_t>(p.ub_bytes);
+    TilingPlan<TD> plan;
+    TD& td = plan.data;
+    td.outLen = out.dims[0];
+    td.gradLen = grad.dims[0];
+    td.fillBufBytes = static_cast<uint32_t>(AlignDown(ub / 16, kBlockBytes));
+    const int64_t accBytes = AlignUp(Max64(td.outLen * 4, 1), kBlockBytes);
+    const bool resident = accBytes <= ub / 2;
+    plan.tiling_key = resident ? ISB_KEY_UB : ISB_KEY_ATOMIC;
+    td.accBufBytes = resident ? static_cast<uint32_t>(accBytes) : 0;
+    const int64_t rest = ub - static_cast<int64_t>(td.accBufBytes) - static_cast<int64_t>(td.fillBufBytes) -
+                         8 * kBlockBytes;
+    // Two thirds of the rest for gradient chunks: value and index (double buffered) and (key
+    // ATOMIC) a 32-byte staging slot per element; one third for the double-buffered cast of
+    // 16-bit outputs (float32 in, 16-bit out).
+    const int64_t perElem = 2 * (gElem + iElem) + (resident ? 0 : kBlockBytes);
+    td.chunk = Max64(8, Min64(AlignDown(rest * 2 / 3 / perElem, 8), 4095));
+    td.gradBufBytes = static_cast<uint32_t>(AlignUp(td.chunk * gElem, kBlockBytes));
+    td.idxBufBytes = static_cast<uint32_t>(AlignUp(td.chunk * iElem, kBlockBytes));
+    td.stageBufBytes = static_cast<uint32_t>(resident ? kBlockBytes : td.chunk * kBlockBytes);
+    td.castChunk = static_cast<uint32_t>(Max64(16, AlignDown(rest / 3 / 12, 16)));
+    const int64_t work = td.gradLen * (gElem + iElem);
+    int64_t cores = Clamp64(CeilDiv(Max64(work, td.outLen * gElem), Max64(1, p.min_core_bytes)), 1,
+                            static_cast<int64_t>(p.vector_cores));
+    if (resident && td.outLen > 0) cores = Clamp64(Min64(cores, work / (4 * td.outLen * 4)), 1, cores);
+    td.coreNum = cores;
+    plan.block_dim = static_cast<uint32_t>(cores);
+    if (grad.dtype != DType::kFloat32) plan.workspace_bytes = static_cast<uint64_t>(AlignUp(td.outLen * 4, kBlockBytes));
+    return plan;
+}
+
+}  // namespace mxrec
+
+#endif  // INDEX_SELECT_FOR_RANK1_BACKWARD_TILING_H

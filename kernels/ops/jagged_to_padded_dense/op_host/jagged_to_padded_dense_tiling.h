@@ -1,0 +1,66 @@
+// Tiling of JaggedToPaddedDense (pure; shared by the CANN op_host and the sim launcher).
+//
+// The dense output has B * L rows of D elements. Cores take equal shares of those rows; a
+// core walks the batches its rows belong to, copies each batch's valid rows from values in one
+// segment and fills the rest of its rows with the padding value. Every output byte is written
+// once and every value byte read at most once.
+#ifndef JAGGED_TO_PADDED_DENSE_TILING_H
+#define JAGGED_TO_PADDED_DENSE_TILING_H
+
+#include "float_bits.h"
+#include "jagged_to_padded_dense_tiling_data.h"
+#include "tiling_common.h"
+
+namespace mxrec {
+
+// The element bits of a padding value, as fbgemm's static_cast<scalar_t>(double) produces them.
+inline uint64_t PaddingBits(DType dtype, double value, int64_t intValue) {
+    switch (dtype) {
+        case DType::kFloat32: return FloatBits(static_cast<float>(value));
+        case DType::kFloat16: return FloatToHalfBits(static_cast<float>(value));
+        case DType::kBFloat16: return FloatToBf16Bits(static_cast<float>(value));
+        case DType::kInt32: return static_cast<uint32_t>(static_cast<int32_t>(intValue));
+        default: return static_cast<uint64_t>(intValue);
+    }
+}
+
+inline TilingPlan<JaggedToPaddedDenseTilingData> JaggedToPaddedDenseTiling(const OpArgs& a, const PlatformInfo& p) {
+    using TD = JaggedToPaddedDenseTilingData;
+    const TensorDesc& values = a.inputs[0];
+    const TensorDesc& offsets = a.inputs[1];
+    const TensorDesc& out = a.outputs[0];
+    const int64_t maxLength = a.attrs[0].i;
+    if (maxLength < 0) return Reject<TD>("max_length must be >= 0, got " + std::to_string(maxLength));
+    if (offsets.ndim != 1 || offsets.dims[0] < 1) return Reject<TD>("offsets must be 1-D with B + 1 >= 1 entries");
+    const int64_t batch = offsets.dims[0] - 1;
+    const int64_t inner = values.ndim == 2 ? values.dims[1] : 1;
+    const bool shape_ok = out.dtype == values.dtype && out.ndim == values.ndim + 1 && out.dims[0] == batch &&
+                          out.dims[1] == maxLength && (values.ndim == 1 || out.dims[2] == inner);
+    if (!shape_ok) {
+        return Reject<TD>("out must have the dtype of values and shape [B, max_length" +
+                          std::string(values.ndim == 2 ? ", D]" : "]") + " = " + "[" + std::to_string(batch) + ", " +
+                          std::to_string(maxLength) + (values.ndim == 2 ? ", " + std::to_string(inner) : "") +
+                          "], got " + out.Shape());
+    }
+    const int64_t elem = DTypeSize(values.dtype);
+    TilingPlan<TD> plan;
+    TD& td = plan.data;
+    td.batch = batch;
+    td.maxLength = maxLength;
+    td.inner = inner;
+    td.valueRows = values.dims[0];
+    td.padBits = PaddingBits(values.dtype, a.attrs[1].f, a.attrs[2].i);
+    // UB: two copy buffers (1/3 each), the fill buffer (1/6) and the offsets window (1/48).
+    const int64_t ub = static_cast<int64_t>(p.ub_bytes);
+    td.copyBufBytes = static_cast<uint32_t>(AlignDown(ub / 3, kBlockBytes));
+    td.fillBufBytes = static_cast<uint32_t>(AlignDown(ub / 6, kBlockBytes));
+    td.offsetBufBytes = static_cast<uint32_t>(AlignDown(ub / 48, kBlockBytes));
+    const int64_t bytes = batch * maxLength * inner * elem;
+    td.coreNum = Clamp64(CeilDiv(bytes, Max64(1, p.min_core_bytes)), 1, static_cast<int64_t>(p.vector_cores));
+    plan.block_dim = static_cast<uint32_t>(td.coreNum);
+    return plan;
+}
+
+}  // namespace mxrec
+
+#endif  // JAGGED_TO_PADDED_DENSE_TILING_H

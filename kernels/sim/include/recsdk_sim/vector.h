@@ -1,0 +1,227 @@
+// Vector instructions in count mode (the "前n个数据计算" prototypes).
+//
+// Semantics (docs/api/SIMD-API/基础API/Memory矢量计算/):
+// - 数据填充/Duplicate.md: dst[i] = scalar; A2/A3 types int16/uint16/half/bfloat16/int32/uint32/float.
+// - 基础算术/Adds.md, Muls.md, Maxs.md, Mins.md: dst[i] = src[i] op scalar; A2/A3 types
+//   int16/half/int32/float (Muls also the same list).
+// - 基础算术/Add.md, Sub.md, Mul.md, Max.md, Min.md: dst[i] = src0[i] op src1[i]; same types.
+// - 类型转换/Cast.md: the A2/A3 conversion table and its rounding modes.
+// - 离散与聚合/Gather.md: dst[i] = src[(srcBaseAddr + srcOffset[i]) / sizeof(T)], byte offsets
+//   aligned to the element size; A2/A3 types are 16- and 32-bit; dst and src must not overlap.
+// - SIMD计算说明/连续计算.md: operands start 32-byte aligned in the unified buffer.
+// 64-bit integers have no vector arithmetic on A2/A3, which is why kernels here do 64-bit
+// offset arithmetic with scalar code; the emulator rejects such instructions.
+#ifndef RECSDK_SIM_VECTOR_H
+#define RECSDK_SIM_VECTOR_H
+
+#include <cmath>
+#include <string>
+#include <type_traits>
+
+#include "recsdk_sim/datacopy.h"
+#include "recsdk_sim/runtime.h"
+#include "recsdk_sim/tensor.h"
+
+namespace AscendC {
+
+enum class RoundMode {
+    CAST_NONE = 0,
+    CAST_RINT,
+    CAST_FLOOR,
+    CAST_CEIL,
+    CAST_ROUND,
+    CAST_TRUNC,
+    CAST_ODD,
+};
+
+}  // namespace AscendC
+
+namespace recsdk::sim {
+
+template <typename T>
+constexpr bool kArithType = std::is_same_v<T, int16_t> || std::is_same_v<T, half> || std::is_same_v<T, int32_t> ||
+                            std::is_same_v<T, float>;
+
+template <typename T>
+constexpr bool kDuplicateType = kArithType<T> || std::is_same_v<T, uint16_t> || std::is_same_v<T, bfloat16_t> ||
+                                std::is_same_v<T, uint32_t>;
+
+template <typename T>
+inline void VecOperand(const AscendC::LocalTensor<T>& t, int32_t count, const char* call, const SrcLoc& loc) {
+    if (count < 0) Fail(call, loc, "negative count " + std::to_string(count));
+    t.CheckSpan(static_cast<uint64_t>(count), call, loc);
+    CheckUbAligned(t.SimData(), call, loc, "operand");
+}
+
+inline void VecDone(int32_t count) {
+    auto& s = Stats();
+    s.vector_elements += static_cast<uint64_t>(count);
+    ++s.vector_instrs;
+}
+
+template <bool ok, typename T>
+inline void VecType(const char* call, const SrcLoc& loc) {
+    if constexpr (!ok) {
+        Fail(call, loc, std::string(TypeName<T>()) + " is not a supported data type of this instruction on Atlas A2/A3");
+    }
+}
+
+template <typename T>
+inline float AsFloat(T v) {
+    return static_cast<float>(v);
+}
+
+}  // namespace recsdk::sim
+
+namespace AscendC {
+
+template <typename T>
+inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int32_t& count,
+                      recsdk::sim::SrcLoc loc = {}) {
+    recsdk::sim::VecType<recsdk::sim::kDuplicateType<T>, T>("Duplicate", loc);
+    recsdk::sim::VecOperand(dst, count, "Duplicate", loc);
+    T* d = dst.SimData();
+    for (int32_t i = 0; i < count; ++i) d[i] = scalarValue;
+    recsdk::sim::VecDone(count);
+}
+
+#define RECSDK_SIM_SCALAR_OP(NAME, EXPR)                                                                     \
+    template <typename T, typename U>                                                                      \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const U& scalarValue,         \
+                     const int32_t& count, recsdk::sim::SrcLoc loc = {}) {                                 \
+        recsdk::sim::VecType<recsdk::sim::kArithType<T>, T>(#NAME, loc);                                   \
+        recsdk::sim::VecOperand(dst, count, #NAME, loc);                                                   \
+        recsdk::sim::VecOperand(src, count, #NAME, loc);                                                   \
+        const T s = static_cast<T>(scalarValue);                                                           \
+        T* d = dst.SimData();                                                                              \
+        const T* a = src.SimData();                                                                        \
+        for (int32_t i = 0; i < count; ++i) {                                                              \
+            const T x = a[i];                                                                              \
+            d[i] = static_cast<T>(EXPR);                                                                   \
+        }                                                                                                  \
+        recsdk::sim::VecDone(count);                                                                       \
+    }
+
+RECSDK_SIM_SCALAR_OP(Adds, x + s)
+RECSDK_SIM_SCALAR_OP(Muls, x * s)
+RECSDK_SIM_SCALAR_OP(Maxs, (x < s ? s : x))
+RECSDK_SIM_SCALAR_OP(Mins, (s < x ? s : x))
+#undef RECSDK_SIM_SCALAR_OP
+
+#define RECSDK_SIM_BINARY_OP(NAME, EXPR)                                                                     \
+    template <typename T>                                                                                  \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,  \
+                     const int32_t& count, recsdk::sim::SrcLoc loc = {}) {                                 \
+        recsdk::sim::VecType<recsdk::sim::kArithType<T>, T>(#NAME, loc);                                   \
+        recsdk::sim::VecOperand(dst, count, #NAME, loc);                                                   \
+        recsdk::sim::VecOperand(src0, count, #NAME, loc);                                                  \
+        recsdk::sim::VecOperand(src1, count, #NAME, loc);                                                  \
+        T* d = dst.SimData();                                                                              \
+        const T* a = src0.SimData();                                                                       \
+        const T* b = src1.SimData();                                                                       \
+        for (int32_t i = 0; i < count; ++i) {                                                              \
+            const T x = a[i];                                                                              \
+            const T y = b[i];                                                                              \
+            d[i] = static_cast<T>(EXPR);                                                                   \
+        }                                                                                                  \
+        recsdk::sim::VecDone(count);                                                                       \
+    }
+
+RECSDK_SIM_BINARY_OP(Add, x + y)
+RECSDK_SIM_BINARY_OP(Sub, x - y)
+RECSDK_SIM_BINARY_OP(Mul, x * y)
+RECSDK_SIM_BINARY_OP(Max, (x < y ? y : x))
+RECSDK_SIM_BINARY_OP(Min, (y < x ? y : x))
+#undef RECSDK_SIM_BINARY_OP
+
+namespace detail {
+
+template <typename D, typename S>
+constexpr bool CastSupported(RoundMode m) {
+    const bool none = m == RoundMode::CAST_NONE;
+    const bool rounding = m == RoundMode::CAST_RINT || m == RoundMode::CAST_FLOOR || m == RoundMode::CAST_CEIL ||
+                          m == RoundMode::CAST_ROUND || m == RoundMode::CAST_TRUNC;
+    // Cast.md, table for Atlas A2 (the subset kernels use).
+    if constexpr (std::is_same_v<S, half> && std::is_same_v<D, float>) return none;
+    if constexpr (std::is_same_v<S, bfloat16_t> && std::is_same_v<D, float>) return none;
+    if constexpr (std::is_same_v<S, float> && std::is_same_v<D, half>) return none || rounding || m == RoundMode::CAST_ODD;
+    if constexpr (std::is_same_v<S, float> && std::is_same_v<D, bfloat16_t>) return rounding;
+    if constexpr (std::is_same_v<S, float> && std::is_same_v<D, int32_t>) return rounding;
+    if constexpr (std::is_same_v<S, int32_t> && std::is_same_v<D, float>) return none || rounding;
+    if constexpr (std::is_same_v<S, int32_t> && std::is_same_v<D, int64_t>) return none;
+    if constexpr (std::is_same_v<S, int64_t> && std::is_same_v<D, int32_t>) return none;
+    if constexpr (std::is_same_v<S, int64_t> && std::is_same_v<D, float>) return rounding;
+    if constexpr (std::is_same_v<S, float> && std::is_same_v<D, int64_t>) return rounding;
+    return false;
+}
+
+inline double RoundWith(double v, RoundMode m) {
+    switch (m) {
+        case RoundMode::CAST_FLOOR: return std::floor(v);
+        case RoundMode::CAST_CEIL: return std::ceil(v);
+        case RoundMode::CAST_ROUND: return std::round(v);
+        case RoundMode::CAST_TRUNC: return std::trunc(v);
+        default: return std::nearbyint(v);
+    }
+}
+
+}  // namespace detail
+
+template <typename T, typename U>
+inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode, const uint32_t count,
+                 recsdk::sim::SrcLoc loc = {}) {
+    using namespace recsdk::sim;
+    if (!detail::CastSupported<T, U>(roundMode)) {
+        Fail("Cast", loc,
+             std::string("conversion ") + TypeName<U>() + " -> " + TypeName<T>() +
+                 " with this round mode is not supported on Atlas A2/A3");
+    }
+    VecOperand(dst, static_cast<int32_t>(count), "Cast", loc);
+    VecOperand(src, static_cast<int32_t>(count), "Cast", loc);
+    T* d = dst.SimData();
+    const U* s = src.SimData();
+    for (uint32_t i = 0; i < count; ++i) {
+        if constexpr (std::is_integral_v<T> && !std::is_integral_v<U>) {
+            d[i] = static_cast<T>(detail::RoundWith(static_cast<double>(static_cast<float>(s[i])), roundMode));
+        } else if constexpr (std::is_integral_v<T> && std::is_integral_v<U>) {
+            d[i] = static_cast<T>(s[i]);
+        } else {
+            d[i] = T(static_cast<float>(s[i]));
+        }
+    }
+    VecDone(static_cast<int32_t>(count));
+}
+
+template <typename T>
+inline void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint32_t>& srcOffset,
+                   const uint32_t srcBaseAddr, const uint32_t count, recsdk::sim::SrcLoc loc = {}) {
+    using namespace recsdk::sim;
+    constexpr bool ok = sizeof(T) == 2 || sizeof(T) == 4;
+    VecType<ok, T>("Gather", loc);
+    if (count == 0) return;  // Gather.md: count 0 is a no-op
+    VecOperand(dst, static_cast<int32_t>(count), "Gather", loc);
+    VecOperand(srcOffset, static_cast<int32_t>(count), "Gather", loc);
+    src.Validate("Gather", loc);
+    CheckUbAligned(src.SimData(), "Gather", loc, "source");
+    const auto* s = reinterpret_cast<const uint8_t*>(src.SimData());
+    if (s == reinterpret_cast<const uint8_t*>(dst.SimData())) Fail("Gather", loc, "dst and src are the same memory");
+    const uint64_t limit = src.GetLength();
+    const uint32_t* off = srcOffset.SimData();
+    T* d = dst.SimData();
+    for (uint32_t i = 0; i < count; ++i) {
+        const uint64_t byte = uint64_t(srcBaseAddr) + off[i];
+        if (byte % sizeof(T) != 0) {
+            Fail("Gather", loc, "offset " + std::to_string(byte) + " is not aligned to the element size");
+        }
+        if (byte + sizeof(T) > limit) {
+            Fail("Gather", loc, "offset " + std::to_string(byte) + " reads outside the " + std::to_string(limit) +
+                                    "-byte source tensor");
+        }
+        std::memcpy(&d[i], s + byte, sizeof(T));
+    }
+    VecDone(static_cast<int32_t>(count));
+}
+
+}  // namespace AscendC
+
+#endif  // RECSDK_SIM_VECTOR_H

@@ -1,0 +1,1 @@
+"""The ops stage machinery: catalogue (op.toml), code generation, CANN projects, sim builds."""

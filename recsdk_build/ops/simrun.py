@@ -1,0 +1,213 @@
+"""Calling a sim operator library from Python (ctypes), for tests and the benchmark.
+
+Tensors are passed as raw host pointers with dtype and shape, exactly as the C ABI in
+kernels/sim/include/recsdk_sim/api.h takes them; this module has no torch or numpy dependency.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from recsdk_build.ops.catalogue import DTYPES, OpSpec
+
+MAX_DIMS = 8
+MAX_CORES = 128
+STATUS = {0: "ok", 1: "invalid argument", 2: "check failed", 3: "trap", 4: "internal error"}
+STAT_FIELDS = (
+    "gm_read_bytes",
+    "gm_write_bytes",
+    "dma_transfers",
+    "scalar_gm_reads",
+    "scalar_gm_writes",
+    "vector_elements",
+    "vector_instrs",
+    "scalar_ub_accesses",
+    "ub_peak_bytes",
+    "sync_all",
+    "atomic_write_bytes",
+)
+
+
+class _Tensor(ctypes.Structure):
+    _fields_ = (
+        ("data", ctypes.c_void_p),
+        ("dtype", ctypes.c_int32),
+        ("ndim", ctypes.c_int32),
+        ("shape", ctypes.c_int64 * MAX_DIMS),
+    )
+
+
+class _Attr(ctypes.Structure):
+    _fields_ = (
+        ("kind", ctypes.c_int32),
+        ("count", ctypes.c_int32),
+        ("i", ctypes.c_int64),
+        ("f", ctypes.c_double),
+        ("ints", ctypes.POINTER(ctypes.c_int64)),
+    )
+
+
+class _Options(ctypes.Structure):
+    _fields_ = (
+        ("soc", ctypes.c_char_p),
+        ("max_cores", ctypes.c_int32),
+        ("no_poison", ctypes.c_int32),
+        ("reserved", ctypes.c_int32),
+        ("min_core_bytes", ctypes.c_int64),
+        ("ub_bytes", ctypes.c_int64),
+    )
+
+
+class _CoreStats(ctypes.Structure):
+    _fields_ = tuple((name, ctypes.c_uint64) for name in STAT_FIELDS)
+
+
+class _Report(ctypes.Structure):
+    _fields_ = (
+        ("status", ctypes.c_int32),
+        ("block_dim", ctypes.c_int32),
+        ("tiling_key", ctypes.c_uint64),
+        ("workspace_bytes", ctypes.c_uint64),
+        ("tiling_bytes", ctypes.c_uint64),
+        ("num_cores", ctypes.c_int32),
+        ("cores", _CoreStats * MAX_CORES),
+        ("message", ctypes.c_char * 2048),
+    )
+
+
+@dataclass(frozen=True)
+class TensorArg:
+    """A contiguous host tensor: its address, dtype name (op.toml spelling) and shape."""
+
+    data_ptr: int
+    dtype: str
+    shape: tuple[int, ...]
+
+
+@dataclass
+class LaunchResult:
+    status: int
+    message: str
+    block_dim: int
+    tiling_key: int
+    workspace_bytes: int
+    cores: list[dict[str, int]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == 0
+
+    @property
+    def status_name(self) -> str:
+        return STATUS.get(self.status, str(self.status))
+
+    def total(self, counter: str) -> int:
+        return sum(c[counter] for c in self.cores)
+
+    @property
+    def gm_bytes(self) -> int:
+        return self.total("gm_read_bytes") + self.total("gm_write_bytes")
+
+    def balance(self) -> float:
+        """The busiest core's global-memory traffic over the mean across the launched cores."""
+        work = [c["gm_read_bytes"] + c["gm_write_bytes"] for c in self.cores]
+        mean = sum(work) / len(work) if work else 0.0
+        return max(work) / mean if mean else 1.0
+
+
+class SimError(RuntimeError):
+    def __init__(self, result: LaunchResult) -> None:
+        super().__init__(f"{result.status_name}: {result.message}")
+        self.result = result
+
+
+class SimOp:
+    """One operator's sim library."""
+
+    def __init__(self, library: Path, spec: OpSpec) -> None:
+        self.spec = spec
+        self._lib = ctypes.CDLL(str(library))
+        self._fn = getattr(self._lib, f"recsdk_sim_{spec.name}")
+        self._fn.restype = ctypes.c_int32
+        self._fn.argtypes = (
+            ctypes.POINTER(_Tensor),
+            ctypes.c_int32,
+            ctypes.POINTER(_Attr),
+            ctypes.c_int32,
+            ctypes.POINTER(_Options),
+            ctypes.POINTER(_Report),
+        )
+
+    def launch(
+        self,
+        tensors: Sequence[TensorArg | None],
+        attrs: Sequence[int | float | bool | Sequence[int]] = (),
+        *,
+        soc: str | None = None,
+        max_cores: int = 0,
+        poison: bool = True,
+        min_core_bytes: int = 0,
+        ub_bytes: int = 0,
+        check: bool = True,
+    ) -> LaunchResult:
+        """Run the operator; ``tensors`` are inputs then outputs (None: absent optional)."""
+        c_tensors = (_Tensor * max(1, len(tensors)))()
+        for slot, t in zip(c_tensors, tensors, strict=False):
+            if t is None:
+                slot.data, slot.dtype, slot.ndim = None, 0, -1
+                continue
+            if len(t.shape) > MAX_DIMS:
+                raise ValueError("too many dimensions")
+            slot.data = t.data_ptr or None
+            slot.dtype = DTYPES[t.dtype][0]
+            slot.ndim = len(t.shape)
+            for i, d in enumerate(t.shape):
+                slot.shape[i] = d
+        c_attrs = (_Attr * max(1, len(attrs)))()
+        keep: list[object] = []
+        for slot, value, spec in zip(c_attrs, attrs, self.spec.attrs, strict=False):
+            slot.kind = spec.kind
+            if spec.type == "int_list":
+                assert isinstance(value, Sequence)
+                arr = (ctypes.c_int64 * max(1, len(value)))(*value)
+                keep.append(arr)
+                slot.count = len(value)
+                slot.ints = ctypes.cast(arr, ctypes.POINTER(ctypes.c_int64))
+            elif spec.type == "float":
+                slot.f = float(value)  # type: ignore[arg-type]
+            else:
+                slot.i = int(value)  # type: ignore[call-overload]
+        options = _Options(
+            soc.encode() if soc else None,
+            max_cores,
+            0 if poison else 1,
+            0,
+            min_core_bytes,
+            ub_bytes,
+        )
+        report = _Report()
+        self._fn(
+            c_tensors,
+            len(tensors),
+            c_attrs,
+            len(attrs),
+            ctypes.byref(options),
+            ctypes.byref(report),
+        )
+        result = LaunchResult(
+            status=report.status,
+            message=report.message.decode(errors="replace"),
+            block_dim=report.block_dim,
+            tiling_key=report.tiling_key,
+            workspace_bytes=report.workspace_bytes,
+            cores=[
+                {name: getattr(report.cores[i], name) for name in STAT_FIELDS}
+                for i in range(report.num_cores)
+            ],
+        )
+        if check and not result.ok:
+            raise SimError(result)
+        return result

@@ -1,0 +1,378 @@
+"""ops: the AscendC operators of kernels/ops, for the cann or the sim target.
+
+cann: each operator becomes a CANN operator project (kernels/cmake/ + generated sources and
+presets), built by the toolkit into ``mxrec_opp_<op>.run``, installed with the package's own
+``--install-path`` into a staging OPP tree (never the toolkit's), and checked (files and
+``vendors/config.ini`` load_priority). ``--dry-run`` writes the projects and prints the exact
+commands without calling the toolkit.
+
+sim: each operator's kernel and tiling are compiled with the host compiler against
+kernels/sim into ``mxrec_opp_<op>_sim.so``, in parallel; operators whose inputs are unchanged
+are not rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import shutil
+import subprocess
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from recsdk_build import __version__
+from recsdk_build.errors import BuildError, ToolMissingError
+from recsdk_build.ops import cannproject, catalogue, simbuild
+from recsdk_build.ops.catalogue import OpSpec
+from recsdk_build.pipeline.atomic import new_staging_dir, replace_dir
+from recsdk_build.pipeline.manifest import Artifact, StageRecord
+from recsdk_build.pipeline.stage import Context, Outcome, Stage, hash_tree
+from recsdk_build.toolchain import choose_target, find_cann
+
+
+def default_jobs() -> int:
+    # Half the host: other builds share the machine.
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
+class _LockedLog:
+    """Runs commands in worker threads and writes each one's output to the stage log whole."""
+
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
+        self._lock = threading.Lock()
+
+    def run(
+        self, argv: list[str], what: str, cwd: Path | None = None, env: dict[str, str] | None = None
+    ) -> None:
+        proc = subprocess.run(
+            argv,
+            cwd=cwd,
+            env={**os.environ, **(env or {})},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        output = proc.stdout + proc.stderr
+        log = self._ctx.require_log()
+        with self._lock:
+            log.write(f"$ {' '.join(argv)}" + (f"   (in {cwd})" if cwd else ""))
+            for line in output.splitlines():
+                log.write(line)
+            log.write(f"[exit {proc.returncode}]")
+        if proc.returncode != 0:
+            tail = "\n".join(f"  | {line}" for line in output.splitlines()[-25:])
+            raise BuildError(
+                f"{what} failed (exit {proc.returncode}); last output:\n{tail}",
+                hint=f"full log: {log.path}",
+            )
+
+
+def _say(ctx: Context, line: str) -> None:
+    """A line to copy and paste: never wrapped, no markup."""
+    ctx.ui.console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+class OpsStage(Stage):
+    name = "ops"
+    summary = "AscendC operators (cann packages or sim libraries)"
+
+    # ---- options ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _kernels(ctx: Context) -> Path:
+        return ctx.project.root / "kernels"
+
+    @staticmethod
+    def _target(ctx: Context) -> str:
+        requested = str(ctx.options.extra.get("target") or "auto")
+        if requested == "cann" and ctx.options.extra.get("dry_run"):
+            return "cann"  # a dry run writes and prints the project; it needs no toolkit
+        return choose_target(requested)
+
+    @staticmethod
+    def _soc(ctx: Context) -> str:
+        soc = str(ctx.options.extra.get("soc") or cannproject.DEFAULT_SOC)
+        cannproject.check_soc(soc)
+        return soc
+
+    def _selected(self, ctx: Context) -> tuple[dict[str, OpSpec], list[OpSpec]]:
+        ops = catalogue.load_catalogue(self._kernels(ctx))
+        return ops, catalogue.select(ops, ctx.options.extra.get("only"))
+
+    @staticmethod
+    def _jobs(ctx: Context) -> int:
+        return max(1, int(ctx.options.extra.get("jobs") or default_jobs()))
+
+    def _root(self, ctx: Context, target: str) -> Path:
+        return ctx.paths.root / "ops" / target
+
+    # ---- stage contract --------------------------------------------------------------------
+
+    def inputs(self, ctx: Context) -> dict[str, Any]:
+        target = self._target(ctx)
+        kernels = self._kernels(ctx)
+        ops, chosen = self._selected(ctx)
+        base: dict[str, Any] = {
+            "tool": __version__,
+            "target": target,
+            "soc": self._soc(ctx),
+            "only": [s.name for s in chosen],
+            "dry_run": bool(ctx.options.extra.get("dry_run")),
+            "generator": simbuild.generator_digest(),
+        }
+        if target == "sim":
+            compiler = simbuild.find_host_compiler()
+            base["compiler"] = compiler.version
+            base["ops"] = {
+                name: simbuild.op_digest(spec, kernels, compiler) for name, spec in ops.items()
+            }
+        else:
+            toolkit = find_cann()
+            base["toolkit"] = (
+                {"root": str(toolkit.root), "version": toolkit.version} if toolkit else None
+            )
+            base["template"] = hash_tree(kernels / "cmake")
+            base["project_generator"] = hashlib.sha256(
+                Path(cannproject.__file__).read_bytes()
+            ).hexdigest()
+            base["sources"] = {n: hash_tree(s.directory) for n, s in ops.items()}
+            base["common"] = hash_tree(kernels / "common")
+        return base
+
+    def intact(self, ctx: Context, record: StageRecord) -> bool:
+        if record.provenance.get("dry_run"):
+            return False  # a dry run is for reading: print the commands every time
+        return all(a.intact(ctx.paths.root) for a in record.artifacts)
+
+    def run(self, ctx: Context) -> Outcome:
+        target = self._target(ctx)
+        requested = str(ctx.options.extra.get("target") or "auto")
+        why = (
+            ""
+            if requested != "auto"
+            else (
+                " (auto: CANN toolkit found)"
+                if target == "cann"
+                else " (auto: no CANN toolkit found)"
+            )
+        )
+        ctx.ui.info(f"  target: [bold]{target}[/bold]{why}")
+        if target == "sim":
+            return self._run_sim(ctx)
+        return self._run_cann(ctx)
+
+    # ---- sim ---------------------------------------------------------------------------------
+
+    def _run_sim(self, ctx: Context) -> Outcome:
+        kernels = self._kernels(ctx)
+        ops, chosen = self._selected(ctx)
+        compiler = simbuild.find_host_compiler()
+        root = self._root(ctx, "sim")
+        jobs = self._jobs(ctx)
+        runner = _LockedLog(ctx)
+        if ctx.options.extra.get("dry_run"):
+            for spec in chosen:
+                source = root / spec.name / "gen" / f"{spec.name}_sim_launch.cpp"
+                out = root / spec.name / simbuild.library_name(spec)
+                _say(
+                    ctx, shlex.join(simbuild.compile_command(spec, kernels, source, out, compiler))
+                )
+            return Outcome(provenance={"dry_run": True}, note=f"dry run: {len(chosen)} operator(s)")
+
+        def build(spec: OpSpec) -> simbuild.SimBuildResult:
+            return simbuild.build_op(
+                spec,
+                kernels,
+                root / spec.name,
+                compiler,
+                run=lambda cmd, what: runner.run(cmd, what),
+            )
+
+        started = time.monotonic()
+        what = f"compiling {len(chosen)} operator(s) for sim with {jobs} job(s)"
+        with ctx.ui.status(what), ThreadPoolExecutor(max_workers=jobs) as pool:
+            results = list(pool.map(build, chosen))
+        for r in results:
+            state = f"built in {r.seconds:.1f}s" if r.rebuilt else "unchanged"
+            ctx.ui.info(f"  {simbuild.library_name(r.spec)}: {state}")
+        artifacts, entries = self._sim_artifacts(ctx, ops, kernels, compiler)
+        rebuilt = [r.spec.name for r in results if r.rebuilt]
+        return Outcome(
+            artifacts=artifacts,
+            provenance={
+                "compiler": compiler.version,
+                "flags": list(simbuild.SIM_CXXFLAGS),
+                "rebuilt": rebuilt,
+                "seconds": round(time.monotonic() - started, 2),
+            },
+            outputs={
+                "target": "sim",
+                "operators": entries,
+                "sim_include": str(kernels / "sim" / "include"),
+            },
+            note=f"sim: {len(rebuilt)} rebuilt, {len(chosen) - len(rebuilt)} unchanged",
+        )
+
+    def _sim_artifacts(
+        self, ctx: Context, ops: dict[str, OpSpec], kernels: Path, compiler: simbuild.HostCompiler
+    ) -> tuple[list[Artifact], list[dict[str, Any]]]:
+        """Every operator whose library is current, not only the ones built now: the manifest
+        describes what the build directory holds."""
+        root = self._root(ctx, "sim")
+        artifacts: list[Artifact] = []
+        entries: list[dict[str, Any]] = []
+        for name, spec in ops.items():
+            out = root / name
+            if not simbuild.is_current(spec, out, simbuild.op_digest(spec, kernels, compiler)):
+                continue
+            lib = Artifact.of(
+                ctx.paths.root,
+                out / simbuild.library_name(spec),
+                kind="operator-library",
+                target="sim",
+            )
+            header = Artifact.of(
+                ctx.paths.root,
+                out / simbuild.header_name(spec),
+                kind="operator-header",
+                target="sim",
+            )
+            artifacts += [lib, header]
+            entries.append(
+                {
+                    "op": name,
+                    "op_type": spec.op_type,
+                    "target": "sim",
+                    "soc": "any (chosen at launch; default " + cannproject.DEFAULT_SOC + ")",
+                    "library": lib.path,
+                    "header": header.path,
+                    "symbol": f"recsdk_sim_{name}",
+                    "sha256": lib.sha256,
+                    "groups": list(spec.groups),
+                }
+            )
+        return artifacts, entries
+
+    # ---- cann --------------------------------------------------------------------------------
+
+    def _run_cann(self, ctx: Context) -> Outcome:
+        kernels = self._kernels(ctx)
+        _, chosen = self._selected(ctx)
+        soc = self._soc(ctx)
+        dry_run = bool(ctx.options.extra.get("dry_run"))
+        toolkit = find_cann()
+        if toolkit is None and not dry_run:
+            raise ToolMissingError(
+                "--target cann needs the CANN toolkit, which was not found",
+                hint="source <cann>/set_env.sh first, use --dry-run to see the build, "
+                "or --target sim",
+            )
+        cann_root = str(toolkit.root) if toolkit else None
+        root = self._root(ctx, "cann") / soc
+        jobs = self._jobs(ctx)
+        unit = cannproject.SOCS[soc]
+        buildable = [s for s in chosen if unit in s.compute_units]
+        for skipped in (s for s in chosen if unit not in s.compute_units):
+            ctx.ui.warn(
+                f"{skipped.name}: not built for {soc} "
+                f"(op.toml compute_units: {', '.join(skipped.compute_units)})"
+            )
+        projects = [
+            cannproject.generate(
+                spec, kernels, root / spec.name / "project", soc, cann_root, jobs=1
+            )
+            for spec in buildable
+        ]
+        opp_final = root / "opp"
+        if dry_run:
+            if toolkit is None:
+                _say(
+                    ctx,
+                    "# no CANN toolkit here: run `source <cann>/set_env.sh` "
+                    "(sets ASCEND_HOME_PATH) first",
+                )
+            for project in projects:
+                _say(ctx, f"# {project.spec.name}: project {project.root}")
+                for cmd in project.commands:
+                    _say(ctx, cmd.shell())
+                install = cannproject.install_command(
+                    root / "packages" / project.package.name, opp_final
+                )
+                _say(ctx, f"cp {project.package} {install.cwd}/")
+                _say(ctx, install.shell())
+            _say(
+                ctx,
+                f"# then {opp_final}/vendors/config.ini gets load_priority="
+                + ",".join(cannproject.vendor_name(p.spec) for p in projects)
+                + " and every vendor is checked",
+            )
+            return Outcome(
+                provenance={
+                    "dry_run": True,
+                    "toolkit": cann_root,
+                    "projects": [str(p.root) for p in projects],
+                },
+                outputs={"target": "cann", "soc": soc, "dry_run": True},
+                note=f"dry run: {len(projects)} CANN project(s) written under {root}",
+            )
+        assert toolkit is not None
+        runner = _LockedLog(ctx)
+        packages = root / "packages"
+        packages.mkdir(parents=True, exist_ok=True)
+
+        def build(project: cannproject.CannProject) -> Path:
+            for cmd in project.commands:
+                runner.run(list(cmd.argv), cmd.what, cwd=cmd.cwd, env=cmd.env)
+            if not project.package.is_file():
+                raise BuildError(
+                    f"{project.spec.name}: the build did not produce {project.package}"
+                )
+            final = packages / project.package.name
+            shutil.copyfile(project.package, final)
+            return final
+
+        what = f"building {len(projects)} operator package(s) with {jobs} job(s)"
+        with ctx.ui.status(what), ThreadPoolExecutor(max_workers=jobs) as pool:
+            runs = list(pool.map(build, projects))
+        staging = new_staging_dir(ctx.paths.root, "ops-opp")
+        try:
+            opp = staging / "opp"
+            opp.mkdir()
+            for run_file in runs:  # installs share vendors/: one at a time
+                cmd = cannproject.install_command(run_file, opp)
+                runner.run(list(cmd.argv), cmd.what, cwd=cmd.cwd)
+            config = cannproject.write_config_ini(opp, buildable)
+            problems = cannproject.check_installed(opp, buildable)
+            if problems:
+                raise BuildError(
+                    "the staged OPP tree is incomplete:\n" + "\n".join(f"  - {p}" for p in problems)
+                )
+            replace_dir(opp, opp_final)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        config = opp_final / "vendors" / "config.ini"
+        artifacts = [
+            Artifact.of(ctx.paths.root, r, kind="operator-package", target="cann") for r in runs
+        ]
+        artifacts.append(Artifact.of(ctx.paths.root, config, kind="opp-config", target="cann"))
+        entries = [
+            {"op": p.spec.name, "target": "cann", "soc": soc, "package": a.path, "sha256": a.sha256}
+            for p, a in zip(projects, artifacts, strict=False)
+        ]
+        return Outcome(
+            artifacts=artifacts,
+            provenance={"toolkit": cann_root, "toolkit_version": toolkit.version, "soc": soc},
+            outputs={
+                "target": "cann",
+                "soc": soc,
+                "opp": str(opp_final.relative_to(ctx.paths.root)),
+                "operators": entries,
+            },
+            note=f"cann {soc}: {len(runs)} package(s) installed into "
+            f"{opp_final.relative_to(ctx.paths.root)}",
+        )

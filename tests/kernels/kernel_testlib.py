@@ -1,0 +1,175 @@
+"""Helpers for the kernel tests: building sim libraries once, torch tensors as sim arguments."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+
+from recsdk_build.ops import catalogue, simbuild, simrun
+
+REPO = Path(__file__).resolve().parents[2]
+KERNELS = REPO / "kernels"
+CHECKS_SRC = Path(__file__).resolve().parent / "sim_checks" / "check_kernels.cpp"
+
+
+def build_checks_library(out_dir: Path) -> Path:
+    """The emulator's self-test kernels, rebuilt only when they or the emulation change."""
+    compiler = simbuild.find_host_compiler()
+    digest = hashlib.sha256(CHECKS_SRC.read_bytes())
+    for path in sorted((KERNELS / "sim" / "include").rglob("*.h")) + sorted(
+        (KERNELS / "common").glob("*.h")
+    ):
+        digest.update(path.read_bytes())
+    digest.update(json.dumps([compiler.version, simbuild.SIM_CXXFLAGS]).encode())
+    lib = out_dir / f"check_kernels-{digest.hexdigest()[:16]}.so"
+    if not lib.is_file():
+        out_dir.mkdir(parents=True, exist_ok=True)
+        tmp = lib.with_suffix(".tmp")
+        cmd = [
+            compiler.path,
+            *simbuild.SIM_CXXFLAGS,
+            "-I",
+            str(KERNELS / "sim" / "include"),
+            "-I",
+            str(KERNELS / "common"),
+            str(CHECKS_SRC),
+            "-o",
+            str(tmp),
+        ]
+        subprocess.run(cmd, check=True)
+        tmp.replace(lib)
+    return lib
+
+
+class OpLibraries:
+    """Sim libraries of the operators, built on first use into a persistent cache directory."""
+
+    def __init__(self, cache: Path) -> None:
+        self.cache = cache
+        self.specs = catalogue.load_catalogue(KERNELS)
+        self.compiler = simbuild.find_host_compiler()
+        self._ops: dict[str, simrun.SimOp] = {}
+        self._results: dict[str, simbuild.SimBuildResult] = {}
+
+    def __call__(self, name: str) -> simrun.SimOp:
+        if name not in self._ops:
+            spec = self.specs[name]
+            result = simbuild.build_op(spec, KERNELS, self.cache / name, self.compiler)
+            self._ops[name] = simrun.SimOp(result.library, spec)
+            self._results[name] = result
+        return self._ops[name]
+
+    def build(self, name: str) -> simbuild.SimBuildResult:
+        """The library and adapter header of an operator (built on first use)."""
+        self(name)
+        return self._results[name]
+
+
+def arg(t) -> simrun.TensorArg | None:
+    """A contiguous torch tensor as a sim argument (None stays None: an absent optional)."""
+    if t is None:
+        return None
+    assert t.is_contiguous()
+    return simrun.TensorArg(t.data_ptr(), str(t.dtype).removeprefix("torch."), tuple(t.shape))
+
+
+# ---- torch-level calls of the sim operators (what the adapter of issue #5 will do) -------------
+
+# Platform variations: the default tiling, every core busy on tiny inputs, small unified
+# buffers (so chunk loops run on small data), fewer cores, another SoC.
+PLATFORMS = (
+    {},
+    {"min_core_bytes": 1},
+    {"min_core_bytes": 1, "ub_bytes": 48 * 1024},
+    {"min_core_bytes": 64, "ub_bytes": 40 * 1024, "max_cores": 3},
+    {"min_core_bytes": 1, "soc": "Ascend910B3"},
+)
+
+
+def complete_cumsum(ops, x, **launch):
+    import torch
+
+    shape = list(x.shape)
+    shape[-1] += 1
+    y = torch.empty(shape, dtype=x.dtype)
+    result = ops("asynchronous_complete_cumsum").launch([arg(x), arg(y)], **launch)
+    return y, result
+
+
+def jagged_to_padded_dense(ops, values, offsets, max_length, padding_value=0.0, **launch):
+    import torch
+
+    out = torch.empty((offsets.numel() - 1, max_length, *values.shape[1:]), dtype=values.dtype)
+    attrs = [max_length, float(padding_value), int(padding_value)]
+    result = ops("jagged_to_padded_dense").launch(
+        [arg(values), arg(offsets), arg(out)], attrs, **launch
+    )
+    return out, result
+
+
+def dense_to_jagged(ops, dense, offsets, total_l=None, **launch):
+    import torch
+
+    rows = int(offsets[-1]) if total_l is None else total_l  # the adapter's host read
+    values = torch.empty((rows, *dense.shape[2:]), dtype=dense.dtype)
+    result = ops("dense_to_jagged").launch(
+        [arg(dense), arg(offsets), arg(values)], [rows], **launch
+    )
+    return values, result
+
+
+def permute_2d(ops, permute, lengths, values, weights=None, permuted_lengths_sum=None, **launch):
+    import torch
+
+    rows = lengths if lengths.dim() == 2 else lengths.view(-1, 1)
+    total = (
+        int(rows.sum(1)[permute.long()].sum())
+        if permuted_lengths_sum is None
+        else permuted_lengths_sum
+    )
+    out_lengths = torch.empty((permute.numel(), *lengths.shape[1:]), dtype=lengths.dtype)
+    out_values = torch.empty(total, dtype=values.dtype)
+    out_weights = (
+        None if weights is None else torch.empty((total, *weights.shape[1:]), dtype=weights.dtype)
+    )
+    tensors = [permute, lengths, values, weights, out_lengths, out_values, out_weights]
+    result = ops("permute2d_sparse_data").launch([arg(t) for t in tensors], [total], **launch)
+    return (out_lengths, out_values, out_weights), result
+
+
+def gather_for_rank1(ops, x, index, **launch):
+    import torch
+
+    out = torch.empty(index.shape, dtype=x.dtype)
+    result = ops("gather_for_rank1").launch([arg(x), arg(index), arg(out)], **launch)
+    return out, result
+
+
+def index_select_for_rank1_backward(ops, grad, x, index, **launch):
+    import torch
+
+    out = torch.empty(x.shape, dtype=grad.dtype)
+    tensors = [arg(grad), arg(x), arg(index), arg(out)]
+    result = ops("index_select_for_rank1_backward").launch(tensors, **launch)
+    return out, result
+
+
+def bounds_check_indices(
+    ops,
+    rows_per_table,
+    indices,
+    offsets,
+    mode: int,
+    warning,
+    weights=None,
+    b_offsets=None,
+    max_b: int = -1,
+    version: int = 1,
+    **launch,
+):
+    """In place, like fbgemm: indices, offsets and warning are updated."""
+    tensors = [rows_per_table, indices, offsets, warning, weights, b_offsets, None]
+    attrs = [mode, max_b, -1, -1, version]
+    return ops("bounds_check_indices").launch([arg(t) for t in tensors], attrs, **launch)

@@ -1,0 +1,324 @@
+"""The ops stage and the operator catalogue: --only resolution, sim builds (incremental,
+named with sim, in the manifest), the CANN project generated from data and its dry run."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from kernel_testlib import KERNELS
+from rich.console import Console
+
+from recsdk_build.errors import ConfigError, ToolMissingError, UsageError
+from recsdk_build.ops import cannproject, catalogue, codegen
+from recsdk_build.pipeline.manifest import Manifest
+from recsdk_build.pipeline.runner import run_stages
+from recsdk_build.pipeline.stage import BuildPaths, Context, Options
+from recsdk_build.stages.ops import OpsStage
+from recsdk_build.toolchain import find_cann
+from recsdk_build.ui import UI
+
+OPS = [
+    "asynchronous_complete_cumsum",
+    "bounds_check_indices",
+    "dense_to_jagged",
+    "gather_for_rank1",
+    "index_select_for_rank1_backward",
+    "jagged_to_padded_dense",
+    "permute2d_sparse_data",
+]
+
+
+@pytest.fixture(scope="module")
+def specs() -> dict[str, catalogue.OpSpec]:
+    return catalogue.load_catalogue(KERNELS)
+
+
+# ---- catalogue --------------------------------------------------------------------------------
+
+
+def test_catalogue_has_the_seven_operators(specs) -> None:
+    assert sorted(specs) == OPS
+    groups = catalogue.groups(specs)
+    assert sorted(groups["jagged"]) == [
+        "asynchronous_complete_cumsum",
+        "dense_to_jagged",
+        "jagged_to_padded_dense",
+    ]
+    assert groups["tbe"] == ["bounds_check_indices"]
+    assert sorted(groups["hstu"]) == ["dense_to_jagged", "jagged_to_padded_dense"]
+
+
+def test_only_takes_names_and_groups(specs) -> None:
+    chosen = catalogue.select(specs, ["jagged,gather_for_rank1"])
+    assert [s.name for s in chosen] == [
+        "asynchronous_complete_cumsum",
+        "dense_to_jagged",
+        "gather_for_rank1",
+        "jagged_to_padded_dense",
+    ]
+    with pytest.raises(UsageError) as err:
+        catalogue.select(specs, ["jagged", "nope"])
+    assert "nope" in err.value.message and "permute2d_sparse_data" in err.value.message
+    assert "groups: hstu, jagged, sparse, tbe" in err.value.message
+
+
+def test_variants_follow_op_toml(specs) -> None:
+    assert len(specs["permute2d_sparse_data"].variants()) == 2 * 2 * 5 * 3
+    backward = specs["index_select_for_rank1_backward"].variants()
+    assert len(backward) == 3 * 2 and all(v["x"] == v["grad"] == v["out"] for v in backward)
+
+
+def test_op_toml_rejects_optional_before_required(tmp_path: Path) -> None:
+    op = tmp_path / "ops" / "bad_op"
+    op.mkdir(parents=True)
+    (op / "op.toml").write_text(
+        '[op]\nname = "bad_op"\nop_type = "BadOp"\ncompute_units = ["ascend910b"]\n'
+        '[[inputs]]\nname = "a"\ndtypes = ["float32"]\noptional = true\n'
+        '[[inputs]]\nname = "b"\ndtypes = ["float32"]\n'
+    )
+    with pytest.raises(ConfigError, match="optional inputs must come after"):
+        catalogue.load_op(op / "op.toml")
+
+
+def test_soc_tables_agree() -> None:
+    """The sim's C++ SoC table and the project generator's agree."""
+    text = (KERNELS / "sim" / "include" / "recsdk_sim" / "runtime.h").read_text()
+    cpp = dict(re.findall(r'\{"(Ascend[0-9A-Z_]+)", "([a-z0-9_]+)"', text))
+    assert cpp == cannproject.SOCS
+
+
+# ---- generated sources ------------------------------------------------------------------------
+
+
+def test_opdef_lists_every_kernel_binary(specs) -> None:
+    spec = specs["jagged_to_padded_dense"]
+    text = codegen.opdef_inc(spec)
+    values_types = re.search(
+        r'Input\("values"\)\s*\.ParamType\(REQUIRED\)\s*\.DataType\(\{([^}]*)\}', text
+    )
+    assert values_types is not None
+    assert values_types.group(1).count("ge::DT_") == len(spec.variants()) == 10
+    assert 'this->Attr("max_length").AttrType(REQUIRED).Int();' in text
+    assert 'this->Attr("padding_value").AttrType(OPTIONAL).Float(0.0);' in text
+    assert 'AddConfig("ascend910b")' in text and "OP_ADD(JaggedToPaddedDense);" in text
+    assert "SetOutputDataType(0, context->GetInputDataType(0))" in text
+
+
+def test_aclnn_signature_order(specs) -> None:
+    text = codegen.aclnn_declaration(specs["permute2d_sparse_data"])
+    params = re.search(r"GetWorkspaceSize\(\s*(.*?)\);", text, re.S).group(1)
+    names = [p.split()[-1].strip("*") for p in params.split(",")]
+    assert names == [
+        "permute",
+        "lengths",
+        "values",
+        "weights",
+        "permutedLengthsSum",
+        "permutedLengthsOut",
+        "permutedValuesOut",
+        "permutedWeightsOut",
+        "workspaceSize",
+        "executor",
+    ]
+
+
+def test_msopgen_json_matches_the_variants(specs) -> None:
+    spec = specs["dense_to_jagged"]
+    (doc,) = json.loads(codegen.msopgen_json(spec))
+    assert doc["op"] == "DenseToJagged"
+    assert [d["name"] for d in doc["input_desc"]] == ["dense", "offsets"]
+    assert len(doc["input_desc"][0]["type"]) == len(spec.variants())
+    assert doc["attr"] == [
+        {"name": "total_l", "param_type": "optional", "type": "int", "default_value": -1}
+    ]
+
+
+def test_sim_header_is_typed_like_aclnn(specs) -> None:
+    text = codegen.sim_header(specs["jagged_to_padded_dense"])
+    signature = (
+        "inline int32_t JaggedToPaddedDense(const RecsdkSimTensor& values, "
+        "const RecsdkSimTensor& offsets, int64_t max_length, double padding_value, "
+        "int64_t padding_value_int, const RecsdkSimTensor& out, const RecsdkSimOptions* options, "
+        "RecsdkSimReport* report)"
+    )
+    assert signature in text
+
+
+# ---- the stage --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def ops_project(project: Path) -> Path:
+    """The synthetic project with a copy of this repository's kernels."""
+    shutil.copytree(
+        KERNELS, project / "kernels", ignore=shutil.ignore_patterns("__pycache__", "bench")
+    )
+    return project
+
+
+def _context(
+    project: Path, build: Path, out: io.StringIO | None = None, **extra: object
+) -> Context:
+    from recsdk_build.config import load_project
+
+    ui = UI(console=Console(file=out or io.StringIO(), width=400))
+    return Context(
+        load_project(project), BuildPaths(build), Manifest.load(build), ui, Options(extra=extra)
+    )
+
+
+def test_sim_build_is_incremental_and_recorded(ops_project: Path, tmp_path: Path) -> None:
+    build = tmp_path / "build"
+    only = {"only": ["asynchronous_complete_cumsum"], "target": "sim", "jobs": 1}
+    [report] = run_stages(_context(ops_project, build, **only), [OpsStage()], set())
+    assert report.status == "ran"
+    manifest = json.loads((build / "manifest.json").read_text())
+    record = manifest["stages"]["ops"]
+    [lib] = [a for a in record["artifacts"] if a["kind"] == "operator-library"]
+    assert lib["name"] == "mxrec_opp_asynchronous_complete_cumsum_sim.so" and lib["target"] == "sim"
+    assert (build / lib["path"]).is_file() and len(lib["sha256"]) == 64
+    [entry] = record["outputs"]["operators"]
+    assert entry["op"] == "asynchronous_complete_cumsum" and "Ascend910B1" in entry["soc"]
+    assert record["provenance"]["rebuilt"] == ["asynchronous_complete_cumsum"]
+
+    [again] = run_stages(_context(ops_project, build, **only), [OpsStage()], set())
+    assert again.status == "cached"
+
+    # A changed kernel rebuilds that operator; --force alone reuses the unchanged library.
+    kernel = ops_project / "kernels" / "ops" / "asynchronous_complete_cumsum" / "op_kernel"
+    source = kernel / "asynchronous_complete_cumsum.cpp"
+    source.write_text(source.read_text() + "\n// edited\n")
+    [edited] = run_stages(_context(ops_project, build, **only), [OpsStage()], set())
+    assert edited.status == "ran"
+    record = Manifest.load(build).stages["ops"]
+    assert record.provenance["rebuilt"] == ["asynchronous_complete_cumsum"]
+    [forced] = run_stages(_context(ops_project, build, **only), [OpsStage()], {"ops"})
+    assert forced.status == "ran"
+    assert Manifest.load(build).stages["ops"].provenance["rebuilt"] == []
+
+
+def test_unknown_operator_is_a_usage_error(ops_project: Path, tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="no such operator or group"):
+        run_stages(
+            _context(ops_project, tmp_path / "b", only=["hstu_dense"], target="sim"),
+            [OpsStage()],
+            set(),
+        )
+
+
+def test_cann_dry_run_writes_complete_projects(ops_project: Path, tmp_path: Path) -> None:
+    build = tmp_path / "build"
+    out = io.StringIO()
+    ctx = _context(ops_project, build, out, target="cann", dry_run=True)
+    [report] = run_stages(ctx, [OpsStage()], set())
+    assert report.status == "ran"
+    printed = out.getvalue()
+    root = build / "ops" / "cann" / "Ascend910B1"
+    for name in OPS:
+        project = root / name / "project"
+        presets = json.loads((project / "CMakePresets.json").read_text())
+        cache = presets["configurePresets"][0]["cacheVariables"]
+        assert cache["ASCEND_COMPUTE_UNIT"] == "ascend910b"
+        assert cache["vendor_name"] == name and cache["MXREC_PACKAGE_NAME"] == f"mxrec_opp_{name}"
+        assert cache["ENABLE_SOURCE_PACKAGE"] == "False"
+        for rel in (
+            "CMakeLists.txt",
+            "op_host/CMakeLists.txt",
+            "op_kernel/CMakeLists.txt",
+            f"op_host/{name}.cpp",
+            f"op_host/{name}_tiling.h",
+            f"op_host/{name}_op_def.inc",
+            f"op_host/{name}_op_spec.h",
+            "op_host/cann_tiling_glue.h",
+            f"op_kernel/{name}/{name}.cpp",
+            f"op_kernel/{name}/{name}_tiling_data.h",
+            f"op_kernel/{name}/mxrec_common.h",
+            f"{name}.json",
+            f"include/aclnn_{name}_decl.h",
+        ):
+            assert (project / rel).is_file(), rel
+        # Every header the kernel includes ships next to it (CANN copies the kernel directory).
+        kernel = (project / "op_kernel" / name / f"{name}.cpp").read_text()
+        for header in re.findall(r'#include "([^"]+)"', kernel):
+            assert (
+                header == "kernel_operator.h" or (project / "op_kernel" / name / header).is_file()
+            )
+        commands = json.loads((project / "commands.json").read_text())
+        assert [c["argv"][:2] for c in commands] == [
+            ["cmake", "--preset=default"],
+            ["cmake", "--build"],
+            ["cmake", "--build"],
+        ]
+        assert f"cd {project} && cmake --preset=default" in printed
+        assert f"mxrec_opp_{name}.run --quiet --install-path={root / 'opp'}" in printed
+    assert "load_priority=" in printed
+    # Nothing generated keeps a placeholder a later step would have to sed.
+    for path in root.rglob("*"):
+        if path.is_file():
+            assert "__ASCEND" not in path.read_text(errors="replace")
+
+
+@pytest.mark.skipif(find_cann() is not None, reason="a CANN toolkit is installed")
+def test_cann_without_toolkit_is_a_clear_error(ops_project: Path, tmp_path: Path) -> None:
+    with pytest.raises(ToolMissingError, match="CANN toolkit"):
+        run_stages(_context(ops_project, tmp_path / "b", target="cann"), [OpsStage()], set())
+
+
+def test_staged_opp_check(specs, tmp_path: Path) -> None:
+    chosen = [specs["gather_for_rank1"], specs["dense_to_jagged"]]
+    opp = tmp_path / "opp"
+    for spec in chosen:
+        vendor = opp / "vendors" / cannproject.vendor_name(spec)
+        for rel in cannproject.expected_files(spec):
+            (vendor / rel).parent.mkdir(parents=True, exist_ok=True)
+            (vendor / rel).write_text("x")
+        kernel = vendor / "op_impl" / "ai_core" / "tbe" / "kernel" / "ascend910b" / spec.name
+        kernel.mkdir(parents=True)
+        (kernel / "k.o").write_bytes(b"\0")
+    problems = cannproject.check_installed(opp, chosen)
+    assert problems == ["vendors/config.ini load_priority lacks gather_for_rank1, dense_to_jagged"]
+    cannproject.write_config_ini(opp, chosen)
+    assert (
+        opp / "vendors" / "config.ini"
+    ).read_text() == "load_priority=gather_for_rank1,dense_to_jagged\n"
+    assert cannproject.check_installed(opp, chosen) == []
+    (opp / "vendors" / "dense_to_jagged" / "op_api" / "lib" / "libcust_opapi.so").unlink()
+    assert cannproject.check_installed(opp, chosen) == [
+        "dense_to_jagged: vendors/dense_to_jagged/op_api/lib/libcust_opapi.so is missing"
+    ]
+
+
+FAKE_CANN = Path(__file__).resolve().parent / "fake_cann" / "include"
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_op_host_compiles_against_the_cann_api(specs, tmp_path: Path, name: str) -> None:
+    """op_host, the generated OpDef/op spec and the tiling glue, syntax-checked against a
+    stand-in of the CANN host headers (the real toolkit is not available here)."""
+    import subprocess
+
+    from recsdk_build.ops import simbuild
+
+    project = cannproject.generate(specs[name], KERNELS, tmp_path / name, "Ascend910B1", None)
+    compiler = simbuild.find_host_compiler()
+    cmd = [
+        compiler.path,
+        "-std=c++17",
+        "-fsyntax-only",
+        "-Wall",
+        "-Werror",
+        "-I",
+        str(FAKE_CANN),
+        "-I",
+        str(project.root / "op_host"),
+        "-I",
+        str(project.root / "op_kernel" / name),
+        str(project.root / "op_host" / f"{name}.cpp"),
+    ]
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
