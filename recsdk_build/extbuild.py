@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 from recsdk_build.errors import BuildError
@@ -33,17 +34,23 @@ def package_digest(root: Path) -> str:
     return digest.hexdigest()
 
 
-def build_extension_wheel(ctx: Context, package: Path, *, what: str) -> Path:
+def build_extension_wheel(
+    ctx: Context, package: Path, *, what: str, generated: Mapping[str, str] | None = None
+) -> Path:
     """Build ``package`` with the build environment's torch; move the wheel into dist/.
 
     A copy is built, so the checkout never collects build products, and wheels of earlier
-    builds of the same distribution are replaced.
+    builds of the same distribution are replaced. ``generated`` maps file names (relative to
+    the package) to text written into the copy before building: build configuration that
+    depends on this build directory, never written into the checkout.
     """
     python = ctx.output_of("env")["python"]
     staging = new_staging_dir(ctx.paths.root, package.name)
     try:
         src = staging / package.name
         shutil.copytree(package, src, ignore=_IGNORE)
+        for name, text in (generated or {}).items():
+            (src / name).write_text(text, encoding="utf-8")
         out = staging / "out"
         with ctx.ui.status(f"compiling {what} against the pinned torch"):
             ctx.require_log().run(

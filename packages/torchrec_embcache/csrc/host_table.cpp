@@ -1,0 +1,787 @@
+#include "host_table.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <numeric>
+#include <tuple>
+
+#include "thread_pool.h"
+
+namespace embcache {
+
+namespace {
+
+constexpr uint32_t kNoRow = 0xffffffffu;
+
+uint32_t saturating_add(uint32_t a, uint64_t b) {
+  const uint64_t s = static_cast<uint64_t>(a) + b;
+  return s > 0xffffffffULL ? 0xffffffffu : static_cast<uint32_t>(s);
+}
+
+// Rows per parallel chunk for per-row work of `floats` floats per row: a chunk must be worth
+// waking a worker (~1e5 floats). Fanning small batches out is slower than doing them inline,
+// and on a busy machine a descheduled worker makes the caller wait for a whole time slice.
+int64_t row_grain(int64_t floats) {
+  return std::max<int64_t>(64, (int64_t{1} << 17) / std::max<int64_t>(floats, 1));
+}
+
+uint32_t step32(int64_t step) {
+  return step >= static_cast<int64_t>(0xffffffffu) ? 0xffffffffu : static_cast<uint32_t>(step);
+}
+
+size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+// Rows per block: blocks of ~64 KiB bound the unused tail of a shard's last block (one per
+// shard) while keeping the block table small for tens of millions of rows.
+uint32_t block_rows_log2(int64_t row_width) {
+  const size_t per_row = sizeof(RowHeader) + static_cast<size_t>(row_width) * sizeof(float);
+  uint32_t log2 = 4;
+  while (log2 < 12 && (size_t{2} << log2) * per_row <= (size_t{64} << 10)) ++log2;
+  return log2;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// RowStore
+
+void RowStore::Free::operator()(char* p) const { std::free(p); }
+
+RowStore::RowStore(int64_t row_width, uint32_t log2)
+    : width_(row_width), shift_(log2), mask_((1u << log2) - 1) {
+  const size_t rows = size_t{1} << log2;
+  header_bytes_ = round_up(rows * sizeof(RowHeader), 64);
+  block_bytes_ = round_up(header_bytes_ + rows * static_cast<size_t>(width_) * sizeof(float), 64);
+}
+
+uint32_t RowStore::allocate() {
+  uint32_t r;
+  if (!free_.empty()) {
+    r = free_.back();
+    free_.pop_back();
+  } else {
+    if (used_ == kNoRow - 1) throw Error("a shard of the host table is full (2^32 - 2 rows)");
+    r = used_++;
+    if ((r >> shift_) >= blocks_.size()) {
+      void* p = std::aligned_alloc(64, block_bytes_);
+      if (p == nullptr) throw std::bad_alloc();
+      blocks_.emplace_back(static_cast<char*>(p));
+    }
+    if ((r >> 6) >= live_.size()) {
+      live_.push_back(0);
+      modified_.push_back(0);
+    }
+  }
+  live_[r >> 6] |= uint64_t{1} << (r & 63);
+  return r;
+}
+
+void RowStore::release(uint32_t r) {
+  live_[r >> 6] &= ~(uint64_t{1} << (r & 63));
+  modified_[r >> 6] &= ~(uint64_t{1} << (r & 63));
+  free_.push_back(r);
+}
+
+void RowStore::clear_modified() { std::fill(modified_.begin(), modified_.end(), 0); }
+
+size_t RowStore::memory_bytes() const {
+  return blocks_.size() * block_bytes_ + blocks_.capacity() * sizeof(void*) +
+         free_.capacity() * sizeof(uint32_t) + (live_.capacity() + modified_.capacity()) * 8;
+}
+
+// ---------------------------------------------------------------------------------------
+// HostTable
+
+HostTable::HostTable(const TableConfig& cfg) : cfg_(cfg) {
+  if (cfg.dim <= 0) throw std::invalid_argument("embedding_dim must be positive, got " + std::to_string(cfg.dim));
+  if (cfg.shard_bits < 0 || cfg.shard_bits > 10) {
+    throw std::invalid_argument("shard_bits must be in [0, 10], got " + std::to_string(cfg.shard_bits));
+  }
+  if (cfg.evict_interval < 1) throw std::invalid_argument("eviction interval must be >= 1");
+  if (cfg.ttl_steps < 0 || cfg.capacity < 0) {
+    throw std::invalid_argument("ttl_steps and capacity must be >= 0 (0 disables)");
+  }
+  row_width_ = cfg.dim + state_width(cfg.optim.kind, cfg.dim);
+  // A shift by 64 is undefined: one shard uses shift 63 and mask 0.
+  shard_shift_ = cfg.shard_bits == 0 ? 63 : 64 - cfg.shard_bits;
+  shard_mask_ = (uint64_t{1} << cfg.shard_bits) - 1;
+  const uint32_t log2 = block_rows_log2(row_width_);
+  const int n = 1 << cfg.shard_bits;
+  shards_.reserve(n);
+  for (int i = 0; i < n; ++i) shards_.emplace_back(RowStore(row_width_, log2));
+}
+
+int64_t HostTable::size() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  int64_t n = 0;
+  for (const auto& s : shards_) n += s.index.size();
+  return n;
+}
+
+int64_t HostTable::pending_size() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  int64_t n = 0;
+  for (const auto& s : shards_) n += s.pending.size();
+  return n;
+}
+
+int64_t HostTable::step() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return step_;
+}
+
+int64_t HostTable::optimizer_step() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return optimizer_step_;
+}
+
+uint64_t HostTable::checkpoint_id() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return checkpoint_id_;
+}
+
+size_t HostTable::memory_bytes() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  size_t b = sizeof(*this) + shards_.capacity() * sizeof(Shard);
+  for (const auto& s : shards_) {
+    b += s.index.memory_bytes() + s.rows.memory_bytes() + s.pending.memory_bytes() +
+         s.deleted.capacity() * sizeof(int64_t);
+  }
+  return b;
+}
+
+void HostTable::set_learning_rate(double lr) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  cfg_.optim.lr = lr;
+}
+
+double HostTable::learning_rate() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return cfg_.optim.lr;
+}
+
+uint32_t HostTable::insert_row(Shard& s, int64_t key, uint64_t h, uint32_t count, uint32_t step) {
+  const uint32_t r = s.rows.allocate();
+  RowHeader& hdr = s.rows.header(r);
+  hdr.key = key;
+  hdr.last_seen = step;
+  hdr.count = count;
+  float* data = s.rows.data(r);
+  initialize_row(cfg_.init, key, data, cfg_.dim);
+  init_state(cfg_.optim, data + cfg_.dim, cfg_.dim);
+  s.rows.set_modified(r);
+  bool inserted = false;
+  *s.index.find_or_insert(key, h, r, &inserted) = r;
+  return r;
+}
+
+void HostTable::delete_row(Shard& s, int64_t key, uint64_t h, uint32_t r) {
+  s.index.erase(key, h);
+  s.rows.release(r);
+  // Deletions matter only to the next incremental checkpoint, which needs a full one first.
+  if (checkpoint_id_ != 0) s.deleted.push_back(key);
+}
+
+void HostTable::fill_missing(int64_t key, float* out) const {
+  if (cfg_.admit_threshold > 1) {
+    std::fill(out, out + cfg_.dim, cfg_.admit_default);
+  } else {
+    initialize_row(cfg_.init, key, out, cfg_.dim);
+  }
+}
+
+PreparedBatch HostTable::prepare(const int64_t* ids, int64_t n, bool train, bool gather,
+                                 int64_t max_unique) {
+  PreparedBatch out;
+  const int64_t S = num_shards();
+  const int64_t dim = cfg_.dim;
+
+  // Below this many ids a batch is processed on the calling thread.
+  const bool parallel = n >= (1 << 13);
+
+  // 1. Hash every position once; the hash picks the shard and is reused for every probe.
+  std::vector<uint64_t> hashes(n);
+  parallel_for(0, n, 1 << 14, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) hashes[i] = hash_key(ids[i]);
+  });
+  auto shard_at = [&](int64_t i) -> int64_t { return shard_of(hashes[i]); };
+
+  // 2. Counting sort of positions by shard (in chunks, so that it parallelises), giving each
+  // shard the contiguous list of its positions.
+  const int64_t chunk = 1 << 15;
+  const int64_t num_chunks = std::max<int64_t>(1, (n + chunk - 1) / chunk);
+  std::vector<int64_t> counts(num_chunks * S, 0);
+  parallel_tasks(num_chunks, [&](int64_t c) {
+    int64_t* cnt = &counts[c * S];
+    const int64_t hi = std::min(n, (c + 1) * chunk);
+    for (int64_t i = c * chunk; i < hi; ++i) ++cnt[shard_at(i)];
+  });
+  std::vector<int64_t> shard_begin(S + 1, 0);
+  {
+    int64_t acc = 0;
+    for (int64_t s = 0; s < S; ++s) {
+      shard_begin[s] = acc;
+      for (int64_t c = 0; c < num_chunks; ++c) {
+        const int64_t v = counts[c * S + s];
+        counts[c * S + s] = acc;
+        acc += v;
+      }
+    }
+    shard_begin[S] = acc;
+  }
+  std::vector<int64_t> order(n);
+  parallel_tasks(num_chunks, [&](int64_t c) {
+    int64_t* pos = &counts[c * S];
+    const int64_t hi = std::min(n, (c + 1) * chunk);
+    for (int64_t i = c * chunk; i < hi; ++i) order[pos[shard_at(i)]++] = i;
+  });
+
+  // 3. De-duplicate within each shard (read-only, before taking the lock).
+  struct Local {
+    std::vector<int64_t> keys;
+    std::vector<uint64_t> hashes;
+    std::vector<uint32_t> occurrences;
+    std::vector<uint32_t> rows;
+    std::vector<uint8_t> has_row;
+  };
+  std::vector<Local> locals(S);
+  std::vector<int64_t> local_index(n);
+  parallel_tasks(S, [&](int64_t s) {
+    const int64_t b = shard_begin[s], e = shard_begin[s + 1];
+    if (b == e) return;
+    Local& L = locals[s];
+    FlatMap<PositionTraits> seen;
+    seen.reserve(e - b);
+    for (int64_t k = b; k < e; ++k) {
+      const int64_t i = order[k];
+      bool inserted = false;
+      int64_t* slot = seen.find_or_insert(ids[i], hashes[i], static_cast<int64_t>(L.keys.size()), &inserted);
+      if (inserted) {
+        L.keys.push_back(ids[i]);
+        L.hashes.push_back(hashes[i]);
+        L.occurrences.push_back(0);
+      }
+      ++L.occurrences[*slot];
+      local_index[i] = *slot;
+    }
+    // Ascending ids within the shard (see step 5 for why the output is sorted).
+    const size_t u = L.keys.size();
+    std::vector<uint32_t> perm(u);
+    std::iota(perm.begin(), perm.end(), 0u);
+    std::sort(perm.begin(), perm.end(), [&](uint32_t a, uint32_t b) { return L.keys[a] < L.keys[b]; });
+    std::vector<int64_t> new_of(u);
+    Local sorted;
+    sorted.keys.resize(u);
+    sorted.hashes.resize(u);
+    sorted.occurrences.resize(u);
+    for (size_t j = 0; j < u; ++j) {
+      new_of[perm[j]] = static_cast<int64_t>(j);
+      sorted.keys[j] = L.keys[perm[j]];
+      sorted.hashes[j] = L.hashes[perm[j]];
+      sorted.occurrences[j] = L.occurrences[perm[j]];
+    }
+    L = std::move(sorted);
+    for (int64_t k = b; k < e; ++k) local_index[order[k]] = new_of[local_index[order[k]]];
+  }, parallel);
+  int64_t total = 0;
+  for (int64_t s = 0; s < S; ++s) total += static_cast<int64_t>(locals[s].keys.size());
+  if (max_unique >= 0 && total > max_unique) {
+    throw CacheCapacityError("the batch has " + std::to_string(total) +
+                             " distinct ids but the device cache has only " +
+                             std::to_string(max_unique) +
+                             " usable slots; give the cache more slots or use smaller batches");
+  }
+
+  // 4. Resolve rows under the lock: training counts sightings and admits/creates rows.
+  std::unique_lock<std::shared_mutex> wlock(mu_, std::defer_lock);
+  std::shared_lock<std::shared_mutex> rlock(mu_, std::defer_lock);
+  if (train) {
+    wlock.lock();
+    ++step_;
+  } else {
+    rlock.lock();
+  }
+  const uint32_t now = step32(step_);
+  out.step = step_;
+  const bool admission = cfg_.admit_threshold > 1;
+  const uint32_t threshold = static_cast<uint32_t>(std::min<int64_t>(cfg_.admit_threshold, 0xffffffffLL));
+  parallel_tasks(S, [&](int64_t s) {
+    Local& L = locals[s];
+    const size_t u = L.keys.size();
+    if (u == 0) return;
+    Shard& sh = shards_[s];
+    L.rows.assign(u, kNoRow);
+    L.has_row.assign(u, 0);
+    for (size_t j = 0; j < u; ++j) {
+      const int64_t key = L.keys[j];
+      const uint64_t h = L.hashes[j];
+      const uint32_t* found = sh.index.find(key, h);
+      if (found != nullptr) {
+        L.rows[j] = *found;
+        L.has_row[j] = 1;
+        if (train) {
+          RowHeader& hdr = sh.rows.header(*found);
+          hdr.last_seen = now;
+          hdr.count = saturating_add(hdr.count, L.occurrences[j]);
+          sh.rows.set_modified(*found);
+        }
+        continue;
+      }
+      if (!train) continue;
+      uint32_t count = L.occurrences[j];
+      if (admission) {
+        bool inserted = false;
+        PendingTraits::Value* p = sh.pending.find_or_insert(key, h, PendingTraits::Value{1, now}, &inserted);
+        if (!inserted) p->count = saturating_add(p->count, L.occurrences[j]);
+        else p->count = L.occurrences[j];
+        p->last_seen = now;
+        if (p->count < threshold) continue;
+        count = p->count;
+        sh.pending.erase(key, h);
+      }
+      L.rows[j] = insert_row(sh, key, h, count, now);
+      L.has_row[j] = 1;
+    }
+  }, parallel);
+
+  // 5. Assemble the outputs with the distinct ids in ascending order, like torch.unique.
+  // The order is what torch's embedding_bag backward sorts by when it accumulates the
+  // gradient of a repeated row, so numbering rows in id order makes the accumulation -
+  // hence SGD results - bit-identical to an nn.EmbeddingBag whose rows are in id order. The
+  // shards' sorted runs are merged here (a shard owns a hash range, not a value range).
+  std::vector<std::vector<int64_t>> rank(S);
+  {
+    using Head = std::pair<int64_t, int64_t>;  // (id, shard)
+    std::vector<Head> heap;
+    std::vector<size_t> next(S, 0);
+    for (int64_t s = 0; s < S; ++s) {
+      rank[s].resize(locals[s].keys.size());
+      if (!locals[s].keys.empty()) heap.emplace_back(locals[s].keys[0], s);
+    }
+    auto later = [](const Head& a, const Head& b) { return a.first > b.first; };
+    std::make_heap(heap.begin(), heap.end(), later);
+    int64_t r = 0;
+    while (!heap.empty()) {
+      std::pop_heap(heap.begin(), heap.end(), later);
+      const int64_t s = heap.back().second;
+      heap.pop_back();
+      rank[s][next[s]] = r++;
+      if (++next[s] < locals[s].keys.size()) {
+        heap.emplace_back(locals[s].keys[next[s]], s);
+        std::push_heap(heap.begin(), heap.end(), later);
+      }
+    }
+  }
+  out.unique_ids.resize(total);
+  out.has_row.resize(total);
+  out.inverse.resize(n);
+  if (gather) out.rows.resize(static_cast<size_t>(total) * dim);
+  parallel_tasks(S, [&](int64_t s) {
+    const Local& L = locals[s];
+    const Shard& sh = shards_[s];
+    for (size_t j = 0; j < L.keys.size(); ++j) {
+      const int64_t g = rank[s][j];
+      out.unique_ids[g] = L.keys[j];
+      out.has_row[g] = L.has_row[j];
+      if (!gather) continue;
+      float* dst = out.rows.data() + g * dim;
+      if (L.has_row[j]) {
+        std::memcpy(dst, sh.rows.data(L.rows[j]), dim * sizeof(float));
+      } else {
+        fill_missing(L.keys[j], dst);
+      }
+    }
+  }, parallel);
+  parallel_for(0, n, 1 << 15, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) out.inverse[i] = rank[shard_at(i)][local_index[i]];
+  });
+
+  if (train) out.evicted = evict_locked(step_);
+  return out;
+}
+
+void HostTable::lookup(const int64_t* ids, int64_t n, float* out) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  const int64_t dim = cfg_.dim;
+  const size_t row_bytes = dim * sizeof(float);
+  parallel_for(0, n, 1 << 12, [&](int64_t lo, int64_t hi) {
+    // Three-stage software pipeline: hash and prefetch the index slot kAhead*2 positions
+    // ahead, probe and prefetch the row kAhead ahead, copy now. Independent cache misses of
+    // several ids then overlap instead of being paid one after another.
+    constexpr int64_t kAhead = 8;
+    constexpr int64_t kRing = 32;  // power of two > 2 * kAhead
+    uint64_t ring_hash[kRing];
+    const float* ring_row[kRing];
+    auto stage_hash = [&](int64_t i) {
+      const uint64_t h = hash_key(ids[i]);
+      ring_hash[i & (kRing - 1)] = h;
+      __builtin_prefetch(shards_[shard_of(h)].index.probe_address(h));
+    };
+    auto stage_probe = [&](int64_t i) {
+      const uint64_t h = ring_hash[i & (kRing - 1)];
+      const Shard& sh = shards_[shard_of(h)];
+      const uint32_t* r = sh.index.find(ids[i], h);
+      const float* row = r == nullptr ? nullptr : sh.rows.data(*r);
+      ring_row[i & (kRing - 1)] = row;
+      if (row != nullptr) {
+        for (size_t off = 0; off < row_bytes; off += 64) {
+          __builtin_prefetch(reinterpret_cast<const char*>(row) + off);
+        }
+      }
+    };
+    for (int64_t i = lo; i < std::min(hi, lo + 2 * kAhead); ++i) stage_hash(i);
+    for (int64_t i = lo; i < std::min(hi, lo + kAhead); ++i) stage_probe(i);
+    for (int64_t i = lo; i < hi; ++i) {
+      if (i + 2 * kAhead < hi) stage_hash(i + 2 * kAhead);
+      if (i + kAhead < hi) stage_probe(i + kAhead);
+      const float* row = ring_row[i & (kRing - 1)];
+      if (row != nullptr) {
+        std::memcpy(out + i * dim, row, row_bytes);
+      } else {
+        fill_missing(ids[i], out + i * dim);
+      }
+    }
+  });
+}
+
+void HostTable::read_rows(const int64_t* ids, int64_t n, float* out) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  const int64_t w = row_width_;
+  parallel_for(0, n, row_grain(w), [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
+      const uint64_t h = hash_key(ids[i]);
+      const Shard& sh = shards_[shard_of(h)];
+      const uint32_t* r = sh.index.find(ids[i], h);
+      if (r == nullptr) {
+        throw StateError("internal error: id " + std::to_string(ids[i]) +
+                         " is to be swapped into the device cache but has no host row");
+      }
+      std::memcpy(out + i * w, sh.rows.data(*r), w * sizeof(float));
+    }
+  });
+}
+
+void HostTable::write_rows(const int64_t* ids, int64_t n, const float* rows) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  const int64_t w = row_width_;
+  parallel_for(0, n, row_grain(w), [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
+      const uint64_t h = hash_key(ids[i]);
+      Shard& sh = shards_[shard_of(h)];
+      const uint32_t* r = sh.index.find(ids[i], h);
+      if (r == nullptr) continue;
+      std::memcpy(sh.rows.data(*r), rows + i * w, w * sizeof(float));
+      sh.rows.set_modified_atomic(*r);
+    }
+  });
+}
+
+void HostTable::apply_gradients(const int64_t* ids, int64_t n, const float* grads,
+                                const uint8_t* has_row) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  const StepConstants k = step_constants(cfg_.optim, ++optimizer_step_);
+  const int64_t dim = cfg_.dim;
+  parallel_for(0, n, row_grain(row_width_), [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
+      if (has_row != nullptr && has_row[i] == 0) continue;
+      const uint64_t h = hash_key(ids[i]);
+      Shard& sh = shards_[shard_of(h)];
+      const uint32_t* r = sh.index.find(ids[i], h);
+      if (r == nullptr) continue;  // evicted by a plan computed ahead of this update
+      update_row(cfg_.optim, k, sh.rows.data(*r), grads + i * dim, dim);
+      sh.rows.set_modified_atomic(*r);
+    }
+  });
+}
+
+void HostTable::apply_gradients_to(float* rows, int64_t stride, const int64_t* slots, int64_t n,
+                                   const float* grads, const uint8_t* mask) {
+  StepConstants k;
+  OptimConfig optim;
+  {
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    k = step_constants(cfg_.optim, ++optimizer_step_);
+    optim = cfg_.optim;
+  }
+  const int64_t dim = cfg_.dim;
+  parallel_for(0, n, row_grain(row_width_), [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
+      if (mask != nullptr && mask[i] == 0) continue;
+      update_row(optim, k, rows + slots[i] * stride, grads + i * dim, dim);
+    }
+  });
+}
+
+int64_t HostTable::next_optimizer_step() {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  return ++optimizer_step_;
+}
+
+std::vector<uint8_t> HostTable::contains(const int64_t* ids, int64_t n) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  std::vector<uint8_t> out(n);
+  parallel_for(0, n, 1 << 12, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
+      const uint64_t h = hash_key(ids[i]);
+      out[i] = shards_[shard_of(h)].index.find(ids[i], h) != nullptr;
+    }
+  });
+  return out;
+}
+
+int64_t HostTable::erase(const int64_t* ids, int64_t n) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  int64_t erased = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t h = hash_key(ids[i]);
+    Shard& sh = shards_[shard_of(h)];
+    const uint32_t* r = sh.index.find(ids[i], h);
+    if (r != nullptr) {
+      delete_row(sh, ids[i], h, *r);
+      ++erased;
+    }
+    sh.pending.erase(ids[i], h);
+  }
+  return erased;
+}
+
+std::vector<int64_t> HostTable::evict_now() {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  TableConfig saved = cfg_;
+  cfg_.evict_interval = 1;  // "now" ignores the interval
+  std::vector<int64_t> out;
+  try {
+    out = evict_locked(step_);
+  } catch (...) {
+    cfg_ = saved;
+    throw;
+  }
+  cfg_ = saved;
+  return out;
+}
+
+std::vector<int64_t> HostTable::evict_locked(int64_t step) {
+  std::vector<int64_t> evicted;
+  if (step % cfg_.evict_interval != 0) return evicted;
+  const int64_t S = num_shards();
+  const uint32_t now = step32(step);
+  std::vector<std::vector<int64_t>> per_shard(S);
+  int64_t rows = 0;
+  for (const auto& sh : shards_) rows += sh.index.size();
+  const bool parallel = rows >= (1 << 15);  // small tables: scanning beats waking workers
+
+  if (cfg_.ttl_steps > 0) {
+    const int64_t ttl = cfg_.ttl_steps;
+    auto expired = [&](uint32_t last_seen) {
+      return static_cast<int64_t>(now) - static_cast<int64_t>(last_seen) > ttl;
+    };
+    parallel_tasks(S, [&](int64_t s) {
+      Shard& sh = shards_[s];
+      const uint32_t hw = sh.rows.high_water();
+      for (uint32_t r = 0; r < hw; ++r) {
+        if (!sh.rows.live(r)) continue;
+        const RowHeader& hdr = sh.rows.header(r);
+        if (expired(hdr.last_seen)) {
+          const int64_t key = hdr.key;
+          delete_row(sh, key, hash_key(key), r);
+          per_shard[s].push_back(key);
+        }
+      }
+      std::vector<int64_t> stale;
+      sh.pending.for_each([&](int64_t key, const PendingTraits::Value& v) {
+        if (expired(v.last_seen)) stale.push_back(key);
+      });
+      for (int64_t key : stale) sh.pending.erase(key, hash_key(key));
+    }, parallel);
+  }
+
+  if (cfg_.capacity > 0) {
+    rows = 0;  // after the TTL pass
+    for (const auto& sh : shards_) rows += sh.index.size();
+    if (rows > cfg_.capacity) {
+      // Least used first: fewest sightings, then longest unseen, then smallest id, over rows
+      // not seen at this step (the current batch must keep its rows).
+      struct Candidate {
+        uint32_t count;
+        uint32_t last_seen;
+        int64_t key;
+        int64_t shard;
+        uint32_t row;
+      };
+      std::vector<std::vector<uint32_t>> counts(S);
+      parallel_tasks(S, [&](int64_t s) {
+        const Shard& sh = shards_[s];
+        const uint32_t hw = sh.rows.high_water();
+        for (uint32_t r = 0; r < hw; ++r) {
+          if (!sh.rows.live(r)) continue;
+          const RowHeader& hdr = sh.rows.header(r);
+          if (hdr.last_seen != now) counts[s].push_back(hdr.count);
+        }
+      }, parallel);
+      std::vector<uint32_t> all;
+      for (auto& c : counts) {
+        all.insert(all.end(), c.begin(), c.end());
+        std::vector<uint32_t>().swap(c);
+      }
+      const int64_t excess = std::min<int64_t>(rows - cfg_.capacity, static_cast<int64_t>(all.size()));
+      if (excess > 0) {
+        std::nth_element(all.begin(), all.begin() + (excess - 1), all.end());
+        const uint32_t cutoff = all[excess - 1];
+        std::vector<uint32_t>().swap(all);
+        std::vector<std::vector<Candidate>> below(S), at(S);
+        parallel_tasks(S, [&](int64_t s) {
+          const Shard& sh = shards_[s];
+          const uint32_t hw = sh.rows.high_water();
+          for (uint32_t r = 0; r < hw; ++r) {
+            if (!sh.rows.live(r)) continue;
+            const RowHeader& hdr = sh.rows.header(r);
+            if (hdr.last_seen == now || hdr.count > cutoff) continue;
+            Candidate c{hdr.count, hdr.last_seen, hdr.key, s, r};
+            (hdr.count < cutoff ? below : at)[s].push_back(c);
+          }
+        }, parallel);
+        std::vector<Candidate> victims;
+        for (auto& b : below) victims.insert(victims.end(), b.begin(), b.end());
+        std::vector<Candidate> ties;
+        for (auto& a : at) ties.insert(ties.end(), a.begin(), a.end());
+        const int64_t need = excess - static_cast<int64_t>(victims.size());
+        if (need > 0) {
+          auto older = [](const Candidate& a, const Candidate& b) {
+            return std::tie(a.last_seen, a.key) < std::tie(b.last_seen, b.key);
+          };
+          std::nth_element(ties.begin(), ties.begin() + (need - 1), ties.end(), older);
+          victims.insert(victims.end(), ties.begin(), ties.begin() + need);
+        }
+        std::vector<std::vector<Candidate>> by_shard(S);
+        for (const Candidate& c : victims) by_shard[c.shard].push_back(c);
+        parallel_tasks(S, [&](int64_t s) {
+          for (const Candidate& c : by_shard[s]) {
+            delete_row(shards_[s], c.key, hash_key(c.key), c.row);
+            per_shard[s].push_back(c.key);
+          }
+        }, parallel);
+      }
+    }
+  }
+  for (auto& v : per_shard) evicted.insert(evicted.end(), v.begin(), v.end());
+  return evicted;
+}
+
+void HostTable::clear() {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  const uint32_t log2 = block_rows_log2(row_width_);
+  std::vector<Shard> fresh;
+  fresh.reserve(shards_.size());
+  for (size_t i = 0; i < shards_.size(); ++i) fresh.emplace_back(RowStore(row_width_, log2));
+  shards_.swap(fresh);
+  step_ = 0;
+  optimizer_step_ = 0;
+  checkpoint_id_ = 0;
+}
+
+RowDump HostTable::dump(bool only_modified) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  const int64_t S = num_shards();
+  std::vector<std::vector<std::pair<int64_t, uint32_t>>> sel(S);
+  parallel_tasks(S, [&](int64_t s) {
+    const Shard& sh = shards_[s];
+    const uint32_t hw = sh.rows.high_water();
+    for (uint32_t r = 0; r < hw; ++r) {
+      if (!sh.rows.live(r) || (only_modified && !sh.rows.modified(r))) continue;
+      sel[s].emplace_back(sh.rows.header(r).key, r);
+    }
+  });
+  // Sorted by id, so that a dump does not depend on hashing or insertion history.
+  std::vector<std::tuple<int64_t, int64_t, uint32_t>> all;
+  for (int64_t s = 0; s < S; ++s) {
+    for (const auto& [key, r] : sel[s]) all.emplace_back(key, s, r);
+  }
+  std::sort(all.begin(), all.end());
+  RowDump d;
+  const int64_t n = static_cast<int64_t>(all.size());
+  d.keys.resize(n);
+  d.last_seen.resize(n);
+  d.count.resize(n);
+  d.rows.resize(static_cast<size_t>(n) * row_width_);
+  parallel_for(0, n, 1 << 12, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) {
+      const auto& [key, s, r] = all[i];
+      const RowHeader& hdr = shards_[s].rows.header(r);
+      d.keys[i] = key;
+      d.last_seen[i] = hdr.last_seen;
+      d.count[i] = hdr.count;
+      std::memcpy(d.rows.data() + i * row_width_, shards_[s].rows.data(r), row_width_ * sizeof(float));
+    }
+  });
+  return d;
+}
+
+PendingDump HostTable::dump_pending() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  std::vector<std::tuple<int64_t, uint32_t, uint32_t>> all;
+  for (const auto& sh : shards_) {
+    sh.pending.for_each([&](int64_t key, const PendingTraits::Value& v) {
+      all.emplace_back(key, v.count, v.last_seen);
+    });
+  }
+  std::sort(all.begin(), all.end());
+  PendingDump d;
+  for (const auto& [key, count, last_seen] : all) {
+    d.keys.push_back(key);
+    d.count.push_back(count);
+    d.last_seen.push_back(last_seen);
+  }
+  return d;
+}
+
+void HostTable::upsert(const RowDump& d) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  const int64_t n = static_cast<int64_t>(d.keys.size());
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t key = d.keys[i];
+    const uint64_t h = hash_key(key);
+    Shard& sh = shards_[shard_of(h)];
+    const uint32_t* found = sh.index.find(key, h);
+    uint32_t r;
+    if (found != nullptr) {
+      r = *found;
+    } else {
+      r = sh.rows.allocate();
+      bool inserted = false;
+      *sh.index.find_or_insert(key, h, r, &inserted) = r;
+      sh.pending.erase(key, h);
+    }
+    RowHeader& hdr = sh.rows.header(r);
+    hdr.key = key;
+    hdr.last_seen = d.last_seen[i];
+    hdr.count = d.count[i];
+    std::memcpy(sh.rows.data(r), d.rows.data() + i * row_width_, row_width_ * sizeof(float));
+    sh.rows.set_modified(r);
+  }
+}
+
+void HostTable::upsert_pending(const PendingDump& d) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  for (size_t i = 0; i < d.keys.size(); ++i) {
+    if (d.count[i] == 0) throw std::invalid_argument("admission counts must be >= 1");
+    const int64_t key = d.keys[i];
+    const uint64_t h = hash_key(key);
+    Shard& sh = shards_[shard_of(h)];
+    if (sh.index.find(key, h) != nullptr) continue;  // admitted meanwhile: the row wins
+    const PendingTraits::Value v{d.count[i], d.last_seen[i]};
+    bool inserted = false;
+    *sh.pending.find_or_insert(key, h, v, &inserted) = v;
+  }
+}
+
+void HostTable::restore_counters(int64_t step, int64_t optimizer_step) {
+  if (step < 0 || optimizer_step < 0) throw std::invalid_argument("step counters must be >= 0");
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  step_ = step;
+  optimizer_step_ = optimizer_step;
+}
+
+}  // namespace embcache

@@ -1,0 +1,97 @@
+"""torchrec_embcache: dynamically growing embedding tables with a device cache.
+
+Core (no torchrec needed): :class:`DynamicEmbedding`, :class:`DynamicEmbeddingBag`,
+:class:`EmbeddingTable`, the optimiser / initialiser / admission / eviction configs and
+directory checkpoints (:func:`save_checkpoint`, :func:`load_checkpoint`).
+
+TorchRec drop-ins (imported on first use, need torchrec): ``EmbCacheEmbeddingBagConfig``,
+``EmbCacheEmbeddingConfig``, ``EmbCacheEmbeddingBagCollection``,
+``EmbCacheEmbeddingCollection`` and ``EmbCacheTrainPipeline``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from torchrec_embcache._ext import _C
+from torchrec_embcache._version import __version__
+from torchrec_embcache.checkpoint import load_checkpoint, save_checkpoint
+from torchrec_embcache.config import (
+    Admission,
+    Constant,
+    Eviction,
+    Normal,
+    SparseAdagrad,
+    SparseAdam,
+    SparseSGD,
+    TruncatedNormal,
+    Uniform,
+)
+from torchrec_embcache.errors import (
+    CacheCapacityError,
+    CacheStateError,
+    CheckpointError,
+    DeviceError,
+    EmbCacheError,
+)
+from torchrec_embcache.modules import DynamicEmbedding, DynamicEmbeddingBag
+from torchrec_embcache.table import EmbeddingTable
+
+_TORCHREC_EXPORTS = {
+    "EmbCacheEmbeddingBagConfig": "torchrec_embcache.collection",
+    "EmbCacheEmbeddingConfig": "torchrec_embcache.collection",
+    "EmbCacheEmbeddingBagCollection": "torchrec_embcache.collection",
+    "EmbCacheEmbeddingCollection": "torchrec_embcache.collection",
+    "EmbCacheTrainPipeline": "torchrec_embcache.pipeline",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # torchrec is optional and slow to import: load the drop-ins only when asked for.
+    module = _TORCHREC_EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'torchrec_embcache' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def set_num_threads(n: int) -> None:
+    """Threads used by batched table operations (default: EMBCACHE_NUM_THREADS or all cores)."""
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"number of threads must be a positive integer, got {n!r}")
+    _C.set_num_threads(n)
+
+
+def get_num_threads() -> int:
+    return int(_C.get_num_threads())
+
+
+__all__ = [
+    "Admission",
+    "CacheCapacityError",
+    "CacheStateError",
+    "CheckpointError",
+    "Constant",
+    "DeviceError",
+    "DynamicEmbedding",
+    "DynamicEmbeddingBag",
+    "EmbCacheEmbeddingBagCollection",
+    "EmbCacheEmbeddingBagConfig",
+    "EmbCacheEmbeddingCollection",
+    "EmbCacheEmbeddingConfig",
+    "EmbCacheError",
+    "EmbCacheTrainPipeline",
+    "EmbeddingTable",
+    "Eviction",
+    "Normal",
+    "SparseAdagrad",
+    "SparseAdam",
+    "SparseSGD",
+    "TruncatedNormal",
+    "Uniform",
+    "__version__",
+    "get_num_threads",
+    "load_checkpoint",
+    "save_checkpoint",
+    "set_num_threads",
+]

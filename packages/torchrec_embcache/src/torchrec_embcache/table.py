@@ -1,0 +1,522 @@
+"""EmbeddingTable: one dynamic table, optionally with a device cache.
+
+This is the engine under every module of the package. Per batch it turns raw int64 ids into
+``(weights, inverse)``: ``weights`` holds one row per distinct id, on the compute device,
+and ``inverse`` maps every position of the batch to its row. The module then runs torch's
+own embedding / embedding_bag kernel on them, so pooling and gradient accumulation are
+exactly torch's; a hook on ``weights`` receives the per-row gradient and applies the fused
+sparse optimiser update to exactly the touched rows.
+
+Two storage modes:
+
+- host table only (``cache_slots=None``): rows are gathered from the host table per batch and
+  the update is applied to the host rows. Best on the CPU.
+- device cache (``cache_slots=N``): N rows (with optimiser state) live on the device; the
+  host plans swaps per batch (see csrc/cache_planner.h), the device executes them, and the
+  update runs on the device rows. The next batch's plan can be computed while the current
+  one trains (``prefetch``).
+
+Both modes give identical results on the CPU: the same update kernel runs on the same
+values, and swapping moves rows and optimiser state bit for bit.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from torchrec_embcache._ext import _C
+from torchrec_embcache.config import (
+    Admission,
+    Eviction,
+    Initializer,
+    Normal,
+    Optimizer,
+    SparseAdagrad,
+    SparseAdam,
+    SparseSGD,
+    make_table_config,
+    optimizer_name,
+)
+from torchrec_embcache.errors import CacheStateError, DeviceError
+
+_CPU = torch.device("cpu")
+
+
+@dataclass
+class Lookup:
+    """Rows of the distinct ids of a batch (``weights``) and, per position, which row."""
+
+    weights: torch.Tensor
+    inverse: torch.Tensor
+
+
+def as_ids(ids: torch.Tensor, what: str = "ids") -> torch.Tensor:
+    """Validates ids and returns them as a contiguous 1-D int64 CPU tensor."""
+    if not isinstance(ids, torch.Tensor):
+        raise TypeError(f"{what} must be a torch.Tensor, got {type(ids).__name__}")
+    if ids.dtype not in (torch.int64, torch.int32):
+        raise TypeError(
+            f"{what} must be an integer tensor (torch.int64, or torch.int32), got {ids.dtype}"
+        )
+    return ids.reshape(-1).to(device=_CPU, dtype=torch.int64).contiguous()
+
+
+class EmbeddingTable:
+    """A dynamically growing embedding table with an optional device cache.
+
+    Args:
+        embedding_dim: width of a row.
+        optimizer: SparseSGD, SparseAdagrad or SparseAdam, applied in backward.
+        initializer: initial values of a new row, a function of (seed, id).
+        seed: seed of the initialiser.
+        admission: optional admission policy (rows only after N sightings).
+        eviction: optional eviction policy (TTL in steps, capacity).
+        cache_slots: rows kept on the device; None keeps all rows in host memory only.
+        device: compute device ("cpu", "npu", "meta", ...).
+        shard_bits: the host table has 2**shard_bits shards (parallelism of batched calls).
+    """
+
+    def __init__(
+        self,
+        embedding_dim: int,
+        *,
+        optimizer: Optimizer | None = None,
+        initializer: Initializer | None = None,
+        seed: int = 0,
+        admission: Admission | None = None,
+        eviction: Eviction | None = None,
+        cache_slots: int | None = None,
+        device: torch.device | str | None = None,
+        shard_bits: int = 5,
+    ) -> None:
+        self.optimizer: Optimizer = optimizer if optimizer is not None else SparseSGD()
+        self.initializer: Initializer = initializer if initializer is not None else Normal()
+        self.seed = seed
+        self.admission = admission
+        self.eviction = eviction
+        self._config = make_table_config(
+            embedding_dim, self.optimizer, self.initializer, seed, admission, eviction, shard_bits
+        )
+        self._host = _C.HostTable(self._config)
+        if cache_slots is not None and (not isinstance(cache_slots, int) or cache_slots < 1):
+            raise ValueError(f"cache_slots must be a positive integer or None, got {cache_slots!r}")
+        self.cache_slots = cache_slots
+        self._device = torch.device(device) if device is not None else _CPU
+        self._planner: _C.CachePlanner | None = None
+        self._cache: torch.Tensor | None = None
+        # Per slot, the sequence number of the plan that last brought a row into it: a late
+        # backward must not update a slot that meanwhile holds another id.
+        self._slot_seq: torch.Tensor | None = None
+        self._prefetched: deque[tuple[torch.Tensor, object]] = deque()
+        # Set when executing a swap plan failed half-way: host and device copies may then
+        # disagree, and every later use of the cache refuses to run rather than train on them.
+        self._broken: str | None = None
+        # Tests set this to run the update the way non-CPU devices do (torch operations).
+        self._torch_update = False
+        # Serialises the training path of this table (plans, swaps, updates).
+        self._lock = threading.RLock()
+        if cache_slots is not None and self._device.type != "meta":
+            self._create_cache(self._device)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def embedding_dim(self) -> int:
+        return int(self._config.dim)
+
+    @property
+    def row_width(self) -> int:
+        """Floats per stored row: embedding plus optimiser state."""
+        return int(self._host.row_width)
+
+    @property
+    def device(self) -> torch.device:
+        return self._device
+
+    @property
+    def host(self) -> _C.HostTable:
+        """The C++ host table (for inspection; use the methods here to change it)."""
+        return self._host
+
+    def __len__(self) -> int:
+        """Rows stored (admitted ids)."""
+        return int(self._host.size)
+
+    @property
+    def step(self) -> int:
+        """Training batches seen."""
+        return int(self._host.step)
+
+    @property
+    def memory_bytes(self) -> int:
+        """Host memory held by the table (rows, index, bookkeeping)."""
+        return int(self._host.memory_bytes)
+
+    @property
+    def learning_rate(self) -> float:
+        return float(self._host.learning_rate)
+
+    @learning_rate.setter
+    def learning_rate(self, lr: float) -> None:
+        if not lr > 0:
+            raise ValueError(f"learning rate must be positive, got {lr!r}")
+        self._host.learning_rate = float(lr)
+
+    # ------------------------------------------------------------------ device
+    def _create_cache(self, device: torch.device) -> None:
+        assert self.cache_slots is not None
+        self._planner = _C.CachePlanner(self._host, self.cache_slots)
+        self._cache = torch.zeros(self.cache_slots, self.row_width, device=device)
+        if self._planner.default_slot >= 0:
+            assert self.admission is not None
+            self._cache[self._planner.default_slot, : self.embedding_dim] = (
+                self.admission.default_value
+            )
+        self._slot_seq = torch.zeros(self.cache_slots, dtype=torch.int64)
+
+    def to(self, device: torch.device | str) -> EmbeddingTable:
+        """Moves the compute device (and the cache). The host table stays in host memory;
+        on "meta" only shapes are computed and the cache is written back and released."""
+        device = torch.device(device)
+        with self._lock:
+            if device == self._device:
+                return self
+            if self.cache_slots is not None:
+                if device.type == "meta":
+                    self.flush()
+                    self._planner = None
+                    self._cache = None
+                    self._slot_seq = None
+                elif self._cache is None:
+                    self._create_cache(device)
+                else:
+                    self._require_no_prefetch("moving the device cache")
+                    self._cache = self._cache.to(device)
+            self._device = device
+        return self
+
+    def _require_no_prefetch(self, what: str) -> None:
+        if self._prefetched:
+            raise CacheStateError(
+                f"{what} is not possible while {len(self._prefetched)} prefetched batch(es) "
+                "have not run; run their forward passes first"
+            )
+
+    def check_ids_device(self, t: torch.Tensor, what: str = "ids") -> None:
+        """Ids may be on the CPU (they are hashed there) or on the module's device."""
+        if t.device.type == "cpu" or t.device == self._device:
+            return
+        if t.device.type == self._device.type and self._device.index is None:
+            return
+        raise DeviceError(
+            f"{what} are on {t.device} but this embedding computes on {self._device}; move "
+            f"them to {self._device} or to the CPU"
+        )
+
+    # ------------------------------------------------------------------ lookups
+    def lookup(self, ids: torch.Tensor, train: bool) -> Lookup:
+        """Rows of the distinct ids in ``ids`` (1-D int64 CPU) and the inverse map.
+
+        ``train``: count sightings, create rows, apply eviction, and (if autograd records)
+        attach the optimiser update to ``weights``'s gradient. Otherwise read-only: ids
+        without a row read their initial values (or the admission default).
+        """
+        if self._device.type == "meta":
+            raise CacheStateError("a table on the meta device holds no values to look up")
+        if train:
+            with self._lock:
+                if self._planner is None:
+                    return self._train_host(ids)
+                return self._train_cached(ids)
+        if self._planner is None:
+            _uniq, inverse, _has, rows, _ev, _step = self._host.prepare(ids, False, True, -1)
+            return Lookup(rows.to(self._device), inverse.to(self._device))
+        with self._lock:  # a training thread may be swapping rows of the cache tensor
+            return self._eval_cached(ids)
+
+    def _train_host(self, ids: torch.Tensor) -> Lookup:
+        uniq, inverse, has_row, rows, _evicted, _step = self._host.prepare(ids, True, True, -1)
+        weights = rows.to(self._device)
+        if torch.is_grad_enabled():
+            weights.requires_grad_(True)
+            mask = None if bool(has_row.all()) else has_row
+            host = self._host
+
+            def update(grad: torch.Tensor) -> None:
+                g = grad.detach().to(device=_CPU, dtype=torch.float32).contiguous()
+                host.apply_gradients(uniq, g, mask)
+
+            weights.register_hook(update)
+        return Lookup(weights, inverse.to(self._device))
+
+    def prefetch(self, ids: torch.Tensor) -> None:
+        """Starts planning a future training batch (device-cache mode; no-op otherwise).
+
+        Batches must then be looked up in the order they were prefetched, each with exactly
+        the ids given here.
+        """
+        if self._planner is None:
+            return
+        with self._lock:
+            self._prefetched.append((ids, self._planner.submit(ids)))
+
+    def _train_cached(self, ids: torch.Tensor) -> Lookup:
+        self._check_usable()
+        planner, cache, slot_seq = self._planner, self._cache, self._slot_seq
+        assert planner is not None and cache is not None and slot_seq is not None
+        if self._prefetched:
+            expected, handle = self._prefetched.popleft()
+            if expected.shape != ids.shape or not torch.equal(expected, ids):
+                # The prefetched plan was computed for other ids; it has changed the
+                # planner's state, so it is executed before the error to stay consistent.
+                self._execute(handle.wait())
+                raise CacheStateError(
+                    "the training batch differs from the batch prefetched for it; prefetch "
+                    "each batch exactly once, in the order the batches are run"
+                )
+        else:
+            handle = planner.submit(ids)
+        plan = self._execute(handle.wait())
+
+        dev = self._device
+        dim = self.embedding_dim
+        slots = plan.unique_slots
+        slots_dev = slots.to(dev)
+        weights = cache[:, :dim].index_select(0, slots_dev)
+        if torch.is_grad_enabled():
+            weights.requires_grad_(True)
+            has_row = plan.has_row
+            mask = None if bool(has_row.all()) else has_row
+            seq = plan.seq
+
+            def update(grad: torch.Tensor) -> None:
+                with self._lock:
+                    stale = bool((slot_seq[slots[has_row]] > seq).any())
+                    if self._cache is not cache or stale:
+                        raise CacheStateError(
+                            "backward of a training batch ran after later batches had replaced "
+                            "its rows in the device cache; run each batch's backward before the "
+                            "next batch's forward, or give the cache more slots"
+                        )
+                    self._apply_to_cache(cache, slots, slots_dev, grad.detach(), mask)
+
+            weights.register_hook(update)
+        return Lookup(weights, plan.inverse.to(dev))
+
+    def _execute(self, plan: _C.SwapPlan) -> _C.SwapPlan:
+        """Runs a plan's swaps on the device: victims out to the host, new rows in."""
+        try:
+            return self._swap(plan)
+        except BaseException as exc:
+            self._broken = f"{type(exc).__name__}: {exc}"
+            raise
+
+    def _check_usable(self) -> None:
+        if self._broken is not None:
+            raise CacheStateError(
+                "the device cache is unusable since a swap failed half-way "
+                f"({self._broken}); reload the table from a checkpoint"
+            )
+
+    def _swap(self, plan: _C.SwapPlan) -> _C.SwapPlan:
+        cache, slot_seq = self._cache, self._slot_seq
+        assert cache is not None and self._planner is not None and slot_seq is not None
+        dev = self._device
+        if plan.out_ids.numel():
+            out_rows = cache.index_select(0, plan.out_slots.to(dev)).to(_CPU).contiguous()
+            self._host.write_rows(plan.out_ids, out_rows)
+        self._planner.written_back(plan.seq)
+        if plan.in_ids.numel():
+            cache.index_copy_(0, plan.in_slots.to(dev), plan.in_rows.to(dev))
+            slot_seq[plan.in_slots] = plan.seq
+        return plan
+
+    def _apply_to_cache(
+        self,
+        cache: torch.Tensor,
+        slots: torch.Tensor,
+        slots_dev: torch.Tensor,
+        grad: torch.Tensor,
+        mask: torch.Tensor | None,
+    ) -> None:
+        if cache.device.type == "cpu" and not self._torch_update:
+            g = grad.to(torch.float32).contiguous()
+            self._host.apply_gradients_to(cache, slots, g, mask)
+            return
+        if mask is not None:
+            keep = mask.nonzero().squeeze(1)
+            slots_dev = slots.index_select(0, keep).to(cache.device)
+            grad = grad.index_select(0, keep.to(grad.device))
+        step = int(self._host.next_optimizer_step())
+        torch_sparse_update(
+            cache, slots_dev, grad, self.optimizer, step, self.embedding_dim, lr=self.learning_rate
+        )
+
+    def _eval_cached(self, ids: torch.Tensor) -> Lookup:
+        self._check_usable()
+        assert self._planner is not None and self._cache is not None
+        self._require_no_prefetch("an evaluation lookup through the device cache")
+        _uniq, inverse, rows, slots = self._planner.lookup_eval(ids)
+        dev = self._device
+        weights = rows.to(dev)
+        resident = (slots >= 0).nonzero().squeeze(1)
+        if resident.numel():
+            cached = self._cache[:, : self.embedding_dim].index_select(
+                0, slots.index_select(0, resident).to(dev)
+            )
+            weights.index_copy_(0, resident.to(dev), cached)
+        return Lookup(weights, inverse.to(dev))
+
+    # ------------------------------------------------------------------ maintenance
+    def flush(self) -> None:
+        """Writes rows changed in the device cache back to the host table."""
+        with self._lock:
+            if self._planner is None or self._cache is None:
+                return
+            self._check_usable()
+            self._require_no_prefetch("writing the device cache back")
+            ids, slots = self._planner.dirty_rows()
+            if ids.numel():
+                rows = self._cache.index_select(0, slots.to(self._device)).to(_CPU).contiguous()
+                self._host.write_rows(ids, rows)
+            self._planner.mark_clean()
+
+    def clear(self) -> None:
+        """Drops every row and counter: the table starts over (as if newly created)."""
+        with self._lock:
+            self._require_no_prefetch("clearing the table")
+            self._host.clear()
+            self._broken = None
+            if self._planner is not None:
+                self._create_cache(self._device)
+
+    def export(self) -> dict[str, torch.Tensor]:
+        """All rows, sorted by id: ids, weight [n, dim], optimizer_state [n, state], and
+        the bookkeeping (last_seen step, count of sightings)."""
+        self.flush()
+        ids, last_seen, count, rows = self._host.dump(False)
+        dim = self.embedding_dim
+        return {
+            "ids": ids,
+            "weight": rows[:, :dim],
+            "optimizer_state": rows[:, dim:],
+            "last_seen": last_seen,
+            "count": count,
+        }
+
+    def load_state(
+        self,
+        *,
+        ids: torch.Tensor,
+        rows: torch.Tensor,
+        last_seen: torch.Tensor,
+        count: torch.Tensor,
+        step: int,
+        optimizer_step: int,
+        pending: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
+    ) -> None:
+        """Replaces the contents with exported state (see :meth:`export`); all-or-nothing."""
+        host = _C.HostTable(self._config)
+        long = torch.int64
+        host.upsert(
+            as_ids(ids),
+            last_seen.to("cpu", long).contiguous(),
+            count.to("cpu", long).contiguous(),
+            rows.to("cpu", torch.float32).contiguous(),
+        )
+        p_ids, p_count, p_last = (t.to("cpu", long).contiguous() for t in pending)
+        host.upsert_pending(p_ids, p_count, p_last)
+        host.restore_counters(step, optimizer_step)
+        self.install_host(host)
+
+    def contains(self, ids: torch.Tensor) -> torch.Tensor:
+        return self._host.contains(as_ids(ids))
+
+    def evict(self) -> torch.Tensor:
+        """Runs the eviction policy now; returns the evicted ids."""
+        with self._lock:
+            self._require_no_prefetch("evicting")
+            self.flush()
+            evicted = self._host.evict_now()
+            if self._planner is not None and evicted.numel():
+                self._planner.forget(evicted)  # deleted rows must not stay resident
+            return evicted
+
+    # ------------------------------------------------------------------ checkpoints
+    def save(self, path: str | Path, incremental: bool = False) -> int:
+        """Writes a checkpoint file atomically; returns its id. An incremental checkpoint
+        holds the rows changed and deleted since the previous checkpoint of this table."""
+        with self._lock:
+            self.flush()
+            return int(self._host.save(str(path), incremental))
+
+    def load_host(self, paths: Sequence[str | Path]) -> _C.HostTable:
+        """Builds (and fully verifies) a host table from a checkpoint chain without touching
+        this table; install it with :meth:`install_host`."""
+        return _C.HostTable.load(self._config, [str(p) for p in paths])
+
+    def install_host(self, host: _C.HostTable) -> None:
+        """Replaces the host table (from :meth:`load_host`); the cache starts empty."""
+        with self._lock:
+            self._require_no_prefetch("loading a checkpoint")
+            self._host = host
+            self._broken = None  # the cache starts afresh from the loaded host table
+            if self.cache_slots is not None and self._device.type != "meta":
+                self._create_cache(self._device)
+
+    def load(self, paths: Sequence[str | Path]) -> None:
+        """Loads a full checkpoint followed by incremental ones; all-or-nothing."""
+        self.install_host(self.load_host(paths))
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "dim": self.embedding_dim,
+            "optimizer": optimizer_name(self.optimizer),
+            "row_width": self.row_width,
+        }
+
+
+def torch_sparse_update(
+    rows: torch.Tensor,
+    slots: torch.Tensor,
+    grad: torch.Tensor,
+    optimizer: Optimizer,
+    step: int,
+    dim: int,
+    lr: float | None = None,
+) -> None:
+    """The fused update written with torch operations, for devices other than the CPU.
+
+    ``rows`` is [slots, dim + state]; the rows at ``slots`` (distinct) get one optimiser step
+    with ``grad`` [len(slots), dim]. Same formulas as csrc/optimizer.cpp.
+    """
+    lr = optimizer.lr if lr is None else lr
+    block = rows.index_select(0, slots)
+    w = block[:, :dim]
+    grad = grad.to(block.dtype)
+    if isinstance(optimizer, SparseSGD):
+        w.add_(grad, alpha=-lr)
+    elif isinstance(optimizer, SparseAdagrad):
+        state_sum = block[:, dim : 2 * dim]
+        state_sum.addcmul_(grad, grad, value=1)
+        std = state_sum.sqrt().add_(optimizer.eps)
+        w.addcdiv_(grad, std, value=-lr)
+    elif isinstance(optimizer, SparseAdam):
+        beta1, beta2 = optimizer.betas
+        m = block[:, dim : 2 * dim]
+        v = block[:, 2 * dim : 3 * dim]
+        m_update = grad.sub(m).mul_(1 - beta1)
+        m.add_(m_update)
+        v_update = grad.pow(2).sub_(v).mul_(1 - beta2)
+        v.add_(v_update)
+        denom = v.sqrt().add_(optimizer.eps)
+        step_size = lr * (1 - beta2**step) ** 0.5 / (1 - beta1**step)
+        w.add_(-step_size * m.div(denom))
+    else:  # pragma: no cover - make_table_config rejects other types
+        raise TypeError(type(optimizer).__name__)
+    rows.index_copy_(0, slots, block)

@@ -1,0 +1,55 @@
+"""Independent references for the embcache tests: plain PyTorch modules and optimisers over
+the same id -> row mapping."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+def random_ids(n: int, seed: int) -> torch.Tensor:
+    """n distinct ids spread over the whole int64 range (negative, huge and small)."""
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(-(2**62), 2**62, (n * 2,), generator=g, dtype=torch.int64)
+    ids = torch.cat([ids, torch.tensor([0, 1, -1, 2**63 - 1, -(2**63)])])
+    ids = torch.unique(ids)
+    return ids[torch.randperm(ids.numel(), generator=g)][:n]
+
+
+class IdMap:
+    """Maps arbitrary ids to dense row numbers 0..V-1 for the reference table.
+
+    Row i holds the i-th smallest id. The order matters for bit-identical SGD with
+    nn.EmbeddingBag: its backward accumulates a repeated row's gradients in the order its
+    (unstable) sort of the row numbers yields, and the dynamic table numbers the rows of a
+    batch in id order, so only an id-ordered reference sums duplicates in the same order.
+    """
+
+    def __init__(self, ids: torch.Tensor) -> None:
+        self.ids = torch.sort(ids).values
+        self.index = {int(v): i for i, v in enumerate(self.ids.tolist())}
+
+    def __call__(self, ids: torch.Tensor) -> torch.Tensor:
+        return torch.tensor([self.index[int(v)] for v in ids.reshape(-1).tolist()]).view(ids.shape)
+
+
+def reference_embedding(initial: torch.Tensor, sparse: bool = False) -> nn.Embedding:
+    return nn.Embedding.from_pretrained(initial.clone(), freeze=False, sparse=sparse)
+
+
+def reference_bag(
+    initial: torch.Tensor, mode: str, include_last_offset: bool = False
+) -> nn.EmbeddingBag:
+    return nn.EmbeddingBag.from_pretrained(
+        initial.clone(), freeze=False, mode=mode, include_last_offset=include_last_offset
+    )
+
+
+def torch_optimizer(kind: str, params, lr: float) -> torch.optim.Optimizer:
+    if kind == "sgd":
+        return torch.optim.SGD(params, lr=lr)
+    if kind == "adagrad":
+        return torch.optim.Adagrad(params, lr=lr)
+    if kind == "adam":
+        return torch.optim.SparseAdam(params, lr=lr)
+    raise ValueError(kind)

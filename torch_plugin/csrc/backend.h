@@ -1,0 +1,44 @@
+// The one interface between the torch registrations and the operators. Argument order follows
+// the operators' specs (kernels/ops/<op>/op.toml): inputs, attributes, outputs, as the aclnn
+// API and the generated sim wrappers take them.
+//
+// Callers (registrations.cpp) have checked every argument and allocated the outputs; tensors
+// are contiguous npu tensors, and an absent optional tensor is an undefined at::Tensor.
+// Implementations: backend_sim.cpp (the simulated npu device) and backend_npu.cpp (aclnn on
+// torch_npu's current stream); exactly one is compiled into the extension.
+#pragma once
+
+#include <ATen/ATen.h>
+
+namespace fbgemm_npu::backend {
+
+// "sim" or "npu": reported by fbgemm_npu_api.backend() so nobody mistakes one for the other.
+const char* name();
+
+void asynchronous_complete_cumsum(const at::Tensor& x, const at::Tensor& y);
+
+void jagged_to_padded_dense(const at::Tensor& values, const at::Tensor& offsets,
+                            int64_t max_length, double padding_value, int64_t padding_value_int,
+                            const at::Tensor& out);
+
+void dense_to_jagged(const at::Tensor& dense, const at::Tensor& offsets, int64_t total_l,
+                     const at::Tensor& values);
+
+void permute2d_sparse_data(const at::Tensor& permute, const at::Tensor& lengths,
+                           const at::Tensor& values, const at::Tensor& weights,
+                           int64_t permuted_lengths_sum, const at::Tensor& permuted_lengths,
+                           const at::Tensor& permuted_values, const at::Tensor& permuted_weights);
+
+void gather_for_rank1(const at::Tensor& x, const at::Tensor& index, const at::Tensor& out);
+
+void index_select_for_rank1_backward(const at::Tensor& grad, const at::Tensor& x,
+                                     const at::Tensor& index, const at::Tensor& out);
+
+void bounds_check_indices(const at::Tensor& rows_per_table, const at::Tensor& indices,
+                          const at::Tensor& offsets, const at::Tensor& warning,
+                          const at::Tensor& weights, const at::Tensor& b_offsets,
+                          const at::Tensor& b_t_map, int64_t bounds_check_mode, int64_t max_b,
+                          int64_t info_b_num_bits, int64_t info_b_mask,
+                          int64_t bounds_check_version);
+
+}  // namespace fbgemm_npu::backend

@@ -1,0 +1,100 @@
+"""Build of the fbgemm_npu_api extension.
+
+torch's extension builder supplies the C++ ABI flag and include paths of the torch it runs
+with, so the adapter always matches the torch it is built against.
+
+What to build against comes from ``build_config.json`` next to this file (or the file named by
+``FBGEMM_NPU_API_BUILD_CONFIG``), written by ``recsdk-build plugin``:
+
+    {"variant": "sim", "sim_include": "<kernels/sim/include>",
+     "operators": [{"op": "<name>", "library": "<path>.so", "header": "<path>.h"}, ...]}
+
+For the sim variant the operator libraries and their generated headers are copied into the
+package (``fbgemm_npu_api/_ops``, ``fbgemm_npu_api/include``) and the extension finds the
+libraries through an ``$ORIGIN`` rpath, so the installed wheel is self-contained.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CppExtension
+
+HERE = Path(__file__).resolve().parent
+PACKAGE = HERE / "fbgemm_npu_api"
+# The operators the adapter registers; a configuration lacking one is an error, not a smaller
+# adapter.
+OPERATORS = (
+    "asynchronous_complete_cumsum",
+    "jagged_to_padded_dense",
+    "dense_to_jagged",
+    "permute2d_sparse_data",
+    "gather_for_rank1",
+    "index_select_for_rank1_backward",
+    "bounds_check_indices",
+)
+
+
+def load_config() -> dict:
+    path = Path(os.environ.get("FBGEMM_NPU_API_BUILD_CONFIG") or HERE / "build_config.json")
+    if not path.is_file():
+        raise SystemExit(
+            f"fbgemm_npu_api: no build configuration at {path}; build it with "
+            "`recsdk-build plugin`, or write one (see setup.py)"
+        )
+    config = json.loads(path.read_text(encoding="utf-8"))
+    if config.get("variant") != "sim":
+        raise SystemExit(
+            f"fbgemm_npu_api: variant {config.get('variant')!r} is not built by this setup.py "
+            "(the npu variant is built against torch_npu by recsdk-build on cann hosts)"
+        )
+    have = {entry["op"] for entry in config.get("operators", [])}
+    missing = [op for op in OPERATORS if op not in have]
+    if missing:
+        raise SystemExit(f"fbgemm_npu_api: the build configuration lacks {', '.join(missing)}")
+    return config
+
+
+def stage_sim_operators(config: dict) -> list[str]:
+    """Copy the operator libraries and headers into the package; return the linker flags."""
+    libdir = PACKAGE / "_ops"
+    incdir = PACKAGE / "include"
+    shutil.rmtree(libdir, ignore_errors=True)
+    shutil.rmtree(incdir, ignore_errors=True)
+    libdir.mkdir()
+    (incdir / "ops").mkdir(parents=True)
+    shutil.copytree(Path(config["sim_include"]) / "recsdk_sim", incdir / "recsdk_sim")
+    flags = [f"-L{libdir}"]
+    for entry in config["operators"]:
+        if entry["op"] not in OPERATORS:
+            continue
+        library = Path(entry["library"])
+        shutil.copy2(library, libdir / library.name)
+        shutil.copy2(entry["header"], incdir / "ops" / Path(entry["header"]).name)
+        # -l:<file> records the bare file name as NEEDED (the libraries have no SONAME), which
+        # the $ORIGIN rpath then resolves inside the installed package.
+        flags.append(f"-l:{library.name}")
+    return flags
+
+
+config = load_config()
+link_flags = stage_sim_operators(config)
+
+setup(
+    ext_modules=[
+        CppExtension(
+            "fbgemm_npu_api._C",
+            ["csrc/checks.cpp", "csrc/registrations.cpp", "csrc/backend_sim.cpp"],
+            include_dirs=[str(PACKAGE / "include"), str(PACKAGE / "include" / "ops")],
+            define_macros=[("FBGEMM_NPU_API_SIM", "1")],
+            extra_compile_args=["-O2", "-std=c++17", "-Wall", "-Wno-unused-parameter"],
+            extra_link_args=[*link_flags, "-Wl,-rpath,$ORIGIN/_ops"],
+        )
+    ],
+    package_data={"fbgemm_npu_api": ["_ops/*.so", "include/*/*.h", "py.typed"]},
+    cmdclass={"build_ext": BuildExtension.with_options(use_ninja=False)},
+)

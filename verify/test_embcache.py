@@ -1,0 +1,147 @@
+"""torchrec_embcache in the installed stack: a torchrec DLRM whose sparse arch is an
+EmbCacheEmbeddingBagCollection trains, and matches an independent reference.
+
+The reference is the same DLRM built on torchrec's own EmbeddingBagCollection, its tables
+holding (row i = id i) the initial rows of the dynamic tables, trained by torch.optim.SGD
+over all parameters. With SGD the dynamic tables apply exactly torch's update (w - lr*g, one
+rounding) to exactly the rows torch's dense update changes, so losses and rows must be
+identical; the npu variant allows rounding differences of the device.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+
+import pytest
+import torch
+
+DENSE, FEATURES, BATCH, DIM, NUM, STEPS = 13, 4, 32, 8, 64, 8
+KEYS = [f"cat_{i}" for i in range(FEATURES)]
+
+
+def test_installed_wheel_versions() -> None:
+    import torchrec_embcache
+
+    assert version("torchrec_embcache") == "1.1.0+npu"
+    assert torchrec_embcache.__version__ == "1.1.0+npu"
+    info = torchrec_embcache._C.build_info
+    assert info["torch_version"] == torch.__version__.split("+")[0]
+    assert bool(info["cxx11_abi"]) == bool(torch._C._GLIBCXX_USE_CXX11_ABI)
+
+
+def batches(device: torch.device) -> list:
+    from torchrec.datasets.utils import Batch
+    from torchrec.sparse.jagged_tensor import KeyedJaggedTensor
+
+    g = torch.Generator().manual_seed(2024)
+    out = []
+    for _ in range(STEPS):
+        lengths = torch.randint(0, 4, (FEATURES * BATCH,), generator=g)
+        values = torch.randint(0, NUM, (int(lengths.sum()),), generator=g)
+        out.append(
+            Batch(
+                dense_features=torch.randn(BATCH, DENSE, generator=g).to(device),
+                # Ids stay on the host: the dynamic tables hash them there.
+                sparse_features=KeyedJaggedTensor.from_lengths_sync(KEYS, values, lengths),
+                labels=torch.randint(0, 2, (BATCH,), generator=g).to(device),
+            )
+        )
+    return out
+
+
+def build(device: torch.device, cache_slots: int | None, lr: float):
+    from torchrec import EmbeddingBagCollection, EmbeddingBagConfig
+    from torchrec.models.dlrm import DLRM, DLRMTrain
+    from torchrec_embcache import (
+        EmbCacheEmbeddingBagCollection,
+        EmbCacheEmbeddingBagConfig,
+        SparseSGD,
+    )
+
+    def dlrm(ebc: torch.nn.Module, dense_device: torch.device) -> DLRMTrain:
+        torch.manual_seed(7)  # the same dense initialisation for both models
+        model = DLRM(
+            embedding_bag_collection=ebc,
+            dense_in_features=DENSE,
+            dense_arch_layer_sizes=[32, DIM],
+            over_arch_layer_sizes=[32, 1],
+        )
+        return DLRMTrain(model).to(dense_device)
+
+    ours = EmbCacheEmbeddingBagCollection(
+        [
+            EmbCacheEmbeddingBagConfig(
+                name=f"t_{k}",
+                embedding_dim=DIM,
+                num_embeddings=NUM,
+                feature_names=[k],
+                cache_slots=cache_slots,
+            )
+            for k in KEYS
+        ],
+        device=device,
+        optimizer=SparseSGD(lr=lr),
+    )
+    reference = EmbeddingBagCollection(
+        [
+            EmbeddingBagConfig(
+                name=f"t_{k}", embedding_dim=DIM, num_embeddings=NUM, feature_names=[k]
+            )
+            for k in KEYS
+        ]
+    )
+    with torch.no_grad():
+        for name, bag in reference.embedding_bags.items():
+            bag.weight.copy_(ours.embedding_bags[name].table.host.lookup(torch.arange(NUM)))
+    return dlrm(ours, device), dlrm(reference, torch.device("cpu"))
+
+
+def train(model: torch.nn.Module, data: list, lr: float) -> list[torch.Tensor]:
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for batch in data:
+        optimizer.zero_grad()
+        loss, _ = model(batch)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.detach().cpu())
+    return losses
+
+
+def table_rows(ours: torch.nn.Module, reference: torch.nn.Module, name: str):
+    table = ours.model.sparse_arch.embedding_bag_collection.embedding_bags[name].table
+    exported = table.export()
+    weight = reference.model.sparse_arch.embedding_bag_collection.embedding_bags[name].weight
+    return exported["ids"], exported["weight"], weight.detach()[exported["ids"]]
+
+
+@pytest.mark.parametrize("cache_slots", [None, 48], ids=["host-table", "device-cache"])
+def test_dlrm_trains_with_embcache_ebc_on_cpu(cache_slots: int | None) -> None:
+    lr = 0.1
+    cpu = torch.device("cpu")
+    ours, reference = build(cpu, cache_slots, lr)
+    # Dense parameters only: the dynamic tables update themselves in backward.
+    assert len(list(ours.parameters())) + FEATURES == len(list(reference.parameters()))
+    got = train(ours, batches(cpu), lr)
+    expected = train(reference, batches(cpu), lr)
+    assert all(torch.isfinite(x) for x in got)
+    assert got[-1] != got[0]  # it learned something
+    for a, b in zip(got, expected, strict=True):
+        assert torch.equal(a, b)
+    for k in KEYS:
+        ids, rows, ref_rows = table_rows(ours, reference, f"t_{k}")
+        assert ids.numel() > 0
+        assert torch.equal(rows, ref_rows)
+
+
+@pytest.mark.requires_npu
+def test_dlrm_trains_with_embcache_ebc_on_npu() -> None:
+    lr = 0.1
+    npu = torch.device("npu")
+    ours, reference = build(npu, cache_slots=48, lr=lr)
+    got = train(ours, batches(npu), lr)
+    expected = train(reference, batches(torch.device("cpu")), lr)
+    torch.testing.assert_close(torch.stack(got), torch.stack(expected), rtol=1e-4, atol=1e-5)
+    for k in KEYS:
+        _, rows, ref_rows = table_rows(ours, reference, f"t_{k}")
+        torch.testing.assert_close(rows, ref_rows, rtol=1e-4, atol=1e-5)
