@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,11 +30,13 @@ def _cli(*args: str, build: Path) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def real_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def real_build(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     build = tmp_path_factory.mktemp("real") / "build"
     result = _cli("--json", "all", build=build)
     assert result.returncode == 0, result.stdout + result.stderr
-    return build
+    yield build
+    # Two ~5 GB environments: never leave them behind in pytest's kept temporary directories.
+    shutil.rmtree(build, ignore_errors=True)
 
 
 def test_all_builds_and_verifies_through_the_registry_fallback(real_build: Path) -> None:
