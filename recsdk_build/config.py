@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -93,7 +93,6 @@ class Project:
     stages: tuple[str, ...] | None
     # C++ extension packages the wheels stage builds in the pinned build environment.
     extension_packages: tuple[Path, ...] = ()
-    raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
     def pins_summary(self) -> dict[str, Any]:
         """The pins as plain data, for the manifest and the verify suite."""
@@ -149,7 +148,6 @@ def load_project(root: Path | None = None) -> Project:
         verify=_verify(reader, root),
         stages=_stages(reader),
         extension_packages=_extension_packages(reader, root),
-        raw=data,
     )
     reader.reject_unknown()
     return project

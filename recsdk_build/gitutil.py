@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -114,6 +113,3 @@ def git_env_for_date(epoch: int) -> dict[str, str]:
 def is_git_dir(path: Path) -> bool:
     return (path / ".git").exists() or ((path / "HEAD").is_file() and (path / "objects").is_dir())
 
-
-def environment() -> dict[str, str]:
-    return {**os.environ, **_ENV}
