@@ -24,12 +24,15 @@ from recsdk_build.ui import UI
 
 OPS = [
     "asynchronous_complete_cumsum",
+    "block_bucketize_sparse_features",
     "bounds_check_indices",
     "dense_to_jagged",
     "gather_for_rank1",
     "index_select_for_rank1_backward",
     "jagged_to_padded_dense",
     "permute2d_sparse_data",
+    "split_embedding_backward",
+    "split_embedding_forward",
 ]
 
 
@@ -41,7 +44,7 @@ def specs() -> dict[str, catalogue.OpSpec]:
 # ---- catalogue --------------------------------------------------------------------------------
 
 
-def test_catalogue_has_the_seven_operators(specs) -> None:
+def test_catalogue_has_the_ten_operators(specs) -> None:
     assert sorted(specs) == OPS
     groups = catalogue.groups(specs)
     assert sorted(groups["jagged"]) == [
@@ -49,7 +52,11 @@ def test_catalogue_has_the_seven_operators(specs) -> None:
         "dense_to_jagged",
         "jagged_to_padded_dense",
     ]
-    assert groups["tbe"] == ["bounds_check_indices"]
+    assert sorted(groups["tbe"]) == [
+        "bounds_check_indices",
+        "split_embedding_backward",
+        "split_embedding_forward",
+    ]
     assert sorted(groups["hstu"]) == ["dense_to_jagged", "jagged_to_padded_dense"]
 
 

@@ -5,6 +5,8 @@
 // - 基础算术/Adds.md, Muls.md, Maxs.md, Mins.md: dst[i] = src[i] op scalar; A2/A3 types
 //   int16/half/int32/float (Muls also the same list).
 // - 基础算术/Add.md, Sub.md, Mul.md, Max.md, Min.md: dst[i] = src0[i] op src1[i]; same types.
+// - 基础算术/Div.md: dst[i] = src0[i] / src1[i]; Sqrt.md: dst[i] = sqrt(src[i]); A2/A3 types
+//   half/float only.
 // - 类型转换/Cast.md: the A2/A3 conversion table and its rounding modes.
 // - 离散与聚合/Gather.md: dst[i] = src[(srcBaseAddr + srcOffset[i]) / sizeof(T)], byte offsets
 //   aligned to the element size; A2/A3 types are 16- and 32-bit; dst and src must not overlap.
@@ -41,6 +43,9 @@ namespace recsdk::sim {
 template <typename T>
 constexpr bool kArithType = std::is_same_v<T, int16_t> || std::is_same_v<T, half> || std::is_same_v<T, int32_t> ||
                             std::is_same_v<T, float>;
+
+template <typename T>
+constexpr bool kFloatType = std::is_same_v<T, half> || std::is_same_v<T, float>;
 
 template <typename T>
 constexpr bool kDuplicateType = kArithType<T> || std::is_same_v<T, uint16_t> || std::is_same_v<T, bfloat16_t> ||
@@ -126,6 +131,40 @@ RECSDK_SIM_SCALAR_OP(Mins, (s < x ? s : x))
         }                                                                                                  \
         recsdk::sim::VecDone(count);                                                                       \
     }
+
+#define RECSDK_SIM_FLOAT_BINARY_OP(NAME, EXPR)                                                               \
+    template <typename T>                                                                                  \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,  \
+                     const int32_t& count, recsdk::sim::SrcLoc loc = {}) {                                 \
+        recsdk::sim::VecType<recsdk::sim::kFloatType<T>, T>(#NAME, loc);                                   \
+        recsdk::sim::VecOperand(dst, count, #NAME, loc);                                                   \
+        recsdk::sim::VecOperand(src0, count, #NAME, loc);                                                  \
+        recsdk::sim::VecOperand(src1, count, #NAME, loc);                                                  \
+        T* d = dst.SimData();                                                                              \
+        const T* a = src0.SimData();                                                                       \
+        const T* b = src1.SimData();                                                                       \
+        for (int32_t i = 0; i < count; ++i) {                                                              \
+            const T x = a[i];                                                                              \
+            const T y = b[i];                                                                              \
+            d[i] = static_cast<T>(EXPR);                                                                   \
+        }                                                                                                  \
+        recsdk::sim::VecDone(count);                                                                       \
+    }
+
+RECSDK_SIM_FLOAT_BINARY_OP(Div, x / y)
+#undef RECSDK_SIM_FLOAT_BINARY_OP
+
+template <typename T>
+inline void Sqrt(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count,
+                 recsdk::sim::SrcLoc loc = {}) {
+    recsdk::sim::VecType<recsdk::sim::kFloatType<T>, T>("Sqrt", loc);
+    recsdk::sim::VecOperand(dst, count, "Sqrt", loc);
+    recsdk::sim::VecOperand(src, count, "Sqrt", loc);
+    T* d = dst.SimData();
+    const T* a = src.SimData();
+    for (int32_t i = 0; i < count; ++i) d[i] = static_cast<T>(std::sqrt(recsdk::sim::AsFloat(a[i])));
+    recsdk::sim::VecDone(count);
+}
 
 RECSDK_SIM_BINARY_OP(Add, x + y)
 RECSDK_SIM_BINARY_OP(Sub, x - y)

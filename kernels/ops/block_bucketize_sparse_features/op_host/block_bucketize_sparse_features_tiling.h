@@ -1,0 +1,153 @@
+// Tiling of BlockBucketizeSparseFeatures (pure; shared by the CANN op_host and the sim launcher).
+//
+// Cores take even slices of the bags; three phases, two SyncAll:
+//   0. each core sums the lengths of its slice (and checks the batch sizes with VBE) and
+//      publishes the sum; (SyncAll)
+//   1. from the sums before it a core knows where its ids start; it walks its bags, counts the
+//      ids of every (bucket, bag) in a UB tile with a row per bucket, writes the tile to
+//      new_lengths (bucket-major: one strided DMA per bag chunk) and publishes its per-bucket
+//      totals; (SyncAll)
+//   2. a core's ids of bucket p land in one contiguous run of new_indices, starting after all
+//      ids of buckets < p and the ids of bucket p of the cores before it. From the published
+//      totals it sets a cursor per bucket, walks its bags again and appends every id (weight,
+//      position) to its bucket's UB staging area, flushed by DMA when full; unbucketize_permute
+//      follows the input order, so it is written a piece at a time.
+// lengths are read three times, indices twice, weights once; every output is written once.
+// UB limits the buckets: phase 1 needs a 32-byte tile row per bucket, phase 2 eight staged ids
+// per bucket (and two int64 cursors). With 192 KiB that is about 1000 buckets with int64 ids,
+// weights and positions, 3700 with int32 ids alone; larger my_size are rejected.
+#ifndef BLOCK_BUCKETIZE_SPARSE_FEATURES_TILING_H
+#define BLOCK_BUCKETIZE_SPARSE_FEATURES_TILING_H
+
+#include "block_bucketize_sparse_features_tiling_data.h"
+#include "tiling_common.h"
+
+namespace mxrec {
+
+inline TilingPlan<BlockBucketizeSparseFeaturesTilingData> BlockBucketizeSparseFeaturesTiling(const OpArgs& a,
+                                                                                             const PlatformInfo& p) {
+    using TD = BlockBucketizeSparseFeaturesTilingData;
+    const TensorDesc& lengths = a.inputs[0];
+    const TensorDesc& indices = a.inputs[1];
+    const TensorDesc& blockSizes = a.inputs[2];
+    const TensorDesc& weights = a.inputs[3];
+    const TensorDesc& batchSizes = a.inputs[4];
+    const TensorDesc& tnb = a.inputs[5];
+    const TensorDesc& newLengths = a.outputs[0];
+    const TensorDesc& newIndices = a.outputs[1];
+    const TensorDesc& newWeights = a.outputs[2];
+    const TensorDesc& newPos = a.outputs[3];
+    const TensorDesc& unbucketize = a.outputs[4];
+    const bool bucketizePos = a.attrs[0].i != 0;
+    const bool sequence = a.attrs[1].i != 0;
+    const int64_t mySize = a.attrs[2].i;
+    TilingPlan<TD> plan;
+    TD& td = plan.data;
+    td.bags = lengths.dims[0];
+    td.numIndices = indices.dims[0];
+    td.tables = blockSizes.dims[0];
+    const int64_t n = td.numIndices;
+    const std::string nStr = std::to_string(n);
+    if (td.tables < 1) return Reject<TD>("block_sizes must not be empty (it has one entry per table)");
+    if (blockSizes.dtype != indices.dtype) {
+        return Reject<TD>(std::string("block_sizes has dtype ") + DTypeName(blockSizes.dtype) +
+                          " but must have the dtype of indices (" + DTypeName(indices.dtype) + ")");
+    }
+    if (mySize < 1 || mySize > 4095) {
+        return Reject<TD>("my_size must be in [1, 4095], got " + std::to_string(mySize));
+    }
+    if (weights.present && weights.dims[0] != n) {
+        return Reject<TD>("weights size " + std::to_string(weights.dims[0]) + " is not equal to indices size " + nStr);
+    }
+    td.vbe = batchSizes.present ? 1 : 0;
+    if (td.vbe) {
+        if (batchSizes.dims[0] != td.tables) {
+            return Reject<TD>("batch_size_per_feature must have T = " + std::to_string(td.tables) +
+                              " entries, got " + std::to_string(batchSizes.dims[0]));
+        }
+    } else {
+        td.batch = td.bags / td.tables;
+        if (td.batch * td.tables != td.bags) {
+            return Reject<TD>("lengths size " + std::to_string(td.bags) + " is not a multiple of T = " +
+                              std::to_string(td.tables) + " (the size of block_sizes)");
+        }
+    }
+    td.hasTnb = tnb.present ? 1 : 0;
+    if (td.hasTnb && tnb.dims[0] != td.tables) {
+        return Reject<TD>("total_num_blocks must have T = " + std::to_string(td.tables) + " entries, got " +
+                          std::to_string(tnb.dims[0]));
+    }
+    if (!newLengths.present || newLengths.ndim != 1 || newLengths.dims[0] != mySize * td.bags) {
+        return Reject<TD>("new_lengths must have shape [my_size * lengths size] = [" +
+                          std::to_string(mySize * td.bags) + "], got " + newLengths.Shape());
+    }
+    auto sized = [&](const TensorDesc& t) { return t.present && t.ndim == 1 && t.dims[0] == n; };
+    if (!sized(newIndices)) return Reject<TD>("new_indices must have shape [" + nStr + "], got " + newIndices.Shape());
+    if (weights.present != newWeights.present) {
+        return Reject<TD>("new_weights must be given exactly when weights are");
+    }
+    if (weights.present && !sized(newWeights)) {
+        return Reject<TD>("new_weights must have shape [" + nStr + "], got " + newWeights.Shape());
+    }
+    if (bucketizePos != newPos.present) return Reject<TD>("new_pos must be given exactly when bucketize_pos is set");
+    if (bucketizePos && !sized(newPos)) return Reject<TD>("new_pos must have shape [" + nStr + "], got " + newPos.Shape());
+    if (sequence != unbucketize.present) {
+        return Reject<TD>("unbucketize_permute must be given exactly when sequence is set");
+    }
+    if (sequence && !sized(unbucketize)) {
+        return Reject<TD>("unbucketize_permute must have shape [" + nStr + "], got " + unbucketize.Shape());
+    }
+    td.mySize = mySize;
+    td.hasWeights = weights.present ? 1 : 0;
+    td.bucketizePos = bucketizePos ? 1 : 0;
+    td.sequence = sequence ? 1 : 0;
+    td.keepOrigIdx = a.attrs[4].i != 0 ? 1 : 0;
+
+    const int64_t perId = DTypeSize(indices.dtype) * (2 + td.bucketizePos + td.sequence) + td.hasWeights * 8;
+    const int64_t work = td.bags * DTypeSize(lengths.dtype) * (3 + mySize) + n * perId;
+    td.coreNum = Clamp64(CeilDiv(work, Max64(1, p.min_core_bytes)), 1, static_cast<int64_t>(p.vector_cores));
+
+    // UB: four stream pieces (lengths, indices, weights, permute; the last two only when used),
+    // three small windows, the per-core sums; the rest is the arena whose layout differs between
+    // phase 1 (bucket totals + count tile) and phase 2 (cursors, flush marks, staging). Pieces
+    // of ub/16 keep DMAs long; many buckets get smaller pieces to make room in the arena.
+    const int64_t ub = static_cast<int64_t>(p.ub_bytes);
+    const int64_t lenBytes = DTypeSize(lengths.dtype);
+    const int64_t idxBytes = DTypeSize(indices.dtype);
+    const int64_t perBucket = AlignUp(mySize * 8, kBlockBytes);  // one int64 per bucket
+    const int64_t lenPerBlock = kBlockBytes / lenBytes;
+    const int64_t stageElem = idxBytes + td.hasWeights * 4 + td.bucketizePos * idxBytes;
+    td.windowBytes = 256;
+    td.totalsBytes = static_cast<uint32_t>(td.coreNum * kBlockBytes);
+    for (const int64_t share : {16, 64}) {
+        const int64_t stream = AlignDown(ub / share, kBlockBytes);
+        const int64_t fixed = 2 * stream + (td.hasWeights ? stream : kBlockBytes) +
+                              (td.sequence ? stream : kBlockBytes) + 3 * td.windowBytes + td.totalsBytes + kBlockBytes;
+        const int64_t arena = Max64(AlignDown(ub - fixed, kBlockBytes), 0);
+        td.streamBytes = static_cast<uint32_t>(stream);
+        td.arenaBytes = static_cast<uint32_t>(arena);
+        td.lenChunk = stream / lenBytes;
+        td.piece = stream / idxBytes;
+        td.countRow = Min64(AlignDown((arena - perBucket) / (mySize * lenBytes), lenPerBlock), td.lenChunk);
+        td.stageK = Min64(AlignDown((arena - 2 * perBucket) / (mySize * stageElem), 8), 2048);
+        if (td.countRow >= lenPerBlock && td.stageK >= 8) break;
+    }
+    if (td.countRow < lenPerBlock || td.stageK < 8) {
+        return Reject<TD>("my_size " + std::to_string(mySize) +
+                          " is too large: the unified buffer cannot hold the per-bucket state for that many buckets");
+    }
+    td.arenaTile = perBucket;
+    td.arenaFlush = perBucket;
+    td.arenaStageIdx = 2 * perBucket;
+    td.arenaStageW = td.arenaStageIdx + mySize * td.stageK * idxBytes;
+    td.arenaStagePos = td.arenaStageW + td.hasWeights * mySize * td.stageK * 4;
+    td.bucketRow = perBucket / 8;
+    td.wsBucket = td.coreNum * kBlockBytes;
+    plan.workspace_bytes = static_cast<uint64_t>(td.wsBucket + td.coreNum * perBucket);
+    plan.block_dim = static_cast<uint32_t>(td.coreNum);
+    return plan;
+}
+
+}  // namespace mxrec
+
+#endif  // BLOCK_BUCKETIZE_SPARSE_FEATURES_TILING_H

@@ -1,0 +1,135 @@
+// Tiling of SplitEmbeddingBackward (pure; shared by the CANN op_host and the sim launcher).
+//
+// The work unit is a run: consecutive entries of sorted_positions naming the same weight row.
+// Cores take even slices of sorted_positions; a core owns the runs that start inside its slice
+// (it skips a run continued from the previous slice and finishes one running past its end), so
+// every row is summed and updated by exactly one core and no inter-core sync is needed.
+//
+// A row is handled whole in UB: the accumulated gradient, one grad_output row, the weight row
+// and, for Adagrad, the momentum row (row-wise Adagrad needs the full row's sum of squares
+// before it may update any column). max_d therefore has to fit the unified buffer: larger
+// values are rejected rather than chunked, which at 192 KiB still allows D up to about 16000
+// (SGD, row-wise Adagrad; Adagrad 12000, dense 24000).
+#ifndef SPLIT_EMBEDDING_BACKWARD_TILING_H
+#define SPLIT_EMBEDDING_BACKWARD_TILING_H
+
+#include "split_embedding_backward_tiling_data.h"
+#include "tiling_common.h"
+
+namespace mxrec {
+
+inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling(const OpArgs& a,
+                                                                                  const PlatformInfo& p) {
+    using TD = SplitEmbeddingBackwardTilingData;
+    const TensorDesc& gradOutput = a.inputs[0];
+    const TensorDesc& weights = a.inputs[1];
+    const TensorDesc& momentum = a.inputs[2];
+    const TensorDesc& momentumOffsets = a.inputs[3];
+    const TensorDesc& weightsOffsets = a.inputs[4];
+    const TensorDesc& dOffsets = a.inputs[5];
+    const TensorDesc& indices = a.inputs[6];
+    const TensorDesc& offsets = a.inputs[7];
+    const TensorDesc& indiceWeights = a.inputs[8];
+    const TensorDesc& sorted = a.inputs[9];
+    const TensorDesc& gradWeights = a.inputs[10];
+    const int64_t optimizer = a.attrs[0].i;
+    const int64_t pooling = a.attrs[1].i;
+    const int64_t maxD = a.attrs[8].i;
+    // The op.toml declares these optional only because of the argument order (see op.toml).
+    const char* required[] = {"weights_offsets", "d_offsets", "indices", "offsets", "sorted_positions"};
+    const TensorDesc* requiredDesc[] = {&weightsOffsets, &dOffsets, &indices, &offsets, &sorted};
+    for (int i = 0; i < 5; ++i) {
+        if (!requiredDesc[i]->present) return Reject<TD>(std::string(required[i]) + " is required");
+    }
+    if (optimizer < 0 || optimizer > 3) {
+        return Reject<TD>("optimizer must be 0 (sgd), 1 (adagrad), 2 (rowwise_adagrad) or 3 (dense), got " +
+                          std::to_string(optimizer));
+    }
+    if (pooling < 0 || pooling > 2) {
+        return Reject<TD>("pooling_mode must be 0 (sum), 1 (mean) or 2 (none), got " + std::to_string(pooling));
+    }
+    TilingPlan<TD> plan;
+    TD& td = plan.data;
+    td.tables = weightsOffsets.dims[0];
+    td.numIndices = indices.dims[0];
+    td.numWeights = weights.dims[0];
+    if (td.tables < 1) return Reject<TD>("weights_offsets must have T >= 1 entries");
+    if (dOffsets.dims[0] != td.tables + 1) {
+        return Reject<TD>("d_offsets must have T + 1 = " + std::to_string(td.tables + 1) + " entries, got " +
+                          std::to_string(dOffsets.dims[0]));
+    }
+    const int64_t totalB = offsets.dims[0] - 1;
+    if (totalB < 0) return Reject<TD>("offsets must have T * B + 1 >= 1 entries");
+    td.batch = totalB / td.tables;
+    if (td.batch * td.tables != totalB) {
+        return Reject<TD>("offsets size " + std::to_string(totalB + 1) + " is not T (" + std::to_string(td.tables) +
+                          ") * B + 1");
+    }
+    if (sorted.dims[0] != td.numIndices) {
+        return Reject<TD>("sorted_positions must have N = " + std::to_string(td.numIndices) + " entries, got " +
+                          std::to_string(sorted.dims[0]));
+    }
+    td.hasIndiceWeights = indiceWeights.present ? 1 : 0;
+    if (indiceWeights.present && indiceWeights.dims[0] != td.numIndices) {
+        return Reject<TD>("indice_weights must have N = " + std::to_string(td.numIndices) + " entries, got " +
+                          std::to_string(indiceWeights.dims[0]));
+    }
+    td.gradRows = gradOutput.dims[0];
+    td.gradStride = gradOutput.dims[1];
+    const int64_t wantRows = pooling == 2 ? td.numIndices : td.batch;
+    if (td.gradRows != wantRows) {
+        return Reject<TD>("grad_output must have " + std::string(pooling == 2 ? "N" : "B") + " = " +
+                          std::to_string(wantRows) + " rows, got " + gradOutput.Shape());
+    }
+    const bool adagrad = optimizer == 1 || optimizer == 2;
+    if (adagrad && (!momentum.present || !momentumOffsets.present)) {
+        return Reject<TD>("momentum1 and momentum1_offsets are required by (row-wise) Adagrad");
+    }
+    if (momentumOffsets.present && momentumOffsets.dims[0] != td.tables) {
+        return Reject<TD>("momentum1_offsets must have T = " + std::to_string(td.tables) + " entries");
+    }
+    td.numMomentum = adagrad ? momentum.dims[0] : 0;
+    if (optimizer == 3) {
+        if (!gradWeights.present) return Reject<TD>("grad_weights is required in dense mode (optimizer 3)");
+        if (gradWeights.dims[0] != td.numWeights) {
+            return Reject<TD>("grad_weights must have W = " + std::to_string(td.numWeights) + " entries, got " +
+                              std::to_string(gradWeights.dims[0]));
+        }
+    }
+    if (maxD < 0) return Reject<TD>("max_d must be >= 0, got " + std::to_string(maxD));
+    td.optimizer = optimizer;
+    td.pooling = pooling;
+    td.learningRate = static_cast<float>(a.attrs[2].f);
+    td.eps = static_cast<float>(a.attrs[3].f);
+    td.weightDecay = static_cast<float>(a.attrs[4].f);
+    td.weightDecayMode = a.attrs[5].i;
+    td.clip = a.attrs[6].i != 0 ? 1 : 0;
+    td.maxGradient = static_cast<float>(a.attrs[7].f);
+    td.maxD = maxD;
+
+    // UB: the sorted_positions window, a 32-byte slot, and the row buffers (accumulated
+    // gradient, grad_output row; weight row in the optimizer modes; momentum row for Adagrad).
+    const int64_t ub = static_cast<int64_t>(p.ub_bytes);
+    td.windowBytes = static_cast<uint32_t>(Min64(AlignDown(ub / 24, kBlockBytes), 4096));
+    const int64_t rowBytes = AlignUp(Max64(maxD, 1) * 4, kBlockBytes);
+    const int64_t rows = optimizer == 3 ? 2 : (optimizer == 1 ? 4 : 3);
+    const int64_t avail = ub - td.windowBytes - kBlockBytes;
+    if (rows * rowBytes > avail) {
+        return Reject<TD>("max_d " + std::to_string(maxD) + " needs " + std::to_string(rows * rowBytes) +
+                          " bytes of unified buffer for its " + std::to_string(rows) + " row buffers, more than the " +
+                          std::to_string(avail) + " available");
+    }
+    td.rowBytes = static_cast<uint32_t>(rowBytes);
+    // Work per index: its positions and bag search, and one grad_output row in, plus (at most)
+    // one weight/momentum row in and out.
+    const int64_t work = td.numIndices * (32 + 4 * Max64(maxD, 1) * (rows + 1));
+    td.coreNum = Clamp64(CeilDiv(work, Max64(1, p.min_core_bytes)), 1, static_cast<int64_t>(p.vector_cores));
+    plan.tiling_key = SEB_KEY_DEFAULT;
+    plan.workspace_bytes = 0;
+    plan.block_dim = static_cast<uint32_t>(td.coreNum);
+    return plan;
+}
+
+}  // namespace mxrec
+
+#endif  // SPLIT_EMBEDDING_BACKWARD_TILING_H

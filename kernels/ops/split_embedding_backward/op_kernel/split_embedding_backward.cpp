@@ -1,0 +1,326 @@
+// SplitEmbeddingBackward: the exact fused backward of a table-batched embedding. For every
+// weight row touched by the forward, the gradient contributions of all its occurrences (within
+// and across bags) are summed first, then the row is updated once in place (SGD, Adagrad,
+// row-wise Adagrad), or in dense mode the sum is written to grad_weights.
+//
+// sorted_positions lists the index positions with equal rows adjacent; a core walks the runs
+// that start in its slice of it (see the tiling header). Per position: its bag by binary search
+// of offsets (scalar: irregular, 64-bit), its grad_output row by DMA, then clip / scale / add
+// with vector ops. Per run: the weight (and momentum) row by DMA, the update with vector ops,
+// and the row written back. Sums follow the order of sorted_positions, which is fbgemm's
+// (position order within a row) when the adapter's sort is stable.
+//
+// Adagrad's step is vector work (Sqrt, Adds, Div); row-wise Adagrad needs one square root per
+// row, which runs on the scalar unit (ScalarSqrt below) rather than as a 1-element vector op.
+#include "kernel_operator.h"
+#include "mxrec_common.h"
+#include "kernel_copy.h"
+#include "split_embedding_backward_tiling_data.h"
+
+using namespace AscendC;
+
+namespace {
+
+constexpr int64_t kSgd = 0;
+constexpr int64_t kAdagrad = 1;
+constexpr int64_t kRowwise = 2;
+constexpr int64_t kDense = 3;
+constexpr int64_t kMean = 1;
+constexpr int64_t kNone = 2;
+
+// sqrt on the scalar unit: a reciprocal-square-root estimate from the exponent bits, three
+// Newton steps (to float precision), then one Heron step on the root so the result is within
+// an ulp of the correctly rounded one (fbgemm's CPU path calls sqrt/sqrtf).
+__aicore__ inline float ScalarSqrt(float x) {
+    if (!(x > 0.0f)) return x == 0.0f ? 0.0f : (x - x) / (x - x);  // 0, or NaN for x < 0 / NaN
+    if (x > 3.0e38f) return x;                                       // inf (and the top of the range) as is
+    union {
+        float f;
+        uint32_t u;
+    } v;
+    v.f = x;
+    v.u = 0x5f3759dfu - (v.u >> 1);
+    float y = v.f;
+    for (int i = 0; i < 3; ++i) y = y * (1.5f - 0.5f * x * y * y);
+    const float s = x * y;
+    return 0.5f * (s + x / s);
+}
+
+// One index position, resolved: key = its weight row's address (-1: nothing to do).
+struct Entry {
+    int64_t key;
+    int64_t pos;
+    int64_t bag;
+    int64_t table;
+    int64_t row;
+    int64_t dim;
+};
+
+template <typename TI>
+class SplitEmbeddingBackward {
+public:
+    __aicore__ inline void Init(GM_ADDR gradOutput, GM_ADDR weights, GM_ADDR momentum, GM_ADDR momentumOffsets,
+                                GM_ADDR weightsOffsets, GM_ADDR dOffsets, GM_ADDR indices, GM_ADDR offsets,
+                                GM_ADDR indiceWeights, GM_ADDR sortedPositions, GM_ADDR gradWeights,
+                                const SplitEmbeddingBackwardTilingData& td, TPipe* pipe) {
+        td_ = td;
+        me_ = GetBlockIdx();
+        totalB_ = td.tables * td.batch;
+        gradGm_.SetGlobalBuffer((__gm__ float*)gradOutput, td.gradRows * td.gradStride);
+        woGm_.SetGlobalBuffer((__gm__ int64_t*)weightsOffsets, td.tables);
+        dOffGm_.SetGlobalBuffer((__gm__ int32_t*)dOffsets, td.tables + 1);
+        idxGm_.SetGlobalBuffer((__gm__ TI*)indices, td.numIndices);
+        offGm_.SetGlobalBuffer((__gm__ TI*)offsets, totalB_ + 1);
+        sortedGm_.SetGlobalBuffer((__gm__ int64_t*)sortedPositions, td.numIndices);
+        if (td.hasIndiceWeights) iwGm_.SetGlobalBuffer((__gm__ float*)indiceWeights, td.numIndices);
+        if (td.optimizer == kDense) {
+            outGm_.SetGlobalBuffer((__gm__ float*)gradWeights, td.numWeights);
+        } else {
+            outGm_.SetGlobalBuffer((__gm__ float*)weights, td.numWeights);
+        }
+        if (td.optimizer == kAdagrad || td.optimizer == kRowwise) {
+            momGm_.SetGlobalBuffer((__gm__ float*)momentum, td.numMomentum);
+            moOffGm_.SetGlobalBuffer((__gm__ int64_t*)momentumOffsets, td.tables);
+        }
+        sortedWin_.Init(pipe, sortedGm_, td.numIndices, td.windowBytes);
+        pipe->InitBuffer(accBuf_, td.rowBytes);
+        pipe->InitBuffer(gBuf_, td.rowBytes);
+        if (td.optimizer != kDense) pipe->InitBuffer(wBuf_, td.rowBytes);
+        if (td.optimizer == kAdagrad) pipe->InitBuffer(mBuf_, td.rowBytes);
+        pipe->InitBuffer(slot_, static_cast<uint32_t>(mxrec::kBlockBytes));
+    }
+
+    __aicore__ inline void Process() {
+        const mxrec::Span span = mxrec::SplitEven(td_.numIndices, td_.coreNum, me_);
+        if (span.begin >= span.end) return;
+        int64_t j = span.begin;
+        Entry e;
+        Locate(j, e);
+        if (j > 0) {  // a run continued from the previous slice belongs to the previous core
+            Entry prev;
+            Locate(j - 1, prev);
+            while (e.key == prev.key) {
+                if (++j >= span.end) return;
+                Locate(j, e);
+            }
+        }
+        while (true) {
+            const Entry head = e;
+            const bool live = head.key >= 0;
+            if (live) StartRun(head);
+            ++j;
+            while (j < td_.numIndices) {
+                Locate(j, e);
+                if (e.key != head.key) break;
+                if (live) Accumulate(e, head.dim);
+                ++j;
+            }
+            if (live) FinishRun(head);
+            if (j >= span.end) break;
+        }
+    }
+
+private:
+    // ---- positions --------------------------------------------------------------------------
+    __aicore__ inline int64_t Offset(int64_t k) { return static_cast<int64_t>(offGm_.GetValue(k)); }
+
+    // The bag holding position p (offsets[k] <= p < offsets[k + 1]), or -1 outside every bag.
+    __aicore__ inline int64_t BagOf(int64_t p) {
+        int64_t lo = 0;  // first k in [0, totalB] with offsets[k] > p
+        int64_t hi = totalB_ + 1;
+        while (lo < hi) {
+            const int64_t mid = lo + (hi - lo) / 2;
+            if (Offset(mid) > p) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        const int64_t bag = lo - 1;
+        return bag >= 0 && bag < totalB_ ? bag : -1;
+    }
+
+    __aicore__ inline void Locate(int64_t j, Entry& e) {
+        e.key = -1;
+        e.pos = sortedWin_.Get(j);
+        if (e.pos < 0 || e.pos >= td_.numIndices) Trap();  // not a permutation of 0..N-1
+        e.bag = BagOf(e.pos);
+        if (e.bag < 0) return;
+        e.row = static_cast<int64_t>(idxGm_.GetValue(e.pos));
+        if (e.row == -1) return;  // a pruned row
+        if (e.row < 0) Trap();
+        e.table = e.bag / td_.batch;
+        e.dim = static_cast<int64_t>(dOffGm_.GetValue(e.table + 1)) - static_cast<int64_t>(dOffGm_.GetValue(e.table));
+        if (e.dim < 0 || e.dim > td_.maxD) Trap();  // d_offsets decreasing or max_d too small
+        if (e.dim == 0) return;
+        e.key = woGm_.GetValue(e.table) + e.row * e.dim;
+        if (e.key < 0 || e.key + e.dim > td_.numWeights) Trap();  // row outside weights
+    }
+
+    // ---- gradient sum -----------------------------------------------------------------------
+    __aicore__ inline void StartRun(const Entry& head) {
+        LocalTensor<float> acc = accBuf_.Get<float>();
+        mxrec::PipeSync<HardEvent::MTE3_V>();  // the previous run's result left UB
+        Duplicate(acc, 0.0f, static_cast<int32_t>(head.dim));
+        Accumulate(head, head.dim);
+    }
+
+    __aicore__ inline void Accumulate(const Entry& e, int64_t dim) {
+        int64_t src = 0;
+        if (td_.pooling == kNone) {
+            if (dim > td_.gradStride) Trap();
+            src = e.pos * td_.gradStride;
+        } else {
+            const int64_t col = static_cast<int64_t>(dOffGm_.GetValue(e.table));
+            if (col < 0 || col + dim > td_.gradStride) Trap();  // d_offsets beyond grad_output's columns
+            src = (e.bag % td_.batch) * td_.gradStride + col;
+        }
+        // fbgemm: indice weights replace the mean's 1/L (mean pooling ignores them otherwise).
+        float scale = 1.0f;
+        if (td_.hasIndiceWeights) {
+            scale = iwGm_.GetValue(e.pos);
+        } else if (td_.pooling == kMean) {
+            scale = 1.0f / static_cast<float>(Offset(e.bag + 1) - Offset(e.bag));
+        }
+        LocalTensor<float> acc = accBuf_.Get<float>();
+        LocalTensor<float> g = gBuf_.Get<float>();
+        const int32_t n = static_cast<int32_t>(dim);
+        mxrec::PipeSync<HardEvent::V_MTE2>();  // earlier vector work on g is done
+        mxrec::PipeSync<HardEvent::S_MTE2>();
+        DataCopyPadExtParams<float> pad{false, 0, 0, 0.0f};
+        DataCopyPad(g, gradGm_[src], DataCopyExtParams{1, static_cast<uint32_t>(dim * 4), 0, 0, 0}, pad);
+        mxrec::PipeSync<HardEvent::MTE2_V>();
+        if (td_.clip) {  // fbgemm clamps grad_output itself, before any scaling
+            Maxs(g, g, -td_.maxGradient, n);
+            Mins(g, g, td_.maxGradient, n);
+        }
+        if (scale != 1.0f) Muls(g, g, scale, n);
+        Add(acc, acc, g, n);
+    }
+
+    // ---- row update -------------------------------------------------------------------------
+    __aicore__ inline void FinishRun(const Entry& head) {
+        const int64_t dim = head.dim;
+        const int32_t n = static_cast<int32_t>(dim);
+        const uint32_t bytes = static_cast<uint32_t>(dim * 4);
+        const DataCopyExtParams rowCopy{1, bytes, 0, 0, 0};
+        LocalTensor<float> acc = accBuf_.Get<float>();
+        if (td_.optimizer == kDense) {
+            mxrec::PipeSync<HardEvent::V_MTE3>();
+            DataCopyPad(outGm_[head.key], acc, rowCopy);
+            return;
+        }
+        LocalTensor<float> g = gBuf_.Get<float>();
+        LocalTensor<float> w = wBuf_.Get<float>();
+        DataCopyPadExtParams<float> pad{false, 0, 0, 0.0f};
+        mxrec::PipeSync<HardEvent::MTE3_MTE2>();  // the previous row left UB
+        DataCopyPad(w, outGm_[head.key], rowCopy, pad);
+        const float lr = td_.learningRate;
+        if (td_.optimizer == kSgd) {
+            Muls(g, acc, lr, n);
+            mxrec::PipeSync<HardEvent::MTE2_V>();
+            Sub(w, w, g, n);
+        } else if (td_.optimizer == kAdagrad) {
+            LocalTensor<float> m = mBuf_.Get<float>();
+            const int64_t mAt = moOffGm_.GetValue(head.table) + head.row * dim;
+            if (mAt < 0 || mAt + dim > td_.numMomentum) Trap();
+            DataCopyPad(m, momGm_[mAt], rowCopy, pad);
+            Mul(g, acc, acc, n);
+            mxrec::PipeSync<HardEvent::MTE2_V>();
+            Add(m, m, g, n);
+            // step = (lr * g) / (sqrt(m) + eps), in fbgemm's order of rounding; acc is not
+            // needed after this row's update.
+            Sqrt(g, m, n);
+            Adds(g, g, td_.eps, n);
+            Muls(acc, acc, lr, n);
+            Div(g, acc, g, n);
+            Sub(w, w, g, n);
+            mxrec::PipeSync<HardEvent::V_MTE3>();
+            DataCopyPad(momGm_[mAt], m, rowCopy);
+        } else {
+            RowwiseAdagrad(head, acc, g, w);
+        }
+        mxrec::PipeSync<HardEvent::V_MTE3>();
+        DataCopyPad(outGm_[head.key], w, rowCopy);
+    }
+
+    __aicore__ inline void RowwiseAdagrad(const Entry& head, LocalTensor<float>& acc, LocalTensor<float>& g,
+                                          LocalTensor<float>& w) {
+        const int64_t dim = head.dim;
+        const int32_t n = static_cast<int32_t>(dim);
+        const int64_t mAt = moOffGm_.GetValue(head.table) + head.row;
+        if (mAt < 0 || mAt >= td_.numMomentum) Trap();
+        LocalTensor<float> s = slot_.Get<float>();
+        mxrec::PipeSync<HardEvent::S_MTE2>();  // the previous row's momentum was read
+        DataCopyPad(s, momGm_[mAt], DataCopyExtParams{1, 4, 0, 0, 0}, DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+        mxrec::PipeSync<HardEvent::MTE2_V>();
+        const bool l2 = td_.weightDecayMode == 1;
+        if (l2) {  // L2: the decay enters the statistics (and the correction), not the step
+            Muls(g, w, td_.weightDecay, n);
+            Add(g, g, acc, n);
+            Mul(g, g, g, n);
+        } else {
+            Mul(g, acc, acc, n);
+        }
+        mxrec::PipeSync<HardEvent::V_S>();
+        mxrec::PipeSync<HardEvent::MTE2_S>();
+        float sumSq = 0.0f;
+        for (int64_t d = 0; d < dim; ++d) sumSq += g.GetValue(static_cast<uint32_t>(d));
+        const float moment = s.GetValue(0) + sumSq / static_cast<float>(dim);
+        const float lr = td_.learningRate;
+        const float multiplier = lr / (ScalarSqrt(moment) + td_.eps);
+        float correction = 1.0f;
+        if (l2) {
+            correction = 1.0f - multiplier * td_.weightDecay;
+        } else if (td_.weightDecayMode == 2 || td_.weightDecayMode == 5) {  // decoupled
+            correction = 1.0f - lr * td_.weightDecay;
+        }
+        s.SetValue(0, moment);
+        mxrec::PipeSync<HardEvent::S_MTE3>();
+        DataCopyPad(momGm_[mAt], s, DataCopyExtParams{1, 4, 0, 0, 0});
+        mxrec::PipeSync<HardEvent::S_V>();
+        if (correction != 1.0f) Muls(w, w, correction, n);
+        Muls(g, acc, multiplier, n);
+        Sub(w, w, g, n);
+        mxrec::PipeSync<HardEvent::MTE3_S>();  // the slot may be rewritten for the next row
+    }
+
+    SplitEmbeddingBackwardTilingData td_;
+    int64_t me_ = 0;
+    int64_t totalB_ = 0;
+    GlobalTensor<float> gradGm_;
+    GlobalTensor<float> outGm_;  // weights, or grad_weights in dense mode
+    GlobalTensor<float> momGm_;
+    GlobalTensor<float> iwGm_;
+    GlobalTensor<int64_t> moOffGm_;
+    GlobalTensor<int64_t> woGm_;
+    GlobalTensor<int32_t> dOffGm_;
+    GlobalTensor<TI> idxGm_;
+    GlobalTensor<TI> offGm_;
+    GlobalTensor<int64_t> sortedGm_;
+    mxrec::OffsetWindow<int64_t> sortedWin_;
+    TBuf<TPosition::VECCALC> accBuf_;
+    TBuf<TPosition::VECCALC> gBuf_;
+    TBuf<TPosition::VECCALC> wBuf_;
+    TBuf<TPosition::VECCALC> mBuf_;
+    TBuf<TPosition::VECCALC> slot_;
+};
+
+}  // namespace
+
+extern "C" __global__ __aicore__ void split_embedding_backward(GM_ADDR grad_output, GM_ADDR weights, GM_ADDR momentum1,
+                                                               GM_ADDR momentum1_offsets, GM_ADDR weights_offsets,
+                                                               GM_ADDR d_offsets, GM_ADDR indices, GM_ADDR offsets,
+                                                               GM_ADDR indice_weights, GM_ADDR sorted_positions,
+                                                               GM_ADDR grad_weights, GM_ADDR workspace,
+                                                               GM_ADDR tiling) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    REGISTER_TILING_DEFAULT(SplitEmbeddingBackwardTilingData);
+    GET_TILING_DATA(td, tiling);
+    (void)workspace;
+    TPipe pipe;
+    SplitEmbeddingBackward<DTYPE_INDICES> op;
+    op.Init(grad_output, weights, momentum1, momentum1_offsets, weights_offsets, d_offsets, indices, offsets,
+            indice_weights, sorted_positions, grad_weights, td, &pipe);
+    op.Process();
+}

@@ -1,0 +1,32 @@
+// Tiling struct of SplitEmbeddingBackward.
+#ifndef SPLIT_EMBEDDING_BACKWARD_TILING_DATA_H
+#define SPLIT_EMBEDDING_BACKWARD_TILING_DATA_H
+
+#include <cstdint>
+
+struct SplitEmbeddingBackwardTilingData {
+    int64_t tables;        // T
+    int64_t batch;         // B = (offsets.size(0) - 1) / T
+    int64_t numIndices;    // N
+    int64_t numWeights;    // W = weights.size(0) (also grad_weights in dense mode)
+    int64_t numMomentum;   // momentum1.size(0) (0 without)
+    int64_t gradRows;      // grad_output.size(0)
+    int64_t gradStride;    // grad_output.size(1)
+    int64_t maxD;
+    int64_t optimizer;     // 0 sgd, 1 adagrad, 2 row-wise adagrad, 3 dense
+    int64_t pooling;       // 0 sum, 1 mean, 2 none
+    int64_t hasIndiceWeights;
+    int64_t weightDecayMode;
+    int64_t clip;          // clamp grad_output to [-maxGradient, maxGradient]
+    int64_t coreNum;
+    float learningRate;
+    float eps;
+    float weightDecay;
+    float maxGradient;
+    uint32_t rowBytes;     // one UB row buffer: maxD floats, 32-byte aligned
+    uint32_t windowBytes;  // UB window over sorted_positions
+};
+
+constexpr uint64_t SEB_KEY_DEFAULT = 1;
+
+#endif  // SPLIT_EMBEDDING_BACKWARD_TILING_DATA_H

@@ -1,0 +1,119 @@
+// Tiling of SplitEmbeddingForward (pure; shared by the CANN op_host and the sim launcher).
+//
+// Output units are split evenly over cores: bags k = t * B + b in pooled modes (a core's bags
+// are consecutive, so it meets few tables and reads offsets and indices sequentially), indices
+// in none mode (each output row is one index). The tiling cannot see bag lengths, so the split
+// is by count, not by rows fetched. A core takes its units table by table, in groups of
+// groupRows output rows accumulated in float32 in UB and written with one strided DMA; the
+// weight rows of a group are fetched in batches of batchRows DMAs into a double-buffered queue,
+// then (cast to float32 and scaled by their indice weight) added to their accumulator rows.
+// Rows wider than the UB slot are done in column chunks of `slot` elements. No workspace.
+#ifndef SPLIT_EMBEDDING_FORWARD_TILING_H
+#define SPLIT_EMBEDDING_FORWARD_TILING_H
+
+#include "split_embedding_forward_tiling_data.h"
+#include "tiling_common.h"
+
+namespace mxrec {
+
+inline TilingPlan<SplitEmbeddingForwardTilingData> SplitEmbeddingForwardTiling(const OpArgs& a,
+                                                                               const PlatformInfo& p) {
+    using TD = SplitEmbeddingForwardTilingData;
+    const TensorDesc& weights = a.inputs[0];
+    const TensorDesc& weightsOffsets = a.inputs[1];
+    const TensorDesc& dOffsets = a.inputs[2];
+    const TensorDesc& indices = a.inputs[3];
+    const TensorDesc& offsets = a.inputs[4];
+    const TensorDesc& indiceWeights = a.inputs[5];
+    const TensorDesc& out = a.outputs[0];
+    const int64_t mode = a.attrs[0].i;
+    const int64_t totalD = a.attrs[1].i;
+    const int64_t maxD = a.attrs[2].i;
+    const int64_t t = weightsOffsets.dims[0];
+    const int64_t n = indices.dims[0];
+    if (t < 1) return Reject<TD>("weights_offsets must have T >= 1 entries");
+    if (dOffsets.dims[0] != t + 1) {
+        return Reject<TD>("d_offsets size " + std::to_string(dOffsets.dims[0]) + " is not T + 1 = " +
+                          std::to_string(t + 1));
+    }
+    if (offsets.dtype != indices.dtype) return Reject<TD>("offsets must have the dtype of indices");
+    if (offsets.dims[0] < 1 || (offsets.dims[0] - 1) % t != 0) {
+        return Reject<TD>("offsets size " + std::to_string(offsets.dims[0]) + " is not B * T (T = " +
+                          std::to_string(t) + ") + 1");
+    }
+    if (mode < 0 || mode > 2) {
+        return Reject<TD>("pooling_mode " + std::to_string(mode) + " is not 0 (sum), 1 (mean) or 2 (none)");
+    }
+    if (totalD < 0 || maxD < 0) return Reject<TD>("total_d and max_d must be >= 0");
+    if (indiceWeights.present) {
+        if (mode == 2) return Reject<TD>("indice_weights need pooling_mode sum or mean, not none");
+        if (indiceWeights.dims[0] != n) {
+            return Reject<TD>("indice_weights size " + std::to_string(indiceWeights.dims[0]) +
+                              " is not equal to indices size " + std::to_string(n));
+        }
+    }
+    const int64_t batch = (offsets.dims[0] - 1) / t;
+    TilingPlan<TD> plan;
+    TD& td = plan.data;
+    if (mode == 2) {
+        if (totalD != t * maxD) {
+            return Reject<TD>("pooling_mode none needs every table's D equal to max_d: total_d " +
+                              std::to_string(totalD) + " is not T * max_d = " + std::to_string(t * maxD));
+        }
+        if (out.dims[0] != n || out.dims[1] != maxD) {
+            return Reject<TD>("out must be [N, max_d] = [" + std::to_string(n) + ", " + std::to_string(maxD) +
+                              "], got " + out.Shape());
+        }
+        td.outWidth = maxD;
+        td.units = n;
+        plan.tiling_key = SEF_KEY_NOBAG;
+    } else {
+        if (out.dims[0] != batch || out.dims[1] != totalD) {
+            return Reject<TD>("out must be [B, total_d] = [" + std::to_string(batch) + ", " +
+                              std::to_string(totalD) + "], got " + out.Shape());
+        }
+        td.outWidth = totalD;
+        td.units = t * batch;
+        plan.tiling_key = SEF_KEY_POOLED;
+    }
+    td.tables = t;
+    td.batch = batch;
+    td.numIndices = n;
+    td.weightsLen = weights.dims[0];
+    td.totalD = totalD;
+    td.maxD = maxD;
+    td.mode = mode;
+    td.hasWeights = indiceWeights.present ? 1 : 0;
+
+    // UB: three windows (offsets, indices, indice weights) of ub/96 each; of the rest a quarter
+    // holds the accumulators and three quarters the batches (two weights-dtype buffers, their
+    // float32 copy for 16-bit weights, and two words of slot bookkeeping per row).
+    const int64_t ub = static_cast<int64_t>(p.ub_bytes);
+    const int64_t wElem = DTypeSize(weights.dtype);
+    const int64_t castElem = wElem == 4 ? 0 : 4;
+    td.windowBytes = static_cast<uint32_t>(Max64(AlignDown(ub / 96, kBlockBytes), kBlockBytes));
+    const int64_t avail = ub - 3 * static_cast<int64_t>(td.windowBytes) - 2 * kBlockBytes;
+    const int64_t slotCap = Max64(16, AlignDown(avail / 16, 16));  // one accumulator row fits its quarter
+    td.slot = Min64(AlignUp(Max64(maxD, 1), 16), slotCap);
+    td.groupRows = Clamp64(avail / 4 / (td.slot * 4), 1, 4095);
+    const int64_t accBytes = td.groupRows * td.slot * 4;
+    const int64_t perRow = td.slot * (2 * wElem + castElem) + 8;
+    td.batchRows = Clamp64((avail - accBytes - 2 * kBlockBytes) / perRow, 1, 1024);
+    td.accBufBytes = static_cast<uint32_t>(accBytes);
+    td.rowBufBytes = static_cast<uint32_t>(td.batchRows * td.slot * wElem);
+    td.castBufBytes = static_cast<uint32_t>(td.batchRows * td.slot * castElem);
+    td.metaBytes = static_cast<uint32_t>(AlignUp(td.batchRows * 4, kBlockBytes));
+
+    // Bytes moved, with every row taken as max_d wide (the tiling cannot see the mix of D).
+    const int64_t iElem = DTypeSize(indices.dtype);
+    const int64_t work = n * (iElem + (td.hasWeights ? 4 : 0) + maxD * wElem) + (td.units + 1) * iElem +
+                         out.Numel() * 4;
+    td.coreNum = Clamp64(CeilDiv(work, Max64(1, p.min_core_bytes)), 1,
+                         Min64(static_cast<int64_t>(p.vector_cores), Max64(td.units, 1)));
+    plan.block_dim = static_cast<uint32_t>(td.coreNum);
+    return plan;
+}
+
+}  // namespace mxrec
+
+#endif  // SPLIT_EMBEDDING_FORWARD_TILING_H

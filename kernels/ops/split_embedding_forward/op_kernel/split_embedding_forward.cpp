@@ -1,0 +1,297 @@
+// SplitEmbeddingForward: the forward of fbgemm's table-batched embedding. Pooled modes: output
+// row b, columns d_offsets[t]:d_offsets[t + 1] = sum (mean: / bag length) of w_i * row(indices[i])
+// over bag t * B + b; none mode: output row i = row(indices[i]). Index -1 adds nothing.
+//
+// A core takes its units (bags, or indices in none mode; see the tiling header) table by table
+// and, per column chunk, in groups of output rows: zero the float32 accumulators (Duplicate),
+// walk the group's indices with scalar code (offsets, indices and indice weights come through
+// sequential UB windows; every index and bag is checked here because the row addresses come
+// from them), DataCopyPad each row into a batch slot, and per full batch: Cast 16-bit rows to
+// float32 in one instruction, Muls by the indice weight, Add into the unit's accumulator row.
+// Mean scales each accumulator row by 1 / length (Muls), and one strided DataCopyPad writes the
+// group's rows out. Bad contents trap, as bounds_check_indices' fatal mode does.
+#include "kernel_operator.h"
+#include "mxrec_common.h"
+#include "kernel_copy.h"
+#include "split_embedding_forward_tiling_data.h"
+
+using namespace AscendC;
+
+namespace {
+
+constexpr int64_t kSum = 0;
+constexpr int64_t kMean = 1;
+constexpr int64_t kPruned = -1;  // fbgemm's marker of a pruned row
+
+// Sequential reads of float32 indice weights through a UB window (OffsetWindow is for integers).
+class FloatWindow {
+public:
+    __aicore__ inline void Init(TPipe* pipe, const GlobalTensor<float>& gm, int64_t total, uint32_t windowBytes) {
+        gm_ = gm;
+        total_ = total;
+        pipe->InitBuffer(buf_, windowBytes);
+        window_ = mxrec::ElemsPerBlocks(windowBytes, sizeof(float));
+    }
+
+    __aicore__ inline float Get(int64_t i) {
+        if (i < start_ || i >= start_ + len_) {
+            start_ = i;
+            len_ = mxrec::Min64(window_, total_ - i);
+            LocalTensor<float> win = buf_.Get<float>();
+            mxrec::PipeSync<HardEvent::S_MTE2>();
+            DataCopyPadExtParams<float> pad{false, 0, 0, 0.0f};
+            DataCopyPad(win, gm_[i], DataCopyExtParams{1, static_cast<uint32_t>(len_ * sizeof(float)), 0, 0, 0}, pad);
+            mxrec::PipeSync<HardEvent::MTE2_S>();
+        }
+        return buf_.Get<float>().GetValue(static_cast<uint32_t>(i - start_));
+    }
+
+private:
+    GlobalTensor<float> gm_;
+    TBuf<TPosition::VECCALC> buf_;
+    int64_t total_ = 0;
+    int64_t window_ = 0;
+    int64_t start_ = 0;
+    int64_t len_ = 0;
+};
+
+struct Table {
+    int64_t id;    // -1: no table (none-mode positions outside every bag: zero rows)
+    int64_t d;     // D_t
+    int64_t col;   // d_offsets[t]
+    int64_t base;  // weights_offsets[t]
+    int64_t rows;  // valid row indices are [0, rows)
+};
+
+template <typename TW, typename TI>
+class SplitEmbeddingForward {
+public:
+    static constexpr bool kFloatWeights = sizeof(TW) == 4;
+
+    __aicore__ inline void Init(GM_ADDR weights, GM_ADDR weightsOffsets, GM_ADDR dOffsets, GM_ADDR indices,
+                                GM_ADDR offsets, GM_ADDR indiceWeights, GM_ADDR out,
+                                const SplitEmbeddingForwardTilingData& td, TPipe* pipe) {
+        td_ = td;
+        me_ = GetBlockIdx();
+        pooled_ = TILING_KEY_IS(SEF_KEY_POOLED);
+        wGm_.SetGlobalBuffer((__gm__ TW*)weights, td.weightsLen);
+        woGm_.SetGlobalBuffer((__gm__ int64_t*)weightsOffsets, td.tables);
+        doGm_.SetGlobalBuffer((__gm__ int32_t*)dOffsets, td.tables + 1);
+        idxGm_.SetGlobalBuffer((__gm__ TI*)indices, td.numIndices);
+        offGm_.SetGlobalBuffer((__gm__ TI*)offsets, td.tables * td.batch + 1);
+        outGm_.SetGlobalBuffer((__gm__ float*)out, (pooled_ ? td.batch : td.numIndices) * td.outWidth);
+        offWin_.Init(pipe, offGm_, td.tables * td.batch + 1, td.windowBytes);
+        idxWin_.Init(pipe, idxGm_, td.numIndices, td.windowBytes);
+        if (td.hasWeights) {
+            iwGm_.SetGlobalBuffer((__gm__ float*)indiceWeights, td.numIndices);
+            iwWin_.Init(pipe, iwGm_, td.numIndices, td.windowBytes);
+        }
+        pipe->InitBuffer(rowQue_, 2, td.rowBufBytes);  // double buffered: fetch a batch while adding one
+        if constexpr (!kFloatWeights) pipe->InitBuffer(castBuf_, td.castBufBytes);
+        pipe->InitBuffer(accBuf_, td.accBufBytes);
+        pipe->InitBuffer(slotRow_, td.metaBytes);
+        pipe->InitBuffer(slotWeight_, td.metaBytes);
+    }
+
+    __aicore__ inline void Process() {
+        if (pooled_) {
+            ProcessPooled();
+        } else {
+            ProcessNoBag();
+        }
+    }
+
+private:
+    // ---- work split ---------------------------------------------------------------------------
+    __aicore__ inline void ProcessPooled() {
+        // Every output column must be written exactly once: the column ranges rise from 0 to
+        // total_d (checked per table in LoadTable).
+        if (doGm_.GetValue(0) != 0 || doGm_.GetValue(td_.tables) != td_.totalD) Trap();
+        const mxrec::Span span = mxrec::SplitEven(td_.units, td_.coreNum, me_);
+        for (int64_t k = span.begin; k < span.end;) {
+            const int64_t t = k / td_.batch;
+            const int64_t stop = mxrec::Min64(span.end, (t + 1) * td_.batch);
+            Segment(LoadTable(t), k, stop, k - t * td_.batch);
+            k = stop;
+        }
+    }
+
+    __aicore__ inline void ProcessNoBag() {
+        const mxrec::Span span = mxrec::SplitEven(td_.units, td_.coreNum, me_);
+        const int64_t n = td_.numIndices;
+        const int64_t first = Bound(0);
+        const int64_t last = Bound(td_.tables);
+        if (first < 0 || last < first || last > n) Trap();
+        if (me_ == 0) {  // one core checks the whole chain; the others rely on the tables they use
+            for (int64_t t = 0; t < td_.tables; ++t) {
+                if (Bound(t + 1) < Bound(t)) Trap();
+            }
+        }
+        const Table none{-1, td_.maxD, 0, 0, 0};
+        for (int64_t i = span.begin; i < span.end;) {
+            if (i < first || i >= last) {  // positions outside every bag: zero rows
+                const int64_t stop = i < first ? mxrec::Min64(span.end, first) : span.end;
+                Segment(none, i, stop, i);
+                i = stop;
+                continue;
+            }
+            int64_t lo = 0;  // the last table whose first index is <= i
+            int64_t hi = td_.tables - 1;
+            while (lo < hi) {
+                const int64_t mid = lo + (hi - lo + 1) / 2;
+                if (Bound(mid) <= i) {
+                    lo = mid;
+                } else {
+                    hi = mid - 1;
+                }
+            }
+            const int64_t end = Bound(lo + 1);
+            if (Bound(lo) > i || end <= i || end > n) Trap();  // table boundaries out of order
+            const int64_t stop = mxrec::Min64(span.end, end);
+            Segment(LoadTable(lo), i, stop, i);
+            i = stop;
+        }
+    }
+
+    // offsets[t * B]: none mode's table boundaries.
+    __aicore__ inline int64_t Bound(int64_t t) { return static_cast<int64_t>(offGm_.GetValue(t * td_.batch)); }
+
+    __aicore__ inline Table LoadTable(int64_t t) {
+        const int64_t c0 = doGm_.GetValue(t);
+        const int64_t c1 = doGm_.GetValue(t + 1);
+        if (pooled_ && (c0 < 0 || c1 < c0 || c1 > td_.totalD)) Trap();  // column ranges out of order
+        if (!pooled_ && c1 - c0 != td_.maxD) Trap();                    // none mode needs one D
+        Table tb{t, c1 - c0, c0, woGm_.GetValue(t), 0};
+        const int64_t end = t + 1 < td_.tables ? woGm_.GetValue(t + 1) : td_.weightsLen;
+        if (tb.d > 0 && tb.base >= 0 && tb.base <= end && end <= td_.weightsLen) tb.rows = (end - tb.base) / tb.d;
+        return tb;
+    }
+
+    // Units [u0, u1) of one table (or none), the first going to output row row0.
+    __aicore__ inline void Segment(const Table& tb, int64_t u0, int64_t u1, int64_t row0) {
+        const int64_t colBase = pooled_ ? tb.col : 0;
+        for (int64_t c0 = 0; c0 < tb.d; c0 += td_.slot) {
+            const int64_t dc = mxrec::Min64(td_.slot, tb.d - c0);
+            for (int64_t g0 = u0; g0 < u1; g0 += td_.groupRows) {
+                const int64_t ng = mxrec::Min64(td_.groupRows, u1 - g0);
+                Group(tb, g0, ng, c0, dc);
+                WriteGroup(row0 + (g0 - u0), colBase + c0, ng, dc);
+            }
+        }
+    }
+
+    // ---- one group of output rows ---------------------------------------------------------------
+    __aicore__ inline void Group(const Table& tb, int64_t g0, int64_t ng, int64_t c0, int64_t dc) {
+        LocalTensor<float> acc = accBuf_.Get<float>();
+        mxrec::PipeSync<HardEvent::MTE3_V>();  // the previous group's rows have left UB
+        Duplicate(acc, 0.0f, static_cast<int32_t>(ng * td_.slot));
+        if (tb.id < 0) return;
+        const int64_t n = td_.numIndices;
+        int64_t filled = 0;
+        LocalTensor<TW> batch;
+        for (int64_t j = 0; j < ng; ++j) {
+            int64_t start = g0 + j;
+            int64_t end = start + 1;
+            if (pooled_) {
+                start = offWin_.Get(g0 + j);
+                end = offWin_.Get(g0 + j + 1);
+                if (start < 0 || start > end || end > n) Trap();  // bag outside the indices
+            }
+            for (int64_t p = start; p < end; ++p) {
+                const int64_t idx = idxWin_.Get(p);
+                if (idx == kPruned) continue;
+                if (idx < 0 || idx >= tb.rows) Trap();  // fbgemm: index out of bounds
+                if (filled == 0) batch = rowQue_.AllocTensor<TW>();
+                slotRow_.Get<int32_t>().SetValue(static_cast<uint32_t>(filled), static_cast<int32_t>(j));
+                slotWeight_.Get<float>().SetValue(static_cast<uint32_t>(filled), td_.hasWeights ? iwWin_.Get(p) : 1.0f);
+                DataCopyPadExtParams<TW> pad{false, 0, 0, static_cast<TW>(0)};
+                DataCopyPad(batch[static_cast<uint32_t>(filled * td_.slot)], wGm_[tb.base + idx * tb.d + c0],
+                            DataCopyExtParams{1, static_cast<uint32_t>(dc * sizeof(TW)), 0, 0, 0}, pad);
+                if (++filled == td_.batchRows) {
+                    AddBatch(batch, filled, dc);
+                    filled = 0;
+                }
+            }
+        }
+        if (filled > 0) AddBatch(batch, filled, dc);
+        if (td_.mode == kMean) {
+            for (int64_t j = 0; j < ng; ++j) {
+                const int64_t len = offWin_.Get(g0 + j + 1) - offWin_.Get(g0 + j);
+                if (len > 1) {
+                    LocalTensor<float> row = acc[static_cast<uint32_t>(j * td_.slot)];
+                    Muls(row, row, 1.0f / static_cast<float>(len), static_cast<int32_t>(dc));
+                }
+            }
+        }
+    }
+
+    __aicore__ inline void AddBatch(LocalTensor<TW>& batch, int64_t filled, int64_t dc) {
+        rowQue_.EnQue(batch);
+        batch = rowQue_.DeQue<TW>();
+        LocalTensor<float> rows;
+        if constexpr (kFloatWeights) {
+            rows = batch.template ReinterpretCast<float>();
+        } else {
+            rows = castBuf_.Get<float>();
+            // One Cast for the whole batch: slot padding is converted too and never used.
+            Cast(rows, batch, RoundMode::CAST_NONE, static_cast<uint32_t>(filled * td_.slot));
+        }
+        LocalTensor<float> acc = accBuf_.Get<float>();
+        LocalTensor<int32_t> slotRow = slotRow_.Get<int32_t>();
+        LocalTensor<float> slotWeight = slotWeight_.Get<float>();
+        for (int64_t s = 0; s < filled; ++s) {
+            LocalTensor<float> row = rows[static_cast<uint32_t>(s * td_.slot)];
+            LocalTensor<float> dst = acc[static_cast<uint32_t>(slotRow.GetValue(static_cast<uint32_t>(s)) * td_.slot)];
+            if (td_.hasWeights) Muls(row, row, slotWeight.GetValue(static_cast<uint32_t>(s)), static_cast<int32_t>(dc));
+            Add(dst, dst, row, static_cast<int32_t>(dc));
+        }
+        rowQue_.FreeTensor(batch);
+    }
+
+    // ng accumulator rows (dc columns each, slot apart in UB) to output rows row0.., column col.
+    __aicore__ inline void WriteGroup(int64_t row0, int64_t col, int64_t ng, int64_t dc) {
+        mxrec::PipeSync<HardEvent::V_MTE3>();
+        const uint32_t rowBytes = static_cast<uint32_t>(dc * sizeof(float));
+        const uint32_t gapBlocks = static_cast<uint32_t>(
+            (td_.slot * static_cast<int64_t>(sizeof(float)) - mxrec::AlignUp(rowBytes, mxrec::kBlockBytes)) /
+            mxrec::kBlockBytes);
+        const uint32_t gmGap = static_cast<uint32_t>((td_.outWidth - dc) * static_cast<int64_t>(sizeof(float)));
+        DataCopyPad(outGm_[row0 * td_.outWidth + col], accBuf_.Get<float>(),
+                    DataCopyExtParams{static_cast<uint16_t>(ng), rowBytes, gapBlocks, gmGap, 0});
+    }
+
+    SplitEmbeddingForwardTilingData td_;
+    int64_t me_ = 0;
+    bool pooled_ = true;
+    GlobalTensor<TW> wGm_;
+    GlobalTensor<int64_t> woGm_;
+    GlobalTensor<int32_t> doGm_;
+    GlobalTensor<TI> idxGm_;
+    GlobalTensor<TI> offGm_;
+    GlobalTensor<float> iwGm_;
+    GlobalTensor<float> outGm_;
+    mxrec::OffsetWindow<TI> offWin_;
+    mxrec::OffsetWindow<TI> idxWin_;
+    FloatWindow iwWin_;
+    TQue<TPosition::VECIN, 1> rowQue_;
+    TBuf<TPosition::VECCALC> castBuf_;
+    TBuf<TPosition::VECCALC> accBuf_;
+    TBuf<TPosition::VECCALC> slotRow_;
+    TBuf<TPosition::VECCALC> slotWeight_;
+};
+
+}  // namespace
+
+extern "C" __global__ __aicore__ void split_embedding_forward(GM_ADDR weights, GM_ADDR weights_offsets,
+                                                              GM_ADDR d_offsets, GM_ADDR indices, GM_ADDR offsets,
+                                                              GM_ADDR indice_weights, GM_ADDR out, GM_ADDR workspace,
+                                                              GM_ADDR tiling) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    REGISTER_TILING_DEFAULT(SplitEmbeddingForwardTilingData);
+    GET_TILING_DATA(td, tiling);
+    (void)workspace;
+    TPipe pipe;
+    SplitEmbeddingForward<DTYPE_WEIGHTS, DTYPE_INDICES> op;
+    op.Init(weights, weights_offsets, d_offsets, indices, offsets, indice_weights, out, td, &pipe);
+    op.Process();
+}

@@ -1,0 +1,596 @@
+"""SplitEmbeddingBackward on sim against fbgemm_gpu's CPU TBE training backward (EXACT_SGD,
+EXACT_ADAGRAD, EXACT_ROWWISE_ADAGRAD) and dense_embedding_codegen_lookup_function's gradient.
+
+fbgemm's Python module (SplitTableBatchedEmbeddingBagsCodegen) only takes D % 4 == 0, so the
+references call the CPU lookup functions it wraps (split_embedding_codegen_lookup_*_function_cpu)
+and run autograd through them. Where fbgemm's CPU path has no counterpart (pooling none, index
+-1, row-wise weight decay, which fbgemm's float CPU kernel drops; see the tests), the reference
+is ``reference_update`` below, the update formulas written out in PyTorch.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("fbgemm_gpu")
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from kernel_testlib import arg  # noqa: E402
+from strategies import INDEX_DTYPES, platforms, seeds  # noqa: E402
+
+from recsdk_build.ops.simrun import SimError  # noqa: E402
+
+fbgemm = torch.ops.fbgemm
+SGD, ADAGRAD, ROWWISE, DENSE = 0, 1, 2, 3
+SUM, MEAN, NONE = 0, 1, 2
+LR, EPS = 0.1, 0.01
+
+
+# ---- the operator, as the adapter calls it ---------------------------------------------------
+
+
+def split_embedding_backward(
+    ops,
+    grad_output,
+    weights,
+    momentum1,
+    momentum1_offsets,
+    weights_offsets,
+    d_offsets,
+    indices,
+    offsets,
+    indice_weights,
+    sorted_positions,
+    grad_weights,
+    *,
+    optimizer: int,
+    pooling_mode: int,
+    learning_rate: float = LR,
+    eps: float = EPS,
+    weight_decay: float = 0.0,
+    weight_decay_mode: int = 0,
+    gradient_clipping: int = 0,
+    max_gradient: float = 1.0,
+    max_d: int | None = None,
+    **launch,
+):
+    """In place, like fbgemm: weights, momentum1 and grad_weights are updated."""
+    if max_d is None:
+        dims = (d_offsets[1:] - d_offsets[:-1]).tolist()
+        max_d = max(dims) if dims else 0
+    tensors = [
+        grad_output,
+        weights,
+        momentum1,
+        momentum1_offsets,
+        weights_offsets,
+        d_offsets,
+        indices,
+        offsets,
+        indice_weights,
+        sorted_positions,
+        grad_weights,
+    ]
+    attrs = [
+        optimizer,
+        pooling_mode,
+        learning_rate,
+        eps,
+        weight_decay,
+        weight_decay_mode,
+        gradient_clipping,
+        max_gradient,
+        max_d,
+    ]
+    return ops("split_embedding_backward").launch([arg(t) for t in tensors], attrs, **launch)
+
+
+def table_of_positions(offsets, num_tables: int, n: int):
+    """The table of every index position (all positions lie in some bag here)."""
+    b = (offsets.numel() - 1) // num_tables
+    lengths = (offsets[1:] - offsets[:-1]).long()
+    bag = torch.repeat_interleave(torch.arange(lengths.numel()), lengths)
+    assert bag.numel() == n
+    return bag // max(b, 1)
+
+
+def sorted_positions_of(indices, offsets, rows: list[int]):
+    """What the adapter computes: a stable argsort of hash_size_cumsum[t] + index."""
+    cumsum = torch.tensor([0, *torch.tensor(rows).cumsum(0).tolist()], dtype=torch.int64)
+    t = table_of_positions(offsets, len(rows), indices.numel())
+    linear = cumsum[t] + indices.long()
+    return torch.sort(linear, stable=True).indices
+
+
+# ---- a case: tables, bags and state ----------------------------------------------------------
+
+
+class Case:
+    def __init__(self, rows, dims, lengths, index_list, iw, pooling, gen):
+        self.rows, self.dims, self.pooling = rows, dims, pooling
+        self.t = len(rows)
+        self.b = len(lengths) // self.t
+        wo = [0]
+        for r, d in zip(rows, dims, strict=True):
+            wo.append(wo[-1] + r * d)
+        self.w_total = wo[-1]
+        self.weights_offsets = torch.tensor(wo[:-1], dtype=torch.int64)
+        self.d_offsets = torch.tensor(
+            [0, *torch.tensor(dims).cumsum(0).tolist()], dtype=torch.int32
+        )
+        self.offsets = torch.tensor(
+            [0, *torch.tensor(lengths, dtype=torch.int64).cumsum(0).tolist()]
+        )
+        self.indices = torch.tensor(index_list, dtype=torch.int64)
+        self.n = len(index_list)
+        self.indice_weights = torch.randn(self.n, generator=gen) if iw else None
+        self.weights = torch.randn(self.w_total, generator=gen)
+        self.row_offsets = torch.tensor([0, *torch.tensor(rows).cumsum(0).tolist()][:-1])
+        self.mom_full = torch.rand(self.w_total, generator=gen)
+        self.mom_rows = torch.rand(sum(rows), generator=gen)
+        total_d = int(self.d_offsets[-1])
+        shape = (self.n, dims[0]) if pooling == NONE else (self.b, total_d)
+        self.grad_output = torch.randn(shape, generator=gen) * 2
+        self.sorted = sorted_positions_of(self.indices, self.offsets, rows)
+
+    def momentum(self, optimizer):
+        if optimizer == ADAGRAD:
+            return self.mom_full.clone(), self.weights_offsets.clone()
+        if optimizer == ROWWISE:
+            return self.mom_rows.clone(), self.row_offsets.clone()
+        return None, None
+
+    def run_kernel(self, ops, optimizer, index_dtype, **kw):
+        weights = self.weights.clone()
+        mom, mom_off = self.momentum(optimizer)
+        grad_weights = torch.zeros(self.w_total) if optimizer == DENSE else None
+        split_embedding_backward(
+            ops,
+            self.grad_output,
+            weights,
+            mom,
+            mom_off,
+            self.weights_offsets,
+            self.d_offsets,
+            self.indices.to(index_dtype),
+            self.offsets.to(index_dtype),
+            self.indice_weights,
+            self.sorted,
+            grad_weights,
+            optimizer=optimizer,
+            pooling_mode=self.pooling,
+            **kw,
+        )
+        return weights, mom, grad_weights
+
+    def run_fbgemm(self, optimizer, gradient_clipping=False, max_gradient=1.0):
+        """fbgemm's CPU forward + autograd backward (sum/mean pooling, no -1 indices)."""
+        assert self.pooling != NONE
+        weights = self.weights.clone().requires_grad_(optimizer != DENSE)
+        mom, mom_off = self.momentum(optimizer)
+        hash_cumsum = torch.tensor([0, *torch.tensor(self.rows).cumsum(0).tolist()])
+        common = {
+            "weights_offsets": self.weights_offsets,
+            "D_offsets": self.d_offsets,
+            "total_D": int(self.d_offsets[-1]),
+            "max_D": max(self.dims),
+            "hash_size_cumsum": hash_cumsum,
+            "total_hash_size_bits": 32,
+            "indices": self.indices,
+            "offsets": self.offsets,
+            "pooling_mode": self.pooling,
+            "indice_weights": self.indice_weights,
+            "feature_requires_grad": None,
+        }
+        if optimizer == DENSE:
+            weights.requires_grad_(True)
+            out = fbgemm.dense_embedding_codegen_lookup_function(dev_weights=weights, **common)
+            out.backward(self.grad_output)
+            return None, None, weights.grad
+        split = {
+            "host_weights": weights,
+            "weights_placements": torch.zeros(self.t, dtype=torch.int32),
+            **common,
+            "gradient_clipping": gradient_clipping,
+            "max_gradient": max_gradient,
+            "stochastic_rounding": False,
+            "learning_rate": LR,
+        }
+        if optimizer == SGD:
+            out = fbgemm.split_embedding_codegen_lookup_sgd_function_cpu(**split)
+        else:
+            state = {
+                "momentum1_host": mom,
+                "momentum1_placements": torch.zeros(self.t, dtype=torch.int32),
+                "momentum1_offsets": mom_off,
+                "eps": EPS,
+            }
+            if optimizer == ADAGRAD:
+                fn = fbgemm.split_embedding_codegen_lookup_adagrad_function_cpu
+            else:
+                fn = fbgemm.split_embedding_codegen_lookup_rowwise_adagrad_function_cpu
+                # the schema's default of weight_decay_mode is a float: pass it explicitly
+                state.update(weight_decay=0.0, weight_decay_mode=0, max_norm=0.0)
+            out = fn(**split, **state)
+        out.backward(self.grad_output)
+        return weights.detach(), mom, None
+
+
+def reference_update(case: Case, optimizer, weight_decay=0.0, weight_decay_mode=0, clip=None):
+    """The exact backward written out: per-row float32 sums in position order, then fbgemm's
+    CPU template formulas (embedding_backward_split_cpu_template.cpp / optimizers.py)."""
+    weights = case.weights.clone()
+    mom, mom_off = case.momentum(optimizer)
+    grad_weights = torch.zeros(case.w_total)
+    grad_output = case.grad_output if clip is None else case.grad_output.clamp(-clip, clip)
+    b = case.b
+    sums: dict[tuple[int, int], torch.Tensor] = {}
+    for p in range(case.n):
+        idx = int(case.indices[p])
+        if idx == -1:
+            continue
+        bag = int(torch.searchsorted(case.offsets, p, right=True)) - 1
+        t = bag // b
+        d0, d = int(case.d_offsets[t]), case.dims[t]
+        g = grad_output[p, :d] if case.pooling == NONE else grad_output[bag % b, d0 : d0 + d]
+        if case.indice_weights is not None:
+            g = g * case.indice_weights[p]
+        elif case.pooling == MEAN:
+            g = g * torch.tensor(1.0 / (int(case.offsets[bag + 1]) - int(case.offsets[bag])))
+        key = (t, idx)
+        sums[key] = g.clone() if key not in sums else sums[key] + g
+    for (t, idx), g in sums.items():
+        d = case.dims[t]
+        at = int(case.weights_offsets[t]) + idx * d
+        w = weights[at : at + d]
+        if optimizer == DENSE:
+            grad_weights[at : at + d] = g
+        elif optimizer == SGD:
+            w -= LR * g
+        elif optimizer == ADAGRAD:
+            m_at = int(mom_off[t]) + idx * d
+            m = mom[m_at : m_at + d]
+            m += g * g
+            w -= LR * g / (m.sqrt() + EPS)
+        else:
+            m_at = int(mom_off[t]) + idx
+            gd = g + weight_decay * w if weight_decay_mode == 1 else g
+            new_m = mom[m_at] + (gd * gd).sum() / d
+            mom[m_at] = new_m
+            multiplier = LR / (new_m.sqrt() + EPS)
+            correction = 1.0
+            if weight_decay_mode == 1:
+                correction = 1.0 - multiplier * weight_decay
+            elif weight_decay_mode in (2, 5):
+                correction = 1.0 - LR * weight_decay
+            w.copy_(correction * w - g * multiplier)
+    return weights, mom, grad_weights if optimizer == DENSE else None
+
+
+def assert_close(got, want) -> None:
+    for g, w in zip(got, want, strict=True):
+        if w is None:
+            continue
+        torch.testing.assert_close(g, w, rtol=2e-5, atol=2e-6)
+
+
+# ---- hand-worked example ---------------------------------------------------------------------
+
+
+def test_hand_worked_sgd(sim_ops) -> None:
+    """Two tables, B = 2, lr = 0.5.
+
+    table 0 (D = 2, 3 rows, weights[0:6]), table 1 (D = 1, 2 rows, weights[6:8]);
+    bags: t0 b0 = [1, 1] (row 1 twice), t0 b1 = [1, 2], t1 b0 = [0], t1 b1 = [] (empty).
+    grad_output [B, 3] = [[1, 2, 10], [3, 4, 20]] (columns 0:2 table 0, column 2 table 1).
+
+    Sum pooling: row (0, 1) gets [1, 2] + [1, 2] + [3, 4] = [5, 8] (twice from bag 0, once from
+    bag 1); row (0, 2) [3, 4]; row (1, 0) [10]; row (0, 0) and (1, 1) nothing. With all weights
+    1, SGD gives w = 1 - 0.5 * g: row (0, 1) -> [-1.5, -3], row (0, 2) -> [-0.5, -1],
+    row (1, 0) -> -4.
+    Mean pooling: bag t0 b0 has length 2, so it contributes [0.5, 1] twice; bag t0 b1 (length
+    2) gives [1.5, 2] to both rows 1 and 2: row (0, 1) = [2.5, 4] -> [-0.25, -1];
+    row (0, 2) = [1.5, 2] -> [0.25, 0]; row (1, 0) (length 1) -> -4.
+    """
+    indices = torch.tensor([1, 1, 1, 2, 0])
+    offsets = torch.tensor([0, 2, 4, 5, 5])
+    grad_output = torch.tensor([[1.0, 2.0, 10.0], [3.0, 4.0, 20.0]])
+    sorted_positions = sorted_positions_of(indices, offsets, [3, 2])
+    assert sorted_positions.tolist() == [0, 1, 2, 3, 4]
+    common = (torch.tensor([0, 6]), torch.tensor([0, 2, 3], dtype=torch.int32), indices, offsets)
+    want = {
+        SUM: [1, 1, -1.5, -3, -0.5, -1, -4, 1],
+        MEAN: [1, 1, -0.25, -1, 0.25, 0, -4, 1],
+    }
+    for pooling, expect in want.items():
+        weights = torch.ones(8)
+        split_embedding_backward(
+            sim_ops,
+            grad_output,
+            weights,
+            None,
+            None,
+            *common,
+            None,
+            sorted_positions,
+            None,
+            optimizer=SGD,
+            pooling_mode=pooling,
+            learning_rate=0.5,
+        )
+        assert weights.tolist() == expect
+
+
+def test_hand_worked_dense_and_rowwise(sim_ops) -> None:
+    """One table (D = 2, 3 rows), B = 2, indices [2, 0, 2 | 2] with indice weights
+    [1, 2, 0.5 | -1], grad_output [[1, 2], [4, 8]].
+
+    Row 2: 1 * [1, 2] + 0.5 * [1, 2] - 1 * [4, 8] = [-2.5, -5]; row 0: 2 * [1, 2] = [2, 4].
+    Dense writes exactly these rows (row 1 stays 0).
+    Row-wise Adagrad, lr 1, eps 0, momentum 0, weights 0: row 2's momentum becomes
+    (6.25 + 25) / 2 = 15.625, row 0's (4 + 16) / 2 = 10; row 0's weights -[2, 4] / sqrt(10).
+    """
+    indices = torch.tensor([2, 0, 2, 2])
+    offsets = torch.tensor([0, 3, 4])
+    iw = torch.tensor([1.0, 2.0, 0.5, -1.0])
+    grad_output = torch.tensor([[1.0, 2.0], [4.0, 8.0]])
+    sorted_positions = sorted_positions_of(indices, offsets, [3])
+    assert sorted_positions.tolist() == [1, 0, 2, 3]
+    meta = (torch.tensor([0]), torch.tensor([0, 2], dtype=torch.int32), indices, offsets, iw)
+    grad_weights = torch.zeros(6)
+    split_embedding_backward(
+        sim_ops,
+        grad_output,
+        torch.zeros(6),
+        None,
+        None,
+        *meta,
+        sorted_positions,
+        grad_weights,
+        optimizer=DENSE,
+        pooling_mode=SUM,
+    )
+    assert grad_weights.tolist() == [2, 4, 0, 0, -2.5, -5]
+    weights, mom = torch.zeros(6), torch.zeros(3)
+    split_embedding_backward(
+        sim_ops,
+        grad_output,
+        weights,
+        mom,
+        torch.tensor([0]),
+        *meta,
+        sorted_positions,
+        None,
+        optimizer=ROWWISE,
+        pooling_mode=SUM,
+        learning_rate=1.0,
+        eps=0.0,
+    )
+    assert mom.tolist() == [10, 0, 15.625]
+    root10, root15 = 10**0.5, 15.625**0.5
+    want = [-2 / root10, -4 / root10, 0, 0, 2.5 / root15, 5 / root15]
+    torch.testing.assert_close(weights, torch.tensor(want), rtol=1e-6, atol=0)
+
+
+# ---- property tests --------------------------------------------------------------------------
+
+
+@st.composite
+def cases(draw: st.DrawFn, pooling: int, allow_pruned: bool = False) -> Case:
+    t = draw(st.integers(1, 4))
+    rows = draw(st.lists(st.integers(1, 6), min_size=t, max_size=t))
+    if pooling == NONE:
+        dims = [draw(st.integers(1, 40))] * t
+    else:
+        dims = draw(st.lists(st.integers(1, 40), min_size=t, max_size=t))
+    b = draw(st.integers(0, 6))
+    lengths = draw(st.lists(st.integers(0, 6), min_size=t * b, max_size=t * b))
+    index_list = []
+    for k, n in enumerate(lengths):
+        r = rows[k // b]
+        values = st.integers(0, r - 1)
+        if allow_pruned:
+            values = st.one_of(values, st.just(-1))
+        index_list += draw(st.lists(values, min_size=n, max_size=n))
+    iw = draw(st.booleans())
+    gen = torch.Generator().manual_seed(draw(seeds))
+    return Case(rows, dims, lengths, index_list, iw, pooling, gen)
+
+
+# The dense lookup has no CPU autograd kernel; torch warns and backpropagates through it anyway
+# (its gradient is also checked against reference_update in test_matches_reference).
+@pytest.mark.filterwarnings("ignore:.*an autograd kernel was not registered")
+@settings(max_examples=250, deadline=None)
+@given(
+    data=st.data(),
+    optimizer=st.sampled_from([SGD, ADAGRAD, ROWWISE, DENSE]),
+    pooling=st.sampled_from([SUM, MEAN]),
+    index_dtype=st.sampled_from(INDEX_DTYPES),
+    clip=st.booleans(),
+    platform=platforms,
+)
+def test_matches_fbgemm(sim_ops, data, optimizer, pooling, index_dtype, clip, platform) -> None:
+    case = data.draw(cases(pooling))
+    clip = clip and optimizer != DENSE  # the dense lookup has no clipping
+    kw = {"gradient_clipping": int(clip), "max_gradient": 0.7}
+    got = case.run_kernel(sim_ops, optimizer, index_dtype, **kw, **platform)
+    if case.b == 0:  # nothing to differentiate; fbgemm's CPU kernels want B > 0
+        want = (case.weights, case.momentum(optimizer)[0], None)
+        if optimizer == DENSE:
+            want = (None, None, torch.zeros(case.w_total))
+    else:
+        want = case.run_fbgemm(optimizer, clip, 0.7)
+    assert_close(got, want)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    data=st.data(),
+    optimizer=st.sampled_from([SGD, ADAGRAD, ROWWISE, DENSE]),
+    pooling=st.sampled_from([SUM, MEAN, NONE]),
+    index_dtype=st.sampled_from(INDEX_DTYPES),
+    weight_decay_mode=st.sampled_from([0, 1, 2]),
+    clip=st.booleans(),
+    platform=platforms,
+)
+def test_matches_reference(
+    sim_ops, data, optimizer, pooling, index_dtype, weight_decay_mode, clip, platform
+) -> None:
+    """Pooling none, pruned (-1) indices, weight decay and clipping, which fbgemm's CPU path
+    does not (or not in these combinations) cover."""
+    case = data.draw(cases(pooling, allow_pruned=True))
+    wd = 0.25 if optimizer == ROWWISE else 0.0
+    mode = weight_decay_mode if optimizer == ROWWISE else 0
+    max_gradient = 0.7 if clip else None
+    kw = {"weight_decay": wd, "weight_decay_mode": mode, "gradient_clipping": int(clip)}
+    got = case.run_kernel(sim_ops, optimizer, index_dtype, max_gradient=0.7, **kw, **platform)
+    want = reference_update(case, optimizer, wd, mode, max_gradient)
+    assert_close(got, want)
+
+
+def test_rowwise_weight_decay_fbgemm_cpu_drops_it() -> None:
+    """Why weight decay is checked against reference_update: fbgemm 1.1.0's float CPU kernel
+    for row-wise Adagrad (fbgemm::GenerateSparseAdaGrad, unshared tables) passes weight_decay=0,
+    so its result equals that of weight_decay 0 while the template (and the GPU) apply it."""
+    gen = torch.Generator().manual_seed(5)
+    case = Case([4], [3], [2, 1], [1, 1, 3], False, SUM, gen)
+    w_decay, m_decay, _ = case.run_fbgemm(ROWWISE)  # weight_decay 0 (the default)
+    fn = fbgemm.split_embedding_codegen_lookup_rowwise_adagrad_function_cpu
+    weights = case.weights.clone().requires_grad_(True)
+    mom = case.mom_rows.clone()
+    out = fn(
+        host_weights=weights,
+        weights_placements=torch.zeros(1, dtype=torch.int32),
+        weights_offsets=case.weights_offsets,
+        D_offsets=case.d_offsets,
+        total_D=3,
+        max_D=3,
+        hash_size_cumsum=torch.tensor([0, 4]),
+        total_hash_size_bits=32,
+        indices=case.indices,
+        offsets=case.offsets,
+        pooling_mode=SUM,
+        indice_weights=None,
+        feature_requires_grad=None,
+        gradient_clipping=False,
+        max_gradient=1.0,
+        stochastic_rounding=False,
+        momentum1_host=mom,
+        momentum1_placements=torch.zeros(1, dtype=torch.int32),
+        momentum1_offsets=torch.tensor([0]),
+        eps=EPS,
+        learning_rate=LR,
+        weight_decay=0.5,
+        weight_decay_mode=1,
+    )
+    out.backward(case.grad_output)
+    assert torch.equal(weights.detach(), w_decay) and torch.equal(mom, m_decay)
+
+
+def test_large_spread_over_cores(sim_ops) -> None:
+    """Long runs of one hot row crossing core slices, many cores, small UB, both adagrads."""
+    gen = torch.Generator().manual_seed(11)
+    t, b = 3, 60
+    rows, dims = [5, 50, 2], [16, 33, 8]
+    lengths = torch.randint(0, 12, (t * b,), generator=gen).tolist()
+    index_list = []
+    for k, n in enumerate(lengths):
+        r = rows[k // b]
+        hot = torch.randint(0, r, (n,), generator=gen)
+        hot[torch.rand(n, generator=gen) < 0.6] = 0  # row 0 of every table is hot
+        index_list += hot.tolist()
+    case = Case(rows, dims, lengths, index_list, True, MEAN, gen)
+    for optimizer in (ADAGRAD, ROWWISE):
+        got = case.run_kernel(
+            sim_ops, optimizer, torch.int32, min_core_bytes=1, ub_bytes=24 * 1024, max_cores=7
+        )
+        assert_close(got, case.run_fbgemm(optimizer))
+
+
+# ---- rejections ------------------------------------------------------------------------------
+
+
+def small_args(optimizer=SGD, max_d=2, **overrides):
+    args = {
+        "grad_output": torch.zeros(1, 2),
+        "weights": torch.zeros(6),
+        "momentum1": None,
+        "momentum1_offsets": None,
+        "weights_offsets": torch.tensor([0]),
+        "d_offsets": torch.tensor([0, 2], dtype=torch.int32),
+        "indices": torch.tensor([0, 1]),
+        "offsets": torch.tensor([0, 2]),
+        "indice_weights": None,
+        "sorted_positions": torch.tensor([0, 1]),
+        "grad_weights": None,
+    }
+    args.update(overrides)
+    return args, {"optimizer": optimizer, "pooling_mode": SUM, "max_d": max_d}
+
+
+@pytest.mark.parametrize(
+    ("optimizer", "max_d", "ub_bytes", "message"),
+    [
+        (SGD, 100_000, 0, r"max_d 100000 needs 1200000 bytes .* 3 row buffers"),
+        (ADAGRAD, 4000, 64 * 1024, r"max_d 4000 needs 64000 bytes .* 4 row buffers"),
+        (DENSE, 8000, 64 * 1024, r"max_d 8000 needs 64000 bytes .* 2 row buffers"),
+    ],
+)
+def test_rejects_rows_larger_than_ub(sim_ops, optimizer, max_d, ub_bytes, message) -> None:
+    args, attrs = small_args(
+        optimizer,
+        max_d,
+        momentum1=torch.zeros(6) if optimizer == ADAGRAD else None,
+        momentum1_offsets=torch.tensor([0]) if optimizer == ADAGRAD else None,
+        grad_weights=torch.zeros(6) if optimizer == DENSE else None,
+    )
+    with pytest.raises(SimError, match=message):
+        split_embedding_backward(sim_ops, *args.values(), **attrs, ub_bytes=ub_bytes)
+
+
+def test_rows_that_just_fit(sim_ops) -> None:
+    """The largest max_d a 24 KiB UB takes for SGD still runs (and a larger D_t traps)."""
+    d = (24 * 1024 - 1024 - 32) // 3 // 32 * 8
+    weights = torch.zeros(2 * d)
+    grad_output = torch.ones(1, d)
+    common = (torch.tensor([0]), torch.tensor([0, d], dtype=torch.int32))
+    idx = (torch.tensor([1]), torch.tensor([0, 1]), None, torch.tensor([0]), None)
+    args = (grad_output, weights, None, None, *common, *idx)
+    split_embedding_backward(
+        sim_ops, *args, optimizer=SGD, pooling_mode=SUM, ub_bytes=24 * 1024, max_d=d
+    )
+    assert torch.equal(weights[d:], torch.full((d,), -LR)) and not weights[:d].any()
+    with pytest.raises(SimError, match="trap"):
+        split_embedding_backward(sim_ops, *args, optimizer=SGD, pooling_mode=SUM, max_d=d - 1)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "attrs", "message"),
+    [
+        (
+            {"d_offsets": torch.tensor([0, 2, 4], dtype=torch.int32)},
+            {},
+            "d_offsets must have T \\+ 1",
+        ),
+        (
+            {"offsets": torch.tensor([0, 1, 2])},
+            {"pooling_mode": SUM},
+            r"grad_output must have B = 2",
+        ),
+        ({"sorted_positions": torch.tensor([0])}, {}, "sorted_positions must have N = 2"),
+        ({"sorted_positions": None}, {}, "sorted_positions is required"),
+        ({"indice_weights": torch.ones(3)}, {}, "indice_weights must have N = 2"),
+        ({}, {"optimizer": ADAGRAD}, "momentum1 and momentum1_offsets are required"),
+        ({}, {"optimizer": DENSE}, "grad_weights is required in dense mode"),
+        ({}, {"optimizer": 4}, "optimizer must be 0"),
+        ({}, {"pooling_mode": NONE}, "grad_output must have N = 2 rows"),
+        ({}, {"pooling_mode": 3}, "pooling_mode must be"),
+        ({}, {"max_d": -1}, "max_d must be >= 0"),
+    ],
+)
+def test_rejects_bad_arguments(sim_ops, overrides, attrs, message) -> None:
+    args, base = small_args(**overrides)
+    base.update(attrs)
+    with pytest.raises(SimError, match=message):
+        split_embedding_backward(sim_ops, *args.values(), **base)
