@@ -112,6 +112,16 @@ def _context(g: Globals, options: Options | None = None) -> Context:
     return Context(project, paths, Manifest.load(root), g.ui, options or Options())
 
 
+def _build_root(g: Globals) -> Path:
+    """The build directory, also where no project can be loaded (doctor runs anywhere)."""
+    if g.build_dir is not None:
+        return g.build_dir.resolve()
+    try:
+        return (load_project(g.project_dir).root / "build").resolve()
+    except RecsdkError:
+        return (Path.cwd() / "build").resolve()
+
+
 def _guarded(g: Globals, action: Callable[[], dict[str, Any]]) -> None:
     """Run ``action``; turn expected errors into one clear message and an exit code."""
     started = time.monotonic()
@@ -429,7 +439,7 @@ def doctor(
     g = _globals(ctx)
 
     def action() -> dict[str, Any]:
-        checks = run_checks()
+        checks = run_checks(_build_root(g))
         # doctor reports a missing toolkit itself (with the full table), so "cann" is not
         # validated through choose_target here.
         chosen = "cann" if target == "cann" else choose_target(target)

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from recsdk_build.toolchain import dist_version, find_cann, npu_soc
 
@@ -33,7 +34,27 @@ def _tool_version(cmd: str, args: tuple[str, ...] = ("--version",)) -> tuple[boo
     return True, f"{match.group(0) if match else first} ({path})"
 
 
-def run_checks() -> list[Check]:
+# A full `recsdk-build all`: two ~5 GB torch environments (build and verify), the downloads and
+# the artifacts, measured at ~11 GB; the rest is headroom for pip's temporary unpacking.
+FULL_BUILD_BYTES = 15 * 1024**3
+
+
+def disk_check(build_dir: Path) -> Check:
+    """Free space where the build directory lives (or would be created). Advisory: single
+    stages need far less, so no target is refused for it."""
+    where = build_dir
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    free = shutil.disk_usage(where).free
+    gib = free / 1024**3
+    enough = free >= FULL_BUILD_BYTES
+    detail = f"{gib:.1f} GiB free at {where}"
+    if not enough:
+        detail += f"; a full `recsdk-build all` needs about {FULL_BUILD_BYTES // 1024**3} GiB"
+    return Check("free disk", enough, detail, ())
+
+
+def run_checks(build_dir: Path | None = None) -> list[Check]:
     checks = [
         Check(
             "python",
@@ -91,6 +112,8 @@ def run_checks() -> list[Check]:
         )
     soc = npu_soc()
     checks.append(Check("NPU (npu-smi)", soc is not None, soc or "no Ascend NPU driver", ()))
+    if build_dir is not None:
+        checks.append(disk_check(build_dir))
     return checks
 
 

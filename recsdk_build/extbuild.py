@@ -35,14 +35,20 @@ def package_digest(root: Path) -> str:
 
 
 def build_extension_wheel(
-    ctx: Context, package: Path, *, what: str, generated: Mapping[str, str] | None = None
+    ctx: Context,
+    package: Path,
+    *,
+    what: str,
+    generated: Mapping[str, str] | None = None,
+    dest: Path | None = None,
 ) -> Path:
     """Build ``package`` with the build environment's torch; move the wheel into dist/.
 
     A copy is built, so the checkout never collects build products, and wheels of earlier
     builds of the same distribution are replaced. ``generated`` maps file names (relative to
     the package) to text written into the copy before building: build configuration that
-    depends on this build directory, never written into the checkout.
+    depends on this build directory, never written into the checkout. ``dest`` (a directory)
+    receives a wheel that is not an artifact (a build check) instead of dist/.
     """
     python = ctx.output_of("env")["python"]
     staging = new_staging_dir(ctx.paths.root, package.name)
@@ -62,6 +68,9 @@ def build_extension_wheel(
         if len(wheels) != 1:
             raise BuildError(f"building {what} produced {[w.name for w in wheels]}, not one wheel")
         wheel = wheels[0]
+        if dest is not None:
+            dest.mkdir(parents=True, exist_ok=True)
+            return wheel.replace(dest / wheel.name)
         dist_name = wheel.name.split("-")[0]
         ctx.paths.dist.mkdir(parents=True, exist_ok=True)
         for stale in ctx.paths.dist.glob(f"{dist_name}-*.whl"):

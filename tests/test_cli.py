@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import json
 import time
 from pathlib import Path
@@ -125,3 +127,20 @@ def test_doctor_reports_the_target(cli: CliRunner, project: Path) -> None:
     if "CANN toolkit │ ok" not in out.replace("  ", " "):
         assert code == 1
         assert "target cann needs: CANN toolkit" in out
+
+
+def test_doctor_reports_free_disk_where_the_build_goes(tmp_path: Path, monkeypatch) -> None:
+    from recsdk_build import doctor
+
+    usage = shutil.disk_usage(tmp_path)
+    # The build directory does not exist yet: its nearest existing parent is measured.
+    check = doctor.disk_check(tmp_path / "not" / "yet")
+    assert check.name == "free disk" and check.needed_by == ()
+    assert f"at {tmp_path}" in check.detail
+    assert check.found == (usage.free >= doctor.FULL_BUILD_BYTES)
+
+    small = usage._replace(free=2 * 1024**3)
+    monkeypatch.setattr(doctor.shutil, "disk_usage", lambda _: small)
+    low = doctor.disk_check(tmp_path)
+    assert not low.found
+    assert "2.0 GiB free" in low.detail and "needs about 15 GiB" in low.detail

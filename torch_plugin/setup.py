@@ -4,14 +4,22 @@ torch's extension builder supplies the C++ ABI flag and include paths of the tor
 with, so the adapter always matches the torch it is built against.
 
 What to build against comes from ``build_config.json`` next to this file (or the file named by
-``FBGEMM_NPU_API_BUILD_CONFIG``), written by ``recsdk-build plugin``:
+``FBGEMM_NPU_API_BUILD_CONFIG``), written by ``recsdk-build plugin``. Two variants:
 
     {"variant": "sim", "sim_include": "<kernels/sim/include>",
      "operators": [{"op": "<name>", "library": "<path>.so", "header": "<path>.h"}, ...]}
 
+    {"variant": "npu", "operators": ["<name>", ...], "decl_include": "<aclnn_<op>_decl.h dir>",
+     "include_dirs": [torch_npu and CANN include dirs], "library_dirs": [...],
+     "libraries": ["torch_npu", "nnopbase", ...], "opp": "<installed operator packages>" | null}
+
 For the sim variant the operator libraries and their generated headers are copied into the
 package (``fbgemm_npu_api/_ops``, ``fbgemm_npu_api/include``) and the extension finds the
-libraries through an ``$ORIGIN`` rpath, so the installed wheel is self-contained.
+libraries through an ``$ORIGIN`` rpath, so the installed wheel is self-contained. For the npu
+variant the installed operator packages (``vendors/<op>/...`` and ``vendors/config.ini``) are
+copied to ``fbgemm_npu_api/opp``, where the loader points CANN at them.
+
+The wheel's local version names the variant: ``+sim`` or ``+npu``.
 """
 
 from __future__ import annotations
@@ -36,7 +44,13 @@ OPERATORS = (
     "gather_for_rank1",
     "index_select_for_rank1_backward",
     "bounds_check_indices",
+    "block_bucketize_sparse_features",
+    "split_embedding_forward",
+    "split_embedding_backward",
 )
+VERSION = "1.1.0"
+COMMON_SOURCES = ["csrc/checks.cpp", "csrc/registrations.cpp", "csrc/tbe.cpp"]
+COMPILE_ARGS = ["-O2", "-std=c++17", "-Wall", "-Wno-unused-parameter"]
 
 
 def load_config() -> dict:
@@ -47,12 +61,10 @@ def load_config() -> dict:
             "`recsdk-build plugin`, or write one (see setup.py)"
         )
     config = json.loads(path.read_text(encoding="utf-8"))
-    if config.get("variant") != "sim":
-        raise SystemExit(
-            f"fbgemm_npu_api: variant {config.get('variant')!r} is not built by this setup.py "
-            "(the npu variant is built against torch_npu by recsdk-build on cann hosts)"
-        )
-    have = {entry["op"] for entry in config.get("operators", [])}
+    variant = config.get("variant")
+    if variant not in ("sim", "npu"):
+        raise SystemExit(f"fbgemm_npu_api: unknown variant {variant!r} (sim or npu)")
+    have = {e["op"] if isinstance(e, dict) else e for e in config.get("operators", [])}
     missing = [op for op in OPERATORS if op not in have]
     if missing:
         raise SystemExit(f"fbgemm_npu_api: the build configuration lacks {', '.join(missing)}")
@@ -81,20 +93,50 @@ def stage_sim_operators(config: dict) -> list[str]:
     return flags
 
 
+def stage_npu_operators(config: dict) -> None:
+    """Copy the installed operator packages into the package (none for a build check)."""
+    target = PACKAGE / "opp"
+    shutil.rmtree(target, ignore_errors=True)
+    if config.get("opp"):
+        shutil.copytree(config["opp"], target)
+
+
+def sim_extension(config: dict) -> CppExtension:
+    link_flags = stage_sim_operators(config)
+    return CppExtension(
+        "fbgemm_npu_api._C",
+        [*COMMON_SOURCES, "csrc/backend_sim.cpp"],
+        include_dirs=[str(PACKAGE / "include"), str(PACKAGE / "include" / "ops")],
+        define_macros=[("FBGEMM_NPU_API_SIM", "1")],
+        extra_compile_args=COMPILE_ARGS,
+        extra_link_args=[*link_flags, "-Wl,-rpath,$ORIGIN/_ops"],
+    )
+
+
+def npu_extension(config: dict) -> CppExtension:
+    stage_npu_operators(config)
+    return CppExtension(
+        "fbgemm_npu_api._C",
+        [*COMMON_SOURCES, "csrc/backend_npu.cpp"],
+        include_dirs=["csrc", config["decl_include"], *config["include_dirs"]],
+        define_macros=[("FBGEMM_NPU_API_NPU", "1")],
+        library_dirs=config["library_dirs"],
+        libraries=config["libraries"],
+        extra_compile_args=COMPILE_ARGS,
+    )
+
+
 config = load_config()
-link_flags = stage_sim_operators(config)
+variant = config["variant"]
+# The loader reads the variant before loading the extension (the npu variant imports torch_npu
+# first).
+(PACKAGE / "_variant").write_text(variant + "\n", encoding="utf-8")
 
 setup(
-    ext_modules=[
-        CppExtension(
-            "fbgemm_npu_api._C",
-            ["csrc/checks.cpp", "csrc/registrations.cpp", "csrc/backend_sim.cpp"],
-            include_dirs=[str(PACKAGE / "include"), str(PACKAGE / "include" / "ops")],
-            define_macros=[("FBGEMM_NPU_API_SIM", "1")],
-            extra_compile_args=["-O2", "-std=c++17", "-Wall", "-Wno-unused-parameter"],
-            extra_link_args=[*link_flags, "-Wl,-rpath,$ORIGIN/_ops"],
-        )
-    ],
-    package_data={"fbgemm_npu_api": ["_ops/*.so", "include/*/*.h", "py.typed"]},
+    version=f"{VERSION}+{variant}",
+    ext_modules=[sim_extension(config) if variant == "sim" else npu_extension(config)],
+    package_data={
+        "fbgemm_npu_api": ["_ops/*.so", "include/*/*.h", "py.typed", "_variant", "opp/**/*"]
+    },
     cmdclass={"build_ext": BuildExtension.with_options(use_ninja=False)},
 )

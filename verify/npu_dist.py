@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import os
 import socket
 from typing import Any
 
@@ -23,12 +22,19 @@ BATCH_SIZE = 3
 
 
 def import_npu_provider() -> str:
-    """Import whatever gives torch its npu device here: torch_npu, else the simulator."""
+    """Import whatever gives torch its npu device here (torch_npu, else the simulator), then
+    the operator adapter, as a user's training script does: ``import fbgemm_npu_api``."""
+    provider = None
     for module in ("torch_npu", "npu_sim"):
         if importlib.util.find_spec(module) is not None:
             importlib.import_module(module)
-            return module
-    raise RuntimeError("neither torch_npu nor npu_sim is installed")
+            provider = module
+            break
+    if provider is None:
+        raise RuntimeError("neither torch_npu nor npu_sim is installed")
+    if importlib.util.find_spec("fbgemm_npu_api") is not None:
+        importlib.import_module("fbgemm_npu_api")
+    return provider
 
 
 def free_port() -> int:
@@ -110,13 +116,114 @@ def _load_weights(state: dict[str, Any], weights: dict[str, torch.Tensor]) -> in
     return copied
 
 
+# Fused optimizers the training step checks, as TorchRec names them, with their settings.
+LEARNING_RATE = 0.1
+EPS = 1e-8
+
+
+def _fused_params(optimizer: str) -> dict[str, Any]:
+    from fbgemm_gpu.split_embedding_configs import EmbOptimType
+
+    kind = {
+        "sgd": EmbOptimType.EXACT_SGD,
+        "adagrad": EmbOptimType.EXACT_ADAGRAD,
+        "rowwise_adagrad": EmbOptimType.EXACT_ROWWISE_ADAGRAD,
+    }[optimizer]
+    params: dict[str, Any] = {"optimizer": kind, "learning_rate": LEARNING_RATE}
+    if optimizer != "sgd":
+        params["eps"] = EPS
+    return params
+
+
+def _outputs(kind: str, result: Any) -> dict[str, torch.Tensor]:
+    """Per feature: pooled [B, D] (bags) or the sequence values [L, D]."""
+    if kind == "ebc":
+        return dict(result.to_dict())
+    result = result.wait() if hasattr(result, "wait") else result
+    return {key: jt.values() for key, jt in result.items()}
+
+
+def _loss(outputs: dict[str, torch.Tensor]) -> torch.Tensor:
+    return 0.5 * sum((out**2).sum() for out in outputs.values())  # type: ignore[return-value]
+
+
+def expected_update(
+    kind: str, tables: dict[str, tuple], weights: dict[str, torch.Tensor], world_size: int,
+    optimizer: str,
+) -> dict[str, torch.Tensor]:
+    """The weights after one step of ``optimizer`` on the unsharded CPU module, every rank's
+    loss being 0.5 * sum(output ** 2) of its own batch.
+
+    TorchRec divides the embedding gradients coming back through its collectives by the world
+    size (comm_ops.GRADIENT_DIVISION), and DDP averages data-parallel gradients: either way the
+    step uses the mean over ranks of the per-rank gradients.
+    """
+    reference = make_module(kind, tables, torch.device("cpu"))
+    modules = reference.embedding_bags if kind == "ebc" else reference.embeddings
+    with torch.no_grad():
+        for name, weight in weights.items():
+            modules[name].weight.copy_(weight)
+    total = sum(
+        _loss(_outputs(kind, reference(local_batch(r, tables)))) for r in range(world_size)
+    )
+    total.backward()  # type: ignore[union-attr]
+    updated = {}
+    for name in tables:
+        w = weights[name]
+        g = modules[name].weight.grad / world_size
+        if optimizer == "sgd":
+            updated[name] = w - LEARNING_RATE * g
+        elif optimizer == "adagrad":
+            updated[name] = w - LEARNING_RATE * g / ((g * g).sqrt() + EPS)
+        else:  # row-wise Adagrad: one accumulator per row, the mean of the squared gradient
+            m = (g * g).mean(dim=1, keepdim=True)
+            updated[name] = w - LEARNING_RATE * g / (m.sqrt() + EPS)
+    return updated
+
+
+def _check_weights(state: dict[str, Any], want: dict[str, torch.Tensor]) -> int:
+    """Compare each table's local shards (or replica) with ``want``; count the comparisons."""
+    from torch.distributed._shard.sharded_tensor import ShardedTensor
+
+    checked = 0
+    for key, value in state.items():
+        table = key.split(".")[-2]
+        if not key.endswith(".weight") or table not in want:
+            continue
+        full = want[table]
+        if isinstance(value, ShardedTensor):
+            shards = [
+                (s.tensor, s.metadata.shard_offsets, s.metadata.shard_sizes)
+                for s in value.local_shards()
+            ]
+        else:
+            shards = [(value, (0, 0), tuple(full.shape))]
+        for tensor, (r0, c0), (nr, nc) in shards:
+            torch.testing.assert_close(
+                tensor.detach().cpu(), full[r0 : r0 + nr, c0 : c0 + nc], rtol=1e-5, atol=1e-6,
+                msg=lambda m, key=key: f"{key} after one step: {m}",
+            )
+            checked += 1
+    return checked
+
+
 def dmp_worker(
-    rank: int, world_size: int, port: int, kind: str, sharding_type: str, device_type: str
+    rank: int,
+    world_size: int,
+    port: int,
+    kind: str,
+    sharding_type: str,
+    device_type: str,
+    optimizer: str | None = None,
+    report: str | None = None,
 ) -> None:
     """One rank of the test; raises (and so fails the spawning test) on any mismatch.
 
     device_type "npu" uses hccl; "cpu" (gloo) runs the same checks anywhere, which keeps
-    this harness itself tested where no npu exists.
+    this harness itself tested where no npu exists. With ``optimizer`` the rank also trains
+    one step (the fused optimizer for sharded tables, SGD for data-parallel ones) and checks
+    the weights against the same step on the CPU. With ``report`` rank 0 writes there, as
+    JSON, which aten operators the simulated device ran through its CPU fallback.
     """
     import torch.distributed as dist
     from torchrec.distributed.embedding import EmbeddingCollectionSharder
@@ -125,11 +232,9 @@ def dmp_worker(
     from torchrec.distributed.planner import EmbeddingShardingPlanner, Topology
     from torchrec.distributed.planner.types import ParameterConstraints
 
-    # Bounds checking is an fbgemm adapter operator, not what is tested here; the ids are in
-    # range. An explicit setting in the environment wins.
-    os.environ.setdefault("FBGEMM_TBE_BOUNDS_CHECK_MODE", "3")
+    provider = None
     if device_type == "npu":
-        import_npu_provider()
+        provider = import_npu_provider()
         torch.npu.set_device(rank)  # type: ignore[attr-defined]
         device, backend = torch.device("npu", rank), "hccl"
     else:
@@ -140,7 +245,14 @@ def dmp_worker(
     try:
         tables = EBC_TABLES if kind == "ebc" else EC_TABLES
         weights = reference_weights(tables)
-        sharder = EmbeddingBagCollectionSharder() if kind == "ebc" else EmbeddingCollectionSharder()
+        fused = None
+        if optimizer and sharding_type != "data_parallel":
+            fused = _fused_params(optimizer)
+        sharder = (
+            EmbeddingBagCollectionSharder(fused_params=fused)
+            if kind == "ebc"
+            else EmbeddingCollectionSharder(fused_params=fused)
+        )
         planner = EmbeddingShardingPlanner(
             topology=Topology(
                 world_size=world_size, local_world_size=world_size, compute_device=device_type
@@ -171,6 +283,10 @@ def dmp_worker(
                 bags = reference.embedding_bags if kind == "ebc" else reference.embeddings
                 bags[name].weight.copy_(weight)
 
+        if provider == "npu_sim":
+            import npu_sim
+
+            npu_sim.reset_fallback_stats()
         batch = local_batch(rank, tables)
         expected = reference(batch)
         got = dmp(batch.to(device))
@@ -188,5 +304,23 @@ def dmp_worker(
                 torch.testing.assert_close(
                     got[key].values().cpu(), jt.values(), rtol=1e-5, atol=1e-6
                 )
+
+        if optimizer:
+            _loss(_outputs(kind, got)).backward()
+            if sharding_type == "data_parallel":
+                step = torch.optim.SGD(
+                    [p for p in dmp.parameters() if p.requires_grad], lr=LEARNING_RATE
+                )
+                step.step()
+            want_weights = expected_update(kind, tables, weights, world_size, optimizer)
+            assert _check_weights(dmp.state_dict(), want_weights) > 0
+
+        if provider == "npu_sim" and report and rank == 0:
+            import json
+
+            import npu_sim
+
+            with open(report, "w", encoding="utf-8") as f:
+                json.dump(npu_sim.fallback_stats(), f, indent=1, sort_keys=True)
     finally:
         dist.destroy_process_group()

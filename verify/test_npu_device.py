@@ -120,8 +120,20 @@ _COLLECTIVES = textwrap.dedent(
         inp = torch.arange(sum(in_splits), device=dev) + 100 * rank
         out = torch.empty(sum(out_splits), dtype=inp.dtype, device=dev)
         dist.all_to_all_single(out, inp, out_splits, in_splits)
+        # Asynchronous, with the caller's input gone before the work completes (torchrec's
+        # split exchange does this): the collective must still send the input's values.
+        if rank == 1:
+            import time
+            time.sleep(0.5)  # rank 0's work is still waiting for rank 1
+        pending = torch.empty(2, dtype=torch.int64, device=dev)
+        work = dist.all_to_all_single(
+            pending, torch.tensor([10 * rank + 1, 10 * rank + 2], device=dev), async_op=True
+        )
+        reuse = torch.full((2,), -7, dtype=torch.int64, device=dev)  # may recycle the memory
+        work.wait()
         with open(os.path.join(out_dir, f"rank{rank}.txt"), "w") as fh:
-            fh.write(repr((str(t.device), t.cpu().tolist(), str(out.device), out.cpu().tolist())))
+            fh.write(repr((str(t.device), t.cpu().tolist(), str(out.device), out.cpu().tolist(),
+                           pending.cpu().tolist(), reuse.cpu().tolist())))
         dist.barrier()
         dist.destroy_process_group()
 
@@ -137,7 +149,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_hccl_all_reduce_and_uneven_all_to_all(tmp_path: Path) -> None:
+def test_hccl_all_reduce_and_all_to_all_uneven_and_async(tmp_path: Path) -> None:
     script = tmp_path / "collectives.py"
     script.write_text(_COLLECTIVES)
     env = {**os.environ, "GLOO_SOCKET_IFNAME": "lo"}
@@ -145,8 +157,8 @@ def test_hccl_all_reduce_and_uneven_all_to_all(tmp_path: Path) -> None:
                    check=True, timeout=300, env=env)
     rank0 = eval((tmp_path / "rank0.txt").read_text())
     rank1 = eval((tmp_path / "rank1.txt").read_text())
-    assert rank0 == ("npu:0", [3.0, 3.0, 3.0], "npu:0", [0, 100, 101, 102])
-    assert rank1 == ("npu:1", [3.0, 3.0, 3.0], "npu:1", [1, 2, 103])
+    assert rank0 == ("npu:0", [3.0, 3.0, 3.0], "npu:0", [0, 100, 101, 102], [1, 11], [-7, -7])
+    assert rank1 == ("npu:1", [3.0, 3.0, 3.0], "npu:1", [1, 2, 103], [2, 12], [-7, -7])
 
 
 def test_library_operators_never_fall_back_to_cpu_kernels() -> None:

@@ -7,6 +7,10 @@ npu_dist.py for what each rank does.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import npu_dist
 import pytest
 import torch
@@ -14,7 +18,13 @@ import torch
 WORLD_SIZE = 2
 
 
-def _spawn(kind: str, sharding_type: str, device_type: str = "npu") -> None:
+def _spawn(
+    kind: str,
+    sharding_type: str,
+    device_type: str = "npu",
+    optimizer: str | None = None,
+    report: Path | None = None,
+) -> None:
     if device_type == "npu":
         npu = getattr(torch, "npu", None)
         if npu is None or npu.device_count() < WORLD_SIZE:
@@ -24,49 +34,86 @@ def _spawn(kind: str, sharding_type: str, device_type: str = "npu") -> None:
     # spawn, not fork: the device runtime must start fresh in each rank.
     mp.spawn(
         npu_dist.dmp_worker,
-        args=(WORLD_SIZE, npu_dist.free_port(), kind, sharding_type, device_type),
+        args=(
+            WORLD_SIZE, npu_dist.free_port(), kind, sharding_type, device_type, optimizer,
+            None if report is None else str(report),
+        ),
         nprocs=WORLD_SIZE,
         join=True,
     )
 
 
+def _report_fallbacks(report: Path, record_property: Any) -> None:
+    """Record (JUnit property, and the captured output) which aten operators the simulated
+    device ran through its CPU fallback during the test: on hardware they run on the NPU."""
+    if not report.is_file():  # torch_npu: nothing falls back through the simulator
+        return
+    counts = json.loads(report.read_text(encoding="utf-8"))
+    record_property("aten_cpu_fallbacks", json.dumps(counts, sort_keys=True))
+    print("aten operators through the CPU fallback (rank 0):", json.dumps(counts, sort_keys=True))
+
+
 # The operators DMP of an EBC/EC runs on the device: input distribution (cumsum, permute,
-# row-wise bucketize) and the TBE lookups (fused kernels and data-parallel dense tables).
+# row-wise bucketize, bounds checks) and the TBE lookups (fused kernels and data-parallel
+# dense tables).
 NEEDS_EMBEDDING_OPS = pytest.mark.requires_npu_ops(
     "fbgemm::asynchronous_complete_cumsum",
     "fbgemm::permute_2D_sparse_data",
     "fbgemm::block_bucketize_sparse_features",
+    "fbgemm::bounds_check_indices",
     "fbgemm::split_embedding_codegen_lookup_sgd_function",
+    "fbgemm::split_embedding_codegen_lookup_adagrad_function",
+    "fbgemm::split_embedding_codegen_lookup_rowwise_adagrad_function",
     "fbgemm::dense_embedding_codegen_lookup_function",
 )
+
+# One training step per sharding type, each with another optimizer (data-parallel tables
+# train with torch's SGD after DDP's all-reduce).
+EBC_CASES = [
+    ("table_wise", "sgd"),
+    ("row_wise", "adagrad"),
+    ("table_row_wise", "rowwise_adagrad"),
+    ("data_parallel", "sgd"),
+]
+
+
+@pytest.mark.requires_npu
+@NEEDS_EMBEDDING_OPS
+@pytest.mark.parametrize(("sharding_type", "optimizer"), EBC_CASES)
+def test_dmp_embedding_bag_collection_on_npu_matches_cpu(
+    sharding_type: str, optimizer: str, tmp_path: Path, record_property: Any
+) -> None:
+    report = tmp_path / "fallbacks.json"
+    _spawn("ebc", sharding_type, optimizer=optimizer, report=report)
+    _report_fallbacks(report, record_property)
 
 
 @pytest.mark.requires_npu
 @NEEDS_EMBEDDING_OPS
 @pytest.mark.parametrize(
-    "sharding_type", ["table_wise", "row_wise", "table_row_wise", "data_parallel"]
+    ("sharding_type", "optimizer"), [("table_wise", "sgd"), ("row_wise", "adagrad")]
 )
-def test_dmp_embedding_bag_collection_on_npu_matches_cpu(sharding_type: str) -> None:
-    _spawn("ebc", sharding_type)
+def test_dmp_embedding_collection_on_npu_matches_cpu(
+    sharding_type: str, optimizer: str, tmp_path: Path, record_property: Any
+) -> None:
+    report = tmp_path / "fallbacks.json"
+    _spawn("ec", sharding_type, optimizer=optimizer, report=report)
+    _report_fallbacks(report, record_property)
 
 
-@pytest.mark.requires_npu
-@NEEDS_EMBEDDING_OPS
-@pytest.mark.parametrize("sharding_type", ["table_wise", "row_wise"])
-def test_dmp_embedding_collection_on_npu_matches_cpu(sharding_type: str) -> None:
-    _spawn("ec", sharding_type)
-
-
-@pytest.mark.parametrize("sharding_type", ["table_wise", "data_parallel"])
-def test_same_harness_on_cpu_with_gloo(sharding_type: str) -> None:
+@pytest.mark.parametrize(
+    ("sharding_type", "optimizer"),
+    [("table_wise", "sgd"), ("table_wise", "adagrad"), ("data_parallel", "sgd")],
+)
+def test_same_harness_on_cpu_with_gloo(sharding_type: str, optimizer: str) -> None:
     """The npu tests' workers, run on the CPU: checks the harness (weights loaded into the
-    shards, the reference, the comparison) where no npu exists.
+    shards, the reference, the comparison, the expected training step) where no npu exists.
 
     Bags only: the CPU offers no row-wise sharding for bags, and a sharded
     EmbeddingCollection on the CPU aborts inside fbgemm-gpu-cpu 1.1.0 with unpatched
     torchrec too (a heap error in the sequence all-to-all), so it cannot check the harness.
     """
-    _spawn("ebc", sharding_type, device_type="cpu")
+    _spawn("ebc", sharding_type, device_type="cpu", optimizer=optimizer)
 
 
 def test_worker_reference_is_what_the_cpu_module_computes() -> None:

@@ -23,26 +23,28 @@ from pathlib import Path
 from typing import Any
 
 from recsdk_build import __version__
-from recsdk_build.errors import BuildError
+from recsdk_build.errors import BuildError, ToolMissingError
 from recsdk_build.extbuild import build_extension_wheel, package_digest
-from recsdk_build.ops import catalogue, codegen, simbuild
+from recsdk_build.ops import catalogue, codegen
 from recsdk_build.pipeline.atomic import new_staging_dir
 from recsdk_build.pipeline.manifest import Artifact, StageRecord
 from recsdk_build.pipeline.stage import Context, Outcome, Stage
-from recsdk_build.toolchain import choose_target
+from recsdk_build.toolchain import choose_target, find_cann
 
 NPU_SIM = Path("packages") / "npu_sim"
 TORCH_PLUGIN = Path("torch_plugin")
-# The npu variant's translation units (setup.py builds the sim variant's).
-NPU_SOURCES = ("checks.cpp", "registrations.cpp", "backend_npu.cpp")
-# What torch and Python tell the build check: include and library paths, and the C++ ABI flag
-# of the torch it compiles against (never assumed).
+# What the build check records of the torch it built against (setup.py takes the C++ ABI flag
+# from that torch; it is never assumed).
 _TORCH_BUILD_INFO = (
-    "import json, sysconfig, torch\n"
-    "from torch.utils import cpp_extension as c\n"
-    "print(json.dumps({'include': c.include_paths(), 'lib': c.library_paths(),"
-    " 'abi': int(torch._C._GLIBCXX_USE_CXX11_ABI),"
-    " 'python_include': sysconfig.get_paths()['include'], 'torch': torch.__version__}))\n"
+    "import json, torch\n"
+    "print(json.dumps({'abi': int(torch._C._GLIBCXX_USE_CXX11_ABI),"
+    " 'torch': torch.__version__}))\n"
+)
+# Where torch_npu is installed, without importing it (its import needs CANN).
+_FIND_TORCH_NPU = (
+    "import importlib.util, os\n"
+    "s = importlib.util.find_spec('torch_npu')\n"
+    "print(os.path.dirname(s.origin) if s and s.origin else '')\n"
 )
 
 
@@ -72,10 +74,7 @@ class PluginStage(Stage):
     def run(self, ctx: Context) -> Outcome:
         target = self._target(ctx)
         if target == "cann":
-            raise BuildError(
-                "the cann plugin (fbgemm_npu_api against torch_npu) is not implemented yet",
-                hint="build with --target sim",
-            )
+            return self._run_cann(ctx)
         config = self._sim_adapter_config(ctx)
         wheels = [
             build_extension_wheel(ctx, ctx.project.root / NPU_SIM, what="npu_sim"),
@@ -109,16 +108,88 @@ class PluginStage(Stage):
             note=f"{target}: " + ", ".join(w.name for w in wheels),
         )
 
-    def _npu_build_check(self, ctx: Context) -> dict[str, Any]:
-        """Compile and link the npu variant against torch and torch_npu's headers; no artifact."""
+    def _run_cann(self, ctx: Context) -> Outcome:
+        """The npu variant against the installed torch_npu and the toolkit, with the ops stage's
+        installed operator packages bundled: the artifact for Ascend hosts."""
+        toolkit = find_cann()
+        if toolkit is None:
+            raise ToolMissingError(
+                "the cann plugin needs the CANN toolkit, and none was found",
+                hint="source <toolkit>/set_env.sh (or set ASCEND_TOOLKIT_HOME), "
+                "or use --target sim",
+            )
+        ops = ctx.output_of("ops")
+        if ops.get("target") != "cann" or not ops.get("opp"):
+            raise BuildError(
+                f"the npu adapter bundles the cann operator packages, but the ops stage built for "
+                f"{ops.get('target')!r}",
+                hint="run `recsdk-build ops --target cann` first",
+            )
+        staging = new_staging_dir(ctx.paths.root, "plugin-cann")
+        try:
+            torch_npu, origin = self._torch_npu_tree(ctx, staging, prefer_installed=True)
+            cann_include = [toolkit.root / "include"]
+            cann_lib = [toolkit.root / "lib64"]
+            config = self._npu_adapter_config(
+                ctx, staging, torch_npu, include=cann_include, library_dirs=cann_lib,
+                libraries=["nnopbase", "ascendcl"], opp=ctx.paths.root / ops["opp"],
+            )
+            wheel = build_extension_wheel(
+                ctx, ctx.project.root / TORCH_PLUGIN, what="fbgemm_npu_api (npu)",
+                generated={"build_config.json": json.dumps(config, indent=2) + "\n"},
+            )
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        if "+npu" not in wheel.name:
+            raise BuildError(f"{wheel.name}: the npu adapter must carry +npu in its version")
+        artifact = Artifact.of(ctx.paths.root, wheel, kind="wheel", target="cann")
+        ctx.ui.info(f"  {wheel.name}  sha256 {artifact.sha256[:16]}…")
+        return Outcome(
+            artifacts=[artifact],
+            provenance={
+                "target": "cann",
+                "toolkit": str(toolkit.root),
+                "toolkit_version": toolkit.version,
+                "adapter": {"variant": "npu", "operators": sorted(config["operators"]),
+                            "torch_npu": origin},
+            },
+            outputs={"target": "cann"},
+            note=f"cann: {wheel.name}",
+        )
+
+    def _torch_npu_tree(
+        self, ctx: Context, staging: Path, *, prefer_installed: bool
+    ) -> tuple[Path, str]:
+        """torch_npu's package directory (headers under include/, libtorch_npu under lib/) and
+        where it came from.
+
+        On cann hosts the build environment's installed torch_npu, found without importing
+        it; otherwise the pinned wheel, downloaded and unpacked, never installed (its import
+        needs CANN, and it pins a torch build of its own).
+        """
+        python = ctx.output_of("env")["python"]
+        if prefer_installed:
+            found = subprocess.run(
+                [python, "-c", _FIND_TORCH_NPU], capture_output=True, text=True, check=False
+            ).stdout.strip()
+            if found:
+                return Path(found), f"installed: {found}"
+        wheel = self._torch_npu_wheel(ctx)
+        with zipfile.ZipFile(wheel) as zf:
+            zf.extractall(staging / "wheel", [
+                n for n in zf.namelist()
+                if n.startswith(("torch_npu/include/", "torch_npu/lib/libtorch_npu.so"))
+            ])
+        return staging / "wheel" / "torch_npu", f"wheel: {wheel.name}"
+
+    def _torch_npu_wheel(self, ctx: Context) -> Path:
         version = ctx.project.runtime.torch_npu
-        log = ctx.require_log()
         downloads = ctx.paths.downloads / "torch_npu"
         wheel = next(iter(sorted(downloads.glob(f"torch_npu-{version}-*.whl"))), None)
-        python = ctx.output_of("env")["python"]
         if wheel is None:
+            python = ctx.output_of("env")["python"]
             with ctx.ui.status(f"downloading the torch_npu {version} wheel (headers only)"):
-                log.run(
+                ctx.require_log().run(
                     [python, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
                      "--only-binary=:all:", "-d", downloads, f"torch-npu=={version}"],
                     what=f"downloading torch-npu=={version}",
@@ -126,62 +197,83 @@ class PluginStage(Stage):
             wheel = next(iter(sorted(downloads.glob(f"torch_npu-{version}-*.whl"))), None)
             if wheel is None:
                 raise BuildError(f"pip download produced no torch_npu-{version} wheel")
-        info = json.loads(
-            subprocess.run(
-                [python, "-c", _TORCH_BUILD_INFO], capture_output=True, text=True, check=True
-            ).stdout
-        )
-        compiler = simbuild.find_host_compiler()
+        return wheel
+
+    @staticmethod
+    def _npu_adapter_config(
+        ctx: Context, staging: Path, torch_npu: Path, *, include: list[Path],
+        library_dirs: list[Path], libraries: list[str], opp: Path | None,
+    ) -> dict[str, Any]:
+        """What torch_plugin/setup.py builds the npu variant against."""
+        gen = staging / "aclnn-decl"
+        gen.mkdir()
+        names = []
+        for name, spec in catalogue.load_catalogue(ctx.project.root / "kernels").items():
+            (gen / f"aclnn_{name}_decl.h").write_text(
+                codegen.aclnn_declaration(spec), encoding="utf-8"
+            )
+            names.append(name)
+        return {
+            "variant": "npu",
+            "operators": names,
+            "decl_include": str(gen),
+            "include_dirs": [
+                str(torch_npu / "include"),
+                str(torch_npu / "include" / "third_party" / "acl" / "inc"),
+                *map(str, include),
+            ],
+            "library_dirs": [str(torch_npu / "lib"), *map(str, library_dirs)],
+            "libraries": ["torch_npu", *libraries],
+            "opp": str(opp) if opp else None,
+        }
+
+    def _npu_build_check(self, ctx: Context) -> dict[str, Any]:
+        """Build the npu variant's wheel exactly as a cann host does (setup.py, the pinned torch,
+        torch_npu's headers and library), with a declared stand-in for CANN's aclnn/acl_meta.h
+        and no operator packages. The wheel is inspected and discarded: not an artifact."""
+        version = ctx.project.runtime.torch_npu
         plugin = ctx.project.root / TORCH_PLUGIN
         staging = new_staging_dir(ctx.paths.root, "npu-build-check")
         try:
-            with zipfile.ZipFile(wheel) as zf:
-                zf.extractall(staging / "wheel", [
-                    n for n in zf.namelist()
-                    if n.startswith(("torch_npu/include/", "torch_npu/lib/libtorch_npu.so"))
-                ])
-            torch_npu = staging / "wheel" / "torch_npu"
-            gen = staging / "gen"
-            gen.mkdir()
-            for name, spec in catalogue.load_catalogue(ctx.project.root / "kernels").items():
-                (gen / f"aclnn_{name}_decl.h").write_text(
-                    codegen.aclnn_declaration(spec), encoding="utf-8"
+            torch_npu, origin = self._torch_npu_tree(ctx, staging, prefer_installed=False)
+            wheel_name = origin.removeprefix("wheel: ")
+            config = self._npu_adapter_config(
+                ctx, staging, torch_npu, include=[plugin / "buildcheck"], library_dirs=[],
+                libraries=[], opp=None,
+            )
+            with ctx.ui.status("build check: building the npu adapter against torch_npu"):
+                wheel = build_extension_wheel(
+                    ctx, plugin, what="fbgemm_npu_api (npu, build check)",
+                    generated={"build_config.json": json.dumps(config, indent=2) + "\n"},
+                    dest=staging / "wheel-out",
                 )
-            out = staging / "fbgemm_npu_api_C.so"
-            includes = [
-                plugin / "csrc", gen,
-                # CANN's aclnn/acl_meta.h is not in torch_npu: a declared stand-in, check only.
-                plugin / "buildcheck",
-                torch_npu / "include", torch_npu / "include" / "third_party" / "acl" / "inc",
-                *info["include"], info["python_include"],
-            ]
-            cmd = [
-                compiler.path, "-std=c++17", "-O1", "-fPIC", "-shared", "-Wall",
-                "-Wno-unused-parameter", "-Wno-unused-function",
-                f"-D_GLIBCXX_USE_CXX11_ABI={info['abi']}", "-DFBGEMM_NPU_API_NPU=1",
-                "-DTORCH_EXTENSION_NAME=_C", "-DTORCH_API_INCLUDE_EXTENSION_H",
-                *[f"-I{i}" for i in includes],
-                *[str(plugin / "csrc" / src) for src in NPU_SOURCES],
-                *[f"-L{d}" for d in info["lib"]], f"-L{torch_npu / 'lib'}",
-                "-ltorch_npu", "-ltorch", "-ltorch_cpu", "-ltorch_python", "-lc10",
-                "-o", str(out),
-            ]
-            with ctx.ui.status("build check: compiling the npu adapter against torch_npu"):
-                log.run(cmd, what="compiling the npu variant of fbgemm_npu_api (build check)")
+            if "+npu" not in wheel.name:
+                raise BuildError(f"{wheel.name}: the npu variant must carry +npu in its version")
+            with zipfile.ZipFile(wheel) as zf:
+                so = next(n for n in zf.namelist() if n.startswith("fbgemm_npu_api/_C"))
+                zf.extract(so, staging / "inspect")
             symbols = subprocess.run(
-                ["nm", "-D", "--undefined-only", str(out)], capture_output=True, text=True,
-                check=False,
+                ["nm", "-D", "--undefined-only", str(staging / "inspect" / so)],
+                capture_output=True, text=True, check=False,
             ).stdout.split()
+            info = json.loads(
+                subprocess.run(
+                    [ctx.output_of("env")["python"], "-c", _TORCH_BUILD_INFO],
+                    capture_output=True, text=True, check=True,
+                ).stdout
+            )
             ctx.ui.info(f"  npu variant: build-checked against torch_npu {version} (no artifact)")
+            downloaded = ctx.paths.downloads / "torch_npu" / wheel_name
             return {
                 "status": "build-checked",
-                "note": "compiled and linked only; not an artifact, not run",
+                "note": "built with setup.py as on cann hosts; not an artifact, not run",
+                "wheel": wheel.name,
                 "torch": info["torch"],
                 "torch_npu": version,
-                "torch_npu_wheel": wheel.name,
-                "torch_npu_wheel_sha256": hashlib.sha256(wheel.read_bytes()).hexdigest(),
+                "torch_npu_wheel": wheel_name,
+                "torch_npu_wheel_sha256": hashlib.sha256(downloaded.read_bytes()).hexdigest(),
                 "cxx11_abi": info["abi"],
-                "compiler": compiler.version,
+                "operators": sorted(config["operators"]),
                 "aclnn_symbols_resolved_at_load": sorted(
                     s for s in symbols if s.startswith("aclnn")
                 ),

@@ -39,8 +39,15 @@ def test_registrations_extend_namespaces_and_never_define_them_whole() -> None:
     assert "TORCH_LIBRARY_FRAGMENT(mxrec, m)" in text
     assert "TORCH_LIBRARY_IMPL(fbgemm, PrivateUse1, m)" in text
     assert "TORCH_LIBRARY_IMPL(mxrec, AutogradPrivateUse1, m)" in text
-    # fbgemm's schemas belong to fbgemm_gpu: the adapter adds kernels, never definitions.
+    # fbgemm's schemas belong to fbgemm_gpu: the adapter adds kernels, never definitions...
     assert "TORCH_LIBRARY_FRAGMENT(fbgemm" not in text
+    # ...except the fused TBE lookups, which fbgemm-gpu-cpu lacks (its CUDA build defines
+    # them): tbe.cpp defines each one only when no library has.
+    tbe = _sources()["tbe.cpp"]
+    fragment = tbe[tbe.index("TORCH_LIBRARY_FRAGMENT(fbgemm, m)"):]
+    fragment = fragment[: fragment.index("\n}\n")]
+    assert "if (!fbgemm_npu::defined_elsewhere(name))" in fragment
+    assert fragment.count("m.def(") == 1
 
 
 def test_abi_flag_and_symbols_are_not_hand_written() -> None:
@@ -58,7 +65,7 @@ def test_setup_builds_exactly_the_catalogue_operators() -> None:
     assert names == set(catalogue.load_catalogue(ROOT / "kernels"))
     # Sources are listed, never globbed: a stray file must not change the adapter.
     compiled = set(re.findall(r'"csrc/([a-z_]+\.cpp)"', setup))
-    assert compiled == {p.name for p in CSRC.glob("*.cpp")} - {"backend_npu.cpp"}
+    assert compiled == {p.name for p in CSRC.glob("*.cpp")}
 
 
 def _fake_ctx(root: Path, ops_output: dict) -> SimpleNamespace:
@@ -97,7 +104,9 @@ def test_sim_adapter_config_comes_from_the_ops_stage(tmp_path: Path) -> None:
     ("config", "message"),
     [
         (None, "no build configuration"),
-        ({"variant": "npu", "operators": []}, "variant 'npu' is not built by this setup.py"),
+        ({"variant": "cuda", "operators": []}, "unknown variant 'cuda' (sim or npu)"),
+        ({"variant": "npu", "operators": ["gather_for_rank1"]},
+         "lacks asynchronous_complete_cumsum"),
         ({"variant": "sim", "sim_include": "/x", "operators": [{"op": "gather_for_rank1"}]},
          "lacks asynchronous_complete_cumsum"),
     ],
@@ -126,3 +135,25 @@ def test_the_acl_meta_stand_in_is_only_for_the_build_check() -> None:
     # Prototypes come from the generated declarations of every operator in the catalogue.
     for name in catalogue.load_catalogue(ROOT / "kernels"):
         assert f'#include "aclnn_{name}_decl.h"' in npu, name
+
+
+def test_cann_plugin_without_the_toolkit_says_so(tmp_path: Path, monkeypatch) -> None:
+    from recsdk_build.errors import ToolMissingError
+    from recsdk_build.stages import plugin as plugin_stage
+
+    monkeypatch.setattr(plugin_stage, "find_cann", lambda: None)
+    ctx = _fake_ctx(tmp_path, {"target": "cann", "opp": "ops/cann/opp"})
+    with pytest.raises(ToolMissingError, match="needs the CANN toolkit"):
+        PluginStage()._run_cann(ctx)  # type: ignore[arg-type]
+
+
+def test_cann_plugin_needs_cann_operator_packages(tmp_path: Path, monkeypatch) -> None:
+    from recsdk_build.stages import plugin as plugin_stage
+    from recsdk_build.toolchain import CannToolkit
+
+    monkeypatch.setattr(
+        plugin_stage, "find_cann", lambda: CannToolkit(tmp_path / "cann", "8.0", None)
+    )
+    ctx = _fake_ctx(tmp_path, {"target": "sim", "operators": []})
+    with pytest.raises(BuildError, match="bundles the cann operator packages"):
+        PluginStage()._run_cann(ctx)  # type: ignore[arg-type]

@@ -41,4 +41,31 @@ void bounds_check_indices(const at::Tensor& rows_per_table, const at::Tensor& in
                           int64_t info_b_num_bits, int64_t info_b_mask,
                           int64_t bounds_check_version);
 
+void block_bucketize_sparse_features(const at::Tensor& lengths, const at::Tensor& indices,
+                                     const at::Tensor& block_sizes, const at::Tensor& weights,
+                                     const at::Tensor& batch_size_per_feature,
+                                     const at::Tensor& total_num_blocks, bool bucketize_pos,
+                                     bool sequence, int64_t my_size, int64_t max_b,
+                                     bool keep_orig_idx, const at::Tensor& new_lengths,
+                                     const at::Tensor& new_indices, const at::Tensor& new_weights,
+                                     const at::Tensor& new_pos,
+                                     const at::Tensor& unbucketize_permute);
+
+void split_embedding_forward(const at::Tensor& weights, const at::Tensor& weights_offsets,
+                             const at::Tensor& d_offsets, const at::Tensor& indices,
+                             const at::Tensor& offsets, const at::Tensor& indice_weights,
+                             int64_t pooling_mode, int64_t total_d, int64_t max_d,
+                             const at::Tensor& out);
+
+// In place: weights (and momentum1) for the optimizers, grad_weights in dense mode.
+void split_embedding_backward(const at::Tensor& grad_output, const at::Tensor& weights,
+                              const at::Tensor& momentum1, const at::Tensor& momentum1_offsets,
+                              const at::Tensor& weights_offsets, const at::Tensor& d_offsets,
+                              const at::Tensor& indices, const at::Tensor& offsets,
+                              const at::Tensor& indice_weights,
+                              const at::Tensor& sorted_positions, const at::Tensor& grad_weights,
+                              int64_t optimizer, int64_t pooling_mode, double learning_rate,
+                              double eps, double weight_decay, int64_t weight_decay_mode,
+                              int64_t gradient_clipping, double max_gradient, int64_t max_d);
+
 }  // namespace fbgemm_npu::backend

@@ -17,12 +17,15 @@
 #include "backend.h"
 #include "aclnn/acl_meta.h"
 #include "aclnn_asynchronous_complete_cumsum_decl.h"
+#include "aclnn_block_bucketize_sparse_features_decl.h"
 #include "aclnn_bounds_check_indices_decl.h"
 #include "aclnn_dense_to_jagged_decl.h"
 #include "aclnn_gather_for_rank1_decl.h"
 #include "aclnn_index_select_for_rank1_backward_decl.h"
 #include "aclnn_jagged_to_padded_dense_decl.h"
 #include "aclnn_permute2d_sparse_data_decl.h"
+#include "aclnn_split_embedding_backward_decl.h"
+#include "aclnn_split_embedding_forward_decl.h"
 #include "torch_npu/csrc/core/npu/NPUStream.h"
 
 
@@ -40,6 +43,12 @@
 #pragma weak aclnnJaggedToPaddedDense
 #pragma weak aclnnPermute2dSparseDataGetWorkspaceSize
 #pragma weak aclnnPermute2dSparseData
+#pragma weak aclnnBlockBucketizeSparseFeaturesGetWorkspaceSize
+#pragma weak aclnnBlockBucketizeSparseFeatures
+#pragma weak aclnnSplitEmbeddingForwardGetWorkspaceSize
+#pragma weak aclnnSplitEmbeddingForward
+#pragma weak aclnnSplitEmbeddingBackwardGetWorkspaceSize
+#pragma weak aclnnSplitEmbeddingBackward
 
 namespace fbgemm_npu::backend {
 
@@ -210,6 +219,77 @@ void bounds_check_indices(const at::Tensor& rows_per_table, const at::Tensor& in
                 ws, ex);
         },
         aclnnBoundsCheckIndices);
+}
+
+void block_bucketize_sparse_features(const at::Tensor& lengths, const at::Tensor& indices,
+                                     const at::Tensor& block_sizes, const at::Tensor& weights,
+                                     const at::Tensor& batch_size_per_feature,
+                                     const at::Tensor& total_num_blocks, bool bucketize_pos,
+                                     bool sequence, int64_t my_size, int64_t max_b,
+                                     bool keep_orig_idx, const at::Tensor& new_lengths,
+                                     const at::Tensor& new_indices, const at::Tensor& new_weights,
+                                     const at::Tensor& new_pos,
+                                     const at::Tensor& unbucketize_permute) {
+    auto al = acl_tensor(lengths), ai = acl_tensor(indices), ab = acl_tensor(block_sizes);
+    auto aw = acl_tensor(weights), abpf = acl_tensor(batch_size_per_feature);
+    auto atnb = acl_tensor(total_num_blocks), anl = acl_tensor(new_lengths);
+    auto ani = acl_tensor(new_indices), anw = acl_tensor(new_weights);
+    auto anp = acl_tensor(new_pos), aup = acl_tensor(unbucketize_permute);
+    run("BlockBucketizeSparseFeatures", "mxrec_opp_block_bucketize_sparse_features", indices,
+        &aclnnBlockBucketizeSparseFeaturesGetWorkspaceSize != nullptr &&
+            &aclnnBlockBucketizeSparseFeatures != nullptr,
+        [&](uint64_t* ws, aclOpExecutor** ex) {
+            return aclnnBlockBucketizeSparseFeaturesGetWorkspaceSize(
+                al.get(), ai.get(), ab.get(), aw.get(), abpf.get(), atnb.get(),
+                bucketize_pos ? 1 : 0, sequence ? 1 : 0, my_size, max_b, keep_orig_idx ? 1 : 0,
+                anl.get(), ani.get(), anw.get(), anp.get(), aup.get(), ws, ex);
+        },
+        aclnnBlockBucketizeSparseFeatures);
+}
+
+void split_embedding_forward(const at::Tensor& weights, const at::Tensor& weights_offsets,
+                             const at::Tensor& d_offsets, const at::Tensor& indices,
+                             const at::Tensor& offsets, const at::Tensor& indice_weights,
+                             int64_t pooling_mode, int64_t total_d, int64_t max_d,
+                             const at::Tensor& out) {
+    auto aw = acl_tensor(weights), awo = acl_tensor(weights_offsets);
+    auto ad = acl_tensor(d_offsets), ai = acl_tensor(indices), ao = acl_tensor(offsets);
+    auto aiw = acl_tensor(indice_weights), aout = acl_tensor(out);
+    run("SplitEmbeddingForward", "mxrec_opp_split_embedding_forward", weights,
+        &aclnnSplitEmbeddingForwardGetWorkspaceSize != nullptr &&
+            &aclnnSplitEmbeddingForward != nullptr,
+        [&](uint64_t* ws, aclOpExecutor** ex) {
+            return aclnnSplitEmbeddingForwardGetWorkspaceSize(
+                aw.get(), awo.get(), ad.get(), ai.get(), ao.get(), aiw.get(), pooling_mode,
+                total_d, max_d, aout.get(), ws, ex);
+        },
+        aclnnSplitEmbeddingForward);
+}
+
+void split_embedding_backward(const at::Tensor& grad_output, const at::Tensor& weights,
+                              const at::Tensor& momentum1, const at::Tensor& momentum1_offsets,
+                              const at::Tensor& weights_offsets, const at::Tensor& d_offsets,
+                              const at::Tensor& indices, const at::Tensor& offsets,
+                              const at::Tensor& indice_weights,
+                              const at::Tensor& sorted_positions, const at::Tensor& grad_weights,
+                              int64_t optimizer, int64_t pooling_mode, double learning_rate,
+                              double eps, double weight_decay, int64_t weight_decay_mode,
+                              int64_t gradient_clipping, double max_gradient, int64_t max_d) {
+    auto ag = acl_tensor(grad_output), aw = acl_tensor(weights), am = acl_tensor(momentum1);
+    auto amo = acl_tensor(momentum1_offsets), awo = acl_tensor(weights_offsets);
+    auto ad = acl_tensor(d_offsets), ai = acl_tensor(indices), ao = acl_tensor(offsets);
+    auto aiw = acl_tensor(indice_weights), asp = acl_tensor(sorted_positions);
+    auto agw = acl_tensor(grad_weights);
+    run("SplitEmbeddingBackward", "mxrec_opp_split_embedding_backward", grad_output,
+        &aclnnSplitEmbeddingBackwardGetWorkspaceSize != nullptr &&
+            &aclnnSplitEmbeddingBackward != nullptr,
+        [&](uint64_t* ws, aclOpExecutor** ex) {
+            return aclnnSplitEmbeddingBackwardGetWorkspaceSize(
+                ag.get(), aw.get(), am.get(), amo.get(), awo.get(), ad.get(), ai.get(), ao.get(),
+                aiw.get(), asp.get(), agw.get(), optimizer, pooling_mode, learning_rate, eps,
+                weight_decay, weight_decay_mode, gradient_clipping, max_gradient, max_d, ws, ex);
+        },
+        aclnnSplitEmbeddingBackward);
 }
 
 }  // namespace fbgemm_npu::backend

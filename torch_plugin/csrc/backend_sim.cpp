@@ -7,12 +7,15 @@
 
 #include "backend.h"
 #include "mxrec_sim_asynchronous_complete_cumsum.h"
+#include "mxrec_sim_block_bucketize_sparse_features.h"
 #include "mxrec_sim_bounds_check_indices.h"
 #include "mxrec_sim_dense_to_jagged.h"
 #include "mxrec_sim_gather_for_rank1.h"
 #include "mxrec_sim_index_select_for_rank1_backward.h"
 #include "mxrec_sim_jagged_to_padded_dense.h"
 #include "mxrec_sim_permute2d_sparse_data.h"
+#include "mxrec_sim_split_embedding_backward.h"
+#include "mxrec_sim_split_embedding_forward.h"
 
 namespace fbgemm_npu::backend {
 
@@ -150,6 +153,60 @@ void bounds_check_indices(const at::Tensor& rows_per_table, const at::Tensor& in
                                           sim_tensor(b_t_map), bounds_check_mode, max_b,
                                           info_b_num_bits, info_b_mask, bounds_check_version,
                                           &l.options, l.report.get()));
+}
+
+void block_bucketize_sparse_features(const at::Tensor& lengths, const at::Tensor& indices,
+                                     const at::Tensor& block_sizes, const at::Tensor& weights,
+                                     const at::Tensor& batch_size_per_feature,
+                                     const at::Tensor& total_num_blocks, bool bucketize_pos,
+                                     bool sequence, int64_t my_size, int64_t max_b,
+                                     bool keep_orig_idx, const at::Tensor& new_lengths,
+                                     const at::Tensor& new_indices, const at::Tensor& new_weights,
+                                     const at::Tensor& new_pos,
+                                     const at::Tensor& unbucketize_permute) {
+    Launch l;
+    l.check("block_bucketize_sparse_features",
+            mxrec_sim::BlockBucketizeSparseFeatures(
+                sim_tensor(lengths), sim_tensor(indices), sim_tensor(block_sizes),
+                sim_tensor(weights), sim_tensor(batch_size_per_feature),
+                sim_tensor(total_num_blocks), bucketize_pos ? 1 : 0, sequence ? 1 : 0, my_size,
+                max_b, keep_orig_idx ? 1 : 0, sim_tensor(new_lengths), sim_tensor(new_indices),
+                sim_tensor(new_weights), sim_tensor(new_pos), sim_tensor(unbucketize_permute),
+                &l.options, l.report.get()));
+}
+
+void split_embedding_forward(const at::Tensor& weights, const at::Tensor& weights_offsets,
+                             const at::Tensor& d_offsets, const at::Tensor& indices,
+                             const at::Tensor& offsets, const at::Tensor& indice_weights,
+                             int64_t pooling_mode, int64_t total_d, int64_t max_d,
+                             const at::Tensor& out) {
+    Launch l;
+    l.check("split_embedding_forward",
+            mxrec_sim::SplitEmbeddingForward(
+                sim_tensor(weights), sim_tensor(weights_offsets), sim_tensor(d_offsets),
+                sim_tensor(indices), sim_tensor(offsets), sim_tensor(indice_weights),
+                pooling_mode, total_d, max_d, sim_tensor(out), &l.options, l.report.get()));
+}
+
+void split_embedding_backward(const at::Tensor& grad_output, const at::Tensor& weights,
+                              const at::Tensor& momentum1, const at::Tensor& momentum1_offsets,
+                              const at::Tensor& weights_offsets, const at::Tensor& d_offsets,
+                              const at::Tensor& indices, const at::Tensor& offsets,
+                              const at::Tensor& indice_weights,
+                              const at::Tensor& sorted_positions, const at::Tensor& grad_weights,
+                              int64_t optimizer, int64_t pooling_mode, double learning_rate,
+                              double eps, double weight_decay, int64_t weight_decay_mode,
+                              int64_t gradient_clipping, double max_gradient, int64_t max_d) {
+    Launch l;
+    l.check("split_embedding_backward",
+            mxrec_sim::SplitEmbeddingBackward(
+                sim_tensor(grad_output), sim_tensor(weights), sim_tensor(momentum1),
+                sim_tensor(momentum1_offsets), sim_tensor(weights_offsets),
+                sim_tensor(d_offsets), sim_tensor(indices), sim_tensor(offsets),
+                sim_tensor(indice_weights), sim_tensor(sorted_positions),
+                sim_tensor(grad_weights), optimizer, pooling_mode, learning_rate, eps,
+                weight_decay, weight_decay_mode, gradient_clipping, max_gradient, max_d,
+                &l.options, l.report.get()));
 }
 
 }  // namespace fbgemm_npu::backend

@@ -10,7 +10,9 @@
 //   jagged_to_padded_dense_backward: those inner ops get the npu kernels, and autograd works
 //   without an npu autograd kernel of ours;
 // - permute_2D_sparse_data has fbgemm's autograd kernel on the Autograd alias key;
-// - asynchronous_*_cumsum and bounds_check_indices have no autograd.
+// - asynchronous_*_cumsum, bounds_check_indices and block_bucketize_sparse_features have no
+//   autograd.
+// The TBE lookups (forward + fused optimizer backward) are in tbe.cpp.
 // mxrec::gather_for_rank1 is ours: its autograd kernel is registered for AutogradPrivateUse1.
 #include <torch/extension.h>
 #include <torch/library.h>
@@ -230,6 +232,62 @@ void bounds_check_indices(const at::Tensor& rows_per_table, const at::Tensor& in
                                   info_B_num_bits, info_B_mask, bounds_check_version);
 }
 
+// fbgemm's row-wise bucketization of KJT ids (TorchRec's row-wise and table-row-wise input
+// distribution): every id goes to the rank owning its row block.
+std::vector<std::optional<at::Tensor>> block_bucketize_sparse_features(
+    const at::Tensor& lengths, const at::Tensor& indices, bool bucketize_pos, bool sequence,
+    const at::Tensor& block_sizes, int64_t my_size, const std::optional<at::Tensor>& weights,
+    const std::optional<at::Tensor>& batch_size_per_feature, int64_t max_B,
+    const std::optional<std::vector<at::Tensor>>& block_bucketize_pos, bool keep_orig_idx,
+    const std::optional<at::Tensor>& total_num_blocks) {
+    const char* op = "block_bucketize_sparse_features";
+    const at::Tensor w = weights.value_or(at::Tensor());
+    const at::Tensor bpf = batch_size_per_feature.value_or(at::Tensor());
+    const at::Tensor tnb = total_num_blocks.value_or(at::Tensor());
+    check_npu(op, "lengths", lengths);
+    check_npu(op, "indices", indices);
+    check_npu(op, "block_sizes", block_sizes);
+    if (w.defined()) check_npu(op, "weights", w);
+    if (bpf.defined()) check_npu(op, "batch_size_per_feature", bpf);
+    if (tnb.defined()) check_npu(op, "total_num_blocks", tnb);
+    check_same_device(op, lengths, {&indices, &block_sizes, &w, &bpf, &tnb});
+    check_dtype(op, "lengths", lengths, kIndexTypes);
+    check_dtype(op, "indices", indices, kIndexTypes);
+    check_dtype(op, "block_sizes", block_sizes, kIndexTypes);
+    check_dim(op, "lengths", lengths, 1, 1);
+    check_dim(op, "indices", indices, 1, 1);
+    check_dim(op, "block_sizes", block_sizes, 1, 1);
+    TORCH_CHECK_VALUE(!block_bucketize_pos.has_value(), op,
+                      ": block_bucketize_pos (uneven row blocks per rank) is not supported on "
+                      "npu yet");
+    TORCH_CHECK_VALUE(my_size >= 1, op, ": my_size must be >= 1, got ", my_size);
+    if (w.defined()) {
+        check_dtype(op, "weights", w, {at::kFloat});
+        TORCH_CHECK_VALUE(w.dim() == 1 && w.size(0) == indices.size(0), op,
+                          ": weights must have one entry per index (", indices.size(0),
+                          "), got shape ", w.sizes());
+    }
+    // The kernel reads block sizes (and block counts) in the ids' dtype, as TorchRec passes
+    // them, and batch sizes in the lengths' dtype.
+    const at::Tensor bs = block_sizes.to(indices.scalar_type()).contiguous();
+    const at::Tensor nb = tnb.defined() ? tnb.to(indices.scalar_type()).contiguous() : tnb;
+    const at::Tensor bsz = bpf.defined() ? bpf.to(lengths.scalar_type()).contiguous() : bpf;
+    const int64_t n = indices.size(0);
+    at::Tensor new_lengths = at::empty({lengths.numel() * my_size}, lengths.options());
+    at::Tensor new_indices = at::empty({n}, indices.options());
+    at::Tensor new_weights = w.defined() ? at::empty({n}, w.options()) : at::Tensor();
+    at::Tensor new_pos = bucketize_pos ? at::empty({n}, indices.options()) : at::Tensor();
+    at::Tensor permute = sequence ? at::empty({n}, indices.options()) : at::Tensor();
+    backend::block_bucketize_sparse_features(
+        lengths.contiguous(), indices.contiguous(), bs, w.defined() ? w.contiguous() : w,
+        bsz, nb, bucketize_pos, sequence, my_size, max_B,
+        keep_orig_idx, new_lengths, new_indices, new_weights, new_pos, permute);
+    auto optional = [](const at::Tensor& t) {
+        return t.defined() ? std::optional<at::Tensor>(t) : std::nullopt;
+    };
+    return {new_lengths, new_indices, optional(new_weights), optional(new_pos), optional(permute)};
+}
+
 // ---- boxed entry points ---------------------------------------------------------------------
 //
 // fbgemm's own callers reach these operators through typed handles whose C++ signatures
@@ -302,6 +360,29 @@ void bounds_check_indices_boxed(const c10::OperatorHandle& op, torch::jit::Stack
                          args[8].toOptional<at::Tensor>(), args[9].toInt(), args[10].toInt(),
                          args[11].toInt());
     torch::jit::drop(*stack, 12);
+}
+
+// (lengths, indices, bucketize_pos, sequence, block_sizes, my_size, weights?,
+//  batch_size_per_feature?, max_B, block_bucketize_pos[]?, keep_orig_idx, total_num_blocks?)
+//  -> (Tensor, Tensor, Tensor?, Tensor?, Tensor?)
+void block_bucketize_sparse_features_boxed(const c10::OperatorHandle& op,
+                                           torch::jit::Stack* stack) {
+    auto args = take_args(op, stack, 12);
+    std::optional<std::vector<at::Tensor>> positions;
+    if (!args[9].isNone()) positions = tensor_list_arg(args[9]);
+    auto out = block_bucketize_sparse_features(
+        args[0].toTensor(), args[1].toTensor(), args[2].toBool(), args[3].toBool(),
+        args[4].toTensor(), int_arg(args[5]), args[6].toOptional<at::Tensor>(),
+        args[7].toOptional<at::Tensor>(), int_arg(args[8]), positions, args[10].toBool(),
+        args[11].toOptional<at::Tensor>());
+    torch::jit::drop(*stack, 12);
+    for (auto& t : out) {
+        if (t.has_value()) {
+            torch::jit::push(*stack, std::move(*t));
+        } else {
+            torch::jit::push(*stack, c10::IValue());
+        }
+    }
 }
 
 // ---- mxrec ----------------------------------------------------------------------------------
@@ -408,6 +489,9 @@ TORCH_LIBRARY_IMPL(fbgemm, PrivateUse1, m) {
     m.impl("permute_2D_sparse_data", &fbgemm_npu::permute_2D_sparse_data);
     m.impl("bounds_check_indices",
            torch::CppFunction::makeFromBoxedFunction<&fbgemm_npu::bounds_check_indices_boxed>());
+    m.impl("block_bucketize_sparse_features",
+           torch::CppFunction::makeFromBoxedFunction<
+               &fbgemm_npu::block_bucketize_sparse_features_boxed>());
 }
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {

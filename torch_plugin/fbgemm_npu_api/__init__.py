@@ -43,6 +43,16 @@ def _point_cann_at_operator_packages() -> None:
                     ctypes.CDLL(str(lib), mode=ctypes.RTLD_GLOBAL)
 
 
+def _variant() -> str:
+    marker = Path(__file__).resolve().parent / "_variant"
+    return marker.read_text(encoding="utf-8").strip() if marker.is_file() else "sim"
+
+
+if _variant() == "npu":
+    # The npu variant links against libtorch_npu and runs on its streams: torch_npu must be
+    # loaded (and have initialised the device) first.
+    import torch_npu  # noqa: F401
+
 _point_cann_at_operator_packages()
 
 from fbgemm_npu_api import _C  # noqa: E402  (loading it registers the kernels)

@@ -271,7 +271,12 @@ at::Tensor host_view(const at::Tensor& t) {
   if (t.numel() == 0) {
     return at::empty_strided(t.sizes(), t.strides(), t.options().device(at::kCPU));
   }
-  return at::from_blob(t.data_ptr(), t.sizes(), t.strides(), t.options().device(at::kCPU));
+  // The view owns a reference to the npu storage: an asynchronous collective (gloo's worker
+  // thread) may still read or write it after the caller dropped its npu tensor, as with
+  // torchrec's temporary split tensors; without it the memory would be recycled under gloo.
+  c10::Storage keep = t.storage();
+  return at::from_blob(
+      t.data_ptr(), t.sizes(), t.strides(), [keep](void*) {}, t.options().device(at::kCPU));
 }
 
 std::map<std::string, int64_t> fallback_stats() {

@@ -1,0 +1,582 @@
+// Table-batched embedding (TBE) lookups on the npu: fbgemm's training entry points
+// split_embedding_codegen_lookup_{sgd,adagrad,rowwise_adagrad}_function (fused kernels: the
+// optimizer runs inside the backward) and dense_embedding_codegen_lookup_function (data-parallel
+// tables: an ordinary gradient for the weights).
+//
+// fbgemm-gpu-cpu defines the dense lookup but not the split ones (only their *_cpu variants):
+// their schemas come from fbgemm's CUDA build. We define them, with fbgemm's exact schema, only
+// where no other library did (TORCH_LIBRARY_FRAGMENT, never a whole-namespace TORCH_LIBRARY),
+// and always add our npu kernels.
+//
+// The kernels are boxed and read their arguments by name from the schema on the stack: a
+// schema that grows an argument (another fbgemm build) still dispatches here, and one that loses
+// an argument we need fails with its name instead of reading the wrong slot.
+//
+// Each lookup is an autograd function (forward: split_embedding_forward; backward:
+// split_embedding_backward). It is registered for AutogradPrivateUse1 and, for calls below
+// autograd (inference mode), its forward alone for PrivateUse1.
+#include <torch/extension.h>
+#include <torch/library.h>
+
+#include <optional>
+#include <string>
+
+#include "backend.h"
+#include "checks.h"
+
+namespace fbgemm_npu {
+
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// fbgemm's PoolingMode and EmbeddingLocation values.
+constexpr int64_t kPoolSum = 0;
+constexpr int64_t kPoolMean = 1;
+constexpr int64_t kPoolNone = 2;
+constexpr int64_t kLocationDevice = 0;
+
+// Optimizer modes of the split_embedding_backward operator (its op.toml).
+enum class Optimizer : int64_t { kSgd = 0, kAdagrad = 1, kRowwiseAdagrad = 2, kDense = 3 };
+
+const char* optimizer_name(Optimizer o) {
+    switch (o) {
+        case Optimizer::kSgd: return "sgd";
+        case Optimizer::kAdagrad: return "adagrad";
+        case Optimizer::kRowwiseAdagrad: return "rowwise_adagrad";
+        case Optimizer::kDense: return "dense";
+    }
+    return "?";
+}
+
+// The arguments of one boxed call, by name.
+class Args {
+public:
+    Args(const c10::OperatorHandle& op, torch::jit::Stack* stack)
+        : schema_(op.schema()), values_(torch::jit::last(*stack, op.schema().arguments().size())) {}
+
+    const c10::IValue& get(const char* name) const {
+        const auto index = schema_.argumentIndexWithName(name);
+        TORCH_CHECK(index.has_value(), schema_.name(), ": the npu kernel needs argument '", name,
+                    "', which this schema lacks: ", schema_);
+        return values_[static_cast<size_t>(*index)];
+    }
+
+    bool has(const char* name) const { return schema_.argumentIndexWithName(name).has_value(); }
+
+    at::Tensor tensor(const char* name) const {
+        const c10::IValue& v = get(name);
+        return v.isNone() ? at::Tensor() : v.toTensor();
+    }
+
+    int64_t integer(const char* name) const {
+        const c10::IValue& v = get(name);
+        return v.isSymInt() ? v.toSymInt().guard_int(__FILE__, __LINE__) : v.toInt();
+    }
+
+    double real(const char* name) const { return get(name).toDouble(); }
+    bool flag(const char* name) const { return get(name).toBool(); }
+
+    // An argument fbgemm may drop or add in other versions: its value, or `fallback`.
+    int64_t integer_or(const char* name, int64_t fallback) const {
+        return has(name) ? integer(name) : fallback;
+    }
+    double real_or(const char* name, double fallback) const {
+        return has(name) ? real(name) : fallback;
+    }
+
+    const char* op() const { return schema_.name().c_str(); }
+    size_t size() const { return values_.size(); }
+
+private:
+    const c10::FunctionSchema& schema_;
+    c10::ArrayRef<c10::IValue> values_;
+};
+
+// What the forward needs and the backward keeps.
+struct Lookup {
+    const char* op = "";
+    at::Tensor weights;          // dev_weights, flat
+    at::Tensor weights_offsets;  // [T] int64
+    at::Tensor d_offsets;        // [T + 1] int32
+    at::Tensor hash_size_cumsum; // [T + 1] int64
+    at::Tensor indices;
+    at::Tensor offsets;
+    at::Tensor indice_weights;  // undefined when unweighted
+    int64_t pooling_mode = kPoolSum;
+    int64_t total_d = 0;
+    int64_t max_d = 0;
+    int64_t output_dtype = 0;
+};
+
+// fbgemm's SparseType values of the output dtypes a TBE produces.
+at::ScalarType output_scalar_type(const char* op, int64_t output_dtype) {
+    switch (output_dtype) {
+        case 0: return at::kFloat;
+        case 1: return at::kHalf;
+        case 5: return at::kBFloat16;
+        default:
+            TORCH_CHECK_VALUE(false, op, ": output_dtype ", output_dtype,
+                              " is not supported on npu (0 fp32, 1 fp16, 5 bf16)");
+    }
+}
+
+Lookup read_lookup(const Args& a) {
+    Lookup l;
+    l.op = a.op();
+    l.weights = a.tensor("dev_weights");
+    l.weights_offsets = a.tensor("weights_offsets");
+    l.d_offsets = a.tensor("D_offsets");
+    l.hash_size_cumsum = a.tensor("hash_size_cumsum");
+    l.indices = a.tensor("indices");
+    l.offsets = a.tensor("offsets");
+    l.indice_weights = a.tensor("indice_weights");
+    l.pooling_mode = a.integer("pooling_mode");
+    l.total_d = a.integer("total_D");
+    l.max_d = a.integer("max_D");
+    l.output_dtype = a.integer_or("output_dtype", 0);
+
+    const char* op = l.op;
+    for (auto [name, t] : {std::pair<const char*, const at::Tensor*>{"dev_weights", &l.weights},
+                           {"weights_offsets", &l.weights_offsets},
+                           {"D_offsets", &l.d_offsets},
+                           {"hash_size_cumsum", &l.hash_size_cumsum},
+                           {"indices", &l.indices},
+                           {"offsets", &l.offsets}}) {
+        check_npu(op, name, *t);
+    }
+    if (l.indice_weights.defined()) check_npu(op, "indice_weights", l.indice_weights);
+    check_same_device(op, l.weights, {&l.weights_offsets, &l.d_offsets, &l.hash_size_cumsum,
+                                      &l.indices, &l.offsets, &l.indice_weights});
+    check_dtype(op, "dev_weights", l.weights, {at::kFloat, at::kHalf, at::kBFloat16});
+    check_dtype(op, "weights_offsets", l.weights_offsets, {at::kLong});
+    check_dtype(op, "D_offsets", l.d_offsets, {at::kInt});
+    check_dtype(op, "hash_size_cumsum", l.hash_size_cumsum, {at::kLong});
+    check_dtype(op, "indices", l.indices, {at::kInt, at::kLong});
+    check_dtype(op, "offsets", l.offsets, {at::kInt, at::kLong});
+    check_dim(op, "dev_weights", l.weights, 1, 1);
+    check_dim(op, "indices", l.indices, 1, 1);
+    check_dim(op, "offsets", l.offsets, 1, 1);
+    if (l.indice_weights.defined()) {
+        check_dtype(op, "indice_weights", l.indice_weights, {at::kFloat});
+        TORCH_CHECK_VALUE(l.indice_weights.dim() == 1 &&
+                              l.indice_weights.size(0) == l.indices.size(0),
+                          op, ": indice_weights must have one weight per index (",
+                          l.indices.size(0), "), got shape ", l.indice_weights.sizes());
+        TORCH_CHECK_VALUE(l.pooling_mode != kPoolNone, op,
+                          ": indice_weights need a pooled table (pooling_mode sum or mean)");
+    }
+    TORCH_CHECK_VALUE(l.pooling_mode == kPoolSum || l.pooling_mode == kPoolMean ||
+                          l.pooling_mode == kPoolNone,
+                      op, ": pooling_mode must be 0 (sum), 1 (mean) or 2 (none), got ",
+                      l.pooling_mode);
+    const int64_t tables = l.d_offsets.numel() - 1;
+    TORCH_CHECK_VALUE(tables >= 1, op, ": D_offsets must have T + 1 >= 2 entries");
+    TORCH_CHECK_VALUE(l.weights_offsets.numel() == tables, op, ": weights_offsets has ",
+                      l.weights_offsets.numel(), " entries for ", tables, " tables");
+    TORCH_CHECK_VALUE((l.offsets.numel() - 1) % tables == 0, op, ": offsets has ",
+                      l.offsets.numel(), " entries, not B * T + 1 for T = ", tables);
+    // The kernels take offsets in the indices' dtype; fbgemm's prepare_inputs casts both to
+    // int64 anyway, so this copies only for callers that mix them.
+    if (l.offsets.scalar_type() != l.indices.scalar_type()) {
+        l.offsets = l.offsets.to(l.indices.scalar_type());
+    }
+    output_scalar_type(op, l.output_dtype);
+    return l;
+}
+
+int64_t batch_size(const Lookup& l) {
+    return (l.offsets.numel() - 1) / (l.d_offsets.numel() - 1);
+}
+
+at::Tensor forward(const Lookup& l) {
+    const int64_t rows = l.pooling_mode == kPoolNone ? l.indices.numel() : batch_size(l);
+    const int64_t cols = l.pooling_mode == kPoolNone ? l.max_d : l.total_d;
+    at::Tensor out = at::empty({rows, cols}, l.weights.options().dtype(at::kFloat));
+    backend::split_embedding_forward(l.weights.contiguous(), l.weights_offsets.contiguous(),
+                                     l.d_offsets.contiguous(), l.indices.contiguous(),
+                                     l.offsets.contiguous(),
+                                     l.indice_weights.defined() ? l.indice_weights.contiguous()
+                                                                : at::Tensor(),
+                                     l.pooling_mode, l.total_d, l.max_d, out);
+    const at::ScalarType want = output_scalar_type(l.op, l.output_dtype);
+    return want == at::kFloat ? out : out.to(want);
+}
+
+// Positions of the indices ordered so that equal (table, row) pairs are adjacent: a stable sort
+// of hash_size_cumsum[table] + index. Runs on the device (aten sort on torch_npu); the backward
+// kernel then sums each run's gradient once and updates its row once ("exact").
+at::Tensor sorted_positions(const Lookup& l) {
+    const int64_t tables = l.d_offsets.numel() - 1;
+    const int64_t batch = batch_size(l);
+    const at::Tensor offsets = l.offsets.to(at::kLong);
+    const at::Tensor lengths = offsets.narrow(0, 1, offsets.numel() - 1) -
+                               offsets.narrow(0, 0, offsets.numel() - 1);
+    const at::Tensor bags = at::arange(tables * batch, offsets.options());
+    const at::Tensor bag_of = at::repeat_interleave(bags, lengths, std::nullopt,
+                                                    l.indices.numel());
+    const at::Tensor table_of = at::div(bag_of, batch, "floor");
+    const at::Tensor linear = l.hash_size_cumsum.index_select(0, table_of) + l.indices.to(at::kLong);
+    return std::get<1>(linear.sort(/*stable=*/true, /*dim=*/0, /*descending=*/false)).contiguous();
+}
+
+struct Update {
+    Optimizer optimizer = Optimizer::kSgd;
+    at::Tensor momentum1;
+    at::Tensor momentum1_offsets;
+    double learning_rate = 0.0;
+    double eps = 0.0;
+    double weight_decay = 0.0;
+    int64_t weight_decay_mode = 0;
+    bool gradient_clipping = false;
+    double max_gradient = 0.0;
+};
+
+void backward(const Lookup& l, const Update& u, const at::Tensor& grad_output,
+              const at::Tensor& grad_weights) {
+    const at::Tensor grad = grad_output.to(at::kFloat).contiguous();
+    const int64_t rows = l.pooling_mode == kPoolNone ? l.indices.numel() : batch_size(l);
+    const int64_t cols = l.pooling_mode == kPoolNone ? l.max_d : l.total_d;
+    TORCH_CHECK_VALUE(grad.dim() == 2 && grad.size(0) == rows && grad.size(1) == cols, l.op,
+                      ": the output gradient must have the output's shape [", rows, ", ", cols,
+                      "], got ", grad.sizes());
+    backend::split_embedding_backward(
+        grad, l.weights, u.momentum1, u.momentum1_offsets, l.weights_offsets.contiguous(),
+        l.d_offsets.contiguous(), l.indices.contiguous(), l.offsets.contiguous(),
+        l.indice_weights.defined() ? l.indice_weights.contiguous() : at::Tensor(),
+        sorted_positions(l), grad_weights, static_cast<int64_t>(u.optimizer), l.pooling_mode,
+        u.learning_rate, u.eps, u.weight_decay, u.weight_decay_mode,
+        u.gradient_clipping ? 1 : 0, u.max_gradient, l.max_d);
+}
+
+at::Tensor optional_tensor(const c10::IValue& v) { return v.isNone() ? at::Tensor() : v.toTensor(); }
+
+void save(AutogradContext* ctx, const Lookup& l) {
+    ctx->saved_data["weights_offsets"] = l.weights_offsets;
+    ctx->saved_data["d_offsets"] = l.d_offsets;
+    ctx->saved_data["hash_size_cumsum"] = l.hash_size_cumsum;
+    ctx->saved_data["indices"] = l.indices;
+    ctx->saved_data["offsets"] = l.offsets;
+    ctx->saved_data["indice_weights"] = l.indice_weights;
+    ctx->saved_data["pooling_mode"] = l.pooling_mode;
+    ctx->saved_data["total_d"] = l.total_d;
+    ctx->saved_data["max_d"] = l.max_d;
+    ctx->saved_data["output_dtype"] = l.output_dtype;
+}
+
+Lookup restore(AutogradContext* ctx, const char* op, const at::Tensor& weights) {
+    Lookup l;
+    l.op = op;
+    l.weights = weights;
+    auto& s = ctx->saved_data;
+    l.weights_offsets = s["weights_offsets"].toTensor();
+    l.d_offsets = s["d_offsets"].toTensor();
+    l.hash_size_cumsum = s["hash_size_cumsum"].toTensor();
+    l.indices = s["indices"].toTensor();
+    l.offsets = s["offsets"].toTensor();
+    l.indice_weights = optional_tensor(s["indice_weights"]);
+    l.pooling_mode = s["pooling_mode"].toInt();
+    l.total_d = s["total_d"].toInt();
+    l.max_d = s["max_d"].toInt();
+    l.output_dtype = s["output_dtype"].toInt();
+    return l;
+}
+
+// ---- split (fused optimizer) lookups ------------------------------------------------------
+
+struct SplitCall {
+    Lookup lookup;
+    Update update;
+    std::string op;
+};
+
+void save_update(AutogradContext* ctx, const Update& u) {
+    ctx->saved_data["optimizer"] = static_cast<int64_t>(u.optimizer);
+    ctx->saved_data["momentum1"] = u.momentum1;
+    ctx->saved_data["momentum1_offsets"] = u.momentum1_offsets;
+    ctx->saved_data["learning_rate"] = u.learning_rate;
+    ctx->saved_data["eps"] = u.eps;
+    ctx->saved_data["weight_decay"] = u.weight_decay;
+    ctx->saved_data["weight_decay_mode"] = u.weight_decay_mode;
+    ctx->saved_data["gradient_clipping"] = u.gradient_clipping;
+    ctx->saved_data["max_gradient"] = u.max_gradient;
+}
+
+Update restore_update(AutogradContext* ctx) {
+    auto& s = ctx->saved_data;
+    Update u;
+    u.optimizer = static_cast<Optimizer>(s["optimizer"].toInt());
+    u.momentum1 = optional_tensor(s["momentum1"]);
+    u.momentum1_offsets = optional_tensor(s["momentum1_offsets"]);
+    u.learning_rate = s["learning_rate"].toDouble();
+    u.eps = s["eps"].toDouble();
+    u.weight_decay = s["weight_decay"].toDouble();
+    u.weight_decay_mode = s["weight_decay_mode"].toInt();
+    u.gradient_clipping = s["gradient_clipping"].toBool();
+    u.max_gradient = s["max_gradient"].toDouble();
+    return u;
+}
+
+class SplitLookupFunction : public torch::autograd::Function<SplitLookupFunction> {
+public:
+    // placeholder_autograd_tensor is the only differentiable input: it makes autograd call
+    // backward, which updates the weights (and optimizer state) in place and returns no
+    // gradient. The weights are not saved for backward: the update must see them as they are
+    // then, like fbgemm's in-place Tensor(a!) dev_weights.
+    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& placeholder,
+                              const std::shared_ptr<SplitCall>& call) {
+        at::AutoDispatchBelowADInplaceOrView guard;
+        save(ctx, call->lookup);
+        save_update(ctx, call->update);
+        ctx->saved_data["op"] = call->op;
+        ctx->saved_data["weights"] = call->lookup.weights;
+        return fbgemm_npu::forward(call->lookup);
+    }
+
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        const std::string op = ctx->saved_data["op"].toStringRef();
+        const Lookup l = restore(ctx, op.c_str(), ctx->saved_data["weights"].toTensor());
+        const Update u = restore_update(ctx);
+        at::AutoDispatchBelowADInplaceOrView guard;
+        fbgemm_npu::backward(l, u, grads[0], at::Tensor());
+        return {at::Tensor(), at::Tensor()};
+    }
+};
+
+Update read_update(const Args& a, Optimizer optimizer, const Lookup& l) {
+    const char* op = a.op();
+    Update u;
+    u.optimizer = optimizer;
+    u.learning_rate = a.real("learning_rate");
+    u.gradient_clipping = a.flag("gradient_clipping");
+    u.max_gradient = a.real("max_gradient");
+    TORCH_CHECK_VALUE(!a.flag("stochastic_rounding") || l.weights.scalar_type() == at::kFloat, op,
+                      ": stochastic rounding of fp16/bf16 weights is not supported on npu");
+    TORCH_CHECK_TYPE(l.weights.scalar_type() == at::kFloat, op,
+                     ": fused optimizers on npu update float32 weights; dev_weights is ",
+                     l.weights.scalar_type());
+    TORCH_CHECK_VALUE(l.weights.is_contiguous(), op,
+                      ": dev_weights is updated in place and must be contiguous");
+    if (optimizer == Optimizer::kSgd) return u;
+    u.eps = a.real("eps");
+    u.momentum1 = a.tensor("momentum1_dev");
+    u.momentum1_offsets = a.tensor("momentum1_offsets");
+    const at::Tensor uvm = a.tensor("momentum1_uvm");
+    TORCH_CHECK_VALUE(!uvm.defined() || uvm.numel() == 0, op,
+                      ": momentum1 in UVM is not supported on npu (place the table on the device)");
+    check_npu(op, "momentum1_dev", u.momentum1);
+    check_npu(op, "momentum1_offsets", u.momentum1_offsets);
+    check_same_device(op, l.weights, {&u.momentum1, &u.momentum1_offsets});
+    check_dtype(op, "momentum1_dev", u.momentum1, {at::kFloat});
+    check_dtype(op, "momentum1_offsets", u.momentum1_offsets, {at::kLong});
+    TORCH_CHECK_VALUE(u.momentum1.is_contiguous(), op,
+                      ": momentum1_dev is updated in place and must be contiguous");
+    u.momentum1_offsets = u.momentum1_offsets.contiguous();
+    if (optimizer == Optimizer::kRowwiseAdagrad) {
+        u.weight_decay = a.real_or("weight_decay", 0.0);
+        u.weight_decay_mode = a.integer_or("weight_decay_mode", 0);
+        TORCH_CHECK_VALUE(u.weight_decay_mode >= 0 && u.weight_decay_mode <= 2, op,
+                          ": weight_decay_mode ", u.weight_decay_mode,
+                          " is not supported on npu (0 none, 1 L2, 2 decoupled)");
+        TORCH_CHECK_VALUE(a.real_or("max_norm", 0.0) == 0.0, op,
+                          ": max_norm is not supported on npu");
+    }
+    return u;
+}
+
+void check_split_placement(const Args& a, const Lookup& l) {
+    const char* op = a.op();
+    for (const char* name : {"uvm_weights", "lxu_cache_weights"}) {
+        const at::Tensor t = a.tensor(name);
+        TORCH_CHECK_VALUE(!t.defined() || t.numel() == 0, op, ": ", name,
+                          " is not empty: only EmbeddingLocation.DEVICE tables are supported on "
+                          "npu (no UVM, no cache)");
+    }
+    const at::Tensor placements = a.tensor("weights_placements");
+    if (placements.defined() && placements.numel() > 0) {
+        const at::Tensor host = placements.to(at::kCPU, at::kLong).contiguous();
+        const int64_t* p = host.data_ptr<int64_t>();
+        for (int64_t t = 0; t < host.numel(); ++t) {
+            TORCH_CHECK_VALUE(p[t] == kLocationDevice, op, ": table ", t, " has placement ",
+                              p[t], ": only EmbeddingLocation.DEVICE (0) tables are supported "
+                              "on npu (no UVM, no cache)");
+        }
+    }
+    TORCH_CHECK_VALUE(!a.has("B_offsets") || a.get("B_offsets").isNone(), op,
+                      ": variable batch sizes per feature (VBE) are not supported on npu yet");
+    if (l.indice_weights.defined()) {
+        TORCH_CHECK_VALUE(!l.indice_weights.requires_grad() || !at::GradMode::is_enabled(), op,
+                          ": gradients of indice_weights (per-sample weights) are not "
+                          "supported on npu yet");
+    }
+}
+
+template <Optimizer kOptimizer>
+void split_lookup_boxed(const c10::OperatorHandle& handle, torch::jit::Stack* stack) {
+    const Args a(handle, stack);
+    auto call = std::make_shared<SplitCall>();
+    call->lookup = read_lookup(a);
+    check_split_placement(a, call->lookup);
+    call->update = read_update(a, kOptimizer, call->lookup);
+    call->op = a.op();
+    const at::Tensor placeholder = a.tensor("placeholder_autograd_tensor");
+    const size_t n = a.size();
+    at::Tensor out = SplitLookupFunction::apply(placeholder, call);
+    torch::jit::drop(*stack, n);
+    torch::jit::push(*stack, std::move(out));
+}
+
+// Below autograd (inference mode): the forward only.
+void split_lookup_forward_boxed(const c10::OperatorHandle& handle, torch::jit::Stack* stack) {
+    const Args a(handle, stack);
+    const Lookup l = read_lookup(a);
+    check_split_placement(a, l);
+    const size_t n = a.size();
+    at::Tensor out = forward(l);
+    torch::jit::drop(*stack, n);
+    torch::jit::push(*stack, std::move(out));
+}
+
+// ---- dense (data-parallel) lookup ---------------------------------------------------------
+
+class DenseLookupFunction : public torch::autograd::Function<DenseLookupFunction> {
+public:
+    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& weights,
+                              const std::shared_ptr<SplitCall>& call) {
+        at::AutoDispatchBelowADInplaceOrView guard;
+        save(ctx, call->lookup);
+        ctx->saved_data["op"] = call->op;
+        ctx->save_for_backward({weights});
+        return fbgemm_npu::forward(call->lookup);
+    }
+
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        const at::Tensor weights = ctx->get_saved_variables()[0];
+        const std::string op = ctx->saved_data["op"].toStringRef();
+        const Lookup l = restore(ctx, op.c_str(), weights);
+        at::AutoDispatchBelowADInplaceOrView guard;
+        at::Tensor grad_weights = at::zeros(weights.sizes(), weights.options().dtype(at::kFloat));
+        Update u;
+        u.optimizer = Optimizer::kDense;
+        fbgemm_npu::backward(l, u, grads[0], grad_weights);
+        if (weights.scalar_type() != at::kFloat) grad_weights = grad_weights.to(weights.scalar_type());
+        return {grad_weights, at::Tensor()};
+    }
+};
+
+Lookup read_dense(const Args& a) {
+    Lookup l = read_lookup(a);
+    TORCH_CHECK_VALUE(!a.has("B_offsets") || a.get("B_offsets").isNone(), a.op(),
+                      ": variable batch sizes per feature (VBE) are not supported on npu yet");
+    if (l.indice_weights.defined()) {
+        TORCH_CHECK_VALUE(!l.indice_weights.requires_grad() || !at::GradMode::is_enabled(), a.op(),
+                          ": gradients of indice_weights (per-sample weights) are not "
+                          "supported on npu yet");
+    }
+    return l;
+}
+
+void dense_lookup_boxed(const c10::OperatorHandle& handle, torch::jit::Stack* stack) {
+    const Args a(handle, stack);
+    auto call = std::make_shared<SplitCall>();
+    call->lookup = read_dense(a);
+    call->op = a.op();
+    const size_t n = a.size();
+    at::Tensor out = DenseLookupFunction::apply(call->lookup.weights, call);
+    torch::jit::drop(*stack, n);
+    torch::jit::push(*stack, std::move(out));
+}
+
+void dense_lookup_forward_boxed(const c10::OperatorHandle& handle, torch::jit::Stack* stack) {
+    const Args a(handle, stack);
+    const Lookup l = read_dense(a);
+    const size_t n = a.size();
+    at::Tensor out = forward(l);
+    torch::jit::drop(*stack, n);
+    torch::jit::push(*stack, std::move(out));
+}
+
+// ---- schemas --------------------------------------------------------------------------------
+
+// fbgemm 1.1.0's schema of split_embedding_codegen_lookup_<optimizer>_function (its CUDA build,
+// v1 interface), with the optimizer's own arguments in the middle.
+std::string split_schema(const std::string& optimizer, const std::string& optimizer_args) {
+    return "split_embedding_codegen_lookup_" + optimizer + "_function("
+           "Tensor placeholder_autograd_tensor, Tensor(a!) dev_weights, Tensor(b!) uvm_weights, "
+           "Tensor lxu_cache_weights, Tensor weights_placements, Tensor weights_offsets, "
+           "Tensor D_offsets, SymInt total_D, SymInt max_D, Tensor hash_size_cumsum, "
+           "int total_hash_size_bits, Tensor indices, Tensor offsets, int pooling_mode, "
+           "Tensor? indice_weights, Tensor? feature_requires_grad, Tensor lxu_cache_locations, "
+           "bool gradient_clipping, float max_gradient, bool stochastic_rounding, " +
+           optimizer_args +
+           ", int output_dtype=0, Tensor? B_offsets=None, "
+           "Tensor? vbe_output_offsets_feature_rank=None, "
+           "Tensor? vbe_B_offsets_rank_per_feature=None, SymInt max_B=-1, "
+           "SymInt max_B_feature_rank=-1, SymInt vbe_output_size=-1, bool is_experimental=False, "
+           "bool use_uniq_cache_locations_bwd=False, bool use_homogeneous_placements=False, "
+           "Tensor? uvm_cache_stats=None, Tensor? prev_iter_dev=None, int iter=0, "
+           "bool apply_global_weight_decay=False, float gwd_lower_bound=0, bool mixed_D=True"
+           ") -> Tensor";
+}
+
+// The optimizers with an npu kernel, and their arguments in fbgemm's schema.
+struct SplitOp {
+    const char* optimizer;
+    const char* args;
+};
+
+const SplitOp kSplitOps[] = {
+    {"sgd", "float learning_rate=0"},
+    {"adagrad",
+     "Tensor momentum1_dev, Tensor momentum1_uvm, Tensor momentum1_placements, "
+     "Tensor momentum1_offsets, float eps=0, float learning_rate=0"},
+    {"rowwise_adagrad",
+     "Tensor momentum1_dev, Tensor momentum1_uvm, Tensor momentum1_placements, "
+     "Tensor momentum1_offsets, float eps=0, float learning_rate=0, float weight_decay=0.0, "
+     "int weight_decay_mode=0, float max_norm=0.0"},
+};
+
+bool defined_elsewhere(const std::string& name) {
+    return c10::Dispatcher::singleton().findSchema({"fbgemm::" + name, ""}).has_value();
+}
+
+}  // namespace
+
+}  // namespace fbgemm_npu
+
+TORCH_LIBRARY_FRAGMENT(fbgemm, m) {
+    for (const auto& op : fbgemm_npu::kSplitOps) {
+        const std::string name =
+            std::string("split_embedding_codegen_lookup_") + op.optimizer + "_function";
+        if (!fbgemm_npu::defined_elsewhere(name)) {
+            m.def(fbgemm_npu::split_schema(op.optimizer, op.args).c_str());
+        }
+    }
+}
+
+TORCH_LIBRARY_IMPL(fbgemm, AutogradPrivateUse1, m) {
+    using fbgemm_npu::Optimizer;
+    m.impl("split_embedding_codegen_lookup_sgd_function",
+           torch::CppFunction::makeFromBoxedFunction<
+               &fbgemm_npu::split_lookup_boxed<Optimizer::kSgd>>());
+    m.impl("split_embedding_codegen_lookup_adagrad_function",
+           torch::CppFunction::makeFromBoxedFunction<
+               &fbgemm_npu::split_lookup_boxed<Optimizer::kAdagrad>>());
+    m.impl("split_embedding_codegen_lookup_rowwise_adagrad_function",
+           torch::CppFunction::makeFromBoxedFunction<
+               &fbgemm_npu::split_lookup_boxed<Optimizer::kRowwiseAdagrad>>());
+    m.impl("dense_embedding_codegen_lookup_function",
+           torch::CppFunction::makeFromBoxedFunction<&fbgemm_npu::dense_lookup_boxed>());
+}
+
+TORCH_LIBRARY_IMPL(fbgemm, PrivateUse1, m) {
+    for (const char* name : {"split_embedding_codegen_lookup_sgd_function",
+                             "split_embedding_codegen_lookup_adagrad_function",
+                             "split_embedding_codegen_lookup_rowwise_adagrad_function"}) {
+        m.impl(name, torch::CppFunction::makeFromBoxedFunction<
+                         &fbgemm_npu::split_lookup_forward_boxed>());
+    }
+    m.impl("dense_embedding_codegen_lookup_function",
+           torch::CppFunction::makeFromBoxedFunction<&fbgemm_npu::dense_lookup_forward_boxed>());
+}

@@ -1,0 +1,204 @@
+"""Embedding operators on the npu device: fbgemm's table-batched embedding (TBE) modules and
+row-wise bucketization, through the adapter, against the same fbgemm modules and operators on
+the CPU.
+
+A TBE module built for the npu (EmbeddingLocation.DEVICE, ComputeDevice.CUDA, device "npu",
+as the patched TorchRec builds it) must give the CPU module's pooled outputs, and after a
+backward pass the CPU module's weights and optimizer state: the fused optimizers (exact SGD,
+Adagrad, row-wise Adagrad) run inside the npu backward. The dense (data-parallel) module's
+weight gradient must equal the CPU module's.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+pytestmark = [
+    pytest.mark.requires_npu,
+    pytest.mark.requires_npu_ops(
+        "fbgemm::block_bucketize_sparse_features",
+        "fbgemm::split_embedding_codegen_lookup_sgd_function",
+        "fbgemm::split_embedding_codegen_lookup_adagrad_function",
+        "fbgemm::split_embedding_codegen_lookup_rowwise_adagrad_function",
+        "fbgemm::dense_embedding_codegen_lookup_function",
+    ),
+]
+
+NPU = "npu"
+# (rows, dim): fbgemm's TBE modules need dims divisible by 4.
+TABLES = [(13, 8), (7, 4), (21, 12)]
+BATCH = 5
+
+
+@pytest.fixture(scope="module", autouse=True)
+def adapter() -> object:
+    import fbgemm_gpu  # noqa: F401  (the CPU reference kernels)
+    import fbgemm_npu_api
+
+    return fbgemm_npu_api
+
+
+def _batch(seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """indices, offsets and per-index weights for TABLES x BATCH bags, with duplicate rows
+    inside bags and across bags, and empty bags."""
+    g = torch.Generator().manual_seed(seed)
+    lengths = torch.randint(0, 5, (len(TABLES) * BATCH,), generator=g)
+    lengths[3] = 0
+    indices = []
+    for k, n in enumerate(lengths.tolist()):
+        rows = TABLES[k // BATCH][0]
+        # Few distinct rows: duplicates are the point of the exact optimizers.
+        indices.append(torch.randint(0, min(rows, 4), (n,), generator=g))
+    offsets = torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)])
+    flat = torch.cat(indices).to(torch.int64)
+    weights = torch.rand(flat.numel(), generator=g) + 0.5
+    return flat, offsets, weights
+
+
+def _split_tbe(device: str, optimizer: str, pooling: str):  # type: ignore[no-untyped-def]
+    from fbgemm_gpu.split_embedding_configs import EmbOptimType
+    from fbgemm_gpu.split_table_batched_embeddings_ops_common import (
+        EmbeddingLocation,
+        PoolingMode,
+    )
+    from fbgemm_gpu.split_table_batched_embeddings_ops_training import (
+        ComputeDevice,
+        SplitTableBatchedEmbeddingBagsCodegen,
+    )
+
+    on_npu = device == NPU
+    location = EmbeddingLocation.DEVICE if on_npu else EmbeddingLocation.HOST
+    compute = ComputeDevice.CUDA if on_npu else ComputeDevice.CPU
+    kind = {
+        "sgd": EmbOptimType.EXACT_SGD,
+        "adagrad": EmbOptimType.EXACT_ADAGRAD,
+        "rowwise_adagrad": EmbOptimType.EXACT_ROWWISE_ADAGRAD,
+    }[optimizer]
+    return SplitTableBatchedEmbeddingBagsCodegen(
+        embedding_specs=[(rows, dim, location, compute) for rows, dim in TABLES],
+        optimizer=kind,
+        learning_rate=0.05,
+        eps=1e-6,
+        pooling_mode={"sum": PoolingMode.SUM, "mean": PoolingMode.MEAN}[pooling],
+        device=torch.device(device),
+    )
+
+
+def _load_same_weights(*modules) -> None:  # type: ignore[no-untyped-def]
+    g = torch.Generator().manual_seed(7)
+    values = [torch.rand(rows, dim, generator=g) - 0.5 for rows, dim in TABLES]
+    for module in modules:
+        with torch.no_grad():
+            for table, value in zip(module.split_embedding_weights(), values, strict=True):
+                table.copy_(value.to(table.device))
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adagrad", "rowwise_adagrad"])
+@pytest.mark.parametrize(("pooling", "weighted"), [("sum", False), ("mean", False), ("sum", True)])
+def test_split_tbe_trains_on_npu_like_on_cpu(optimizer: str, pooling: str, weighted: bool) -> None:
+    cpu = _split_tbe("cpu", optimizer, pooling)
+    dev = _split_tbe(NPU, optimizer, pooling)
+    _load_same_weights(cpu, dev)
+    for step in range(2):  # the second step sees the first one's optimizer state
+        indices, offsets, per_index = _batch(step)
+        extra = {"per_sample_weights": per_index} if weighted else {}
+        out_cpu = cpu(indices, offsets, **extra)
+        out_npu = dev(
+            indices.to(NPU), offsets.to(NPU), **{k: v.to(NPU) for k, v in extra.items()}
+        )
+        assert out_npu.device.type == NPU
+        torch.testing.assert_close(out_npu.cpu(), out_cpu, rtol=1e-5, atol=1e-6)
+        grad = torch.randn(out_cpu.shape, generator=torch.Generator().manual_seed(step))
+        out_cpu.backward(grad)
+        out_npu.backward(grad.to(NPU))
+    for t, (a, b) in enumerate(
+        zip(dev.split_embedding_weights(), cpu.split_embedding_weights(), strict=True)
+    ):
+        torch.testing.assert_close(a.cpu(), b, rtol=1e-5, atol=1e-6, msg=f"table {t} weights")
+    if optimizer != "sgd":
+        for t, (a, b) in enumerate(
+            zip(dev.split_optimizer_states(), cpu.split_optimizer_states(), strict=True)
+        ):
+            torch.testing.assert_close(
+                a[0].cpu().view(-1), b[0].view(-1), rtol=1e-5, atol=1e-6,
+                msg=f"table {t} momentum",
+            )
+
+
+@pytest.mark.parametrize("pooling", ["sum", "mean"])
+def test_dense_tbe_gradient_on_npu_equals_cpu(pooling: str) -> None:
+    from fbgemm_gpu.split_table_batched_embeddings_ops_common import PoolingMode
+    from fbgemm_gpu.split_table_batched_embeddings_ops_training import (
+        DenseTableBatchedEmbeddingBagsCodegen,
+    )
+
+    mode = {"sum": PoolingMode.SUM, "mean": PoolingMode.MEAN}[pooling]
+    cpu = DenseTableBatchedEmbeddingBagsCodegen(TABLES, pooling_mode=mode, use_cpu=True)
+    dev = DenseTableBatchedEmbeddingBagsCodegen(TABLES, pooling_mode=mode, use_cpu=True)
+    dev = dev.to(NPU)
+    with torch.no_grad():
+        dev.weights.copy_(cpu.weights.to(NPU))
+    indices, offsets, _ = _batch(3)
+    out_cpu = cpu(indices, offsets)
+    out_npu = dev(indices.to(NPU), offsets.to(NPU))
+    torch.testing.assert_close(out_npu.cpu(), out_cpu, rtol=1e-5, atol=1e-6)
+    grad = torch.randn(out_cpu.shape, generator=torch.Generator().manual_seed(11))
+    out_cpu.backward(grad)
+    out_npu.backward(grad.to(NPU))
+    assert dev.weights.grad is not None and dev.weights.grad.device.type == NPU
+    torch.testing.assert_close(dev.weights.grad.cpu(), cpu.weights.grad, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+@pytest.mark.parametrize(
+    ("sequence", "bucketize_pos", "weighted"),
+    [(False, False, False), (True, False, False), (False, True, True), (True, True, True)],
+)
+def test_block_bucketize_matches_fbgemm_cpu(
+    dtype: torch.dtype, sequence: bool, bucketize_pos: bool, weighted: bool
+) -> None:
+    g = torch.Generator().manual_seed(5)
+    features, batch, my_size = 3, 4, 3
+    lengths = torch.randint(0, 5, (features * batch,), generator=g).to(dtype)
+    n = int(lengths.sum())
+    # Some ids beyond my_size * block_size go to bucket id % my_size.
+    indices = torch.randint(0, 40, (n,), generator=g).to(dtype)
+    block_sizes = torch.tensor([5, 9, 4], dtype=dtype)
+    weights = torch.rand(n, generator=g) if weighted else None
+    args = dict(bucketize_pos=bucketize_pos, sequence=sequence, my_size=my_size)
+    want = torch.ops.fbgemm.block_bucketize_sparse_features(
+        lengths, indices, block_sizes=block_sizes, weights=weights, **args
+    )
+    got = torch.ops.fbgemm.block_bucketize_sparse_features(
+        lengths.to(NPU), indices.to(NPU), block_sizes=block_sizes.to(NPU),
+        weights=None if weights is None else weights.to(NPU), **args,
+    )
+    names = ["new_lengths", "new_indices", "new_weights", "new_pos", "unbucketize_permute"]
+    for name, a, b in zip(names, got, want, strict=True):
+        if b is None:
+            assert a is None, name
+            continue
+        assert a.device.type == NPU, name
+        assert a.dtype == b.dtype, name
+        assert torch.equal(a.cpu(), b), f"{name}:\nnpu: {a.cpu()}\ncpu: {b}"
+
+
+def test_block_bucketize_refuses_uneven_row_blocks() -> None:
+    lengths = torch.tensor([1, 1], device=NPU)
+    indices = torch.tensor([0, 3], device=NPU)
+    with pytest.raises(ValueError, match=r"block_bucketize_pos .* not supported on npu"):
+        torch.ops.fbgemm.block_bucketize_sparse_features(
+            lengths, indices, False, False, torch.tensor([2, 2], device=NPU), 2,
+            block_bucketize_pos=[torch.tensor([0, 1, 4]), torch.tensor([0, 2, 4])],
+        )
+
+
+def test_tbe_lookup_refuses_uvm_tables() -> None:
+    from fbgemm_gpu.split_table_batched_embeddings_ops_common import EmbeddingLocation
+
+    dev = _split_tbe(NPU, "sgd", "sum")
+    dev.weights_placements.fill_(EmbeddingLocation.MANAGED.value)
+    indices, offsets, _ = _batch(0)
+    with pytest.raises(ValueError, match=r"only EmbeddingLocation\.DEVICE"):
+        dev(indices.to(NPU), offsets.to(NPU))
