@@ -1,0 +1,101 @@
+"""InvertPermute on sim against fbgemm's CPU invert_permute."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+torch = pytest.importorskip("torch")
+fbgemm_gpu = pytest.importorskip("fbgemm_gpu")
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from kernel_testlib import arg  # noqa: E402
+from strategies import INDEX_DTYPES, platforms, seeds  # noqa: E402
+
+from recsdk_build.ops.simrun import SimError  # noqa: E402
+
+
+def invert_permute(ops, permute, **launch):
+    inv = torch.empty(permute.shape, dtype=permute.dtype)
+    result = ops("invert_permute").launch([arg(permute), arg(inv)], **launch)
+    return inv, result
+
+
+def permutation(gen: torch.Generator, n: int, kind: str) -> torch.Tensor:
+    """Random, or with long runs of consecutive targets (the kernel writes a run at once)."""
+    if kind == "random":
+        return torch.randperm(n, generator=gen)
+    if kind == "identity":
+        return torch.arange(n)
+    if kind == "reverse":
+        return torch.arange(n - 1, -1, -1)
+    # Shuffled blocks of consecutive values, as a bucketized or feature-major permute has.
+    cuts = torch.randint(0, n + 1, (min(n, 12),), generator=gen).sort().values.tolist()
+    bounds = [0, *cuts, n]
+    blocks = [torch.arange(a, b) for a, b in itertools.pairwise(bounds)]
+    order = torch.randperm(len(blocks), generator=gen).tolist()
+    return torch.cat([blocks[i] for i in order]) if blocks else torch.arange(0)
+
+
+@pytest.mark.parametrize("dtype", INDEX_DTYPES)
+def test_hand_example(sim_ops, dtype) -> None:
+    # inv[2] = 0, inv[0] = 1, inv[3] = 2, inv[1] = 3.
+    inv, _ = invert_permute(sim_ops, torch.tensor([2, 0, 3, 1], dtype=dtype))
+    assert inv.dtype == dtype
+    assert inv.tolist() == [1, 3, 0, 2]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    n=st.one_of(st.integers(0, 10), st.integers(0, 3000)),
+    kind=st.sampled_from(["random", "random", "blocks", "identity", "reverse"]),
+    dtype=st.sampled_from(INDEX_DTYPES),
+    platform=platforms,
+    seed=seeds,
+)
+def test_matches_fbgemm(sim_ops, n, kind, dtype, platform, seed) -> None:
+    gen = torch.Generator().manual_seed(seed)
+    permute = permutation(gen, n, kind).to(dtype)
+    inv, _ = invert_permute(sim_ops, permute, **platform)
+    expected = torch.ops.fbgemm.invert_permute(permute)
+    assert inv.dtype == expected.dtype == dtype
+    assert torch.equal(inv, expected)
+    assert torch.equal(permute[inv.long()], torch.arange(n, dtype=dtype))
+
+
+@pytest.mark.parametrize("bad", [-1, 4, 1 << 40])
+@pytest.mark.parametrize("platform", [{}, {"min_core_bytes": 1}])
+def test_out_of_range_traps(sim_ops, bad, platform) -> None:
+    # fbgemm would write outside its output here; the kernel must stop instead.
+    permute = torch.tensor([0, 1, 2, bad] if bad < 1 << 31 else [0, bad, 2, 1])
+    with pytest.raises(SimError, match="trap"):
+        invert_permute(sim_ops, permute, **platform)
+    if bad < 1 << 31:
+        with pytest.raises(SimError, match="trap"):
+            invert_permute(sim_ops, permute.int(), **platform)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    n=st.integers(1, 3000),
+    dtype=st.sampled_from(INDEX_DTYPES),
+    platform=platforms,
+    seed=seeds,
+    data=st.data(),
+)
+def test_one_bad_entry_anywhere_traps(sim_ops, n, dtype, platform, seed, data) -> None:
+    """Whichever core and piece holds the bad entry, the launch traps (and the emulator would
+    report any write outside inv rather than a trap)."""
+    gen = torch.Generator().manual_seed(seed)
+    permute = torch.randperm(n, generator=gen).to(dtype)
+    where = data.draw(st.integers(0, n - 1))
+    permute[where] = data.draw(st.sampled_from([-1, n, n + 7, -(1 << 30)]))
+    with pytest.raises(SimError, match="trap"):
+        invert_permute(sim_ops, permute, **platform)
+
+
+def test_wrong_output_shape_is_rejected(sim_ops) -> None:
+    inv = torch.empty(4, dtype=torch.int64)
+    with pytest.raises(SimError, match="inv must be"):
+        sim_ops("invert_permute").launch([arg(torch.arange(5)), arg(inv)])
