@@ -151,6 +151,75 @@ def bounds_case() -> Case:
     )
 
 
+def _tbe_inputs(t: int, rows: int, dim: int, b: int, max_len: int) -> dict[str, torch.Tensor]:
+    lengths = torch.randint(0, max_len + 1, (t * b,), generator=GEN)
+    offsets = torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)])
+    n = int(offsets[-1])
+    # Zipf-like ids: a few hot rows, as in recommendation traffic.
+    ids = (torch.rand(n, generator=GEN) ** 3 * rows).long().clamp_(max=rows - 1)
+    return {
+        "weights": torch.randn(t * rows * dim, generator=GEN),
+        "weights_offsets": torch.arange(t, dtype=torch.int64) * rows * dim,
+        "d_offsets": torch.arange(t + 1, dtype=torch.int32) * dim,
+        "indices": ids,
+        "offsets": offsets,
+    }
+
+
+def tbe_forward_case() -> Case:
+    t, rows, dim, b = 26, 20_000, 64, 2048
+    x = _tbe_inputs(t, rows, dim, b, 20)
+    n = x["indices"].numel()
+    out = torch.empty(b, t * dim)
+    tensors = [x["weights"], x["weights_offsets"], x["d_offsets"], x["indices"], x["offsets"],
+               None, out]
+    # Every occurrence's row is read (the kernel does not cache hot rows across bags).
+    minimum = nbytes(x["indices"], x["offsets"], out) + n * dim * 4
+    return Case(
+        "split_embedding_forward",
+        f"T={t} tables [{rows}, {dim}] fp32, B={b}, {n} int64 ids (Zipf), sum pooling",
+        minimum,
+        lambda ops: ops("split_embedding_forward").launch(
+            [lib.arg(v) for v in tensors], [0, t * dim, dim]
+        ),
+    )
+
+
+def bucketize_case() -> Case:
+    t, b, my_size = 26, 4096, 8
+    lengths = torch.randint(0, 21, (t * b,), generator=GEN)
+    n = int(lengths.sum())
+    indices = torch.randint(0, 1_000_000, (n,), generator=GEN)
+    block_sizes = torch.full((t,), 1_000_000 // my_size + 1, dtype=torch.int64)
+    weights = torch.rand(n, generator=GEN)
+    outs = [torch.empty(my_size * t * b, dtype=torch.int64), torch.empty_like(indices),
+            torch.empty_like(weights), None, torch.empty_like(indices)]
+    ins = [lengths, indices, block_sizes, weights, None, None]
+    minimum = nbytes(lengths, indices, block_sizes, weights) + sum(
+        nbytes(o) for o in outs if o is not None
+    )
+    return Case(
+        "block_bucketize_sparse_features",
+        f"T={t}, B={b}, {n} int64 ids + fp32 weights, my_size={my_size}, sequence",
+        minimum,
+        lambda ops: ops("block_bucketize_sparse_features").launch(
+            [lib.arg(v) for v in ins + outs], [0, 1, my_size, -1, 0]
+        ),
+    )
+
+
+def invert_case() -> Case:
+    n = 4_000_000
+    permute = torch.randperm(n, generator=GEN)
+    inv = torch.empty_like(permute)
+    return Case(
+        "invert_permute",
+        f"int64 random permutation [{n}]",
+        2 * nbytes(permute),
+        lambda ops: ops("invert_permute").launch([lib.arg(permute), lib.arg(inv)]),
+    )
+
+
 CASES = {
     "asynchronous_complete_cumsum": cumsum_case,
     "jagged_to_padded_dense": jagged_case,
@@ -159,6 +228,9 @@ CASES = {
     "gather_for_rank1": gather_case,
     "index_select_for_rank1_backward": backward_case,
     "bounds_check_indices": bounds_case,
+    "split_embedding_forward": tbe_forward_case,
+    "block_bucketize_sparse_features": bucketize_case,
+    "invert_permute": invert_case,
 }
 
 
