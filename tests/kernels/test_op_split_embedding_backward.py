@@ -1,6 +1,13 @@
 """SplitEmbeddingBackward on sim against fbgemm_gpu's CPU TBE training backward (EXACT_SGD,
 EXACT_ADAGRAD, EXACT_ROWWISE_ADAGRAD) and dense_embedding_codegen_lookup_function's gradient.
 
+Adam (OptimType.ADAM) has no CPU training path in fbgemm 1.1.0: the optimizer is GPU-only there
+and split_embedding_codegen_lookup_adam_function_cpu only raises "deprecated" (checked below).
+Its kernel mode is therefore checked against ``reference_adam`` (the GPU kernel's formula,
+codegen/genscript/optimizers.py ``adam()``, with its float/double promotions) and, for the
+parts fbgemm's CPU path does have, against the gradient of fbgemm's dense lookup (autograd)
+fed to torch.optim.AdamW, whose update is the same as fbgemm's Adam on the touched rows.
+
 fbgemm's Python module (SplitTableBatchedEmbeddingBagsCodegen) only takes D % 4 == 0, so the
 references call the CPU lookup functions it wraps (split_embedding_codegen_lookup_*_function_cpu)
 and run autograd through them. Where fbgemm's CPU path has no counterpart (pooling none, index
@@ -22,7 +29,7 @@ from strategies import INDEX_DTYPES, platforms, seeds  # noqa: E402
 from recsdk_build.ops.simrun import SimError  # noqa: E402
 
 fbgemm = torch.ops.fbgemm
-SGD, ADAGRAD, ROWWISE, DENSE = 0, 1, 2, 3
+SGD, ADAGRAD, ROWWISE, DENSE, ADAM = 0, 1, 2, 3, 4
 SUM, MEAN, NONE = 0, 1, 2
 LR, EPS = 0.1, 0.01
 
@@ -43,6 +50,8 @@ def split_embedding_backward(
     indice_weights,
     sorted_positions,
     grad_weights,
+    momentum2=None,
+    momentum2_offsets=None,
     *,
     optimizer: int,
     pooling_mode: int,
@@ -53,9 +62,12 @@ def split_embedding_backward(
     gradient_clipping: int = 0,
     max_gradient: float = 1.0,
     max_d: int | None = None,
+    beta1: float = 0.9,
+    beta2: float = 0.999,
+    iter: int = 0,
     **launch,
 ):
-    """In place, like fbgemm: weights, momentum1 and grad_weights are updated."""
+    """In place, like fbgemm: weights, momentum1, momentum2 and grad_weights are updated."""
     if max_d is None:
         dims = (d_offsets[1:] - d_offsets[:-1]).tolist()
         max_d = max(dims) if dims else 0
@@ -71,6 +83,8 @@ def split_embedding_backward(
         indice_weights,
         sorted_positions,
         grad_weights,
+        momentum2,
+        momentum2_offsets,
     ]
     attrs = [
         optimizer,
@@ -82,6 +96,9 @@ def split_embedding_backward(
         gradient_clipping,
         max_gradient,
         max_d,
+        beta1,
+        beta2,
+        iter,
     ]
     return ops("split_embedding_backward").launch([arg(t) for t in tensors], attrs, **launch)
 
@@ -133,6 +150,13 @@ class Case:
         shape = (self.n, dims[0]) if pooling == NONE else (self.b, total_d)
         self.grad_output = torch.randn(shape, generator=gen) * 2
         self.sorted = sorted_positions_of(self.indices, self.offsets, rows)
+        # Adam state of a plausible scale (|m| well below sqrt(v), so steps are about lr; the
+        # rounding of a step is relative to its size). The second moment is laid out 3 floats
+        # further on than the weights, so mixing up the two offsets tensors shows.
+        self.adam_m = torch.randn(self.w_total, generator=gen) * 0.1
+        v = torch.rand(self.w_total, generator=gen) * 0.5 + 0.05
+        self.adam_v = torch.cat([torch.full((3,), -1.0), v])
+        self.adam_v_offsets = self.weights_offsets + 3
 
     def momentum(self, optimizer):
         if optimizer == ADAGRAD:
@@ -217,12 +241,8 @@ class Case:
         return weights.detach(), mom, None
 
 
-def reference_update(case: Case, optimizer, weight_decay=0.0, weight_decay_mode=0, clip=None):
-    """The exact backward written out: per-row float32 sums in position order, then fbgemm's
-    CPU template formulas (embedding_backward_split_cpu_template.cpp / optimizers.py)."""
-    weights = case.weights.clone()
-    mom, mom_off = case.momentum(optimizer)
-    grad_weights = torch.zeros(case.w_total)
+def row_sums(case: Case, clip=None) -> dict[tuple[int, int], torch.Tensor]:
+    """Each touched (table, row)'s gradient: float32 sums in position order."""
     grad_output = case.grad_output if clip is None else case.grad_output.clamp(-clip, clip)
     b = case.b
     sums: dict[tuple[int, int], torch.Tensor] = {}
@@ -240,7 +260,16 @@ def reference_update(case: Case, optimizer, weight_decay=0.0, weight_decay_mode=
             g = g * torch.tensor(1.0 / (int(case.offsets[bag + 1]) - int(case.offsets[bag])))
         key = (t, idx)
         sums[key] = g.clone() if key not in sums else sums[key] + g
-    for (t, idx), g in sums.items():
+    return sums
+
+
+def reference_update(case: Case, optimizer, weight_decay=0.0, weight_decay_mode=0, clip=None):
+    """The exact backward written out: per-row float32 sums in position order, then fbgemm's
+    CPU template formulas (embedding_backward_split_cpu_template.cpp / optimizers.py)."""
+    weights = case.weights.clone()
+    mom, mom_off = case.momentum(optimizer)
+    grad_weights = torch.zeros(case.w_total)
+    for (t, idx), g in row_sums(case, clip).items():
         d = case.dims[t]
         at = int(case.weights_offsets[t]) + idx * d
         w = weights[at : at + d]
@@ -508,6 +537,254 @@ def test_large_spread_over_cores(sim_ops) -> None:
         assert_close(got, case.run_fbgemm(optimizer))
 
 
+# ---- Adam ------------------------------------------------------------------------------------
+
+BETA1, BETA2 = 0.9, 0.999
+
+
+def run_adam(ops, case: Case, index_dtype, **kw):
+    """The kernel's Adam mode on copies of the case's state: (weights, momentum1, momentum2)."""
+    weights, m, v = case.weights.clone(), case.adam_m.clone(), case.adam_v.clone()
+    split_embedding_backward(
+        ops,
+        case.grad_output,
+        weights,
+        m,
+        case.weights_offsets,
+        case.weights_offsets,
+        case.d_offsets,
+        case.indices.to(index_dtype),
+        case.offsets.to(index_dtype),
+        case.indice_weights,
+        case.sorted,
+        None,
+        v,
+        case.adam_v_offsets,
+        optimizer=ADAM,
+        pooling_mode=case.pooling,
+        beta1=BETA1,
+        beta2=BETA2,
+        **kw,
+    )
+    return weights, m, v
+
+
+def reference_adam(case: Case, iter, weight_decay=0.0, clip=None):
+    """fbgemm's Adam (optimizers.py adam(), the GPU kernel; no CPU counterpart in 1.1.0) per
+    touched row, with its promotions: the moments are float (fma with float 1 - beta), the
+    step is evaluated in double (its 1.0 - powf(beta, iter) is double) and rounded into w."""
+    weights, m, v = case.weights.clone(), case.adam_m.clone(), case.adam_v.clone()
+    f32 = torch.float32
+    c1, c2 = (
+        torch.tensor(1.0 - torch.tensor(b, dtype=f32).double().item()) for b in (BETA1, BETA2)
+    )
+    bc1, bc2 = (1.0 - float(torch.tensor(b, dtype=f32) ** iter) for b in (BETA1, BETA2))
+    lr, eps, b1, b2 = (float(torch.tensor(x, dtype=f32)) for x in (LR, EPS, BETA1, BETA2))
+    wd = float(torch.tensor(weight_decay, dtype=f32))
+    for (t, idx), g in row_sums(case, clip).items():
+        d = case.dims[t]
+        at = int(case.weights_offsets[t]) + idx * d
+        v_at = int(case.adam_v_offsets[t]) + idx * d
+        c1f, c2f = c1.to(f32).double(), c2.to(f32).double()
+        m_t = (g.double() * c1f + (m[at : at + d] * b1).double()).to(f32)
+        v_t = ((g * g).double() * c2f + (v[v_at : v_at + d] * b2).double()).to(f32)
+        m[at : at + d], v[v_at : v_at + d] = m_t, v_t
+        w = weights[at : at + d].double()
+        root = (v_t.double() / bc2).to(f32).sqrt().double()
+        step = m_t.double() / bc1 / (root + eps) + wd * w
+        weights[at : at + d] = (w - lr * step).to(f32)
+    return weights, m, v
+
+
+def torch_adamw(case: Case, iter, weight_decay):
+    """An independent check of the formula: the row gradients of fbgemm's dense lookup
+    (autograd) given to torch.optim.AdamW at step iter; fbgemm's w -= lr * (step + wd * w)
+    is AdamW's decoupled decay. AdamW also moves untouched rows, so only touched ones count."""
+    weights = case.weights.clone().requires_grad_(True)
+    hash_cumsum = torch.tensor([0, *torch.tensor(case.rows).cumsum(0).tolist()])
+    out = fbgemm.dense_embedding_codegen_lookup_function(
+        dev_weights=weights,
+        weights_offsets=case.weights_offsets,
+        D_offsets=case.d_offsets,
+        total_D=int(case.d_offsets[-1]),
+        max_D=max(case.dims),
+        hash_size_cumsum=hash_cumsum,
+        total_hash_size_bits=32,
+        indices=case.indices,
+        offsets=case.offsets,
+        pooling_mode=case.pooling,
+        indice_weights=case.indice_weights,
+        feature_requires_grad=None,
+    )
+    out.backward(case.grad_output)
+    touched = torch.zeros(case.w_total, dtype=torch.bool)
+    for t, idx in row_sums(case):
+        at = int(case.weights_offsets[t]) + idx * case.dims[t]
+        touched[at : at + case.dims[t]] = True
+    m, v = case.adam_m.clone(), case.adam_v.clone()
+    v_view = v[3:]
+    opt = torch.optim.AdamW(
+        [weights], lr=LR, betas=(BETA1, BETA2), eps=EPS, weight_decay=weight_decay, foreach=False
+    )
+    opt.state[weights] = {
+        "step": torch.tensor(float(iter - 1)),
+        "exp_avg": m.clone(),
+        "exp_avg_sq": v_view.clone(),
+    }
+    opt.step()
+    state = opt.state[weights]
+    w_new = torch.where(touched, weights.detach(), case.weights)
+    m = torch.where(touched, state["exp_avg"], m)
+    v_view.copy_(torch.where(touched, state["exp_avg_sq"], v_view))
+    return w_new, m, v
+
+
+def test_hand_worked_adam(sim_ops) -> None:
+    """One table with one row (D = 2), one bag [0, 0] (the row twice), grad_output [[1, -2]]:
+    the row's gradient is g = [2, -4]. lr 1, eps 0, beta1 0.5, beta2 0.75, m = v = 0, w = [1, 1].
+
+    iter 1, weight_decay 0: m = 0.5 * 0 + 0.5 * g = [1, -2]; v = 0.75 * 0 + 0.25 * g^2 = [1, 4];
+    m / (1 - 0.5) = [2, -4], v / (1 - 0.75) = [4, 16], sqrt = [2, 4]; step [1, -1];
+    w = [1, 1] - [1, -1] = [0, 2].
+    iter 2, weight_decay 0.5, same gradient: m = 0.5 * [1, -2] + 0.5 * [2, -4] = [1.5, -3];
+    v = 0.75 * [1, 4] + 0.25 * [4, 16] = [1.75, 7]; m / (1 - 0.25) = [2, -4],
+    v / (1 - 0.5625) = [4, 16], sqrt = [2, 4]; step [1, -1] + 0.5 * w = [1, -1] + [0, 1] = [1, 0];
+    w = [0, 2] - [1, 0] = [-1, 2]. (1 / 0.75 and 1 / 0.4375 are inexact in float, hence the
+    tolerance on the weights; the moments are exact.)
+    """
+    indices, offsets = torch.tensor([0, 0]), torch.tensor([0, 2])
+    grad_output = torch.tensor([[1.0, -2.0]])
+    weights, m, v = torch.ones(2), torch.zeros(2), torch.zeros(2)
+    zero, d_offsets = torch.tensor([0]), torch.tensor([0, 2], dtype=torch.int32)
+    args = (grad_output, weights, m, zero, zero, d_offsets, indices, offsets, None)
+    want = {1: ([1, -2], [1, 4], [0, 2]), 2: ([1.5, -3], [1.75, 7], [-1, 2])}
+    for it, (want_m, want_v, want_w) in want.items():
+        split_embedding_backward(
+            sim_ops,
+            *args,
+            torch.tensor([0, 1]),
+            None,
+            v,
+            zero,
+            optimizer=ADAM,
+            pooling_mode=SUM,
+            learning_rate=1.0,
+            eps=0.0,
+            beta1=0.5,
+            beta2=0.75,
+            iter=it,
+            weight_decay=0.0 if it == 1 else 0.5,
+        )
+        assert m.tolist() == want_m and v.tolist() == want_v
+        torch.testing.assert_close(
+            weights, torch.tensor(want_w, dtype=torch.float32), rtol=0, atol=1e-6
+        )
+
+
+def test_fbgemm_cpu_adam_is_deprecated() -> None:
+    """Why Adam is not checked against fbgemm's CPU op: 1.1.0 registers it but it only raises."""
+    case = Case([3], [2], [2], [1, 1], False, SUM, torch.Generator().manual_seed(1))
+    with pytest.raises(RuntimeError, match="adam_function_cpu is deprecated"):
+        fbgemm.split_embedding_codegen_lookup_adam_function_cpu(
+            host_weights=case.weights.clone().requires_grad_(True),
+            weights_placements=torch.zeros(1, dtype=torch.int32),
+            weights_offsets=case.weights_offsets,
+            D_offsets=case.d_offsets,
+            total_D=2,
+            max_D=2,
+            hash_size_cumsum=torch.tensor([0, 3]),
+            total_hash_size_bits=32,
+            indices=case.indices,
+            offsets=case.offsets,
+            pooling_mode=SUM,
+            indice_weights=None,
+            feature_requires_grad=None,
+            gradient_clipping=False,
+            max_gradient=1.0,
+            stochastic_rounding=False,
+            momentum1_host=case.adam_m.clone(),
+            momentum1_placements=torch.zeros(1, dtype=torch.int32),
+            momentum1_offsets=case.weights_offsets,
+            momentum2_host=case.adam_v.clone(),
+            momentum2_placements=torch.zeros(1, dtype=torch.int32),
+            momentum2_offsets=case.adam_v_offsets,
+            learning_rate=LR,
+            eps=EPS,
+            beta1=BETA1,
+            beta2=BETA2,
+            iter=1,
+        )
+
+
+@pytest.mark.filterwarnings("ignore:.*an autograd kernel was not registered")
+@settings(max_examples=150, deadline=None)
+@given(
+    data=st.data(),
+    pooling=st.sampled_from([SUM, MEAN]),
+    index_dtype=st.sampled_from(INDEX_DTYPES),
+    it=st.integers(1, 3),
+    weight_decay=st.sampled_from([0.0, 0.01]),
+    platform=platforms,
+)
+def test_adam_matches_fbgemm_grad_and_adamw(
+    sim_ops, data, pooling, index_dtype, it, weight_decay, platform
+) -> None:
+    case = data.draw(cases(pooling))
+    got = run_adam(sim_ops, case, index_dtype, iter=it, weight_decay=weight_decay, **platform)
+    if case.b == 0:  # nothing touched; fbgemm's CPU kernels want B > 0
+        want = (case.weights, case.adam_m, case.adam_v)
+    else:
+        want = torch_adamw(case, it, weight_decay)
+    assert_close(got, want)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    data=st.data(),
+    pooling=st.sampled_from([SUM, MEAN, NONE]),
+    index_dtype=st.sampled_from(INDEX_DTYPES),
+    it=st.integers(1, 3),
+    weight_decay=st.sampled_from([0.0, 0.25]),
+    clip=st.booleans(),
+    platform=platforms,
+)
+def test_adam_matches_reference(
+    sim_ops, data, pooling, index_dtype, it, weight_decay, clip, platform
+) -> None:
+    """Also pooling none, pruned (-1) indices and clipping."""
+    case = data.draw(cases(pooling, allow_pruned=True))
+    kw = {"iter": it, "weight_decay": weight_decay, "gradient_clipping": int(clip)}
+    got = run_adam(sim_ops, case, index_dtype, max_gradient=0.7, **kw, **platform)
+    want = reference_adam(case, it, weight_decay, 0.7 if clip else None)
+    assert_close(got, want)
+
+
+@pytest.mark.filterwarnings("ignore:.*an autograd kernel was not registered")
+def test_adam_reference_matches_adamw() -> None:
+    """reference_adam (fbgemm's promotions) and torch's AdamW agree on a multi-table case."""
+    gen = torch.Generator().manual_seed(3)
+    case = Case([4, 2], [5, 3], [3, 1, 0, 4], [0, 2, 0, 1, 1, 0, 1, 1], True, MEAN, gen)
+    for it, wd in ((1, 0.0), (3, 0.01)):
+        assert_close(reference_adam(case, it, wd), torch_adamw(case, it, wd))
+
+
+def test_adam_large_spread_over_cores(sim_ops) -> None:
+    """Hot rows whose runs cross core slices, many cores, a small UB."""
+    gen = torch.Generator().manual_seed(12)
+    t, b = 2, 50
+    rows, dims = [4, 30], [24, 9]
+    lengths = torch.randint(0, 10, (t * b,), generator=gen).tolist()
+    index_list = []
+    for k, n in enumerate(lengths):
+        hot = torch.randint(0, rows[k // b], (n,), generator=gen)
+        hot[torch.rand(n, generator=gen) < 0.6] = 0
+        index_list += hot.tolist()
+    case = Case(rows, dims, lengths, index_list, False, SUM, gen)
+    kw = {"min_core_bytes": 1, "ub_bytes": 24 * 1024, "max_cores": 7}
+    got = run_adam(sim_ops, case, torch.int64, iter=2, weight_decay=0.01, **kw)
+    assert_close(got, reference_adam(case, 2, 0.01))
+
+
 # ---- rejections ------------------------------------------------------------------------------
 
 
@@ -524,6 +801,8 @@ def small_args(optimizer=SGD, max_d=2, **overrides):
         "indice_weights": None,
         "sorted_positions": torch.tensor([0, 1]),
         "grad_weights": None,
+        "momentum2": None,
+        "momentum2_offsets": None,
     }
     args.update(overrides)
     return args, {"optimizer": optimizer, "pooling_mode": SUM, "max_d": max_d}
@@ -535,16 +814,21 @@ def small_args(optimizer=SGD, max_d=2, **overrides):
         (SGD, 100_000, 0, r"max_d 100000 needs 1200000 bytes .* 3 row buffers"),
         (ADAGRAD, 4000, 64 * 1024, r"max_d 4000 needs 64000 bytes .* 4 row buffers"),
         (DENSE, 8000, 64 * 1024, r"max_d 8000 needs 64000 bytes .* 2 row buffers"),
+        (ADAM, 3200, 64 * 1024, r"max_d 3200 needs 64000 bytes .* 5 row buffers"),
     ],
 )
 def test_rejects_rows_larger_than_ub(sim_ops, optimizer, max_d, ub_bytes, message) -> None:
+    moments = optimizer in (ADAGRAD, ADAM)
     args, attrs = small_args(
         optimizer,
         max_d,
-        momentum1=torch.zeros(6) if optimizer == ADAGRAD else None,
-        momentum1_offsets=torch.tensor([0]) if optimizer == ADAGRAD else None,
+        momentum1=torch.zeros(6) if moments else None,
+        momentum1_offsets=torch.tensor([0]) if moments else None,
         grad_weights=torch.zeros(6) if optimizer == DENSE else None,
+        momentum2=torch.zeros(6) if optimizer == ADAM else None,
+        momentum2_offsets=torch.tensor([0]) if optimizer == ADAM else None,
     )
+    attrs["iter"] = 1
     with pytest.raises(SimError, match=message):
         split_embedding_backward(sim_ops, *args.values(), **attrs, ub_bytes=ub_bytes)
 
@@ -565,6 +849,14 @@ def test_rows_that_just_fit(sim_ops) -> None:
         split_embedding_backward(sim_ops, *args, optimizer=SGD, pooling_mode=SUM, max_d=d - 1)
 
 
+ADAM_STATE = {
+    "momentum1": torch.zeros(6),
+    "momentum1_offsets": torch.tensor([0]),
+    "momentum2": torch.zeros(6),
+    "momentum2_offsets": torch.tensor([0]),
+}
+
+
 @pytest.mark.parametrize(
     ("overrides", "attrs", "message"),
     [
@@ -583,10 +875,26 @@ def test_rows_that_just_fit(sim_ops) -> None:
         ({"indice_weights": torch.ones(3)}, {}, "indice_weights must have N = 2"),
         ({}, {"optimizer": ADAGRAD}, "momentum1 and momentum1_offsets are required"),
         ({}, {"optimizer": DENSE}, "grad_weights is required in dense mode"),
-        ({}, {"optimizer": 4}, "optimizer must be 0"),
+        ({}, {"optimizer": 5}, "optimizer must be 0"),
         ({}, {"pooling_mode": NONE}, "grad_output must have N = 2 rows"),
         ({}, {"pooling_mode": 3}, "pooling_mode must be"),
         ({}, {"max_d": -1}, "max_d must be >= 0"),
+        (
+            {**ADAM_STATE, "momentum2": None},
+            {"optimizer": ADAM, "iter": 1},
+            "momentum1, momentum1_offsets, momentum2 and momentum2_offsets are required by Adam",
+        ),
+        (
+            {**ADAM_STATE, "momentum2_offsets": torch.tensor([0, 0])},
+            {"optimizer": ADAM, "iter": 1},
+            "momentum2_offsets must have T = 1",
+        ),
+        (ADAM_STATE, {"optimizer": ADAM}, "iter must be >= 1 for Adam"),
+        (
+            ADAM_STATE,
+            {"optimizer": ADAM, "iter": 2, "beta2": 1.0},
+            "beta2 1.000000 gives a zero or non-finite bias correction",
+        ),
     ],
 )
 def test_rejects_bad_arguments(sim_ops, overrides, attrs, message) -> None:

@@ -6,12 +6,14 @@
 // every row is summed and updated by exactly one core and no inter-core sync is needed.
 //
 // A row is handled whole in UB: the accumulated gradient, one grad_output row, the weight row
-// and, for Adagrad, the momentum row (row-wise Adagrad needs the full row's sum of squares
-// before it may update any column). max_d therefore has to fit the unified buffer: larger
-// values are rejected rather than chunked, which at 192 KiB still allows D up to about 16000
-// (SGD, row-wise Adagrad; Adagrad 12000, dense 24000).
+// and, for Adagrad, the momentum row (Adam: both moment rows; row-wise Adagrad needs the full
+// row's sum of squares before it may update any column). max_d therefore has to fit the unified
+// buffer: larger values are rejected rather than chunked, which at 192 KiB still allows D up to
+// about 16000 (SGD, row-wise Adagrad; Adagrad 12000, Adam 9600, dense 24000).
 #ifndef SPLIT_EMBEDDING_BACKWARD_TILING_H
 #define SPLIT_EMBEDDING_BACKWARD_TILING_H
+
+#include <cmath>
 
 #include "split_embedding_backward_tiling_data.h"
 #include "tiling_common.h"
@@ -32,6 +34,8 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
     const TensorDesc& indiceWeights = a.inputs[8];
     const TensorDesc& sorted = a.inputs[9];
     const TensorDesc& gradWeights = a.inputs[10];
+    const TensorDesc& momentum2 = a.inputs[11];
+    const TensorDesc& momentum2Offsets = a.inputs[12];
     const int64_t optimizer = a.attrs[0].i;
     const int64_t pooling = a.attrs[1].i;
     const int64_t maxD = a.attrs[8].i;
@@ -41,8 +45,8 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
     for (int i = 0; i < 5; ++i) {
         if (!requiredDesc[i]->present) return Reject<TD>(std::string(required[i]) + " is required");
     }
-    if (optimizer < 0 || optimizer > 3) {
-        return Reject<TD>("optimizer must be 0 (sgd), 1 (adagrad), 2 (rowwise_adagrad) or 3 (dense), got " +
+    if (optimizer < 0 || optimizer > 4) {
+        return Reject<TD>("optimizer must be 0 (sgd), 1 (adagrad), 2 (rowwise_adagrad), 3 (dense) or 4 (adam), got " +
                           std::to_string(optimizer));
     }
     if (pooling < 0 || pooling > 2) {
@@ -82,13 +86,21 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
                           std::to_string(wantRows) + " rows, got " + gradOutput.Shape());
     }
     const bool adagrad = optimizer == 1 || optimizer == 2;
+    const bool adam = optimizer == 4;
     if (adagrad && (!momentum.present || !momentumOffsets.present)) {
         return Reject<TD>("momentum1 and momentum1_offsets are required by (row-wise) Adagrad");
+    }
+    if (adam && (!momentum.present || !momentumOffsets.present || !momentum2.present || !momentum2Offsets.present)) {
+        return Reject<TD>("momentum1, momentum1_offsets, momentum2 and momentum2_offsets are required by Adam");
     }
     if (momentumOffsets.present && momentumOffsets.dims[0] != td.tables) {
         return Reject<TD>("momentum1_offsets must have T = " + std::to_string(td.tables) + " entries");
     }
-    td.numMomentum = adagrad ? momentum.dims[0] : 0;
+    if (momentum2Offsets.present && momentum2Offsets.dims[0] != td.tables) {
+        return Reject<TD>("momentum2_offsets must have T = " + std::to_string(td.tables) + " entries");
+    }
+    td.numMomentum = adagrad || adam ? momentum.dims[0] : 0;
+    td.numMomentum2 = adam ? momentum2.dims[0] : 0;
     if (optimizer == 3) {
         if (!gradWeights.present) return Reject<TD>("grad_weights is required in dense mode (optimizer 3)");
         if (gradWeights.dims[0] != td.numWeights) {
@@ -106,13 +118,37 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
     td.clip = a.attrs[6].i != 0 ? 1 : 0;
     td.maxGradient = static_cast<float>(a.attrs[7].f);
     td.maxD = maxD;
+    if (adam) {
+        // fbgemm divides by 1 - powf(beta, iter) (powf in float, the rest in double); iter 0
+        // or beta 1 would divide by zero, so they are refused rather than turned into NaN.
+        const int64_t iter = a.attrs[11].i;
+        if (iter < 1) return Reject<TD>("iter must be >= 1 for Adam (bias correction), got " + std::to_string(iter));
+        const float beta[2] = {static_cast<float>(a.attrs[9].f), static_cast<float>(a.attrs[10].f)};
+        float scale[2];
+        for (int k = 0; k < 2; ++k) {
+            const double correction = 1.0 - static_cast<double>(std::pow(beta[k], static_cast<float>(iter)));
+            if (correction == 0.0 || !std::isfinite(correction)) {
+                return Reject<TD>("beta" + std::to_string(k + 1) + " " + std::to_string(beta[k]) +
+                                  " gives a zero or non-finite bias correction 1 - beta^iter at iter " +
+                                  std::to_string(iter));
+            }
+            scale[k] = static_cast<float>(1.0 / correction);
+        }
+        td.beta1 = beta[0];
+        td.beta2 = beta[1];
+        td.oneMinusBeta1 = static_cast<float>(1.0 - static_cast<double>(beta[0]));
+        td.oneMinusBeta2 = static_cast<float>(1.0 - static_cast<double>(beta[1]));
+        td.biasScale1 = scale[0];
+        td.biasScale2 = scale[1];
+    }
 
     // UB: the sorted_positions window, a 32-byte slot, and the row buffers (accumulated
-    // gradient, grad_output row; weight row in the optimizer modes; momentum row for Adagrad).
+    // gradient, grad_output row; weight row in the optimizer modes; momentum row for Adagrad,
+    // both moment rows for Adam).
     const int64_t ub = static_cast<int64_t>(p.ub_bytes);
     td.windowBytes = static_cast<uint32_t>(Min64(AlignDown(ub / 24, kBlockBytes), 4096));
     const int64_t rowBytes = AlignUp(Max64(maxD, 1) * 4, kBlockBytes);
-    const int64_t rows = optimizer == 3 ? 2 : (optimizer == 1 ? 4 : 3);
+    const int64_t rows = optimizer == 3 ? 2 : (optimizer == 1 ? 4 : (adam ? 5 : 3));
     const int64_t avail = ub - td.windowBytes - kBlockBytes;
     if (rows * rowBytes > avail) {
         return Reject<TD>("max_d " + std::to_string(maxD) + " needs " + std::to_string(rows * rowBytes) +

@@ -1,7 +1,7 @@
 // SplitEmbeddingBackward: the exact fused backward of a table-batched embedding. For every
 // weight row touched by the forward, the gradient contributions of all its occurrences (within
 // and across bags) are summed first, then the row is updated once in place (SGD, Adagrad,
-// row-wise Adagrad), or in dense mode the sum is written to grad_weights.
+// row-wise Adagrad, Adam), or in dense mode the sum is written to grad_weights.
 //
 // sorted_positions lists the index positions with equal rows adjacent; a core walks the runs
 // that start in its slice of it (see the tiling header). Per position: its bag by binary search
@@ -10,8 +10,9 @@
 // and the row written back. Sums follow the order of sorted_positions, which is fbgemm's
 // (position order within a row) when the adapter's sort is stable.
 //
-// Adagrad's step is vector work (Sqrt, Adds, Div); row-wise Adagrad needs one square root per
-// row, which runs on the scalar unit (ScalarSqrt below) rather than as a 1-element vector op.
+// Adagrad's and Adam's steps are vector work (Sqrt, Adds, Div); row-wise Adagrad needs one
+// square root per row, which runs on the scalar unit (ScalarSqrt below) rather than as a
+// 1-element vector op.
 #include "kernel_operator.h"
 #include "mxrec_common.h"
 #include "kernel_copy.h"
@@ -25,6 +26,7 @@ constexpr int64_t kSgd = 0;
 constexpr int64_t kAdagrad = 1;
 constexpr int64_t kRowwise = 2;
 constexpr int64_t kDense = 3;
+constexpr int64_t kAdam = 4;
 constexpr int64_t kMean = 1;
 constexpr int64_t kNone = 2;
 
@@ -62,6 +64,7 @@ public:
     __aicore__ inline void Init(GM_ADDR gradOutput, GM_ADDR weights, GM_ADDR momentum, GM_ADDR momentumOffsets,
                                 GM_ADDR weightsOffsets, GM_ADDR dOffsets, GM_ADDR indices, GM_ADDR offsets,
                                 GM_ADDR indiceWeights, GM_ADDR sortedPositions, GM_ADDR gradWeights,
+                                GM_ADDR momentum2, GM_ADDR momentum2Offsets,
                                 const SplitEmbeddingBackwardTilingData& td, TPipe* pipe) {
         td_ = td;
         me_ = GetBlockIdx();
@@ -78,15 +81,20 @@ public:
         } else {
             outGm_.SetGlobalBuffer((__gm__ float*)weights, td.numWeights);
         }
-        if (td.optimizer == kAdagrad || td.optimizer == kRowwise) {
+        if (td.optimizer == kAdagrad || td.optimizer == kRowwise || td.optimizer == kAdam) {
             momGm_.SetGlobalBuffer((__gm__ float*)momentum, td.numMomentum);
             moOffGm_.SetGlobalBuffer((__gm__ int64_t*)momentumOffsets, td.tables);
+        }
+        if (td.optimizer == kAdam) {
+            mom2Gm_.SetGlobalBuffer((__gm__ float*)momentum2, td.numMomentum2);
+            mo2OffGm_.SetGlobalBuffer((__gm__ int64_t*)momentum2Offsets, td.tables);
         }
         sortedWin_.Init(pipe, sortedGm_, td.numIndices, td.windowBytes);
         pipe->InitBuffer(accBuf_, td.rowBytes);
         pipe->InitBuffer(gBuf_, td.rowBytes);
         if (td.optimizer != kDense) pipe->InitBuffer(wBuf_, td.rowBytes);
-        if (td.optimizer == kAdagrad) pipe->InitBuffer(mBuf_, td.rowBytes);
+        if (td.optimizer == kAdagrad || td.optimizer == kAdam) pipe->InitBuffer(mBuf_, td.rowBytes);
+        if (td.optimizer == kAdam) pipe->InitBuffer(m2Buf_, td.rowBytes);
         pipe->InitBuffer(slot_, static_cast<uint32_t>(mxrec::kBlockBytes));
     }
 
@@ -237,6 +245,8 @@ private:
             Sub(w, w, g, n);
             mxrec::PipeSync<HardEvent::V_MTE3>();
             DataCopyPad(momGm_[mAt], m, rowCopy);
+        } else if (td_.optimizer == kAdam) {
+            Adam(head, acc, g, w);
         } else {
             RowwiseAdagrad(head, acc, g, w);
         }
@@ -285,14 +295,61 @@ private:
         mxrec::PipeSync<HardEvent::MTE3_S>();  // the slot may be rewritten for the next row
     }
 
+    // fbgemm's (experimental, GPU-only in 1.1.0) Adam with iter-based bias correction:
+    //   m = beta1 m + (1 - beta1) g,  v = beta2 v + (1 - beta2) g^2,
+    //   w -= lr * (m / (1 - beta1^iter) / (sqrt(v / (1 - beta2^iter)) + eps) + weight_decay * w)
+    // with g the row's summed gradient and w the weight before this step. The bias corrections
+    // arrive as factors from the tiling. The weights were read into w by the caller.
+    __aicore__ inline void Adam(const Entry& head, LocalTensor<float>& acc, LocalTensor<float>& g,
+                                LocalTensor<float>& w) {
+        const int64_t dim = head.dim;
+        const int32_t n = static_cast<int32_t>(dim);
+        const DataCopyExtParams rowCopy{1, static_cast<uint32_t>(dim * 4), 0, 0, 0};
+        const DataCopyPadExtParams<float> pad{false, 0, 0, 0.0f};
+        LocalTensor<float> m = mBuf_.Get<float>();
+        LocalTensor<float> v = m2Buf_.Get<float>();
+        const int64_t mAt = moOffGm_.GetValue(head.table) + head.row * dim;
+        const int64_t vAt = mo2OffGm_.GetValue(head.table) + head.row * dim;
+        if (mAt < 0 || mAt + dim > td_.numMomentum) Trap();
+        if (vAt < 0 || vAt + dim > td_.numMomentum2) Trap();
+        DataCopyPad(m, momGm_[mAt], rowCopy, pad);
+        DataCopyPad(v, mom2Gm_[vAt], rowCopy, pad);
+        // The gradient terms need only acc, so they overlap the moment loads; acc is free after.
+        Muls(g, acc, td_.oneMinusBeta1, n);
+        Mul(acc, acc, acc, n);
+        Muls(acc, acc, td_.oneMinusBeta2, n);
+        mxrec::PipeSync<HardEvent::MTE2_V>();
+        Muls(m, m, td_.beta1, n);
+        Add(m, m, g, n);
+        Muls(v, v, td_.beta2, n);
+        Add(v, v, acc, n);
+        mxrec::PipeSync<HardEvent::V_MTE3>();
+        DataCopyPad(momGm_[mAt], m, rowCopy);
+        DataCopyPad(mom2Gm_[vAt], v, rowCopy);
+        // The moments are only read from here on, so the step may run while they are stored.
+        Muls(acc, v, td_.biasScale2, n);
+        Sqrt(acc, acc, n);
+        Adds(acc, acc, td_.eps, n);
+        Muls(g, m, td_.biasScale1, n);
+        Div(g, g, acc, n);
+        if (td_.weightDecay != 0.0f) {
+            Muls(acc, w, td_.weightDecay, n);
+            Add(g, g, acc, n);
+        }
+        Muls(g, g, td_.learningRate, n);
+        Sub(w, w, g, n);
+    }
+
     SplitEmbeddingBackwardTilingData td_;
     int64_t me_ = 0;
     int64_t totalB_ = 0;
     GlobalTensor<float> gradGm_;
     GlobalTensor<float> outGm_;  // weights, or grad_weights in dense mode
     GlobalTensor<float> momGm_;
+    GlobalTensor<float> mom2Gm_;
     GlobalTensor<float> iwGm_;
     GlobalTensor<int64_t> moOffGm_;
+    GlobalTensor<int64_t> mo2OffGm_;
     GlobalTensor<int64_t> woGm_;
     GlobalTensor<int32_t> dOffGm_;
     GlobalTensor<TI> idxGm_;
@@ -303,6 +360,7 @@ private:
     TBuf<TPosition::VECCALC> gBuf_;
     TBuf<TPosition::VECCALC> wBuf_;
     TBuf<TPosition::VECCALC> mBuf_;
+    TBuf<TPosition::VECCALC> m2Buf_;
     TBuf<TPosition::VECCALC> slot_;
 };
 
@@ -312,7 +370,8 @@ extern "C" __global__ __aicore__ void split_embedding_backward(GM_ADDR grad_outp
                                                                GM_ADDR momentum1_offsets, GM_ADDR weights_offsets,
                                                                GM_ADDR d_offsets, GM_ADDR indices, GM_ADDR offsets,
                                                                GM_ADDR indice_weights, GM_ADDR sorted_positions,
-                                                               GM_ADDR grad_weights, GM_ADDR workspace,
+                                                               GM_ADDR grad_weights, GM_ADDR momentum2,
+                                                               GM_ADDR momentum2_offsets, GM_ADDR workspace,
                                                                GM_ADDR tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     REGISTER_TILING_DEFAULT(SplitEmbeddingBackwardTilingData);
@@ -321,6 +380,6 @@ extern "C" __global__ __aicore__ void split_embedding_backward(GM_ADDR grad_outp
     TPipe pipe;
     SplitEmbeddingBackward<DTYPE_INDICES> op;
     op.Init(grad_output, weights, momentum1, momentum1_offsets, weights_offsets, d_offsets, indices, offsets,
-            indice_weights, sorted_positions, grad_weights, td, &pipe);
+            indice_weights, sorted_positions, grad_weights, momentum2, momentum2_offsets, td, &pipe);
     op.Process();
 }

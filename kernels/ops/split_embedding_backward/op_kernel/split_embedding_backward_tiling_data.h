@@ -10,10 +10,11 @@ struct SplitEmbeddingBackwardTilingData {
     int64_t numIndices;    // N
     int64_t numWeights;    // W = weights.size(0) (also grad_weights in dense mode)
     int64_t numMomentum;   // momentum1.size(0) (0 without)
+    int64_t numMomentum2;  // momentum2.size(0) (Adam only, else 0)
     int64_t gradRows;      // grad_output.size(0)
     int64_t gradStride;    // grad_output.size(1)
     int64_t maxD;
-    int64_t optimizer;     // 0 sgd, 1 adagrad, 2 row-wise adagrad, 3 dense
+    int64_t optimizer;     // 0 sgd, 1 adagrad, 2 row-wise adagrad, 3 dense, 4 adam
     int64_t pooling;       // 0 sum, 1 mean, 2 none
     int64_t hasIndiceWeights;
     int64_t weightDecayMode;
@@ -23,6 +24,14 @@ struct SplitEmbeddingBackwardTilingData {
     float eps;
     float weightDecay;
     float maxGradient;
+    // Adam: the moment decays, their complements, and 1 / (1 - beta^iter) (bias correction as a
+    // factor, computed once on the host in double so the kernel needs no pow).
+    float beta1;
+    float beta2;
+    float oneMinusBeta1;
+    float oneMinusBeta2;
+    float biasScale1;
+    float biasScale2;
     uint32_t rowBytes;     // one UB row buffer: maxD floats, 32-byte aligned
     uint32_t windowBytes;  // UB window over sorted_positions
 };
