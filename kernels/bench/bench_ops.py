@@ -185,6 +185,32 @@ def tbe_forward_case() -> Case:
     )
 
 
+def tbe_backward_case() -> Case:
+    t, rows, dim, b = 26, 20_000, 64, 2048
+    x = _tbe_inputs(t, rows, dim, b, 20)
+    n = x["indices"].numel()
+    table = torch.repeat_interleave(
+        torch.arange(t), (x["offsets"][1:] - x["offsets"][:-1]).view(t, b).sum(1)
+    )
+    linear = table * rows + x["indices"]
+    order = torch.sort(linear, stable=True).indices
+    unique = int(torch.unique(linear).numel())
+    grad = torch.randn(b, t * dim, generator=GEN)
+    momentum = torch.zeros_like(x["weights"])
+    tensors = [grad, x["weights"], momentum, x["weights_offsets"], x["weights_offsets"],
+               x["d_offsets"], x["indices"], x["offsets"], None, order, None, None, None]
+    attrs = [1, 0, 0.01, 1e-8, 0.0, 0, 0, 0.0, dim, 0.9, 0.999, 0]
+    # Each occurrence's gradient row is read (as the forward reads its weight row); each
+    # distinct row's weights and Adagrad state are read and written once.
+    minimum = nbytes(x["indices"], x["offsets"], order) + n * dim * 4 + unique * dim * 4 * 4
+    return Case(
+        "split_embedding_backward",
+        f"exact Adagrad, T={t} tables [{rows}, {dim}], B={b}, {n} ids ({unique} distinct rows)",
+        minimum,
+        lambda ops: ops("split_embedding_backward").launch([lib.arg(v) for v in tensors], attrs),
+    )
+
+
 def bucketize_case() -> Case:
     t, b, my_size = 26, 4096, 8
     lengths = torch.randint(0, 21, (t * b,), generator=GEN)
@@ -229,6 +255,7 @@ CASES = {
     "index_select_for_rank1_backward": backward_case,
     "bounds_check_indices": bounds_case,
     "split_embedding_forward": tbe_forward_case,
+    "split_embedding_backward": tbe_backward_case,
     "block_bucketize_sparse_features": bucketize_case,
     "invert_permute": invert_case,
 }
