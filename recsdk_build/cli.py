@@ -33,19 +33,22 @@ HELP = """\
 Build TorchRec for Huawei Ascend NPUs from pinned, verified sources.
 
 `recsdk-build all` runs every stage in order: fetch (torchrec at the pinned commit, verified),
-patch (the NPU patch series, one commit per patch), wheels (torchrec-1.1.0+npu) and verify
-(install into a fresh environment and run the verification suite). Unchanged stages are
-skipped; each stage can also be run on its own.
+patch (the NPU patch series, one commit per patch), ops (the AscendC operators), env (the
+pinned build environment), plugin (the npu device and operator adapter), wheels
+(torchrec-1.1.0+npu and the extension packages) and verify (install into a fresh environment
+and run the verification suite). Unchanged stages are skipped; each stage can also be run on
+its own.
 
-Pins live in recsdk.toml; outputs, logs (build/logs/<stage>.log) and build/manifest.json in
-the build directory.
+Pins live in recsdk.toml; outputs, logs (build/logs/STAGE.log) and build/manifest.json in the
+build directory. `--target` (ops, plugin): cann where the Ascend toolkit is found, else sim
+(compiled against the AscendC emulation, run on a simulated npu device).
 """
 
 app = typer.Typer(
     help=HELP,
     no_args_is_help=True,
     add_completion=False,
-    rich_markup_mode="rich",
+    rich_markup_mode="markdown",
     pretty_exceptions_enable=False,
 )
 patch_app = typer.Typer(
@@ -84,7 +87,7 @@ def _main(
         Path | None,
         typer.Option(
             "--build-dir",
-            help="Where outputs, logs and the manifest go (default: <project>/build).",
+            help="Where outputs, logs and the manifest go (default: PROJECT/build).",
             file_okay=False,
         ),
     ] = None,
@@ -314,8 +317,8 @@ def ops(
 ) -> None:
     """Build the AscendC operators of kernels/ops.
 
-    cann: mxrec_opp_<op>.run per operator, built by the CANN toolkit and installed into a
-    staging OPP tree. sim: mxrec_opp_<op>_sim.so, the same kernels compiled against the host
+    cann: mxrec_opp_OP.run per operator, built by the CANN toolkit and installed into a
+    staging OPP tree. sim: mxrec_opp_OP_sim.so, the same kernels compiled against the host
     emulation of AscendC (only operators whose sources changed are rebuilt).
     """
     g = _globals(ctx)
@@ -364,7 +367,7 @@ def patch_refresh(ctx: typer.Context) -> None:
     """Rewrite the patch files from the commits after the baseline in build/src/torchrec.
 
     The maintainer workflow: edit the tree, `git commit --amend` (or rebase) so each commit is
-    one concern with a subject `<concern>: <summary>`, then refresh. The series is then
+    one concern with a subject `CONCERN: SUMMARY`, then refresh. The series is then
     re-applied so the tree matches what a fresh build produces.
     """
     g = _globals(ctx)
@@ -399,7 +402,13 @@ def plugin(ctx: typer.Context, force: ForceOpt = False, target: TargetOpt = "aut
     """Build the torch-side packages for the target.
 
     sim: npu_sim, the simulated `npu` device (PrivateUse1 on host memory, torch.npu, an hccl
-    backend over gloo), as a wheel whose version carries +sim.
+    backend over gloo), and fbgemm_npu_api, the operator adapter running the sim operator
+    libraries; both wheels carry +sim. The adapter's npu variant is also built against
+    torch_npu's headers (downloaded, never installed) as a build check, not an artifact.
+
+    cann: fbgemm_npu_api+npu against the installed torch_npu and the toolkit's aclnn API,
+    bundling the operator packages of `recsdk-build ops --target cann`; `import
+    fbgemm_npu_api` then points CANN at them.
     """
     g = _globals(ctx)
     options = Options(extra={"target": target})
@@ -408,7 +417,7 @@ def plugin(ctx: typer.Context, force: ForceOpt = False, target: TargetOpt = "aut
 
 @app.command()
 def wheels(ctx: typer.Context, force: ForceOpt = False) -> None:
-    """Build torchrec-<version>+npu-py3-none-any.whl from the patched tree (reproducibly)."""
+    """Build torchrec-VERSION+npu-py3-none-any.whl from the patched tree (reproducibly)."""
     g = _globals(ctx)
     _guarded(g, lambda: _run(g, [_stage("wheels")], {"wheels"} if force else set(), Options()))
 

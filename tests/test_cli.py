@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import shutil
-
 import json
+import shutil
 import time
 from pathlib import Path
 

@@ -45,6 +45,7 @@ OPERATORS = (
     "index_select_for_rank1_backward",
     "bounds_check_indices",
     "block_bucketize_sparse_features",
+    "invert_permute",
     "split_embedding_forward",
     "split_embedding_backward",
 )

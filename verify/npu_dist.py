@@ -128,6 +128,7 @@ def _fused_params(optimizer: str) -> dict[str, Any]:
         "sgd": EmbOptimType.EXACT_SGD,
         "adagrad": EmbOptimType.EXACT_ADAGRAD,
         "rowwise_adagrad": EmbOptimType.EXACT_ROWWISE_ADAGRAD,
+        "adam": EmbOptimType.ADAM,
     }[optimizer]
     params: dict[str, Any] = {"optimizer": kind, "learning_rate": LEARNING_RATE}
     if optimizer != "sgd":
@@ -174,6 +175,10 @@ def expected_update(
         if optimizer == "sgd":
             updated[name] = w - LEARNING_RATE * g
         elif optimizer == "adagrad":
+            updated[name] = w - LEARNING_RATE * g / ((g * g).sqrt() + EPS)
+        elif optimizer == "adam":
+            # The first step from zero moments: bias correction makes m_hat = g and
+            # v_hat = g * g (no weight decay).
             updated[name] = w - LEARNING_RATE * g / ((g * g).sqrt() + EPS)
         else:  # row-wise Adagrad: one accumulator per row, the mean of the squared gradient
             m = (g * g).mean(dim=1, keepdim=True)

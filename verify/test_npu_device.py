@@ -96,6 +96,19 @@ def test_device_module_api() -> None:
     assert t.cpu().tolist() == [3.0] * 4
 
 
+def test_pinned_host_memory_for_the_npu() -> None:
+    """pin_memory() gives page-locked host memory for the npu (DDP's reducer asserts it, and
+    TorchRec's pinned copies rely on it); ordinary CPU tensors are not pinned."""
+    plain = torch.arange(6, dtype=torch.float32)
+    assert not plain.is_pinned()
+    pinned = plain.pin_memory()
+    assert pinned.is_pinned() and torch.equal(pinned, plain)
+    assert torch.empty(5, pin_memory=True).is_pinned()
+    on_npu = pinned.to("npu", non_blocking=True)
+    torch.npu.synchronize()  # type: ignore[attr-defined]
+    assert torch.equal(on_npu.cpu(), plain)
+
+
 _COLLECTIVES = textwrap.dedent(
     """
     import os, sys

@@ -359,3 +359,11 @@ def test_bad_shapes_and_rows_are_refused() -> None:
 def test_index_out_of_range_stops_the_kernel() -> None:
     with pytest.raises(RuntimeError, match=r"gather_for_rank1"):
         torch.ops.mxrec.gather_for_rank1(npu(torch.ones(4)), npu(torch.tensor([0, 4])))
+
+
+@pytest.mark.parametrize("dtype", INDEX_DTYPES)
+@pytest.mark.parametrize("n", [0, 1, 7, 1000])
+def test_invert_permute_matches_fbgemm_cpu(dtype: torch.dtype, n: int) -> None:
+    permute = torch.randperm(n, generator=torch.Generator().manual_seed(n)).to(dtype)
+    assert_same(torch.ops.fbgemm.invert_permute(npu(permute)),
+                torch.ops.fbgemm.invert_permute(permute))

@@ -29,6 +29,7 @@ OPS = [
     "dense_to_jagged",
     "gather_for_rank1",
     "index_select_for_rank1_backward",
+    "invert_permute",
     "jagged_to_padded_dense",
     "permute2d_sparse_data",
     "split_embedding_backward",
@@ -44,7 +45,7 @@ def specs() -> dict[str, catalogue.OpSpec]:
 # ---- catalogue --------------------------------------------------------------------------------
 
 
-def test_catalogue_has_the_ten_operators(specs) -> None:
+def test_catalogue_has_the_eleven_operators(specs) -> None:
     assert sorted(specs) == OPS
     groups = catalogue.groups(specs)
     assert sorted(groups["jagged"]) == [

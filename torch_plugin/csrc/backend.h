@@ -51,21 +51,26 @@ void block_bucketize_sparse_features(const at::Tensor& lengths, const at::Tensor
                                      const at::Tensor& new_pos,
                                      const at::Tensor& unbucketize_permute);
 
+void invert_permute(const at::Tensor& permute, const at::Tensor& inv);
+
 void split_embedding_forward(const at::Tensor& weights, const at::Tensor& weights_offsets,
                              const at::Tensor& d_offsets, const at::Tensor& indices,
                              const at::Tensor& offsets, const at::Tensor& indice_weights,
                              int64_t pooling_mode, int64_t total_d, int64_t max_d,
                              const at::Tensor& out);
 
-// In place: weights (and momentum1) for the optimizers, grad_weights in dense mode.
+// In place: weights (and momentum1/momentum2) for the optimizers, grad_weights in dense
+// mode.
 void split_embedding_backward(const at::Tensor& grad_output, const at::Tensor& weights,
                               const at::Tensor& momentum1, const at::Tensor& momentum1_offsets,
                               const at::Tensor& weights_offsets, const at::Tensor& d_offsets,
                               const at::Tensor& indices, const at::Tensor& offsets,
                               const at::Tensor& indice_weights,
                               const at::Tensor& sorted_positions, const at::Tensor& grad_weights,
+                              const at::Tensor& momentum2, const at::Tensor& momentum2_offsets,
                               int64_t optimizer, int64_t pooling_mode, double learning_rate,
                               double eps, double weight_decay, int64_t weight_decay_mode,
-                              int64_t gradient_clipping, double max_gradient, int64_t max_d);
+                              int64_t gradient_clipping, double max_gradient, int64_t max_d,
+                              double beta1, double beta2, int64_t iter);
 
 }  // namespace fbgemm_npu::backend

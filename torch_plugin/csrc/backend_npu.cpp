@@ -22,6 +22,7 @@
 #include "aclnn_dense_to_jagged_decl.h"
 #include "aclnn_gather_for_rank1_decl.h"
 #include "aclnn_index_select_for_rank1_backward_decl.h"
+#include "aclnn_invert_permute_decl.h"
 #include "aclnn_jagged_to_padded_dense_decl.h"
 #include "aclnn_permute2d_sparse_data_decl.h"
 #include "aclnn_split_embedding_backward_decl.h"
@@ -45,6 +46,8 @@
 #pragma weak aclnnPermute2dSparseData
 #pragma weak aclnnBlockBucketizeSparseFeaturesGetWorkspaceSize
 #pragma weak aclnnBlockBucketizeSparseFeatures
+#pragma weak aclnnInvertPermuteGetWorkspaceSize
+#pragma weak aclnnInvertPermute
 #pragma weak aclnnSplitEmbeddingForwardGetWorkspaceSize
 #pragma weak aclnnSplitEmbeddingForward
 #pragma weak aclnnSplitEmbeddingBackwardGetWorkspaceSize
@@ -247,6 +250,16 @@ void block_bucketize_sparse_features(const at::Tensor& lengths, const at::Tensor
         aclnnBlockBucketizeSparseFeatures);
 }
 
+void invert_permute(const at::Tensor& permute, const at::Tensor& inv) {
+    auto ap = acl_tensor(permute), ai = acl_tensor(inv);
+    run("InvertPermute", "mxrec_opp_invert_permute", permute,
+        &aclnnInvertPermuteGetWorkspaceSize != nullptr && &aclnnInvertPermute != nullptr,
+        [&](uint64_t* ws, aclOpExecutor** ex) {
+            return aclnnInvertPermuteGetWorkspaceSize(ap.get(), ai.get(), ws, ex);
+        },
+        aclnnInvertPermute);
+}
+
 void split_embedding_forward(const at::Tensor& weights, const at::Tensor& weights_offsets,
                              const at::Tensor& d_offsets, const at::Tensor& indices,
                              const at::Tensor& offsets, const at::Tensor& indice_weights,
@@ -272,22 +285,26 @@ void split_embedding_backward(const at::Tensor& grad_output, const at::Tensor& w
                               const at::Tensor& indices, const at::Tensor& offsets,
                               const at::Tensor& indice_weights,
                               const at::Tensor& sorted_positions, const at::Tensor& grad_weights,
+                              const at::Tensor& momentum2, const at::Tensor& momentum2_offsets,
                               int64_t optimizer, int64_t pooling_mode, double learning_rate,
                               double eps, double weight_decay, int64_t weight_decay_mode,
-                              int64_t gradient_clipping, double max_gradient, int64_t max_d) {
+                              int64_t gradient_clipping, double max_gradient, int64_t max_d,
+                              double beta1, double beta2, int64_t iter) {
     auto ag = acl_tensor(grad_output), aw = acl_tensor(weights), am = acl_tensor(momentum1);
     auto amo = acl_tensor(momentum1_offsets), awo = acl_tensor(weights_offsets);
     auto ad = acl_tensor(d_offsets), ai = acl_tensor(indices), ao = acl_tensor(offsets);
     auto aiw = acl_tensor(indice_weights), asp = acl_tensor(sorted_positions);
-    auto agw = acl_tensor(grad_weights);
+    auto agw = acl_tensor(grad_weights), am2 = acl_tensor(momentum2);
+    auto am2o = acl_tensor(momentum2_offsets);
     run("SplitEmbeddingBackward", "mxrec_opp_split_embedding_backward", grad_output,
         &aclnnSplitEmbeddingBackwardGetWorkspaceSize != nullptr &&
             &aclnnSplitEmbeddingBackward != nullptr,
         [&](uint64_t* ws, aclOpExecutor** ex) {
             return aclnnSplitEmbeddingBackwardGetWorkspaceSize(
                 ag.get(), aw.get(), am.get(), amo.get(), awo.get(), ad.get(), ai.get(), ao.get(),
-                aiw.get(), asp.get(), agw.get(), optimizer, pooling_mode, learning_rate, eps,
-                weight_decay, weight_decay_mode, gradient_clipping, max_gradient, max_d, ws, ex);
+                aiw.get(), asp.get(), agw.get(), am2.get(), am2o.get(), optimizer, pooling_mode,
+                learning_rate, eps, weight_decay, weight_decay_mode, gradient_clipping,
+                max_gradient, max_d, beta1, beta2, iter, ws, ex);
         },
         aclnnSplitEmbeddingBackward);
 }

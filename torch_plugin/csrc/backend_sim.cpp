@@ -12,6 +12,7 @@
 #include "mxrec_sim_dense_to_jagged.h"
 #include "mxrec_sim_gather_for_rank1.h"
 #include "mxrec_sim_index_select_for_rank1_backward.h"
+#include "mxrec_sim_invert_permute.h"
 #include "mxrec_sim_jagged_to_padded_dense.h"
 #include "mxrec_sim_permute2d_sparse_data.h"
 #include "mxrec_sim_split_embedding_backward.h"
@@ -175,6 +176,12 @@ void block_bucketize_sparse_features(const at::Tensor& lengths, const at::Tensor
                 &l.options, l.report.get()));
 }
 
+void invert_permute(const at::Tensor& permute, const at::Tensor& inv) {
+    Launch l;
+    l.check("invert_permute", mxrec_sim::InvertPermute(sim_tensor(permute), sim_tensor(inv),
+                                                       &l.options, l.report.get()));
+}
+
 void split_embedding_forward(const at::Tensor& weights, const at::Tensor& weights_offsets,
                              const at::Tensor& d_offsets, const at::Tensor& indices,
                              const at::Tensor& offsets, const at::Tensor& indice_weights,
@@ -194,9 +201,11 @@ void split_embedding_backward(const at::Tensor& grad_output, const at::Tensor& w
                               const at::Tensor& indices, const at::Tensor& offsets,
                               const at::Tensor& indice_weights,
                               const at::Tensor& sorted_positions, const at::Tensor& grad_weights,
+                              const at::Tensor& momentum2, const at::Tensor& momentum2_offsets,
                               int64_t optimizer, int64_t pooling_mode, double learning_rate,
                               double eps, double weight_decay, int64_t weight_decay_mode,
-                              int64_t gradient_clipping, double max_gradient, int64_t max_d) {
+                              int64_t gradient_clipping, double max_gradient, int64_t max_d,
+                              double beta1, double beta2, int64_t iter) {
     Launch l;
     l.check("split_embedding_backward",
             mxrec_sim::SplitEmbeddingBackward(
@@ -204,9 +213,10 @@ void split_embedding_backward(const at::Tensor& grad_output, const at::Tensor& w
                 sim_tensor(momentum1_offsets), sim_tensor(weights_offsets),
                 sim_tensor(d_offsets), sim_tensor(indices), sim_tensor(offsets),
                 sim_tensor(indice_weights), sim_tensor(sorted_positions),
-                sim_tensor(grad_weights), optimizer, pooling_mode, learning_rate, eps,
-                weight_decay, weight_decay_mode, gradient_clipping, max_gradient, max_d,
-                &l.options, l.report.get()));
+                sim_tensor(grad_weights), sim_tensor(momentum2), sim_tensor(momentum2_offsets),
+                optimizer, pooling_mode, learning_rate, eps, weight_decay, weight_decay_mode,
+                gradient_clipping, max_gradient, max_d, beta1, beta2, iter, &l.options,
+                l.report.get()));
 }
 
 }  // namespace fbgemm_npu::backend

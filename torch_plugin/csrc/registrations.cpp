@@ -288,6 +288,17 @@ std::vector<std::optional<at::Tensor>> block_bucketize_sparse_features(
     return {new_lengths, new_indices, optional(new_weights), optional(new_pos), optional(permute)};
 }
 
+// The inverse of a permutation (TorchRec's sequence row-wise input distribution).
+at::Tensor invert_permute(const at::Tensor& permute) {
+    const char* op = "invert_permute";
+    check_npu(op, "permute", permute);
+    check_dtype(op, "permute", permute, kIndexTypes);
+    check_dim(op, "permute", permute, 1, 1);
+    at::Tensor inv = at::empty_like(permute, at::MemoryFormat::Contiguous);
+    backend::invert_permute(permute.contiguous(), inv);
+    return inv;
+}
+
 // ---- boxed entry points ---------------------------------------------------------------------
 //
 // fbgemm's own callers reach these operators through typed handles whose C++ signatures
@@ -489,6 +500,7 @@ TORCH_LIBRARY_IMPL(fbgemm, PrivateUse1, m) {
     m.impl("permute_2D_sparse_data", &fbgemm_npu::permute_2D_sparse_data);
     m.impl("bounds_check_indices",
            torch::CppFunction::makeFromBoxedFunction<&fbgemm_npu::bounds_check_indices_boxed>());
+    m.impl("invert_permute", &fbgemm_npu::invert_permute);
     m.impl("block_bucketize_sparse_features",
            torch::CppFunction::makeFromBoxedFunction<
                &fbgemm_npu::block_bucketize_sparse_features_boxed>());

@@ -1,5 +1,5 @@
 // Table-batched embedding (TBE) lookups on the npu: fbgemm's training entry points
-// split_embedding_codegen_lookup_{sgd,adagrad,rowwise_adagrad}_function (fused kernels: the
+// split_embedding_codegen_lookup_{sgd,adagrad,rowwise_adagrad,adam}_function (fused kernels: the
 // optimizer runs inside the backward) and dense_embedding_codegen_lookup_function (data-parallel
 // tables: an ordinary gradient for the weights).
 //
@@ -20,6 +20,8 @@
 
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "backend.h"
 #include "checks.h"
@@ -38,7 +40,13 @@ constexpr int64_t kPoolNone = 2;
 constexpr int64_t kLocationDevice = 0;
 
 // Optimizer modes of the split_embedding_backward operator (its op.toml).
-enum class Optimizer : int64_t { kSgd = 0, kAdagrad = 1, kRowwiseAdagrad = 2, kDense = 3 };
+enum class Optimizer : int64_t {
+    kSgd = 0,
+    kAdagrad = 1,
+    kRowwiseAdagrad = 2,
+    kDense = 3,
+    kAdam = 4
+};
 
 const char* optimizer_name(Optimizer o) {
     switch (o) {
@@ -46,6 +54,7 @@ const char* optimizer_name(Optimizer o) {
         case Optimizer::kAdagrad: return "adagrad";
         case Optimizer::kRowwiseAdagrad: return "rowwise_adagrad";
         case Optimizer::kDense: return "dense";
+        case Optimizer::kAdam: return "adam";
     }
     return "?";
 }
@@ -231,6 +240,12 @@ struct Update {
     int64_t weight_decay_mode = 0;
     bool gradient_clipping = false;
     double max_gradient = 0.0;
+    // Adam
+    at::Tensor momentum2;
+    at::Tensor momentum2_offsets;
+    double beta1 = 0.0;
+    double beta2 = 0.0;
+    int64_t iter = 0;
 };
 
 void backward(const Lookup& l, const Update& u, const at::Tensor& grad_output,
@@ -245,9 +260,10 @@ void backward(const Lookup& l, const Update& u, const at::Tensor& grad_output,
         grad, l.weights, u.momentum1, u.momentum1_offsets, l.weights_offsets.contiguous(),
         l.d_offsets.contiguous(), l.indices.contiguous(), l.offsets.contiguous(),
         l.indice_weights.defined() ? l.indice_weights.contiguous() : at::Tensor(),
-        sorted_positions(l), grad_weights, static_cast<int64_t>(u.optimizer), l.pooling_mode,
-        u.learning_rate, u.eps, u.weight_decay, u.weight_decay_mode,
-        u.gradient_clipping ? 1 : 0, u.max_gradient, l.max_d);
+        sorted_positions(l), grad_weights, u.momentum2, u.momentum2_offsets,
+        static_cast<int64_t>(u.optimizer), l.pooling_mode, u.learning_rate, u.eps,
+        u.weight_decay, u.weight_decay_mode, u.gradient_clipping ? 1 : 0, u.max_gradient,
+        l.max_d, u.beta1, u.beta2, u.iter);
 }
 
 at::Tensor optional_tensor(const c10::IValue& v) { return v.isNone() ? at::Tensor() : v.toTensor(); }
@@ -301,6 +317,11 @@ void save_update(AutogradContext* ctx, const Update& u) {
     ctx->saved_data["weight_decay_mode"] = u.weight_decay_mode;
     ctx->saved_data["gradient_clipping"] = u.gradient_clipping;
     ctx->saved_data["max_gradient"] = u.max_gradient;
+    ctx->saved_data["momentum2"] = u.momentum2;
+    ctx->saved_data["momentum2_offsets"] = u.momentum2_offsets;
+    ctx->saved_data["beta1"] = u.beta1;
+    ctx->saved_data["beta2"] = u.beta2;
+    ctx->saved_data["iter"] = u.iter;
 }
 
 Update restore_update(AutogradContext* ctx) {
@@ -315,6 +336,11 @@ Update restore_update(AutogradContext* ctx) {
     u.weight_decay_mode = s["weight_decay_mode"].toInt();
     u.gradient_clipping = s["gradient_clipping"].toBool();
     u.max_gradient = s["max_gradient"].toDouble();
+    u.momentum2 = optional_tensor(s["momentum2"]);
+    u.momentum2_offsets = optional_tensor(s["momentum2_offsets"]);
+    u.beta1 = s["beta1"].toDouble();
+    u.beta2 = s["beta2"].toDouble();
+    u.iter = s["iter"].toInt();
     return u;
 }
 
@@ -344,6 +370,27 @@ public:
     }
 };
 
+// An optimizer state tensor (<name>_dev with <name>_offsets per table), updated in place.
+std::pair<at::Tensor, at::Tensor> read_momentum(const Args& a, const std::string& name,
+                                                const Lookup& l) {
+    const char* op = a.op();
+    const std::string dev = name + "_dev";
+    const std::string offsets_name = name + "_offsets";
+    at::Tensor state = a.tensor(dev.c_str());
+    at::Tensor offsets = a.tensor(offsets_name.c_str());
+    const at::Tensor uvm = a.tensor((name + "_uvm").c_str());
+    TORCH_CHECK_VALUE(!uvm.defined() || uvm.numel() == 0, op, ": ", name,
+                      " in UVM is not supported on npu (place the table on the device)");
+    check_npu(op, dev.c_str(), state);
+    check_npu(op, offsets_name.c_str(), offsets);
+    check_same_device(op, l.weights, {&state, &offsets});
+    check_dtype(op, dev.c_str(), state, {at::kFloat});
+    check_dtype(op, offsets_name.c_str(), offsets, {at::kLong});
+    TORCH_CHECK_VALUE(state.is_contiguous(), op, ": ", dev,
+                      " is updated in place and must be contiguous");
+    return {state, offsets.contiguous()};
+}
+
 Update read_update(const Args& a, Optimizer optimizer, const Lookup& l) {
     const char* op = a.op();
     Update u;
@@ -360,19 +407,20 @@ Update read_update(const Args& a, Optimizer optimizer, const Lookup& l) {
                       ": dev_weights is updated in place and must be contiguous");
     if (optimizer == Optimizer::kSgd) return u;
     u.eps = a.real("eps");
-    u.momentum1 = a.tensor("momentum1_dev");
-    u.momentum1_offsets = a.tensor("momentum1_offsets");
-    const at::Tensor uvm = a.tensor("momentum1_uvm");
-    TORCH_CHECK_VALUE(!uvm.defined() || uvm.numel() == 0, op,
-                      ": momentum1 in UVM is not supported on npu (place the table on the device)");
-    check_npu(op, "momentum1_dev", u.momentum1);
-    check_npu(op, "momentum1_offsets", u.momentum1_offsets);
-    check_same_device(op, l.weights, {&u.momentum1, &u.momentum1_offsets});
-    check_dtype(op, "momentum1_dev", u.momentum1, {at::kFloat});
-    check_dtype(op, "momentum1_offsets", u.momentum1_offsets, {at::kLong});
-    TORCH_CHECK_VALUE(u.momentum1.is_contiguous(), op,
-                      ": momentum1_dev is updated in place and must be contiguous");
-    u.momentum1_offsets = u.momentum1_offsets.contiguous();
+    std::tie(u.momentum1, u.momentum1_offsets) = read_momentum(a, "momentum1", l);
+    if (optimizer == Optimizer::kAdam) {
+        std::tie(u.momentum2, u.momentum2_offsets) = read_momentum(a, "momentum2", l);
+        u.beta1 = a.real("beta1");
+        u.beta2 = a.real("beta2");
+        u.weight_decay = a.real("weight_decay");
+        u.iter = a.integer("iter");
+        TORCH_CHECK_VALUE(!a.has("use_rowwise_bias_correction") ||
+                              !a.flag("use_rowwise_bias_correction"),
+                          op, ": use_rowwise_bias_correction is not supported on npu");
+        TORCH_CHECK_VALUE(u.iter >= 1, op, ": Adam's iter must be >= 1 (bias correction), got ",
+                          u.iter);
+        return u;
+    }
     if (optimizer == Optimizer::kRowwiseAdagrad) {
         u.weight_decay = a.real_or("weight_decay", 0.0);
         u.weight_decay_mode = a.integer_or("weight_decay_mode", 0);
@@ -502,6 +550,8 @@ void dense_lookup_forward_boxed(const c10::OperatorHandle& handle, torch::jit::S
 // fbgemm 1.1.0's schema of split_embedding_codegen_lookup_<optimizer>_function (its CUDA build,
 // v1 interface), with the optimizer's own arguments in the middle.
 std::string split_schema(const std::string& optimizer, const std::string& optimizer_args) {
+    // An optimizer with its own iter argument does not get the common one.
+    const bool own_iter = optimizer_args.find("int iter") != std::string::npos;
     return "split_embedding_codegen_lookup_" + optimizer + "_function("
            "Tensor placeholder_autograd_tensor, Tensor(a!) dev_weights, Tensor(b!) uvm_weights, "
            "Tensor lxu_cache_weights, Tensor weights_placements, Tensor weights_offsets, "
@@ -515,7 +565,8 @@ std::string split_schema(const std::string& optimizer, const std::string& optimi
            "Tensor? vbe_B_offsets_rank_per_feature=None, SymInt max_B=-1, "
            "SymInt max_B_feature_rank=-1, SymInt vbe_output_size=-1, bool is_experimental=False, "
            "bool use_uniq_cache_locations_bwd=False, bool use_homogeneous_placements=False, "
-           "Tensor? uvm_cache_stats=None, Tensor? prev_iter_dev=None, int iter=0, "
+           "Tensor? uvm_cache_stats=None, Tensor? prev_iter_dev=None, " +
+           std::string(own_iter ? "" : "int iter=0, ") +
            "bool apply_global_weight_decay=False, float gwd_lower_bound=0, bool mixed_D=True"
            ") -> Tensor";
 }
@@ -535,6 +586,14 @@ const SplitOp kSplitOps[] = {
      "Tensor momentum1_dev, Tensor momentum1_uvm, Tensor momentum1_placements, "
      "Tensor momentum1_offsets, float eps=0, float learning_rate=0, float weight_decay=0.0, "
      "int weight_decay_mode=0, float max_norm=0.0"},
+    {"adam",
+     "Tensor momentum1_dev, Tensor momentum1_uvm, Tensor momentum1_placements, "
+     "Tensor momentum1_offsets, Tensor momentum2_dev, Tensor momentum2_uvm, "
+     "Tensor momentum2_placements, Tensor momentum2_offsets, float learning_rate=0, "
+     "float eps=0, float beta1=0, float beta2=0, float weight_decay=0, int iter=0, "
+     "bool use_rowwise_bias_correction=False, Tensor? row_counter_dev=None, "
+     "Tensor? row_counter_uvm=None, Tensor? row_counter_placements=None, "
+     "Tensor? row_counter_offsets=None"},
 };
 
 bool defined_elsewhere(const std::string& name) {
@@ -566,6 +625,9 @@ TORCH_LIBRARY_IMPL(fbgemm, AutogradPrivateUse1, m) {
     m.impl("split_embedding_codegen_lookup_rowwise_adagrad_function",
            torch::CppFunction::makeFromBoxedFunction<
                &fbgemm_npu::split_lookup_boxed<Optimizer::kRowwiseAdagrad>>());
+    m.impl("split_embedding_codegen_lookup_adam_function",
+           torch::CppFunction::makeFromBoxedFunction<
+               &fbgemm_npu::split_lookup_boxed<Optimizer::kAdam>>());
     m.impl("dense_embedding_codegen_lookup_function",
            torch::CppFunction::makeFromBoxedFunction<&fbgemm_npu::dense_lookup_boxed>());
 }
@@ -573,7 +635,8 @@ TORCH_LIBRARY_IMPL(fbgemm, AutogradPrivateUse1, m) {
 TORCH_LIBRARY_IMPL(fbgemm, PrivateUse1, m) {
     for (const char* name : {"split_embedding_codegen_lookup_sgd_function",
                              "split_embedding_codegen_lookup_adagrad_function",
-                             "split_embedding_codegen_lookup_rowwise_adagrad_function"}) {
+                             "split_embedding_codegen_lookup_rowwise_adagrad_function",
+                             "split_embedding_codegen_lookup_adam_function"}) {
         m.impl(name, torch::CppFunction::makeFromBoxedFunction<
                          &fbgemm_npu::split_lookup_forward_boxed>());
     }

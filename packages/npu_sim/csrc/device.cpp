@@ -29,6 +29,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <unordered_set>
 
 namespace npu_sim {
 namespace {
@@ -155,6 +156,48 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
   }
 };
 
+// "Pinned" host memory for the device: plain host memory whose allocations are remembered, so
+// is_pinned() is true exactly for tensors from pin_memory()/pin_memory=True, as with a real
+// accelerator's page-locked allocator. DDP's reducer and torchrec's pinned copies assert it.
+class PinnedAllocator final : public c10::Allocator {
+ public:
+  c10::DataPtr allocate(size_t nbytes) override {
+    void* data = c10::alloc_cpu(nbytes);
+    {
+      std::lock_guard<std::mutex> lock(mutex());
+      live().insert(data);
+    }
+    return {data, data, &Delete, c10::Device(c10::DeviceType::CPU)};
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return &Delete; }
+  void copy_data(void* dest, const void* src, std::size_t count) const final {
+    default_copy_data(dest, src, count);
+  }
+  static bool contains(const void* data) {
+    std::lock_guard<std::mutex> lock(mutex());
+    return live().count(const_cast<void*>(data)) > 0;
+  }
+
+ private:
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static std::unordered_set<void*>& live() {
+    static std::unordered_set<void*> s;
+    return s;
+  }
+  static void Delete(void* data) {
+    {
+      std::lock_guard<std::mutex> lock(mutex());
+      live().erase(data);
+    }
+    c10::free_cpu(data);
+  }
+};
+
+PinnedAllocator pinned_allocator;
+
 struct Hooks final : at::PrivateUse1HooksInterface {
   const at::Generator& getDefaultGenerator(c10::DeviceIndex device_index) const override {
     (void)device_index;
@@ -165,8 +208,8 @@ struct Hooks final : at::PrivateUse1HooksInterface {
     (void)data;
     return {c10::DeviceType::PrivateUse1, current_device_index};
   }
-  bool isPinnedPtr(const void* data) const override { (void)data; return false; }
-  at::Allocator* getPinnedMemoryAllocator() const override { return c10::GetCPUAllocator(); }
+  bool isPinnedPtr(const void* data) const override { return PinnedAllocator::contains(data); }
+  at::Allocator* getPinnedMemoryAllocator() const override { return &pinned_allocator; }
   bool hasPrimaryContext(c10::DeviceIndex device_index) const override {
     (void)device_index;
     return true;
