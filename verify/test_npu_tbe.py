@@ -166,8 +166,10 @@ def test_split_tbe_adam_on_npu_matches_a_plain_pytorch_adam() -> None:
     states = dev.split_optimizer_states()
     for t, w in enumerate(dev.split_embedding_weights()):
         torch.testing.assert_close(w.cpu(), weights[t], rtol=1e-5, atol=1e-6, msg=f"table {t}")
-        torch.testing.assert_close(states[t][0].cpu(), m1[t], rtol=1e-5, atol=1e-7)
-        torch.testing.assert_close(states[t][1].cpu(), m2[t], rtol=1e-5, atol=1e-7)
+        # The kernel works in float32 throughout (1 - beta2 = 0.001 is rounded to float), the
+        # reference partly in float64 scalars: the second moment differs in the 5th digit.
+        torch.testing.assert_close(states[t][0].cpu(), m1[t], rtol=1e-4, atol=1e-6)
+        torch.testing.assert_close(states[t][1].cpu(), m2[t], rtol=1e-4, atol=1e-6)
 
 
 @pytest.mark.parametrize("pooling", ["sum", "mean"])
