@@ -177,17 +177,14 @@ def test_hccl_all_reduce_and_all_to_all_uneven_and_async(tmp_path: Path) -> None
 def test_library_operators_never_fall_back_to_cpu_kernels() -> None:
     import fbgemm_gpu  # noqa: F401
 
-    # An fbgemm operator the adapter does not implement (yet): it must fail loudly on npu,
-    # never run fbgemm's CPU kernel behind the device's back.
-    op = "fbgemm::block_bucketize_sparse_features"
+    # An fbgemm operator the adapter does not implement: it must fail loudly on npu, never
+    # run fbgemm's CPU kernel behind the device's back.
+    op = "fbgemm::offsets_range"
     if torch._C._dispatch_has_kernel_for_dispatch_key(op, "PrivateUse1"):
         pytest.skip(f"the adapter provides an npu kernel for {op}; pick another operator")
-    lengths = torch.tensor([2, 1], dtype=torch.int32, device="npu")
-    indices = torch.tensor([3, 9, 4], dtype=torch.int32, device="npu")
-    block_sizes = torch.tensor([5], dtype=torch.int32, device="npu")
+    offsets = torch.tensor([0, 2, 3], device="npu")
     with pytest.raises(NotImplementedError, match="no npu kernel"):
-        torch.ops.fbgemm.block_bucketize_sparse_features(
-            lengths.view(-1), indices, False, True, block_sizes, 2, None)
+        torch.ops.fbgemm.offsets_range(offsets, 3)
 
 
 def test_npu_sim_refuses_to_load_next_to_torch_npu(tmp_path: Path) -> None:
