@@ -157,3 +157,30 @@ def test_cann_plugin_needs_cann_operator_packages(tmp_path: Path, monkeypatch) -
     ctx = _fake_ctx(tmp_path, {"target": "sim", "operators": []})
     with pytest.raises(BuildError, match="bundles the cann operator packages"):
         PluginStage()._run_cann(ctx)  # type: ignore[arg-type]
+
+
+def test_npu_adapter_config_declares_every_operator(tmp_path: Path) -> None:
+    """What setup.py builds the npu variant against: a generated aclnn declaration per
+    operator of the catalogue, torch_npu's include trees first, the toolkit's after."""
+    ctx = SimpleNamespace(project=SimpleNamespace(root=ROOT))
+    torch_npu = tmp_path / "site-packages" / "torch_npu"
+    config = PluginStage._npu_adapter_config(  # type: ignore[arg-type]
+        ctx, tmp_path, torch_npu, include=[Path("/cann/include")],
+        library_dirs=[Path("/cann/lib64")], libraries=["nnopbase", "ascendcl"],
+        opp=Path("/build/ops/cann/opp"),
+    )
+    names = set(catalogue.load_catalogue(ROOT / "kernels"))
+    assert config["variant"] == "npu"
+    assert set(config["operators"]) == names
+    decl = Path(config["decl_include"])
+    for name in names:
+        text = (decl / f"aclnn_{name}_decl.h").read_text(encoding="utf-8")
+        assert "GetWorkspaceSize(" in text, name
+    assert config["include_dirs"] == [
+        str(torch_npu / "include"),
+        str(torch_npu / "include" / "third_party" / "acl" / "inc"),
+        "/cann/include",
+    ]
+    assert config["library_dirs"] == [str(torch_npu / "lib"), "/cann/lib64"]
+    assert config["libraries"] == ["torch_npu", "nnopbase", "ascendcl"]
+    assert config["opp"] == "/build/ops/cann/opp"
