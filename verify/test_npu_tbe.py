@@ -248,3 +248,44 @@ def test_tbe_lookup_refuses_uvm_tables() -> None:
     indices, offsets, _ = _batch(0)
     with pytest.raises(ValueError, match=r"only EmbeddingLocation\.DEVICE"):
         dev(indices.to(NPU), offsets.to(NPU))
+
+
+def test_tbe_lookup_refuses_half_weights_with_a_fused_optimizer() -> None:
+    from fbgemm_gpu.split_embedding_configs import EmbOptimType, SparseType
+    from fbgemm_gpu.split_table_batched_embeddings_ops_common import EmbeddingLocation
+    from fbgemm_gpu.split_table_batched_embeddings_ops_training import (
+        ComputeDevice,
+        SplitTableBatchedEmbeddingBagsCodegen,
+    )
+
+    dev = SplitTableBatchedEmbeddingBagsCodegen(
+        embedding_specs=[(rows, dim, EmbeddingLocation.DEVICE, ComputeDevice.CUDA)
+                         for rows, dim in TABLES],
+        optimizer=EmbOptimType.EXACT_SGD,
+        weights_precision=SparseType.FP16,
+        stochastic_rounding=False,
+        device=torch.device(NPU),
+    )
+    indices, offsets, _ = _batch(0)
+    with pytest.raises(TypeError, match="update float32 weights; dev_weights is Half"):
+        dev(indices.to(NPU), offsets.to(NPU))
+
+
+def test_tbe_lookup_names_a_wrong_offsets_length() -> None:
+    dev = _split_tbe(NPU, "sgd", "sum")
+    indices, offsets, _ = _batch(0)
+    with pytest.raises((ValueError, RuntimeError), match="offsets"):
+        torch.ops.fbgemm.split_embedding_codegen_lookup_sgd_function(
+            placeholder_autograd_tensor=dev.placeholder_autograd_tensor,
+            dev_weights=dev.weights_dev, uvm_weights=dev.weights_uvm,
+            lxu_cache_weights=dev.lxu_cache_weights,
+            weights_placements=dev.weights_placements, weights_offsets=dev.weights_offsets,
+            D_offsets=dev.D_offsets, total_D=dev.total_D, max_D=dev.max_D,
+            hash_size_cumsum=dev.hash_size_cumsum,
+            total_hash_size_bits=dev.total_hash_size_bits,
+            indices=indices.to(NPU), offsets=offsets[:-2].to(NPU), pooling_mode=0,
+            indice_weights=None, feature_requires_grad=None,
+            lxu_cache_locations=dev.lxu_cache_locations_empty,
+            gradient_clipping=False, max_gradient=1.0, stochastic_rounding=False,
+            learning_rate=0.1,
+        )
