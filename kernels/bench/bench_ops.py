@@ -189,20 +189,23 @@ def tbe_backward_case() -> Case:
     t, rows, dim, b = 26, 20_000, 64, 2048
     x = _tbe_inputs(t, rows, dim, b, 20)
     n = x["indices"].numel()
-    table = torch.repeat_interleave(
-        torch.arange(t), (x["offsets"][1:] - x["offsets"][:-1]).view(t, b).sum(1)
-    )
-    linear = table * rows + x["indices"]
+    # As the adapter: each position's bag k = t * B + b, the stable sort by table * rows + id,
+    # and the bags in sorted order (so the kernel need not search offsets for them).
+    bag = torch.repeat_interleave(torch.arange(t * b), x["offsets"][1:] - x["offsets"][:-1])
+    linear = bag // b * rows + x["indices"]
     order = torch.sort(linear, stable=True).indices
+    sorted_bags = bag[order]
     unique = int(torch.unique(linear).numel())
     grad = torch.randn(b, t * dim, generator=GEN)
     momentum = torch.zeros_like(x["weights"])
     tensors = [grad, x["weights"], momentum, x["weights_offsets"], x["weights_offsets"],
-               x["d_offsets"], x["indices"], x["offsets"], None, order, None, None, None]
+               x["d_offsets"], x["indices"], x["offsets"], None, order, None, None, None,
+               sorted_bags]
     attrs = [1, 0, 0.01, 1e-8, 0.0, 0, 0, 0.0, dim, 0.9, 0.999, 0]
     # Each occurrence's gradient row is read (as the forward reads its weight row); each
-    # distinct row's weights and Adagrad state are read and written once.
-    minimum = nbytes(x["indices"], x["offsets"], order) + n * dim * 4 + unique * dim * 4 * 4
+    # distinct row's weights and Adagrad state are read and written once. With sorted_bags,
+    # sum pooling needs no offsets.
+    minimum = nbytes(x["indices"], order, sorted_bags) + n * dim * 4 + unique * dim * 4 * 4
     return Case(
         "split_embedding_backward",
         f"exact Adagrad, T={t} tables [{rows}, {dim}], B={b}, {n} ids ({unique} distinct rows)",

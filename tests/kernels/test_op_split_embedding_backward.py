@@ -52,6 +52,7 @@ def split_embedding_backward(
     grad_weights,
     momentum2=None,
     momentum2_offsets=None,
+    sorted_bags=None,
     *,
     optimizer: int,
     pooling_mode: int,
@@ -85,6 +86,7 @@ def split_embedding_backward(
         grad_weights,
         momentum2,
         momentum2_offsets,
+        sorted_bags,
     ]
     attrs = [
         optimizer,
@@ -110,6 +112,13 @@ def table_of_positions(offsets, num_tables: int, n: int):
     bag = torch.repeat_interleave(torch.arange(lengths.numel()), lengths)
     assert bag.numel() == n
     return bag // max(b, 1)
+
+
+def bags_of(offsets, sorted_positions):
+    """What the adapter passes as sorted_bags: the bag of each sorted position (-1 outside every
+    bag)."""
+    bag = torch.searchsorted(offsets.long(), sorted_positions, right=True) - 1
+    return torch.where(bag < offsets.numel() - 1, bag, -1)
 
 
 def sorted_positions_of(indices, offsets, rows: list[int]):
@@ -150,6 +159,7 @@ class Case:
         shape = (self.n, dims[0]) if pooling == NONE else (self.b, total_d)
         self.grad_output = torch.randn(shape, generator=gen) * 2
         self.sorted = sorted_positions_of(self.indices, self.offsets, rows)
+        self.sorted_bags = bags_of(self.offsets, self.sorted)
         # Adam state of a plausible scale (|m| well below sqrt(v), so steps are about lr; the
         # rounding of a step is relative to its size). The second moment is laid out 3 floats
         # further on than the weights, so mixing up the two offsets tensors shows.
@@ -165,7 +175,7 @@ class Case:
             return self.mom_rows.clone(), self.row_offsets.clone()
         return None, None
 
-    def run_kernel(self, ops, optimizer, index_dtype, **kw):
+    def run_kernel(self, ops, optimizer, index_dtype, bags=False, **kw):
         weights = self.weights.clone()
         mom, mom_off = self.momentum(optimizer)
         grad_weights = torch.zeros(self.w_total) if optimizer == DENSE else None
@@ -182,6 +192,7 @@ class Case:
             self.indice_weights,
             self.sorted,
             grad_weights,
+            sorted_bags=self.sorted_bags if bags else None,
             optimizer=optimizer,
             pooling_mode=self.pooling,
             **kw,
@@ -239,6 +250,16 @@ class Case:
             out = fn(**split, **state)
         out.backward(self.grad_output)
         return weights.detach(), mom, None
+
+
+def with_and_without_bags(run, *args, **kw):
+    """run(*args, bags=..., **kw) without and then with sorted_bags. Both paths add the same
+    terms in the same order, so the results must agree bit for bit; returned once."""
+    without = run(*args, bags=False, **kw)
+    with_bags = run(*args, bags=True, **kw)
+    for a, b in zip(without, with_bags, strict=True):
+        assert (a is None and b is None) or torch.equal(a, b)
+    return without
 
 
 def row_sums(case: Case, clip=None) -> dict[tuple[int, int], torch.Tensor]:
@@ -443,7 +464,7 @@ def test_matches_fbgemm(sim_ops, data, optimizer, pooling, index_dtype, clip, pl
     case = data.draw(cases(pooling))
     clip = clip and optimizer != DENSE  # the dense lookup has no clipping
     kw = {"gradient_clipping": int(clip), "max_gradient": 0.7}
-    got = case.run_kernel(sim_ops, optimizer, index_dtype, **kw, **platform)
+    got = with_and_without_bags(case.run_kernel, sim_ops, optimizer, index_dtype, **kw, **platform)
     if case.b == 0:  # nothing to differentiate; fbgemm's CPU kernels want B > 0
         want = (case.weights, case.momentum(optimizer)[0], None)
         if optimizer == DENSE:
@@ -473,7 +494,10 @@ def test_matches_reference(
     mode = weight_decay_mode if optimizer == ROWWISE else 0
     max_gradient = 0.7 if clip else None
     kw = {"weight_decay": wd, "weight_decay_mode": mode, "gradient_clipping": int(clip)}
-    got = case.run_kernel(sim_ops, optimizer, index_dtype, max_gradient=0.7, **kw, **platform)
+    kw.update(platform)
+    got = with_and_without_bags(
+        case.run_kernel, sim_ops, optimizer, index_dtype, max_gradient=0.7, **kw
+    )
     want = reference_update(case, optimizer, wd, mode, max_gradient)
     assert_close(got, want)
 
@@ -530,10 +554,9 @@ def test_large_spread_over_cores(sim_ops) -> None:
         hot[torch.rand(n, generator=gen) < 0.6] = 0  # row 0 of every table is hot
         index_list += hot.tolist()
     case = Case(rows, dims, lengths, index_list, True, MEAN, gen)
+    kw = {"min_core_bytes": 1, "ub_bytes": 24 * 1024, "max_cores": 7}
     for optimizer in (ADAGRAD, ROWWISE):
-        got = case.run_kernel(
-            sim_ops, optimizer, torch.int32, min_core_bytes=1, ub_bytes=24 * 1024, max_cores=7
-        )
+        got = with_and_without_bags(case.run_kernel, sim_ops, optimizer, torch.int32, **kw)
         assert_close(got, case.run_fbgemm(optimizer))
 
 
@@ -542,7 +565,7 @@ def test_large_spread_over_cores(sim_ops) -> None:
 BETA1, BETA2 = 0.9, 0.999
 
 
-def run_adam(ops, case: Case, index_dtype, **kw):
+def run_adam(ops, case: Case, index_dtype, bags=False, **kw):
     """The kernel's Adam mode on copies of the case's state: (weights, momentum1, momentum2)."""
     weights, m, v = case.weights.clone(), case.adam_m.clone(), case.adam_v.clone()
     split_embedding_backward(
@@ -560,6 +583,7 @@ def run_adam(ops, case: Case, index_dtype, **kw):
         None,
         v,
         case.adam_v_offsets,
+        case.sorted_bags if bags else None,
         optimizer=ADAM,
         pooling_mode=case.pooling,
         beta1=BETA1,
@@ -730,7 +754,8 @@ def test_adam_matches_fbgemm_grad_and_adamw(
     sim_ops, data, pooling, index_dtype, it, weight_decay, platform
 ) -> None:
     case = data.draw(cases(pooling))
-    got = run_adam(sim_ops, case, index_dtype, iter=it, weight_decay=weight_decay, **platform)
+    kw = {"iter": it, "weight_decay": weight_decay, **platform}
+    got = with_and_without_bags(run_adam, sim_ops, case, index_dtype, **kw)
     if case.b == 0:  # nothing touched; fbgemm's CPU kernels want B > 0
         want = (case.weights, case.adam_m, case.adam_v)
     else:
@@ -754,7 +779,9 @@ def test_adam_matches_reference(
     """Also pooling none, pruned (-1) indices and clipping."""
     case = data.draw(cases(pooling, allow_pruned=True))
     kw = {"iter": it, "weight_decay": weight_decay, "gradient_clipping": int(clip)}
-    got = run_adam(sim_ops, case, index_dtype, max_gradient=0.7, **kw, **platform)
+    got = with_and_without_bags(
+        run_adam, sim_ops, case, index_dtype, max_gradient=0.7, **kw, **platform
+    )
     want = reference_adam(case, it, weight_decay, 0.7 if clip else None)
     assert_close(got, want)
 
@@ -781,7 +808,9 @@ def test_adam_large_spread_over_cores(sim_ops) -> None:
         index_list += hot.tolist()
     case = Case(rows, dims, lengths, index_list, False, SUM, gen)
     kw = {"min_core_bytes": 1, "ub_bytes": 24 * 1024, "max_cores": 7}
-    got = run_adam(sim_ops, case, torch.int64, iter=2, weight_decay=0.01, **kw)
+    got = with_and_without_bags(
+        run_adam, sim_ops, case, torch.int64, iter=2, weight_decay=0.01, **kw
+    )
     assert_close(got, reference_adam(case, 2, 0.01))
 
 
@@ -803,6 +832,7 @@ def small_args(optimizer=SGD, max_d=2, **overrides):
         "grad_weights": None,
         "momentum2": None,
         "momentum2_offsets": None,
+        "sorted_bags": None,
     }
     args.update(overrides)
     return args, {"optimizer": optimizer, "pooling_mode": SUM, "max_d": max_d}
@@ -849,6 +879,63 @@ def test_rows_that_just_fit(sim_ops) -> None:
         split_embedding_backward(sim_ops, *args, optimizer=SGD, pooling_mode=SUM, max_d=d - 1)
 
 
+def test_sorted_bags_needs_its_window(sim_ops) -> None:
+    """sorted_bags is read through a second UB window as large as sorted_positions' (1 KiB at
+    24 KiB of UB), so the largest max_d without it no longer fits with it."""
+    d = (24 * 1024 - 1024 - 32) // 3 // 32 * 8
+    args = (torch.ones(1, d), torch.zeros(2 * d), None, None, torch.tensor([0]))
+    args += (torch.tensor([0, d], dtype=torch.int32), torch.tensor([1]), torch.tensor([0, 1]))
+    args += (None, torch.tensor([0]), None, None, None, torch.tensor([0]))
+    with pytest.raises(SimError, match=f"max_d {d} needs {3 * d * 4} bytes .* than the 22496"):
+        split_embedding_backward(
+            sim_ops, *args, optimizer=SGD, pooling_mode=SUM, ub_bytes=24 * 1024, max_d=d
+        )
+
+
+def test_sorted_bags_outside_every_bag(sim_ops) -> None:
+    """One table (D = 1, 2 rows), B = 1, indices [0, 1, 1] but offsets [0, 2]: position 2 lies
+    in no bag, so only positions 0 and 1 count (each row gets grad 1, SGD lr 0.1). The search
+    finds no bag for it; sorted_bags says so with -1. A bag outside [0, T * B) traps."""
+    grad_output, meta = (
+        torch.ones(1, 1),
+        (torch.tensor([0]), torch.tensor([0, 1], dtype=torch.int32)),
+    )
+    idx = (torch.tensor([0, 1, 1]), torch.tensor([0, 2]), None, torch.tensor([0, 1, 2]), None)
+    for bags in (None, torch.tensor([0, 0, -1])):
+        weights = torch.zeros(2)
+        split_embedding_backward(
+            sim_ops,
+            grad_output,
+            weights,
+            None,
+            None,
+            *meta,
+            *idx,
+            None,
+            None,
+            bags,
+            optimizer=SGD,
+            pooling_mode=SUM,
+        )
+        torch.testing.assert_close(weights, torch.tensor([-LR, -LR]))
+    for bad in ([0, 0, 1], [0, -2, 0]):
+        with pytest.raises(SimError, match="trap"):
+            split_embedding_backward(
+                sim_ops,
+                grad_output,
+                torch.zeros(2),
+                None,
+                None,
+                *meta,
+                *idx,
+                None,
+                None,
+                torch.tensor(bad),
+                optimizer=SGD,
+                pooling_mode=SUM,
+            )
+
+
 ADAM_STATE = {
     "momentum1": torch.zeros(6),
     "momentum1_offsets": torch.tensor([0]),
@@ -872,6 +959,12 @@ ADAM_STATE = {
         ),
         ({"sorted_positions": torch.tensor([0])}, {}, "sorted_positions must have N = 2"),
         ({"sorted_positions": None}, {}, "sorted_positions is required"),
+        ({"sorted_bags": torch.tensor([0])}, {}, "sorted_bags must have N = 2 entries, got 1"),
+        (
+            {"sorted_bags": torch.tensor([0, 0, 0])},
+            {},
+            "sorted_bags must have N = 2 entries, got 3",
+        ),
         ({"indice_weights": torch.ones(3)}, {}, "indice_weights must have N = 2"),
         ({}, {"optimizer": ADAGRAD}, "momentum1 and momentum1_offsets are required"),
         ({}, {"optimizer": DENSE}, "grad_weights is required in dense mode"),

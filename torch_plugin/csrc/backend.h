@@ -68,7 +68,7 @@ void split_embedding_backward(const at::Tensor& grad_output, const at::Tensor& w
                               const at::Tensor& indice_weights,
                               const at::Tensor& sorted_positions, const at::Tensor& grad_weights,
                               const at::Tensor& momentum2, const at::Tensor& momentum2_offsets,
-                              int64_t optimizer, int64_t pooling_mode, double learning_rate,
+                              const at::Tensor& sorted_bags, int64_t optimizer, int64_t pooling_mode, double learning_rate,
                               double eps, double weight_decay, int64_t weight_decay_mode,
                               int64_t gradient_clipping, double max_gradient, int64_t max_d,
                               double beta1, double beta2, int64_t iter);

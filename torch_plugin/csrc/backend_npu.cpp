@@ -286,7 +286,7 @@ void split_embedding_backward(const at::Tensor& grad_output, const at::Tensor& w
                               const at::Tensor& indice_weights,
                               const at::Tensor& sorted_positions, const at::Tensor& grad_weights,
                               const at::Tensor& momentum2, const at::Tensor& momentum2_offsets,
-                              int64_t optimizer, int64_t pooling_mode, double learning_rate,
+                              const at::Tensor& sorted_bags, int64_t optimizer, int64_t pooling_mode, double learning_rate,
                               double eps, double weight_decay, int64_t weight_decay_mode,
                               int64_t gradient_clipping, double max_gradient, int64_t max_d,
                               double beta1, double beta2, int64_t iter) {
@@ -295,16 +295,16 @@ void split_embedding_backward(const at::Tensor& grad_output, const at::Tensor& w
     auto ad = acl_tensor(d_offsets), ai = acl_tensor(indices), ao = acl_tensor(offsets);
     auto aiw = acl_tensor(indice_weights), asp = acl_tensor(sorted_positions);
     auto agw = acl_tensor(grad_weights), am2 = acl_tensor(momentum2);
-    auto am2o = acl_tensor(momentum2_offsets);
+    auto am2o = acl_tensor(momentum2_offsets), asb = acl_tensor(sorted_bags);
     run("SplitEmbeddingBackward", "mxrec_opp_split_embedding_backward", grad_output,
         &aclnnSplitEmbeddingBackwardGetWorkspaceSize != nullptr &&
             &aclnnSplitEmbeddingBackward != nullptr,
         [&](uint64_t* ws, aclOpExecutor** ex) {
             return aclnnSplitEmbeddingBackwardGetWorkspaceSize(
                 ag.get(), aw.get(), am.get(), amo.get(), awo.get(), ad.get(), ai.get(), ao.get(),
-                aiw.get(), asp.get(), agw.get(), am2.get(), am2o.get(), optimizer, pooling_mode,
-                learning_rate, eps, weight_decay, weight_decay_mode, gradient_clipping,
-                max_gradient, max_d, beta1, beta2, iter, ws, ex);
+                aiw.get(), asp.get(), agw.get(), am2.get(), am2o.get(), asb.get(), optimizer,
+                pooling_mode, learning_rate, eps, weight_decay, weight_decay_mode,
+                gradient_clipping, max_gradient, max_d, beta1, beta2, iter, ws, ex);
         },
         aclnnSplitEmbeddingBackward);
 }

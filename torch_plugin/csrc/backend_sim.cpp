@@ -202,7 +202,7 @@ void split_embedding_backward(const at::Tensor& grad_output, const at::Tensor& w
                               const at::Tensor& indice_weights,
                               const at::Tensor& sorted_positions, const at::Tensor& grad_weights,
                               const at::Tensor& momentum2, const at::Tensor& momentum2_offsets,
-                              int64_t optimizer, int64_t pooling_mode, double learning_rate,
+                              const at::Tensor& sorted_bags, int64_t optimizer, int64_t pooling_mode, double learning_rate,
                               double eps, double weight_decay, int64_t weight_decay_mode,
                               int64_t gradient_clipping, double max_gradient, int64_t max_d,
                               double beta1, double beta2, int64_t iter) {
@@ -214,7 +214,7 @@ void split_embedding_backward(const at::Tensor& grad_output, const at::Tensor& w
                 sim_tensor(d_offsets), sim_tensor(indices), sim_tensor(offsets),
                 sim_tensor(indice_weights), sim_tensor(sorted_positions),
                 sim_tensor(grad_weights), sim_tensor(momentum2), sim_tensor(momentum2_offsets),
-                optimizer, pooling_mode, learning_rate, eps, weight_decay, weight_decay_mode,
+                sim_tensor(sorted_bags), optimizer, pooling_mode, learning_rate, eps, weight_decay, weight_decay_mode,
                 gradient_clipping, max_gradient, max_d, beta1, beta2, iter, &l.options,
                 l.report.get()));
 }

@@ -213,10 +213,16 @@ at::Tensor forward(const Lookup& l) {
     return want == at::kFloat ? out : out.to(want);
 }
 
-// Positions of the indices ordered so that equal (table, row) pairs are adjacent: a stable sort
-// of hash_size_cumsum[table] + index. Runs on the device (aten sort on torch_npu); the backward
-// kernel then sums each run's gradient once and updates its row once ("exact").
-at::Tensor sorted_positions(const Lookup& l) {
+// Positions of the indices ordered so that equal (table, row) pairs are adjacent (a stable sort
+// of hash_size_cumsum[table] + index), and the bag of each sorted position. Runs on the device
+// (aten sort on torch_npu); the backward kernel then sums each run's gradient once and updates
+// its row once ("exact"), and needs no search for a position's bag.
+struct SortedPositions {
+    at::Tensor positions;
+    at::Tensor bags;
+};
+
+SortedPositions sorted_positions(const Lookup& l) {
     const int64_t tables = l.d_offsets.numel() - 1;
     const int64_t batch = batch_size(l);
     const at::Tensor offsets = l.offsets.to(at::kLong);
@@ -227,7 +233,10 @@ at::Tensor sorted_positions(const Lookup& l) {
                                                     l.indices.numel());
     const at::Tensor table_of = at::div(bag_of, batch, "floor");
     const at::Tensor linear = l.hash_size_cumsum.index_select(0, table_of) + l.indices.to(at::kLong);
-    return std::get<1>(linear.sort(/*stable=*/true, /*dim=*/0, /*descending=*/false)).contiguous();
+    at::Tensor order =
+        std::get<1>(linear.sort(/*stable=*/true, /*dim=*/0, /*descending=*/false)).contiguous();
+    at::Tensor sorted_bags = bag_of.index_select(0, order).contiguous();
+    return {order, sorted_bags};
 }
 
 struct Update {
@@ -256,11 +265,12 @@ void backward(const Lookup& l, const Update& u, const at::Tensor& grad_output,
     TORCH_CHECK_VALUE(grad.dim() == 2 && grad.size(0) == rows && grad.size(1) == cols, l.op,
                       ": the output gradient must have the output's shape [", rows, ", ", cols,
                       "], got ", grad.sizes());
+    const SortedPositions sorted = sorted_positions(l);
     backend::split_embedding_backward(
         grad, l.weights, u.momentum1, u.momentum1_offsets, l.weights_offsets.contiguous(),
         l.d_offsets.contiguous(), l.indices.contiguous(), l.offsets.contiguous(),
         l.indice_weights.defined() ? l.indice_weights.contiguous() : at::Tensor(),
-        sorted_positions(l), grad_weights, u.momentum2, u.momentum2_offsets,
+        sorted.positions, grad_weights, u.momentum2, u.momentum2_offsets, sorted.bags,
         static_cast<int64_t>(u.optimizer), l.pooling_mode, u.learning_rate, u.eps,
         u.weight_decay, u.weight_decay_mode, u.gradient_clipping ? 1 : 0, u.max_gradient,
         l.max_d, u.beta1, u.beta2, u.iter);

@@ -9,7 +9,8 @@
 // and, for Adagrad, the momentum row (Adam: both moment rows; row-wise Adagrad needs the full
 // row's sum of squares before it may update any column). max_d therefore has to fit the unified
 // buffer: larger values are rejected rather than chunked, which at 192 KiB still allows D up to
-// about 16000 (SGD, row-wise Adagrad; Adagrad 12000, Adam 9600, dense 24000).
+// about 16000 (SGD, row-wise Adagrad; Adagrad 12000, Adam 9600, dense 24000); the sorted_bags
+// window takes 4 KiB more of it.
 #ifndef SPLIT_EMBEDDING_BACKWARD_TILING_H
 #define SPLIT_EMBEDDING_BACKWARD_TILING_H
 
@@ -36,6 +37,7 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
     const TensorDesc& gradWeights = a.inputs[10];
     const TensorDesc& momentum2 = a.inputs[11];
     const TensorDesc& momentum2Offsets = a.inputs[12];
+    const TensorDesc& sortedBags = a.inputs[13];
     const int64_t optimizer = a.attrs[0].i;
     const int64_t pooling = a.attrs[1].i;
     const int64_t maxD = a.attrs[8].i;
@@ -72,6 +74,11 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
     if (sorted.dims[0] != td.numIndices) {
         return Reject<TD>("sorted_positions must have N = " + std::to_string(td.numIndices) + " entries, got " +
                           std::to_string(sorted.dims[0]));
+    }
+    td.hasSortedBags = sortedBags.present ? 1 : 0;
+    if (sortedBags.present && sortedBags.dims[0] != td.numIndices) {
+        return Reject<TD>("sorted_bags must have N = " + std::to_string(td.numIndices) + " entries, got " +
+                          std::to_string(sortedBags.dims[0]));
     }
     td.hasIndiceWeights = indiceWeights.present ? 1 : 0;
     if (indiceWeights.present && indiceWeights.dims[0] != td.numIndices) {
@@ -142,22 +149,23 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
         td.biasScale2 = scale[1];
     }
 
-    // UB: the sorted_positions window, a 32-byte slot, and the row buffers (accumulated
-    // gradient, grad_output row; weight row in the optimizer modes; momentum row for Adagrad,
-    // both moment rows for Adam).
+    // UB: the sorted_positions window (and as large a one over sorted_bags), a 32-byte slot, and
+    // the row buffers (accumulated gradient, grad_output row; weight row in the optimizer modes;
+    // momentum row for Adagrad, both moment rows for Adam).
     const int64_t ub = static_cast<int64_t>(p.ub_bytes);
     td.windowBytes = static_cast<uint32_t>(Min64(AlignDown(ub / 24, kBlockBytes), 4096));
     const int64_t rowBytes = AlignUp(Max64(maxD, 1) * 4, kBlockBytes);
     const int64_t rows = optimizer == 3 ? 2 : (optimizer == 1 ? 4 : (adam ? 5 : 3));
-    const int64_t avail = ub - td.windowBytes - kBlockBytes;
+    const int64_t windows = td.hasSortedBags ? 2 : 1;
+    const int64_t avail = ub - windows * td.windowBytes - kBlockBytes;
     if (rows * rowBytes > avail) {
         return Reject<TD>("max_d " + std::to_string(maxD) + " needs " + std::to_string(rows * rowBytes) +
                           " bytes of unified buffer for its " + std::to_string(rows) + " row buffers, more than the " +
                           std::to_string(avail) + " available");
     }
     td.rowBytes = static_cast<uint32_t>(rowBytes);
-    // Work per index: its positions and bag search, and one grad_output row in, plus (at most)
-    // one weight/momentum row in and out.
+    // Work per index: its position and bag (searched, or read from sorted_bags), and one
+    // grad_output row in, plus (at most) one weight/momentum row in and out.
     const int64_t work = td.numIndices * (32 + 4 * Max64(maxD, 1) * (rows + 1));
     td.coreNum = Clamp64(CeilDiv(work, Max64(1, p.min_core_bytes)), 1, static_cast<int64_t>(p.vector_cores));
     plan.tiling_key = SEB_KEY_DEFAULT;

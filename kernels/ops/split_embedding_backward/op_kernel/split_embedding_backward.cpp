@@ -4,11 +4,15 @@
 // row-wise Adagrad, Adam), or in dense mode the sum is written to grad_weights.
 //
 // sorted_positions lists the index positions with equal rows adjacent; a core walks the runs
-// that start in its slice of it (see the tiling header). Per position: its bag by binary search
-// of offsets (scalar: irregular, 64-bit), its grad_output row by DMA, then clip / scale / add
-// with vector ops. Per run: the weight (and momentum) row by DMA, the update with vector ops,
-// and the row written back. Sums follow the order of sorted_positions, which is fbgemm's
-// (position order within a row) when the adapter's sort is stable.
+// that start in its slice of it (see the tiling header). Per position: its bag, from sorted_bags
+// when the adapter passes it (read, like sorted_positions, through a UB window) or else by a
+// binary search of offsets (scalar: irregular, 64-bit); its row, from indices (a scalar gather:
+// positions arrive permuted); its grad_output row by DMA, then clip / scale / add with vector
+// ops. Per run: the weight (and momentum) row by DMA, the update with vector ops, and the row
+// written back. The per-table values (D_t, column, weights/momentum offsets) are kept in scalar
+// registers while the table stays the same, which it does for long stretches (the sort puts
+// table t's rows before table t + 1's). Sums follow the order of sorted_positions, which is
+// fbgemm's (position order within a row) when the adapter's sort is stable.
 //
 // Adagrad's and Adam's steps are vector work (Sqrt, Adds, Div); row-wise Adagrad needs one
 // square root per row, which runs on the scalar unit (ScalarSqrt below) rather than as a
@@ -56,6 +60,19 @@ struct Entry {
     int64_t table;
     int64_t row;
     int64_t dim;
+    int64_t col;          // table's first column in a grad_output row (pooled modes)
+    int64_t momentumAt;   // momentum1_offsets[table]
+    int64_t momentum2At;  // momentum2_offsets[table]
+};
+
+// The per-table values last read from global memory.
+struct TableInfo {
+    int64_t table = -1;
+    int64_t dim = 0;
+    int64_t col = 0;
+    int64_t weightsAt = 0;
+    int64_t momentumAt = 0;
+    int64_t momentum2At = 0;
 };
 
 template <typename TI>
@@ -64,7 +81,7 @@ public:
     __aicore__ inline void Init(GM_ADDR gradOutput, GM_ADDR weights, GM_ADDR momentum, GM_ADDR momentumOffsets,
                                 GM_ADDR weightsOffsets, GM_ADDR dOffsets, GM_ADDR indices, GM_ADDR offsets,
                                 GM_ADDR indiceWeights, GM_ADDR sortedPositions, GM_ADDR gradWeights,
-                                GM_ADDR momentum2, GM_ADDR momentum2Offsets,
+                                GM_ADDR momentum2, GM_ADDR momentum2Offsets, GM_ADDR sortedBags,
                                 const SplitEmbeddingBackwardTilingData& td, TPipe* pipe) {
         td_ = td;
         me_ = GetBlockIdx();
@@ -90,6 +107,10 @@ public:
             mo2OffGm_.SetGlobalBuffer((__gm__ int64_t*)momentum2Offsets, td.tables);
         }
         sortedWin_.Init(pipe, sortedGm_, td.numIndices, td.windowBytes);
+        if (td.hasSortedBags) {
+            bagsGm_.SetGlobalBuffer((__gm__ int64_t*)sortedBags, td.numIndices);
+            bagsWin_.Init(pipe, bagsGm_, td.numIndices, td.windowBytes);
+        }
         pipe->InitBuffer(accBuf_, td.rowBytes);
         pipe->InitBuffer(gBuf_, td.rowBytes);
         if (td.optimizer != kDense) pipe->InitBuffer(wBuf_, td.rowBytes);
@@ -148,21 +169,53 @@ private:
         return bag >= 0 && bag < totalB_ ? bag : -1;
     }
 
+    // Entry j of sorted_positions (and of sorted_bags: both are read sequentially, so through
+    // UB windows rather than element by element from global memory).
     __aicore__ inline void Locate(int64_t j, Entry& e) {
         e.key = -1;
         e.pos = sortedWin_.Get(j);
         if (e.pos < 0 || e.pos >= td_.numIndices) Trap();  // not a permutation of 0..N-1
-        e.bag = BagOf(e.pos);
-        if (e.bag < 0) return;
+        if (td_.hasSortedBags) {
+            e.bag = bagsWin_.Get(j);
+            if (e.bag == -1) return;                    // outside every bag, as the search says
+            if (e.bag < 0 || e.bag >= totalB_) Trap();  // not a bag of offsets
+        } else {
+            e.bag = BagOf(e.pos);
+            if (e.bag < 0) return;
+        }
         e.row = static_cast<int64_t>(idxGm_.GetValue(e.pos));
         if (e.row == -1) return;  // a pruned row
         if (e.row < 0) Trap();
         e.table = e.bag / td_.batch;
-        e.dim = static_cast<int64_t>(dOffGm_.GetValue(e.table + 1)) - static_cast<int64_t>(dOffGm_.GetValue(e.table));
-        if (e.dim < 0 || e.dim > td_.maxD) Trap();  // d_offsets decreasing or max_d too small
+        if (e.table != table_.table) LoadTable(e.table);
+        e.dim = table_.dim;
+        e.col = table_.col;
+        e.momentumAt = table_.momentumAt;
+        e.momentum2At = table_.momentum2At;
         if (e.dim == 0) return;
-        e.key = woGm_.GetValue(e.table) + e.row * e.dim;
+        e.key = table_.weightsAt + e.row * e.dim;
         if (e.key < 0 || e.key + e.dim > td_.numWeights) Trap();  // row outside weights
+    }
+
+    __aicore__ inline void LoadTable(int64_t t) {
+        table_.table = t;
+        table_.col = static_cast<int64_t>(dOffGm_.GetValue(t));
+        table_.dim = static_cast<int64_t>(dOffGm_.GetValue(t + 1)) - table_.col;
+        if (table_.dim < 0 || table_.dim > td_.maxD) Trap();  // d_offsets decreasing or max_d too small
+        table_.weightsAt = woGm_.GetValue(t);
+        if (td_.optimizer == kAdagrad || td_.optimizer == kRowwise || td_.optimizer == kAdam) {
+            table_.momentumAt = moOffGm_.GetValue(t);
+        }
+        if (td_.optimizer == kAdam) table_.momentum2At = mo2OffGm_.GetValue(t);
+    }
+
+    // Mean pooling's 1 / L of a bag; a run's positions often share bags, so the last is kept.
+    __aicore__ inline float MeanScale(int64_t bag) {
+        if (bag != meanBag_) {
+            meanBag_ = bag;
+            meanScale_ = 1.0f / static_cast<float>(Offset(bag + 1) - Offset(bag));
+        }
+        return meanScale_;
     }
 
     // ---- gradient sum -----------------------------------------------------------------------
@@ -179,16 +232,15 @@ private:
             if (dim > td_.gradStride) Trap();
             src = e.pos * td_.gradStride;
         } else {
-            const int64_t col = static_cast<int64_t>(dOffGm_.GetValue(e.table));
-            if (col < 0 || col + dim > td_.gradStride) Trap();  // d_offsets beyond grad_output's columns
-            src = (e.bag % td_.batch) * td_.gradStride + col;
+            if (e.col < 0 || e.col + dim > td_.gradStride) Trap();  // d_offsets beyond grad_output's columns
+            src = (e.bag % td_.batch) * td_.gradStride + e.col;
         }
         // fbgemm: indice weights replace the mean's 1/L (mean pooling ignores them otherwise).
         float scale = 1.0f;
         if (td_.hasIndiceWeights) {
             scale = iwGm_.GetValue(e.pos);
         } else if (td_.pooling == kMean) {
-            scale = 1.0f / static_cast<float>(Offset(e.bag + 1) - Offset(e.bag));
+            scale = MeanScale(e.bag);
         }
         LocalTensor<float> acc = accBuf_.Get<float>();
         LocalTensor<float> g = gBuf_.Get<float>();
@@ -230,7 +282,7 @@ private:
             Sub(w, w, g, n);
         } else if (td_.optimizer == kAdagrad) {
             LocalTensor<float> m = mBuf_.Get<float>();
-            const int64_t mAt = moOffGm_.GetValue(head.table) + head.row * dim;
+            const int64_t mAt = head.momentumAt + head.row * dim;
             if (mAt < 0 || mAt + dim > td_.numMomentum) Trap();
             DataCopyPad(m, momGm_[mAt], rowCopy, pad);
             Mul(g, acc, acc, n);
@@ -258,7 +310,7 @@ private:
                                           LocalTensor<float>& w) {
         const int64_t dim = head.dim;
         const int32_t n = static_cast<int32_t>(dim);
-        const int64_t mAt = moOffGm_.GetValue(head.table) + head.row;
+        const int64_t mAt = head.momentumAt + head.row;
         if (mAt < 0 || mAt >= td_.numMomentum) Trap();
         LocalTensor<float> s = slot_.Get<float>();
         mxrec::PipeSync<HardEvent::S_MTE2>();  // the previous row's momentum was read
@@ -308,8 +360,8 @@ private:
         const DataCopyPadExtParams<float> pad{false, 0, 0, 0.0f};
         LocalTensor<float> m = mBuf_.Get<float>();
         LocalTensor<float> v = m2Buf_.Get<float>();
-        const int64_t mAt = moOffGm_.GetValue(head.table) + head.row * dim;
-        const int64_t vAt = mo2OffGm_.GetValue(head.table) + head.row * dim;
+        const int64_t mAt = head.momentumAt + head.row * dim;
+        const int64_t vAt = head.momentum2At + head.row * dim;
         if (mAt < 0 || mAt + dim > td_.numMomentum) Trap();
         if (vAt < 0 || vAt + dim > td_.numMomentum2) Trap();
         DataCopyPad(m, momGm_[mAt], rowCopy, pad);
@@ -343,6 +395,9 @@ private:
     SplitEmbeddingBackwardTilingData td_;
     int64_t me_ = 0;
     int64_t totalB_ = 0;
+    TableInfo table_;
+    int64_t meanBag_ = -1;
+    float meanScale_ = 1.0f;
     GlobalTensor<float> gradGm_;
     GlobalTensor<float> outGm_;  // weights, or grad_weights in dense mode
     GlobalTensor<float> momGm_;
@@ -356,6 +411,8 @@ private:
     GlobalTensor<TI> offGm_;
     GlobalTensor<int64_t> sortedGm_;
     mxrec::OffsetWindow<int64_t> sortedWin_;
+    GlobalTensor<int64_t> bagsGm_;
+    mxrec::OffsetWindow<int64_t> bagsWin_;
     TBuf<TPosition::VECCALC> accBuf_;
     TBuf<TPosition::VECCALC> gBuf_;
     TBuf<TPosition::VECCALC> wBuf_;
@@ -371,8 +428,8 @@ extern "C" __global__ __aicore__ void split_embedding_backward(GM_ADDR grad_outp
                                                                GM_ADDR d_offsets, GM_ADDR indices, GM_ADDR offsets,
                                                                GM_ADDR indice_weights, GM_ADDR sorted_positions,
                                                                GM_ADDR grad_weights, GM_ADDR momentum2,
-                                                               GM_ADDR momentum2_offsets, GM_ADDR workspace,
-                                                               GM_ADDR tiling) {
+                                                               GM_ADDR momentum2_offsets, GM_ADDR sorted_bags,
+                                                               GM_ADDR workspace, GM_ADDR tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     REGISTER_TILING_DEFAULT(SplitEmbeddingBackwardTilingData);
     GET_TILING_DATA(td, tiling);
@@ -380,6 +437,7 @@ extern "C" __global__ __aicore__ void split_embedding_backward(GM_ADDR grad_outp
     TPipe pipe;
     SplitEmbeddingBackward<DTYPE_INDICES> op;
     op.Init(grad_output, weights, momentum1, momentum1_offsets, weights_offsets, d_offsets, indices, offsets,
-            indice_weights, sorted_positions, grad_weights, momentum2, momentum2_offsets, td, &pipe);
+            indice_weights, sorted_positions, grad_weights, momentum2, momentum2_offsets, sorted_bags, td,
+            &pipe);
     op.Process();
 }

@@ -17,6 +17,7 @@ struct SplitEmbeddingBackwardTilingData {
     int64_t optimizer;     // 0 sgd, 1 adagrad, 2 row-wise adagrad, 3 dense, 4 adam
     int64_t pooling;       // 0 sum, 1 mean, 2 none
     int64_t hasIndiceWeights;
+    int64_t hasSortedBags;  // sorted_bags given: no search of offsets for a position's bag
     int64_t weightDecayMode;
     int64_t clip;          // clamp grad_output to [-maxGradient, maxGradient]
     int64_t coreNum;
@@ -33,7 +34,7 @@ struct SplitEmbeddingBackwardTilingData {
     float biasScale1;
     float biasScale2;
     uint32_t rowBytes;     // one UB row buffer: maxD floats, 32-byte aligned
-    uint32_t windowBytes;  // UB window over sorted_positions
+    uint32_t windowBytes;  // one UB window over sorted_positions (and one over sorted_bags)
 };
 
 constexpr uint64_t SEB_KEY_DEFAULT = 1;
