@@ -244,7 +244,9 @@ def test_tbe_lookup_refuses_uvm_tables() -> None:
     from fbgemm_gpu.split_table_batched_embeddings_ops_common import EmbeddingLocation
 
     dev = _split_tbe(NPU, "sgd", "sum")
+    # What a managed (UVM) table looks like to the lookup: its rows in uvm_weights.
     dev.weights_placements.fill_(EmbeddingLocation.MANAGED.value)
+    dev.weights_uvm = torch.zeros(16, device=NPU)
     indices, offsets, _ = _batch(0)
     with pytest.raises(ValueError, match=r"only EmbeddingLocation\.DEVICE"):
         dev(indices.to(NPU), offsets.to(NPU))

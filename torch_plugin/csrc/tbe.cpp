@@ -48,17 +48,6 @@ enum class Optimizer : int64_t {
     kAdam = 4
 };
 
-const char* optimizer_name(Optimizer o) {
-    switch (o) {
-        case Optimizer::kSgd: return "sgd";
-        case Optimizer::kAdagrad: return "adagrad";
-        case Optimizer::kRowwiseAdagrad: return "rowwise_adagrad";
-        case Optimizer::kDense: return "dense";
-        case Optimizer::kAdam: return "adam";
-    }
-    return "?";
-}
-
 // The arguments of one boxed call, by name.
 class Args {
 public:
@@ -192,6 +181,12 @@ Lookup read_lookup(const Args& a) {
         l.offsets = l.offsets.to(l.indices.scalar_type());
     }
     output_scalar_type(op, l.output_dtype);
+    TORCH_CHECK_VALUE(!a.has("B_offsets") || a.get("B_offsets").isNone(), op,
+                      ": variable batch sizes per feature (VBE) are not supported on npu yet");
+    TORCH_CHECK_VALUE(!l.indice_weights.defined() || !l.indice_weights.requires_grad() ||
+                          !at::GradMode::is_enabled(),
+                      op, ": gradients of indice_weights (per-sample weights) are not supported "
+                      "on npu yet");
     return l;
 }
 
@@ -314,7 +309,6 @@ Lookup restore(AutogradContext* ctx, const char* op, const at::Tensor& weights) 
 struct SplitCall {
     Lookup lookup;
     Update update;
-    std::string op;
 };
 
 void save_update(AutogradContext* ctx, const Update& u) {
@@ -365,7 +359,7 @@ public:
         at::AutoDispatchBelowADInplaceOrView guard;
         save(ctx, call->lookup);
         save_update(ctx, call->update);
-        ctx->saved_data["op"] = call->op;
+        ctx->saved_data["op"] = std::string(call->lookup.op);
         ctx->saved_data["weights"] = call->lookup.weights;
         return fbgemm_npu::forward(call->lookup);
     }
@@ -443,30 +437,15 @@ Update read_update(const Args& a, Optimizer optimizer, const Lookup& l) {
     return u;
 }
 
-void check_split_placement(const Args& a, const Lookup& l) {
-    const char* op = a.op();
+// Only EmbeddingLocation.DEVICE tables: fbgemm fills uvm_weights for managed (UVM) tables and
+// lxu_cache_weights for cached ones, so both must be empty. (Checking weights_placements itself
+// would copy it to the host on every lookup.)
+void check_split_placement(const Args& a) {
     for (const char* name : {"uvm_weights", "lxu_cache_weights"}) {
         const at::Tensor t = a.tensor(name);
-        TORCH_CHECK_VALUE(!t.defined() || t.numel() == 0, op, ": ", name,
+        TORCH_CHECK_VALUE(!t.defined() || t.numel() == 0, a.op(), ": ", name,
                           " is not empty: only EmbeddingLocation.DEVICE tables are supported on "
                           "npu (no UVM, no cache)");
-    }
-    const at::Tensor placements = a.tensor("weights_placements");
-    if (placements.defined() && placements.numel() > 0) {
-        const at::Tensor host = placements.to(at::kCPU, at::kLong).contiguous();
-        const int64_t* p = host.data_ptr<int64_t>();
-        for (int64_t t = 0; t < host.numel(); ++t) {
-            TORCH_CHECK_VALUE(p[t] == kLocationDevice, op, ": table ", t, " has placement ",
-                              p[t], ": only EmbeddingLocation.DEVICE (0) tables are supported "
-                              "on npu (no UVM, no cache)");
-        }
-    }
-    TORCH_CHECK_VALUE(!a.has("B_offsets") || a.get("B_offsets").isNone(), op,
-                      ": variable batch sizes per feature (VBE) are not supported on npu yet");
-    if (l.indice_weights.defined()) {
-        TORCH_CHECK_VALUE(!l.indice_weights.requires_grad() || !at::GradMode::is_enabled(), op,
-                          ": gradients of indice_weights (per-sample weights) are not "
-                          "supported on npu yet");
     }
 }
 
@@ -475,9 +454,8 @@ void split_lookup_boxed(const c10::OperatorHandle& handle, torch::jit::Stack* st
     const Args a(handle, stack);
     auto call = std::make_shared<SplitCall>();
     call->lookup = read_lookup(a);
-    check_split_placement(a, call->lookup);
+    check_split_placement(a);
     call->update = read_update(a, kOptimizer, call->lookup);
-    call->op = a.op();
     const at::Tensor placeholder = a.tensor("placeholder_autograd_tensor");
     const size_t n = a.size();
     at::Tensor out = SplitLookupFunction::apply(placeholder, call);
@@ -489,7 +467,7 @@ void split_lookup_boxed(const c10::OperatorHandle& handle, torch::jit::Stack* st
 void split_lookup_forward_boxed(const c10::OperatorHandle& handle, torch::jit::Stack* stack) {
     const Args a(handle, stack);
     const Lookup l = read_lookup(a);
-    check_split_placement(a, l);
+    check_split_placement(a);
     const size_t n = a.size();
     at::Tensor out = forward(l);
     torch::jit::drop(*stack, n);
@@ -504,7 +482,7 @@ public:
                               const std::shared_ptr<SplitCall>& call) {
         at::AutoDispatchBelowADInplaceOrView guard;
         save(ctx, call->lookup);
-        ctx->saved_data["op"] = call->op;
+        ctx->saved_data["op"] = std::string(call->lookup.op);
         ctx->save_for_backward({weights});
         return fbgemm_npu::forward(call->lookup);
     }
@@ -523,23 +501,10 @@ public:
     }
 };
 
-Lookup read_dense(const Args& a) {
-    Lookup l = read_lookup(a);
-    TORCH_CHECK_VALUE(!a.has("B_offsets") || a.get("B_offsets").isNone(), a.op(),
-                      ": variable batch sizes per feature (VBE) are not supported on npu yet");
-    if (l.indice_weights.defined()) {
-        TORCH_CHECK_VALUE(!l.indice_weights.requires_grad() || !at::GradMode::is_enabled(), a.op(),
-                          ": gradients of indice_weights (per-sample weights) are not "
-                          "supported on npu yet");
-    }
-    return l;
-}
-
 void dense_lookup_boxed(const c10::OperatorHandle& handle, torch::jit::Stack* stack) {
     const Args a(handle, stack);
     auto call = std::make_shared<SplitCall>();
-    call->lookup = read_dense(a);
-    call->op = a.op();
+    call->lookup = read_lookup(a);
     const size_t n = a.size();
     at::Tensor out = DenseLookupFunction::apply(call->lookup.weights, call);
     torch::jit::drop(*stack, n);
@@ -548,7 +513,7 @@ void dense_lookup_boxed(const c10::OperatorHandle& handle, torch::jit::Stack* st
 
 void dense_lookup_forward_boxed(const c10::OperatorHandle& handle, torch::jit::Stack* stack) {
     const Args a(handle, stack);
-    const Lookup l = read_dense(a);
+    const Lookup l = read_lookup(a);
     const size_t n = a.size();
     at::Tensor out = forward(l);
     torch::jit::drop(*stack, n);
