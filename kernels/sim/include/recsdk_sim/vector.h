@@ -113,11 +113,12 @@ RECSDK_SIM_SCALAR_OP(Maxs, (x < s ? s : x))
 RECSDK_SIM_SCALAR_OP(Mins, (s < x ? s : x))
 #undef RECSDK_SIM_SCALAR_OP
 
-#define RECSDK_SIM_BINARY_OP(NAME, EXPR)                                                                     \
+// TYPES: the trait of the dtypes the instruction takes on A2/A3.
+#define RECSDK_SIM_BINARY_OP(NAME, TYPES, EXPR)                                                              \
     template <typename T>                                                                                  \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,  \
                      const int32_t& count, recsdk::sim::SrcLoc loc = {}) {                                 \
-        recsdk::sim::VecType<recsdk::sim::kArithType<T>, T>(#NAME, loc);                                   \
+        recsdk::sim::VecType<recsdk::sim::TYPES<T>, T>(#NAME, loc);                                        \
         recsdk::sim::VecOperand(dst, count, #NAME, loc);                                                   \
         recsdk::sim::VecOperand(src0, count, #NAME, loc);                                                  \
         recsdk::sim::VecOperand(src1, count, #NAME, loc);                                                  \
@@ -132,27 +133,7 @@ RECSDK_SIM_SCALAR_OP(Mins, (s < x ? s : x))
         recsdk::sim::VecDone(count);                                                                       \
     }
 
-#define RECSDK_SIM_FLOAT_BINARY_OP(NAME, EXPR)                                                               \
-    template <typename T>                                                                                  \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,  \
-                     const int32_t& count, recsdk::sim::SrcLoc loc = {}) {                                 \
-        recsdk::sim::VecType<recsdk::sim::kFloatType<T>, T>(#NAME, loc);                                   \
-        recsdk::sim::VecOperand(dst, count, #NAME, loc);                                                   \
-        recsdk::sim::VecOperand(src0, count, #NAME, loc);                                                  \
-        recsdk::sim::VecOperand(src1, count, #NAME, loc);                                                  \
-        T* d = dst.SimData();                                                                              \
-        const T* a = src0.SimData();                                                                       \
-        const T* b = src1.SimData();                                                                       \
-        for (int32_t i = 0; i < count; ++i) {                                                              \
-            const T x = a[i];                                                                              \
-            const T y = b[i];                                                                              \
-            d[i] = static_cast<T>(EXPR);                                                                   \
-        }                                                                                                  \
-        recsdk::sim::VecDone(count);                                                                       \
-    }
-
-RECSDK_SIM_FLOAT_BINARY_OP(Div, x / y)
-#undef RECSDK_SIM_FLOAT_BINARY_OP
+RECSDK_SIM_BINARY_OP(Div, kFloatType, x / y)
 
 template <typename T>
 inline void Sqrt(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count,
@@ -166,11 +147,11 @@ inline void Sqrt(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int
     recsdk::sim::VecDone(count);
 }
 
-RECSDK_SIM_BINARY_OP(Add, x + y)
-RECSDK_SIM_BINARY_OP(Sub, x - y)
-RECSDK_SIM_BINARY_OP(Mul, x * y)
-RECSDK_SIM_BINARY_OP(Max, (x < y ? y : x))
-RECSDK_SIM_BINARY_OP(Min, (y < x ? y : x))
+RECSDK_SIM_BINARY_OP(Add, kArithType, x + y)
+RECSDK_SIM_BINARY_OP(Sub, kArithType, x - y)
+RECSDK_SIM_BINARY_OP(Mul, kArithType, x * y)
+RECSDK_SIM_BINARY_OP(Max, kArithType, (x < y ? y : x))
+RECSDK_SIM_BINARY_OP(Min, kArithType, (y < x ? y : x))
 #undef RECSDK_SIM_BINARY_OP
 
 namespace detail {
