@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import socket
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -95,24 +96,32 @@ def make_module(kind: str, tables: dict[str, tuple], device: torch.device) -> to
     )
 
 
-def _load_weights(state: dict[str, Any], weights: dict[str, torch.Tensor]) -> int:
-    """Copy each table's weights into its local shards (or its replica); count the copies."""
+def _local_pieces(
+    state: dict[str, Any], tables: dict[str, torch.Tensor]
+) -> Iterator[tuple[str, torch.Tensor, torch.Tensor]]:
+    """(state key, local tensor, the matching slice of the full table) for every local shard of
+    each table's weight, or its replica for data-parallel tables."""
     from torch.distributed._shard.sharded_tensor import ShardedTensor
 
-    copied = 0
     for key, value in state.items():
         table = key.split(".")[-2]
-        if not key.endswith(".weight") or table not in weights:
+        if not key.endswith(".weight") or table not in tables:
             continue
-        full = weights[table]
-        if isinstance(value, ShardedTensor):
-            for shard in value.local_shards():
-                (r0, c0), (nr, nc) = shard.metadata.shard_offsets, shard.metadata.shard_sizes
-                shard.tensor.copy_(full[r0 : r0 + nr, c0 : c0 + nc])
-                copied += 1
-        else:  # data-parallel tables are plain replicated tensors
-            value.copy_(full)
-            copied += 1
+        full = tables[table]
+        if not isinstance(value, ShardedTensor):  # data-parallel: a plain replicated tensor
+            yield key, value, full
+            continue
+        for shard in value.local_shards():
+            (r0, c0), (nr, nc) = shard.metadata.shard_offsets, shard.metadata.shard_sizes
+            yield key, shard.tensor, full[r0 : r0 + nr, c0 : c0 + nc]
+
+
+def _load_weights(state: dict[str, Any], weights: dict[str, torch.Tensor]) -> int:
+    """Copy each table's weights into its local shards (or its replica); count the copies."""
+    copied = 0
+    for _, local, expected in _local_pieces(state, weights):
+        local.copy_(expected)
+        copied += 1
     return copied
 
 
@@ -188,27 +197,13 @@ def expected_update(
 
 def _check_weights(state: dict[str, Any], want: dict[str, torch.Tensor]) -> int:
     """Compare each table's local shards (or replica) with ``want``; count the comparisons."""
-    from torch.distributed._shard.sharded_tensor import ShardedTensor
-
     checked = 0
-    for key, value in state.items():
-        table = key.split(".")[-2]
-        if not key.endswith(".weight") or table not in want:
-            continue
-        full = want[table]
-        if isinstance(value, ShardedTensor):
-            shards = [
-                (s.tensor, s.metadata.shard_offsets, s.metadata.shard_sizes)
-                for s in value.local_shards()
-            ]
-        else:
-            shards = [(value, (0, 0), tuple(full.shape))]
-        for tensor, (r0, c0), (nr, nc) in shards:
-            torch.testing.assert_close(
-                tensor.detach().cpu(), full[r0 : r0 + nr, c0 : c0 + nc], rtol=1e-5, atol=1e-6,
-                msg=lambda m, key=key: f"{key} after one step: {m}",
-            )
-            checked += 1
+    for key, local, expected in _local_pieces(state, want):
+        torch.testing.assert_close(
+            local.detach().cpu(), expected, rtol=1e-5, atol=1e-6,
+            msg=lambda m, key=key: f"{key} after one step: {m}",
+        )
+        checked += 1
     return checked
 
 

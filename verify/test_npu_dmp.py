@@ -43,9 +43,14 @@ def _spawn(
     )
 
 
-def _report_fallbacks(report: Path, record_property: Any) -> None:
-    """Record (JUnit property, and the captured output) which aten operators the simulated
-    device ran through its CPU fallback during the test: on hardware they run on the NPU."""
+def _train_on_npu(
+    kind: str, sharding_type: str, optimizer: str, tmp_path: Path, record_property: Any
+) -> None:
+    """Run the ranks, then record (JUnit property, and the captured output) which aten
+    operators the simulated device ran through its CPU fallback: on hardware they run on the
+    NPU."""
+    report = tmp_path / "fallbacks.json"
+    _spawn(kind, sharding_type, optimizer=optimizer, report=report)
     if not report.is_file():  # torch_npu: nothing falls back through the simulator
         return
     counts = json.loads(report.read_text(encoding="utf-8"))
@@ -85,9 +90,7 @@ EBC_CASES = [
 def test_dmp_embedding_bag_collection_on_npu_matches_cpu(
     sharding_type: str, optimizer: str, tmp_path: Path, record_property: Any
 ) -> None:
-    report = tmp_path / "fallbacks.json"
-    _spawn("ebc", sharding_type, optimizer=optimizer, report=report)
-    _report_fallbacks(report, record_property)
+    _train_on_npu("ebc", sharding_type, optimizer, tmp_path, record_property)
 
 
 @pytest.mark.requires_npu
@@ -98,9 +101,7 @@ def test_dmp_embedding_bag_collection_on_npu_matches_cpu(
 def test_dmp_embedding_collection_on_npu_matches_cpu(
     sharding_type: str, optimizer: str, tmp_path: Path, record_property: Any
 ) -> None:
-    report = tmp_path / "fallbacks.json"
-    _spawn("ec", sharding_type, optimizer=optimizer, report=report)
-    _report_fallbacks(report, record_property)
+    _train_on_npu("ec", sharding_type, optimizer, tmp_path, record_property)
 
 
 @pytest.mark.parametrize(

@@ -199,13 +199,10 @@ class Case:
         )
         return weights, mom, grad_weights
 
-    def run_fbgemm(self, optimizer, gradient_clipping=False, max_gradient=1.0):
-        """fbgemm's CPU forward + autograd backward (sum/mean pooling, no -1 indices)."""
-        assert self.pooling != NONE
-        weights = self.weights.clone().requires_grad_(optimizer != DENSE)
-        mom, mom_off = self.momentum(optimizer)
+    def cpu_common_args(self) -> dict:
+        """The lookup arguments fbgemm's CPU ops share (everything but weights and optimizer)."""
         hash_cumsum = torch.tensor([0, *torch.tensor(self.rows).cumsum(0).tolist()])
-        common = {
+        return {
             "weights_offsets": self.weights_offsets,
             "D_offsets": self.d_offsets,
             "total_D": int(self.d_offsets[-1]),
@@ -218,20 +215,33 @@ class Case:
             "indice_weights": self.indice_weights,
             "feature_requires_grad": None,
         }
-        if optimizer == DENSE:
-            weights.requires_grad_(True)
-            out = fbgemm.dense_embedding_codegen_lookup_function(dev_weights=weights, **common)
-            out.backward(self.grad_output)
-            return None, None, weights.grad
-        split = {
+
+    def cpu_split_args(self, weights, gradient_clipping=False, max_gradient=1.0) -> dict:
+        """Arguments of fbgemm's split_embedding_codegen_lookup_*_function_cpu, but the
+        optimizer state."""
+        return {
             "host_weights": weights,
             "weights_placements": torch.zeros(self.t, dtype=torch.int32),
-            **common,
+            **self.cpu_common_args(),
             "gradient_clipping": gradient_clipping,
             "max_gradient": max_gradient,
             "stochastic_rounding": False,
             "learning_rate": LR,
         }
+
+    def run_fbgemm(self, optimizer, gradient_clipping=False, max_gradient=1.0):
+        """fbgemm's CPU forward + autograd backward (sum/mean pooling, no -1 indices)."""
+        assert self.pooling != NONE
+        weights = self.weights.clone().requires_grad_(optimizer != DENSE)
+        mom, mom_off = self.momentum(optimizer)
+        if optimizer == DENSE:
+            weights.requires_grad_(True)
+            out = fbgemm.dense_embedding_codegen_lookup_function(
+                dev_weights=weights, **self.cpu_common_args()
+            )
+            out.backward(self.grad_output)
+            return None, None, weights.grad
+        split = self.cpu_split_args(weights, gradient_clipping, max_gradient)
         if optimizer == SGD:
             out = fbgemm.split_embedding_codegen_lookup_sgd_function_cpu(**split)
         else:
@@ -513,27 +523,11 @@ def test_rowwise_weight_decay_fbgemm_cpu_drops_it() -> None:
     weights = case.weights.clone().requires_grad_(True)
     mom = case.mom_rows.clone()
     out = fn(
-        host_weights=weights,
-        weights_placements=torch.zeros(1, dtype=torch.int32),
-        weights_offsets=case.weights_offsets,
-        D_offsets=case.d_offsets,
-        total_D=3,
-        max_D=3,
-        hash_size_cumsum=torch.tensor([0, 4]),
-        total_hash_size_bits=32,
-        indices=case.indices,
-        offsets=case.offsets,
-        pooling_mode=SUM,
-        indice_weights=None,
-        feature_requires_grad=None,
-        gradient_clipping=False,
-        max_gradient=1.0,
-        stochastic_rounding=False,
+        **case.cpu_split_args(weights),
         momentum1_host=mom,
         momentum1_placements=torch.zeros(1, dtype=torch.int32),
         momentum1_offsets=torch.tensor([0]),
         eps=EPS,
-        learning_rate=LR,
         weight_decay=0.5,
         weight_decay_mode=1,
     )
@@ -710,29 +704,13 @@ def test_fbgemm_cpu_adam_is_deprecated() -> None:
     case = Case([3], [2], [2], [1, 1], False, SUM, torch.Generator().manual_seed(1))
     with pytest.raises(RuntimeError, match="adam_function_cpu is deprecated"):
         fbgemm.split_embedding_codegen_lookup_adam_function_cpu(
-            host_weights=case.weights.clone().requires_grad_(True),
-            weights_placements=torch.zeros(1, dtype=torch.int32),
-            weights_offsets=case.weights_offsets,
-            D_offsets=case.d_offsets,
-            total_D=2,
-            max_D=2,
-            hash_size_cumsum=torch.tensor([0, 3]),
-            total_hash_size_bits=32,
-            indices=case.indices,
-            offsets=case.offsets,
-            pooling_mode=SUM,
-            indice_weights=None,
-            feature_requires_grad=None,
-            gradient_clipping=False,
-            max_gradient=1.0,
-            stochastic_rounding=False,
+            **case.cpu_split_args(case.weights.clone().requires_grad_(True)),
             momentum1_host=case.adam_m.clone(),
             momentum1_placements=torch.zeros(1, dtype=torch.int32),
             momentum1_offsets=case.weights_offsets,
             momentum2_host=case.adam_v.clone(),
             momentum2_placements=torch.zeros(1, dtype=torch.int32),
             momentum2_offsets=case.adam_v_offsets,
-            learning_rate=LR,
             eps=EPS,
             beta1=BETA1,
             beta2=BETA2,
