@@ -7,6 +7,7 @@ What to build against comes from ``build_config.json`` next to this file (or the
 ``FBGEMM_NPU_API_BUILD_CONFIG``), written by ``recsdk-build plugin``. Two variants:
 
     {"variant": "sim", "sim_include": "<kernels/sim/include>",
+     "runtime": "<libmxrec_sim_runtime.so, which every operator library links>",
      "operators": [{"op": "<name>", "library": "<path>.so", "header": "<path>.h"}, ...]}
 
     {"variant": "npu", "operators": ["<name>", ...], "decl_include": "<aclnn_<op>_decl.h dir>",
@@ -81,6 +82,9 @@ def stage_sim_operators(config: dict) -> list[str]:
     libdir.mkdir()
     (incdir / "ops").mkdir(parents=True)
     shutil.copytree(Path(config["sim_include"]) / "recsdk_sim", incdir / "recsdk_sim")
+    # The operator libraries find the runtime beside them ($ORIGIN).
+    runtime = Path(config["runtime"])
+    shutil.copy2(runtime, libdir / runtime.name)
     flags = [f"-L{libdir}"]
     for entry in config["operators"]:
         if entry["op"] not in OPERATORS:

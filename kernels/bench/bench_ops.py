@@ -279,6 +279,7 @@ def main() -> int:
 
     def ops(name: str) -> simrun.SimOp:
         if name not in loaded:
+            simbuild.build_runtime(REPO / "kernels", args.build_dir / "ops" / "sim", compiler)
             out = args.build_dir / "ops" / "sim" / name
             result = simbuild.build_op(specs[name], REPO / "kernels", out, compiler)
             loaded[name] = simrun.SimOp(result.library, specs[name])

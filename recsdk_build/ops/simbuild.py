@@ -1,8 +1,15 @@
 """Compiling an operator for the sim target: its AscendC kernel and tiling, with the host C++
-compiler, against the header-only emulation in kernels/sim, into ``mxrec_opp_<op>_sim.so``.
+compiler, against the emulation in kernels/sim, into ``mxrec_opp_<op>_sim.so``.
 
-A build is keyed by a digest of everything it reads (op sources, shared headers, the generator,
-the compiler and flags); an operator whose digest matches its stamp is not rebuilt.
+Every operator library links the sim runtime, ``libmxrec_sim_runtime.so`` (kernels/sim/runtime):
+the state that must exist once per process (the current core of each thread, the core threads)
+lives there, and an operator library exports nothing but its ``recsdk_sim_*`` entry points
+(kernels/sim/oplib.map). The runtime sits in ``<root>/runtime/`` beside the operators'
+``<root>/<op>/`` directories, and flat beside them once bundled, so the libraries carry both
+``$ORIGIN/../runtime`` and ``$ORIGIN`` as their search path.
+
+A build is keyed by a digest of everything it reads (op sources, shared headers, the runtime,
+the generator, the compiler and flags); a library whose digest matches its stamp is not rebuilt.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +46,9 @@ SIM_CXXFLAGS = (
     "-Wno-unused-variable",
 )
 STAMP = "stamp.json"
+RUNTIME_NAME = "mxrec_sim_runtime"
+RUNTIME_LIBRARY = f"lib{RUNTIME_NAME}.so"
+RUNTIME_DIR = "runtime"
 
 
 @dataclass(frozen=True)
@@ -87,13 +98,20 @@ def generator_digest() -> str:
     return digest.hexdigest()
 
 
+def runtime_digest(kernels: Path, compiler: HostCompiler) -> str:
+    """The runtime library: the whole emulation (headers, runtime source, export map)."""
+    digest = hashlib.sha256()
+    _hash_files(digest, kernels / "sim", kernels)
+    digest.update(generator_digest().encode())
+    digest.update(json.dumps([compiler.version, SIM_CXXFLAGS]).encode())
+    return digest.hexdigest()
+
+
 def op_digest(spec: OpSpec, kernels: Path, compiler: HostCompiler) -> str:
     digest = hashlib.sha256()
     _hash_files(digest, spec.directory, kernels)
     _hash_files(digest, kernels / "common", kernels)
-    _hash_files(digest, kernels / "sim" / "include", kernels)
-    digest.update(generator_digest().encode())
-    digest.update(json.dumps([compiler.version, SIM_CXXFLAGS]).encode())
+    digest.update(runtime_digest(kernels, compiler).encode())
     return digest.hexdigest()
 
 
@@ -106,13 +124,41 @@ def include_dirs(spec: OpSpec, kernels: Path) -> list[Path]:
     ]
 
 
+def runtime_link_flags(kernels: Path, runtime_dir: Path) -> list[str]:
+    """How a library of kernels links the sim runtime, exporting only its C entry points."""
+    return [
+        f"-Wl,--version-script={kernels / 'sim' / 'oplib.map'}",
+        f"-L{runtime_dir}",
+        f"-l{RUNTIME_NAME}",
+        "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../" + RUNTIME_DIR + ":$ORIGIN",
+    ]
+
+
 def compile_command(
     spec: OpSpec, kernels: Path, source: Path, output: Path, compiler: HostCompiler
 ) -> list[str]:
+    """Compile an operator's launcher; ``output`` goes in ``<root>/<op>/``, the runtime in
+    ``<root>/runtime/``."""
     cmd = [compiler.path, *SIM_CXXFLAGS]
     for inc in include_dirs(spec, kernels):
         cmd += ["-I", str(inc)]
-    return [*cmd, str(source), "-o", str(output)]
+    runtime_dir = output.parent.parent / RUNTIME_DIR
+    return [*cmd, str(source), "-o", str(output), *runtime_link_flags(kernels, runtime_dir)]
+
+
+def runtime_compile_command(kernels: Path, output: Path, compiler: HostCompiler) -> list[str]:
+    return [
+        compiler.path,
+        *SIM_CXXFLAGS,
+        "-I",
+        str(kernels / "sim" / "include"),
+        "-I",
+        str(kernels / "common"),
+        str(kernels / "sim" / "runtime" / "sim_runtime.cpp"),
+        f"-Wl,-soname,{RUNTIME_LIBRARY}",
+        "-o",
+        str(output),
+    ]
 
 
 @dataclass
@@ -125,8 +171,10 @@ class SimBuildResult:
 
 
 def is_current(spec: OpSpec, out_dir: Path, digest: str) -> bool:
-    stamp = out_dir / STAMP
-    lib = out_dir / library_name(spec)
+    return _stamp_matches(out_dir / library_name(spec), out_dir / STAMP, digest)
+
+
+def _stamp_matches(lib: Path, stamp: Path, digest: str) -> bool:
     if not (stamp.is_file() and lib.is_file()):
         return False
     try:
@@ -144,6 +192,39 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+@dataclass
+class RuntimeBuildResult:
+    library: Path
+    rebuilt: bool
+    seconds: float = 0.0
+
+
+def runtime_library(root: Path) -> Path:
+    return root / RUNTIME_DIR / RUNTIME_LIBRARY
+
+
+def build_runtime(
+    kernels: Path,
+    root: Path,
+    compiler: HostCompiler,
+    run: Callable[[list[str], str], None] | None = None,
+) -> RuntimeBuildResult:
+    """Build (or reuse) ``root/runtime/libmxrec_sim_runtime.so``; operator libraries built
+    under ``root`` link it."""
+    started = time.monotonic()
+    out_dir = root / RUNTIME_DIR
+    lib = out_dir / RUNTIME_LIBRARY
+    digest = runtime_digest(kernels, compiler)
+    if _stamp_matches(lib, out_dir / STAMP, digest):
+        return RuntimeBuildResult(lib, rebuilt=False)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    _compile_into_place(
+        lib, lambda tmp: runtime_compile_command(kernels, tmp, compiler), "the sim runtime", run
+    )
+    _write_stamp(out_dir / STAMP, digest, lib, "runtime")
+    return RuntimeBuildResult(lib, rebuilt=True, seconds=time.monotonic() - started)
+
+
 def build_op(
     spec: OpSpec,
     kernels: Path,
@@ -153,36 +234,58 @@ def build_op(
 ) -> SimBuildResult:
     """Build (or reuse) ``out_dir/mxrec_opp_<op>_sim.so`` and its adapter header.
 
-    The library is compiled under a temporary name and renamed into place, so an interrupted
-    build never leaves a half-written library behind.
+    ``out_dir`` is ``<root>/<op>``; the runtime must already be built in ``<root>/runtime``
+    (build_runtime).
     """
-    import time
-
     started = time.monotonic()
     digest = op_digest(spec, kernels, compiler)
     lib = out_dir / library_name(spec)
     header = out_dir / header_name(spec)
     if is_current(spec, out_dir, digest) and header.is_file():
         return SimBuildResult(spec, lib, header, rebuilt=False)
+    if not runtime_library(out_dir.parent).is_file():
+        raise BuildError(
+            f"{spec.name}: the sim runtime {runtime_library(out_dir.parent)} is missing; "
+            "build it first (simbuild.build_runtime)"
+        )
     out_dir.mkdir(parents=True, exist_ok=True)
     gen = out_dir / "gen"
     source = gen / f"{spec.name}_sim_launch.cpp"
     codegen.write_if_changed(source, codegen.sim_launcher(spec))
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{lib.name}.", dir=out_dir)
+    _compile_into_place(
+        lib,
+        lambda tmp: compile_command(spec, kernels, source, tmp, compiler),
+        f"compiling {spec.name} for sim",
+        run,
+    )
+    codegen.write_if_changed(header, codegen.sim_header(spec))
+    _write_stamp(out_dir / STAMP, digest, lib, spec.name)
+    return SimBuildResult(spec, lib, header, rebuilt=True, seconds=time.monotonic() - started)
+
+
+def _compile_into_place(
+    lib: Path,
+    command: Callable[[Path], list[str]],
+    what: str,
+    run: Callable[[list[str], str], None] | None,
+) -> None:
+    """Compile under a temporary name and rename into place, so an interrupted build never
+    leaves a half-written library behind."""
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{lib.name}.", dir=lib.parent)
     os.close(fd)
     tmp = Path(tmp_name)
     try:
-        cmd = compile_command(spec, kernels, source, tmp, compiler)
-        (run or _run)(cmd, f"compiling {spec.name} for sim")
+        (run or _run)(command(tmp), what)
         os.replace(tmp, lib)
     finally:
         tmp.unlink(missing_ok=True)
-    codegen.write_if_changed(header, codegen.sim_header(spec))
-    (out_dir / STAMP).write_text(
-        json.dumps({"digest": digest, "sha256": _sha256(lib), "op": spec.name}, indent=2) + "\n",
+
+
+def _write_stamp(stamp: Path, digest: str, lib: Path, name: str) -> None:
+    stamp.write_text(
+        json.dumps({"digest": digest, "sha256": _sha256(lib), "op": name}, indent=2) + "\n",
         encoding="utf-8",
     )
-    return SimBuildResult(spec, lib, header, rebuilt=True, seconds=time.monotonic() - started)
 
 
 def _run(cmd: list[str], what: str) -> None:

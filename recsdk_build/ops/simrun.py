@@ -127,9 +127,12 @@ class SimError(RuntimeError):
 class SimOp:
     """One operator's sim library."""
 
-    def __init__(self, library: Path, spec: OpSpec) -> None:
+    def __init__(self, library: Path, spec: OpSpec, *, global_symbols: bool = False) -> None:
+        """``global_symbols`` loads the library RTLD_GLOBAL, as a program linking several
+        operator libraries does (tests use it to check the libraries stay independent)."""
         self.spec = spec
-        self._lib = ctypes.CDLL(str(library))
+        mode = ctypes.RTLD_GLOBAL if global_symbols else ctypes.RTLD_LOCAL
+        self._lib = ctypes.CDLL(str(library), mode=mode)
         self._fn = getattr(self._lib, f"recsdk_sim_{spec.name}")
         self._fn.restype = ctypes.c_int32
         self._fn.argtypes = (

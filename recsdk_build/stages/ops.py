@@ -194,6 +194,12 @@ class OpsStage(Stage):
             )
 
         started = time.monotonic()
+        with ctx.ui.status("compiling the sim runtime"):
+            runtime = simbuild.build_runtime(
+                kernels, root, compiler, run=lambda cmd, what: runner.run(cmd, what)
+            )
+        state = f"built in {runtime.seconds:.1f}s" if runtime.rebuilt else "unchanged"
+        ctx.ui.info(f"  {simbuild.RUNTIME_LIBRARY}: {state}")
         what = f"compiling {len(chosen)} operator(s) for sim with {jobs} job(s)"
         with ctx.ui.status(what), ThreadPoolExecutor(max_workers=jobs) as pool:
             results = list(pool.map(build, chosen))
@@ -201,6 +207,10 @@ class OpsStage(Stage):
             state = f"built in {r.seconds:.1f}s" if r.rebuilt else "unchanged"
             ctx.ui.info(f"  {simbuild.library_name(r.spec)}: {state}")
         artifacts, entries = self._sim_artifacts(ctx, ops, kernels, compiler)
+        runtime_artifact = Artifact.of(
+            ctx.paths.root, runtime.library, kind="sim-runtime", target="sim"
+        )
+        artifacts.append(runtime_artifact)
         rebuilt = [r.spec.name for r in results if r.rebuilt]
         return Outcome(
             artifacts=artifacts,
@@ -213,6 +223,7 @@ class OpsStage(Stage):
             outputs={
                 "target": "sim",
                 "operators": entries,
+                "runtime": runtime_artifact.path,
                 "sim_include": str(kernels / "sim" / "include"),
             },
             note=f"sim: {len(rebuilt)} rebuilt, {len(chosen) - len(rebuilt)} unchanged",

@@ -305,8 +305,15 @@ class PluginStage(Stage):
                         hint="run `recsdk-build ops --target sim` again",
                     )
             operators.append({"op": entry["op"], "library": str(library), "header": str(header)})
+        runtime = ctx.paths.root / str(ops.get("runtime", ""))
+        if "runtime" not in ops or not runtime.is_file():
+            raise BuildError(
+                "the sim runtime library (libmxrec_sim_runtime.so) the operators link is missing",
+                hint="run `recsdk-build ops --target sim` again",
+            )
         return {
             "variant": "sim",
             "sim_include": str(ops["sim_include"]),
+            "runtime": str(runtime),
             "operators": operators,
         }

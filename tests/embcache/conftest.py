@@ -8,6 +8,11 @@ Which build is tested:
   source tree is put on sys.path.
 Set EMBCACHE_TEST_BUILD=inplace to force the in-place build, or =installed to fail when no
 installed package is found. The pytest header says which build is under test.
+
+torchrec itself: every torchrec release requires the CUDA fbgemm-gpu, so it can be neither a
+test extra nor installed with its dependencies. When it is not importable, the pinned release
+(recsdk.toml's torchrec.fallback_wheel) is installed ``--no-deps`` into a directory of pytest's
+cache and put on sys.path: the environment running the tests is left as it was.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "packages" / "torchrec_embcache"
 
 _under_test = ""
+_torchrec = ""
 
 
 def _installed_outside_repo() -> bool:
@@ -53,8 +59,45 @@ def _build_in_place() -> None:
     sys.path.insert(0, str(PACKAGE / "src"))
 
 
+def _provide_torchrec(config: pytest.Config) -> str:
+    """Make the pinned torchrec importable without touching the environment; say how."""
+    if importlib.util.find_spec("torchrec") is not None:
+        return "installed"
+    from recsdk_build.config import load_project
+
+    requirement = load_project(REPO).torchrec.fallback_wheel
+    cache = getattr(config, "cache", None)
+    root = Path(cache.mkdir("recsdk-torchrec")) if cache else REPO / ".pytest_cache" / "torchrec"
+    target = root / requirement.replace("==", "-")
+    if not (target / "torchrec" / "__init__.py").is_file():
+        staging = target.with_name(target.name + ".partial")
+        import shutil
+
+        shutil.rmtree(staging, ignore_errors=True)
+        result = subprocess.run(
+            [sys.executable, "-m", "pip", "install", "--no-deps", "--quiet",
+             "--target", str(staging), requirement],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if result.returncode != 0:
+            return f"not available ({requirement} could not be installed: " + (
+                result.stderr.strip().splitlines() or ["pip failed"]
+            )[-1] + ")"
+        shutil.rmtree(target, ignore_errors=True)
+        staging.rename(target)
+    sys.path.insert(0, str(target))
+    # Child processes the tests start import it too.
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(target), os.environ.get("PYTHONPATH", "")) if p
+    )
+    return f"{requirement} --no-deps in {target}"
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    global _under_test
+    global _under_test, _torchrec
+    _torchrec = _provide_torchrec(config)
     config.addinivalue_line(
         "markers", "requires_npu: needs an npu device (torch_npu or the npu_sim device)"
     )
@@ -75,7 +118,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    return f"torchrec_embcache under test: {_under_test}"
+    return [f"torchrec_embcache under test: {_under_test}", f"torchrec: {_torchrec}"]
 
 
 def npu_available() -> tuple[bool, str]:

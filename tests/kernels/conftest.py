@@ -21,4 +21,4 @@ def sim_ops(request: pytest.FixtureRequest) -> OpLibraries:
 
 @pytest.fixture(scope="session")
 def checks_library(request: pytest.FixtureRequest) -> Path:
-    return build_checks_library(_cache_dir(request.config) / "checks")
+    return build_checks_library(_cache_dir(request.config) / "ops")

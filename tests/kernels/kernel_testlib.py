@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import subprocess
 from pathlib import Path
 
@@ -14,15 +13,17 @@ KERNELS = REPO / "kernels"
 CHECKS_SRC = Path(__file__).resolve().parent / "sim_checks" / "check_kernels.cpp"
 
 
-def build_checks_library(out_dir: Path) -> Path:
-    """The emulator's self-test kernels, rebuilt only when they or the emulation change."""
+def build_checks_library(root: Path) -> Path:
+    """The emulator's self-test kernels, rebuilt only when they or the emulation change.
+
+    Built like an operator library: in ``root/checks/``, linking the sim runtime in
+    ``root/runtime/``, exporting only its ``recsdk_sim_*`` entry.
+    """
     compiler = simbuild.find_host_compiler()
+    simbuild.build_runtime(KERNELS, root, compiler)
     digest = hashlib.sha256(CHECKS_SRC.read_bytes())
-    for path in sorted((KERNELS / "sim" / "include").rglob("*.h")) + sorted(
-        (KERNELS / "common").glob("*.h")
-    ):
-        digest.update(path.read_bytes())
-    digest.update(json.dumps([compiler.version, simbuild.SIM_CXXFLAGS]).encode())
+    digest.update(simbuild.runtime_digest(KERNELS, compiler).encode())
+    out_dir = root / "checks"
     lib = out_dir / f"check_kernels-{digest.hexdigest()[:16]}.so"
     if not lib.is_file():
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -37,6 +38,7 @@ def build_checks_library(out_dir: Path) -> Path:
             str(CHECKS_SRC),
             "-o",
             str(tmp),
+            *simbuild.runtime_link_flags(KERNELS, root / simbuild.RUNTIME_DIR),
         ]
         subprocess.run(cmd, check=True)
         tmp.replace(lib)
@@ -56,6 +58,7 @@ class OpLibraries:
     def __call__(self, name: str) -> simrun.SimOp:
         if name not in self._ops:
             spec = self.specs[name]
+            simbuild.build_runtime(KERNELS, self.cache, self.compiler)
             result = simbuild.build_op(spec, KERNELS, self.cache / name, self.compiler)
             self._ops[name] = simrun.SimOp(result.library, spec)
             self._results[name] = result

@@ -99,3 +99,31 @@ def test_wrong_output_shape_is_rejected(sim_ops) -> None:
     inv = torch.empty(4, dtype=torch.int64)
     with pytest.raises(SimError, match="inv must be"):
         sim_ops("invert_permute").launch([arg(torch.arange(5)), arg(inv)])
+
+
+@pytest.mark.parametrize("dtype", INDEX_DTYPES)
+def test_repeated_entry_traps(sim_ops, dtype) -> None:
+    """[0, 0, 1]: every entry is in range, but 2 is missing. fbgemm's CPU op leaves inv[2]
+    uninitialised; the kernel must stop instead of returning it."""
+    with pytest.raises(SimError, match="trap"):
+        invert_permute(sim_ops, torch.tensor([0, 0, 1], dtype=dtype))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n=st.integers(2, 3000),
+    dtype=st.sampled_from(INDEX_DTYPES),
+    platform=platforms,
+    seed=seeds,
+    data=st.data(),
+)
+def test_one_repeated_entry_anywhere_traps(sim_ops, n, dtype, platform, seed, data) -> None:
+    """A duplicate on any core (and its missing value on any other) is found after the
+    scatter, whichever core owns the unwritten slot."""
+    gen = torch.Generator().manual_seed(seed)
+    permute = torch.randperm(n, generator=gen).to(dtype)
+    where = data.draw(st.integers(0, n - 1))
+    other = data.draw(st.integers(0, n - 1).filter(lambda k: k != where))
+    permute[where] = permute[other]
+    with pytest.raises(SimError, match="trap"):
+        invert_permute(sim_ops, permute, **platform)

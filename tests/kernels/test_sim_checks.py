@@ -66,7 +66,7 @@ GOOD = {
 def _run(lib: Path, name: str, cores: int, soc: str = "Ascend910B1") -> tuple[int, str, _Report]:
     dll = ctypes.CDLL(str(lib))
     report = _Report()
-    status = dll.run_case(name.encode(), cores, soc.encode(), ctypes.byref(report))
+    status = dll.recsdk_sim_run_case(name.encode(), cores, soc.encode(), ctypes.byref(report))
     return status, report.message.decode(), report
 
 

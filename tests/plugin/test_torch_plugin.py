@@ -84,12 +84,26 @@ def test_sim_adapter_config_comes_from_the_ops_stage(tmp_path: Path) -> None:
             "library": f"ops/sim/{op}/mxrec_opp_{op}_sim.so",
             "header": f"ops/sim/{op}/mxrec_sim_{op}.h",
         })
-    output = {"target": "sim", "operators": entries, "sim_include": "/x/include"}
+    runtime = tmp_path / "ops" / "sim" / "runtime" / "libmxrec_sim_runtime.so"
+    runtime.parent.mkdir(parents=True)
+    runtime.write_bytes(b"runtime")
+    output = {
+        "target": "sim",
+        "operators": entries,
+        "sim_include": "/x/include",
+        "runtime": "ops/sim/runtime/libmxrec_sim_runtime.so",
+    }
     config = PluginStage._sim_adapter_config(_fake_ctx(tmp_path, output))  # type: ignore[arg-type]
     assert config["variant"] == "sim"
     assert config["sim_include"] == "/x/include"
+    assert config["runtime"] == str(runtime)
     assert [e["op"] for e in config["operators"]] == ["gather_for_rank1", "dense_to_jagged"]
     assert all(Path(e["library"]).is_absolute() for e in config["operators"])
+
+    runtime.unlink()
+    with pytest.raises(BuildError, match="sim runtime library"):
+        PluginStage._sim_adapter_config(_fake_ctx(tmp_path, output))  # type: ignore[arg-type]
+    runtime.write_bytes(b"runtime")
 
     (tmp_path / entries[0]["library"]).unlink()
     with pytest.raises(BuildError, match=r"gather_for_rank1: .* is missing"):

@@ -178,8 +178,15 @@ void block_bucketize_sparse_features(const at::Tensor& lengths, const at::Tensor
 
 void invert_permute(const at::Tensor& permute, const at::Tensor& inv) {
     Launch l;
-    l.check("invert_permute", mxrec_sim::InvertPermute(sim_tensor(permute), sim_tensor(inv),
-                                                       &l.options, l.report.get()));
+    const int32_t status = mxrec_sim::InvertPermute(sim_tensor(permute), sim_tensor(inv),
+                                                    &l.options, l.report.get());
+    // The kernel's only device-side assert: an entry out of range, or (found once every entry
+    // is written) a slot of inv that no entry filled, so some value is repeated or missing.
+    TORCH_CHECK_VALUE(status != RECSDK_SIM_TRAP, "invert_permute: permute (", permute.size(0),
+                      " entries) is not a permutation of 0..", permute.size(0) - 1,
+                      ": an entry is out of range, repeated or missing (",
+                      std::string(l.report->message), ")");
+    l.check("invert_permute", status);
 }
 
 void split_embedding_forward(const at::Tensor& weights, const at::Tensor& weights_offsets,

@@ -68,7 +68,12 @@ at::Tensor jagged_to_padded_dense_forward(const at::Tensor& values,
     check_npu(op, "offsets[0]", off);
     check_same_device(op, values, {&off});
     check_dtype(op, "offsets[0]", off, kIndexTypes);
-    check_offsets(op, "offsets[0]", off);
+    const at::Tensor host = check_offsets(op, "offsets[0]", off);
+    // fbgemm's CPU kernel reads past the end of values here and returns whatever lies there.
+    const int64_t last = host.data_ptr<int64_t>()[host.size(0) - 1];
+    TORCH_CHECK_VALUE(last <= values.size(0), op, ": offsets[0][-1] = ", last,
+                      " points past the end of values, which has ", values.size(0),
+                      " row(s); the offsets must describe at most values.size(0) rows");
     TORCH_CHECK_VALUE(max_lengths.size() == 1, op, ": max_lengths must have one entry per "
                       "jagged dimension (1), got ", max_lengths.size());
     const int64_t max_length = max_lengths[0];

@@ -2,7 +2,7 @@
 // hardware enforces and the emulator must report it (naming kernel, core and call); each
 // "good_*" kernel exercises a semantic whose result the test checks.
 //
-// run_case(name, blockDim, report) runs one kernel on fresh global memory and returns the status.
+// recsdk_sim_run_case(name, blockDim, report) runs one kernel on fresh global memory and returns the status.
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -383,7 +383,7 @@ const std::map<std::string, std::function<void()>>& Cases() {
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) int32_t run_case(const char* name, int32_t block_dim,
+extern "C" __attribute__((visibility("default"))) int32_t recsdk_sim_run_case(const char* name, int32_t block_dim,
                                                                    const char* soc, RecsdkSimReport* report) {
     std::memset(report, 0, sizeof(*report));
     auto it = Cases().find(name);

@@ -7,6 +7,12 @@
 // are staged from a 32-byte boundary in UB and leave with one DataCopyPad. Staging is filled
 // for the whole piece before the first DMA, so scalar and MTE3 synchronise once per piece,
 // not once per run.
+//
+// Not a permutation: an entry outside [0, N) traps before the scatter. A repeated entry leaves
+// some slot of inv unwritten (N entries, N slots), so every core first fills its slice of inv
+// with -1, all cores meet (SyncAll), scatter, meet again, and each reads its slice back: a -1
+// left means a value is missing (and another repeated), and the kernel traps. This costs one
+// contiguous write and one contiguous read of inv, and no scattered reads.
 #include "kernel_operator.h"
 #include "mxrec_common.h"
 #include "kernel_copy.h"
@@ -29,6 +35,50 @@ public:
 
     __aicore__ inline void Process() {
         const mxrec::Span span = mxrec::SplitEven(td_.len, td_.coreNum, GetBlockIdx());
+        MarkUnwritten(span);
+        PipeBarrier<PIPE_ALL>();  // the -1 fill has left before other cores scatter over it
+        SyncAll();
+        Scatter(span);
+        PipeBarrier<PIPE_ALL>();
+        SyncAll();
+        CheckAllWritten(span);
+    }
+
+private:
+    static constexpr int64_t kPerBlock = mxrec::kBlockBytes / static_cast<int64_t>(sizeof(T));
+
+    __aicore__ inline void MarkUnwritten(const mxrec::Span& span) {
+        if (span.end <= span.begin) return;
+        LocalTensor<T> st = stage_.Get<T>();
+        const int64_t fill = mxrec::Min64(td_.chunk, span.end - span.begin);
+        for (int64_t k = 0; k < fill; ++k) st.SetValue(static_cast<uint32_t>(k), static_cast<T>(-1));
+        mxrec::PipeSync<HardEvent::S_MTE3>();
+        for (int64_t i0 = span.begin; i0 < span.end; i0 += td_.chunk) {
+            const int64_t n = mxrec::Min64(td_.chunk, span.end - i0);
+            DataCopyExtParams out{1, static_cast<uint32_t>(n * sizeof(T)), 0, 0, 0};
+            DataCopyPad(invGm_[i0], st, out);
+        }
+        mxrec::PipeSync<HardEvent::MTE3_S>();  // staging is rewritten by the scatter's scalar unit
+    }
+
+    __aicore__ inline void CheckAllWritten(const mxrec::Span& span) {
+        for (int64_t i0 = span.begin; i0 < span.end; i0 += td_.chunk) {
+            const int64_t n = mxrec::Min64(td_.chunk, span.end - i0);
+            LocalTensor<T> piece = inQue_.AllocTensor<T>();
+            DataCopyExtParams in{1, static_cast<uint32_t>(n * sizeof(T)), 0, 0, 0};
+            DataCopyPadExtParams<T> pad{false, 0, 0, static_cast<T>(0)};
+            DataCopyPad(piece, invGm_[i0], in, pad);
+            inQue_.EnQue(piece);
+            piece = inQue_.DeQue<T>();
+            mxrec::PipeSync<HardEvent::MTE2_S>();
+            for (int64_t k = 0; k < n; ++k) {
+                if (piece.GetValue(static_cast<uint32_t>(k)) < 0) Trap();  // no entry maps here
+            }
+            inQue_.FreeTensor(piece);
+        }
+    }
+
+    __aicore__ inline void Scatter(const mxrec::Span& span) {
         for (int64_t i0 = span.begin; i0 < span.end; i0 += td_.chunk) {
             const int64_t n = mxrec::Min64(td_.chunk, span.end - i0);
             LocalTensor<T> piece = inQue_.AllocTensor<T>();
@@ -49,9 +99,6 @@ public:
             inQue_.FreeTensor(piece);
         }
     }
-
-private:
-    static constexpr int64_t kPerBlock = mxrec::kBlockBytes / static_cast<int64_t>(sizeof(T));
 
     // Length of the run of consecutive targets starting at piece[k].
     __aicore__ inline int64_t RunLength(const LocalTensor<T>& piece, int64_t k, int64_t n) {

@@ -114,6 +114,13 @@ inline int32_t LaunchOp(const OpSpec& op, const RecsdkSimTensor* tensors, int32_
         return status;
     };
     try {
+        if (recsdk_sim_runtime_layout() != kRuntimeLayout) {
+            return reject(RECSDK_SIM_INTERNAL,
+                          std::string(op.name) +
+                              ": this operator library was built against other emulation headers than the "
+                              "sim runtime library (libmxrec_sim_runtime.so) it loaded; rebuild both with "
+                              "`recsdk-build ops --target sim`");
+        }
         const size_t n_in = op.inputs.size();
         const size_t n_out = op.outputs.size();
         if (num_tensors != static_cast<int32_t>(n_in + n_out)) {

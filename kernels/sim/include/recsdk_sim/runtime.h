@@ -4,6 +4,14 @@
 // Every check that fires throws CheckError with the kernel, the core and the API call named;
 // the launcher turns the first one into the report's message. Other cores stop at their next
 // API call (Abort), so a failing launch ends quickly and deterministically reports one error.
+//
+// The state that must exist once per process (the current core of each thread, the launch
+// itself, the core threads) lives in the sim runtime library, libmxrec_sim_runtime.so
+// (kernels/sim/runtime/), which every operator library links, as every kernel binary on a
+// device shares one driver runtime. Were it compiled into each operator library, the dynamic
+// linker would bind the vague-linkage symbols of one library (std::thread's state for the
+// launch lambda, the thread-local current core) to another's copy, and a kernel would find no
+// current core once two operator libraries are loaded into one process.
 #ifndef RECSDK_SIM_RUNTIME_H
 #define RECSDK_SIM_RUNTIME_H
 
@@ -20,6 +28,10 @@
 
 #include "recsdk_sim/api.h"
 #include "recsdk_sim/types.h"
+
+// Symbols of the sim runtime library: everything else in an operator library stays private to
+// it (kernels/sim/oplib.map exports only its recsdk_sim_* C entry points).
+#define RECSDK_SIM_RUNTIME_API __attribute__((visibility("default")))
 
 namespace recsdk::sim {
 
@@ -78,10 +90,13 @@ struct SrcLoc {
     }
 };
 
-class CheckError : public std::exception {
+// Thrown in an operator library and caught by the runtime's core threads: the key functions are
+// defined in the runtime library, so each exception type has one type_info in the process.
+class RECSDK_SIM_RUNTIME_API CheckError : public std::exception {
 public:
     explicit CheckError(std::string m, int32_t status = RECSDK_SIM_CHECK_FAILED)
         : msg_(std::move(m)), status_(status) {}
+    ~CheckError() override;
     const char* what() const noexcept override { return msg_.c_str(); }
     int32_t status() const { return status_; }
 
@@ -91,7 +106,9 @@ private:
 };
 
 // Thrown in cores other than the failing one; never reported.
-struct Abort {};
+struct RECSDK_SIM_RUNTIME_API Abort {
+    virtual ~Abort();
+};
 
 // ---- launch and core state --------------------------------------------------------------------
 struct GmRegion {
@@ -153,7 +170,16 @@ struct CoreState {
     void* pipe = nullptr;         // the TPipe GetTPipePtr() returns
 };
 
-inline thread_local CoreState* g_core = nullptr;
+// The core the calling thread emulates, set by the runtime for the duration of a kernel body.
+// Defined in the runtime library: one per thread of the process, whichever library asks.
+extern RECSDK_SIM_RUNTIME_API thread_local CoreState* g_core;
+
+// The layout of the structures operator libraries and the runtime share. An operator library
+// built against other headers than the runtime it finds is refused at launch instead of
+// misreading the runtime's structures (see LaunchOp).
+constexpr uint64_t kRuntimeLayout =
+    (uint64_t{2} << 56) ^ (uint64_t{sizeof(LaunchState)} << 40) ^ (uint64_t{sizeof(CoreState)} << 24) ^
+    (uint64_t{sizeof(GmRegion)} << 12) ^ uint64_t{sizeof(RecsdkSimReport)};
 
 inline CoreState& Core() {
     if (g_core == nullptr) {
