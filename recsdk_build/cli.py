@@ -20,7 +20,7 @@ from recsdk_build.config import Project, load_project
 from recsdk_build.doctor import missing_for, run_checks
 from recsdk_build.errors import RecsdkError, ToolMissingError
 from recsdk_build.pipeline.atomic import clear_staging
-from recsdk_build.pipeline.lock import BuildLock
+from recsdk_build.pipeline.lock import LOCK_NAME, BuildLock
 from recsdk_build.pipeline.manifest import Manifest
 from recsdk_build.pipeline.runner import StageReport, report_table, run_stages
 from recsdk_build.pipeline.stage import BuildPaths, Context, Options, Stage
@@ -496,7 +496,7 @@ def clean(
         removed = []
         with BuildLock(root):
             for child in sorted(root.iterdir()):
-                if child.name == ".recsdk-build.lock":
+                if child.name == LOCK_NAME:
                     continue
                 if keep_env and child == c.paths.verify:
                     for sub in child.iterdir():

@@ -17,6 +17,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from recsdk_build.errors import ConfigError
+from recsdk_build.stagenames import STAGE_NAMES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -291,13 +292,11 @@ def _runtime(reader: _Reader) -> RuntimePins:
 def _stages(reader: _Reader) -> tuple[str, ...] | None:
     if "pipeline" not in reader.data:
         return None
-    from recsdk_build.stages.registry import stage_names
-
     names = reader.strings("pipeline", "stages")
-    unknown = [n for n in names if n not in stage_names()]
+    unknown = [n for n in names if n not in STAGE_NAMES]
     if unknown:
         raise reader.error(
-            "pipeline.stages", f"names unknown stages {unknown} (known: {stage_names()})"
+            "pipeline.stages", f"names unknown stages {unknown} (known: {list(STAGE_NAMES)})"
         )
     return names
 

@@ -87,3 +87,35 @@ def test_test_extras_pin_the_same_runtime_as_recsdk_toml() -> None:
     runtime = load_project(REPO).runtime
     assert f"torch=={runtime.torch}" in extras
     assert f"fbgemm-gpu-cpu=={runtime.fbgemm_gpu_cpu}" in extras
+
+
+def test_validating_the_config_imports_no_stage_and_no_git(tmp_path: Path) -> None:
+    """config is a leaf: loading recsdk.toml (with a [pipeline] section, whose stage names it
+    validates) must not pull in the pipeline, the stages or git."""
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[1]
+    for entry in repo.iterdir():
+        if entry.name not in ("recsdk.toml", ".git", "build"):
+            (tmp_path / entry.name).symlink_to(entry)
+    text = (repo / "recsdk.toml").read_text(encoding="utf-8")
+    (tmp_path / "recsdk.toml").write_text(text + '\n[pipeline]\nstages = ["fetch", "patch"]\n')
+    code = (
+        "import sys; from pathlib import Path; from recsdk_build.config import load_project; "
+        f"assert load_project(Path({str(tmp_path)!r})).stages == ('fetch', 'patch'); "
+        "bad = sorted(m for m in sys.modules if m.startswith(('recsdk_build.stages', "
+        "'recsdk_build.pipeline', 'recsdk_build.ops')) or m == 'git' or m.startswith('git.')); "
+        "print(bad)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=repo
+    ).stdout.strip()
+    assert out == "[]", out
+
+
+def test_stage_names_match_the_stages() -> None:
+    from recsdk_build.stagenames import STAGE_NAMES
+    from recsdk_build.stages.registry import all_stages
+
+    assert tuple(s.name for s in all_stages()) == STAGE_NAMES

@@ -10,13 +10,42 @@ identical; the npu variant allows rounding differences of the device.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from importlib.metadata import version
 
 import pytest
 import torch
 
-DENSE, FEATURES, BATCH, DIM, NUM, STEPS = 13, 4, 32, 8, 64, 8
-KEYS = [f"cat_{i}" for i in range(FEATURES)]
+
+@dataclass(frozen=True)
+class Shape:
+    features: int
+    batch: int
+    dim: int
+    num: int  # ids per feature: 0 .. num - 1
+    steps: int
+    max_ids_per_bag: int = 3
+    zipf: bool = False  # else uniform ids
+
+    @property
+    def keys(self) -> list[str]:
+        return [f"cat_{i}" for i in range(self.features)]
+
+
+DENSE = 13
+# Hand-sized, to pin the semantics (bit-identical on the CPU).
+TOY = Shape(features=4, batch=32, dim=8, num=64, steps=8)
+# What users train: 26 sparse features, a batch of 1024, D = 64, Zipf ids over 20,000 ids per
+# feature (hot ids repeat within and across batches); three steps.
+REAL = Shape(features=26, batch=1024, dim=64, num=20_000, steps=3, max_ids_per_bag=8, zipf=True)
+FEATURES, BATCH, DIM, NUM, STEPS, KEYS = (
+    TOY.features,
+    TOY.batch,
+    TOY.dim,
+    TOY.num,
+    TOY.steps,
+    TOY.keys,
+)
 
 
 def test_installed_wheel_versions() -> None:
@@ -29,27 +58,34 @@ def test_installed_wheel_versions() -> None:
     assert bool(info["cxx11_abi"]) == bool(torch._C._GLIBCXX_USE_CXX11_ABI)
 
 
-def batches(device: torch.device) -> list:
+def batches(device: torch.device, shape: Shape = TOY) -> list:
     from torchrec.datasets.utils import Batch
     from torchrec.sparse.jagged_tensor import KeyedJaggedTensor
 
     g = torch.Generator().manual_seed(2024)
+    zipf = 1.0 / torch.arange(1, shape.num + 1, dtype=torch.float64) ** 1.05
     out = []
-    for _ in range(STEPS):
-        lengths = torch.randint(0, 4, (FEATURES * BATCH,), generator=g)
-        values = torch.randint(0, NUM, (int(lengths.sum()),), generator=g)
+    for _ in range(shape.steps):
+        lengths = torch.randint(
+            0, shape.max_ids_per_bag + 1, (shape.features * shape.batch,), generator=g
+        )
+        n = int(lengths.sum())
+        if shape.zipf:
+            values = torch.multinomial(zipf, n, replacement=True, generator=g)
+        else:
+            values = torch.randint(0, shape.num, (n,), generator=g)
         out.append(
             Batch(
-                dense_features=torch.randn(BATCH, DENSE, generator=g).to(device),
+                dense_features=torch.randn(shape.batch, DENSE, generator=g).to(device),
                 # Ids stay on the host: the dynamic tables hash them there.
-                sparse_features=KeyedJaggedTensor.from_lengths_sync(KEYS, values, lengths),
-                labels=torch.randint(0, 2, (BATCH,), generator=g).to(device),
+                sparse_features=KeyedJaggedTensor.from_lengths_sync(shape.keys, values, lengths),
+                labels=torch.randint(0, 2, (shape.batch,), generator=g).to(device),
             )
         )
     return out
 
 
-def build(device: torch.device, cache_slots: int | None, lr: float):
+def build(device: torch.device, cache_slots: int | None, lr: float, shape: Shape = TOY):
     from torchrec import EmbeddingBagCollection, EmbeddingBagConfig
     from torchrec.models.dlrm import DLRM, DLRMTrain
     from torchrec_embcache import (
@@ -63,7 +99,7 @@ def build(device: torch.device, cache_slots: int | None, lr: float):
         model = DLRM(
             embedding_bag_collection=ebc,
             dense_in_features=DENSE,
-            dense_arch_layer_sizes=[32, DIM],
+            dense_arch_layer_sizes=[32, shape.dim],
             over_arch_layer_sizes=[32, 1],
         )
         return DLRMTrain(model).to(dense_device)
@@ -72,12 +108,12 @@ def build(device: torch.device, cache_slots: int | None, lr: float):
         [
             EmbCacheEmbeddingBagConfig(
                 name=f"t_{k}",
-                embedding_dim=DIM,
-                num_embeddings=NUM,
+                embedding_dim=shape.dim,
+                num_embeddings=shape.num,
                 feature_names=[k],
                 cache_slots=cache_slots,
             )
-            for k in KEYS
+            for k in shape.keys
         ],
         device=device,
         optimizer=SparseSGD(lr=lr),
@@ -85,14 +121,17 @@ def build(device: torch.device, cache_slots: int | None, lr: float):
     reference = EmbeddingBagCollection(
         [
             EmbeddingBagConfig(
-                name=f"t_{k}", embedding_dim=DIM, num_embeddings=NUM, feature_names=[k]
+                name=f"t_{k}",
+                embedding_dim=shape.dim,
+                num_embeddings=shape.num,
+                feature_names=[k],
             )
-            for k in KEYS
+            for k in shape.keys
         ]
     )
     with torch.no_grad():
         for name, bag in reference.embedding_bags.items():
-            bag.weight.copy_(ours.embedding_bags[name].table.host.lookup(torch.arange(NUM)))
+            bag.weight.copy_(ours.embedding_bags[name].table.host.lookup(torch.arange(shape.num)))
     return dlrm(ours, device), dlrm(reference, torch.device("cpu"))
 
 
@@ -145,3 +184,27 @@ def test_dlrm_trains_with_embcache_ebc_on_npu() -> None:
     for k in KEYS:
         _, rows, ref_rows = table_rows(ours, reference, f"t_{k}")
         torch.testing.assert_close(rows, ref_rows, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.requires_npu
+def test_dlrm_trains_with_embcache_ebc_on_npu_at_batch_1024() -> None:
+    """26 features, batch 1024, D = 64, Zipf ids; 4096 device slots per table hold one batch's
+    distinct ids but not three batches', so rows are swapped out and back in between steps."""
+    lr = 0.1
+    npu = torch.device("npu")
+    ours, reference = build(npu, cache_slots=4096, lr=lr, shape=REAL)
+    data = batches(npu, REAL)
+    per_batch = max(
+        int(torch.unique(b.sparse_features[k].values()).numel()) for b in data for k in REAL.keys
+    )
+    over_steps = max(
+        int(torch.unique(torch.cat([b.sparse_features[k].values() for b in data])).numel())
+        for k in REAL.keys
+    )
+    assert per_batch <= 4096 < over_steps, (per_batch, over_steps)
+    got = train(ours, data, lr)
+    expected = train(reference, batches(torch.device("cpu"), REAL), lr)
+    torch.testing.assert_close(torch.stack(got), torch.stack(expected), rtol=1e-4, atol=1e-5)
+    for k in REAL.keys:
+        _, rows, ref_rows = table_rows(ours, reference, f"t_{k}")
+        torch.testing.assert_close(rows, ref_rows, rtol=1e-4, atol=1e-5, msg=k)

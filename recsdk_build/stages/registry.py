@@ -5,6 +5,7 @@ from __future__ import annotations
 from recsdk_build.config import Project
 from recsdk_build.errors import UsageError
 from recsdk_build.pipeline.stage import Stage
+from recsdk_build.stagenames import STAGE_NAMES
 from recsdk_build.stages.env import EnvStage
 from recsdk_build.stages.fetch import FetchStage
 from recsdk_build.stages.ops import OpsStage
@@ -15,7 +16,7 @@ from recsdk_build.stages.wheels import WheelsStage
 
 
 def all_stages() -> list[Stage]:
-    return [
+    stages: list[Stage] = [
         FetchStage(),
         PatchStage(),
         OpsStage(),
@@ -24,10 +25,12 @@ def all_stages() -> list[Stage]:
         WheelsStage(),
         VerifyStage(),
     ]
+    assert tuple(s.name for s in stages) == STAGE_NAMES, "stagenames.py is out of date"
+    return stages
 
 
 def stage_names() -> list[str]:
-    return [s.name for s in all_stages()]
+    return list(STAGE_NAMES)
 
 
 def project_stages(project: Project) -> list[Stage]:

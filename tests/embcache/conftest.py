@@ -87,11 +87,9 @@ def _provide_torchrec(config: pytest.Config) -> str:
             )[-1] + ")"
         shutil.rmtree(target, ignore_errors=True)
         staging.rename(target)
+    # This process only: the environment (and the other tests' child processes) stay as they
+    # were.
     sys.path.insert(0, str(target))
-    # Child processes the tests start import it too.
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(target), os.environ.get("PYTHONPATH", "")) if p
-    )
     return f"{requirement} --no-deps in {target}"
 
 
