@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
 from recsdk_build.errors import BuildError
+from recsdk_build.hashing import hash_tree
 from recsdk_build.pipeline.atomic import new_staging_dir
 from recsdk_build.pipeline.stage import Context
 
@@ -24,14 +24,7 @@ def _is_build_product(rel: Path) -> bool:
 
 def package_digest(root: Path) -> str:
     """Content of an extension package's sources (build products excluded)."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        rel = path.relative_to(root)
-        if _is_build_product(rel):
-            continue
-        digest.update(str(rel).encode() + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
-    return digest.hexdigest()
+    return hash_tree(root, exclude=_is_build_product)
 
 
 def build_extension_wheel(

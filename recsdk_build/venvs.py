@@ -3,13 +3,13 @@ pins are unchanged, because installing the pinned torch (about 3 GB) dominates e
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import sys
 from pathlib import Path
 
 from recsdk_build.errors import RecsdkError
+from recsdk_build.hashing import sha256_text
 from recsdk_build.proc import StageLog
 from recsdk_build.ui import UI
 
@@ -21,9 +21,7 @@ def venv_python(venv: Path) -> Path:
 
 
 def layer_stamp(requirements: list[str]) -> str:
-    return hashlib.sha256(
-        json.dumps({"req": requirements, "python": sys.version}).encode()
-    ).hexdigest()
+    return sha256_text(json.dumps({"req": requirements, "python": sys.version}))
 
 
 def ensure_venv(venv: Path, requirements: list[str], *, log: StageLog, ui: UI,

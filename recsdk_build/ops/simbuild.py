@@ -14,7 +14,6 @@ the generator, the compiler and flags); a library whose digest matches its stamp
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -26,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from recsdk_build.errors import BuildError, ToolMissingError
+from recsdk_build.hashing import combine, hash_tree, sha256_file
 from recsdk_build.ops import codegen
 from recsdk_build.ops.catalogue import OpSpec
 
@@ -81,38 +81,27 @@ def header_name(spec: OpSpec) -> str:
     return f"mxrec_sim_{spec.name}.h"
 
 
-def _hash_files(digest: hashlib._Hash, root: Path, base: Path) -> None:
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        if "__pycache__" in path.parts:
-            continue
-        digest.update(str(path.relative_to(base)).encode() + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
-
-
 def generator_digest() -> str:
     """The generator and this module are inputs of every build."""
     here = Path(__file__).parent
-    digest = hashlib.sha256()
-    for name in ("codegen.py", "simbuild.py", "catalogue.py"):
-        digest.update(hashlib.sha256((here / name).read_bytes()).digest())
-    return digest.hexdigest()
+    return combine(*(sha256_file(here / n) for n in ("codegen.py", "simbuild.py", "catalogue.py")))
 
 
 def runtime_digest(kernels: Path, compiler: HostCompiler) -> str:
     """The runtime library: the whole emulation (headers, runtime source, export map)."""
-    digest = hashlib.sha256()
-    _hash_files(digest, kernels / "sim", kernels)
-    digest.update(generator_digest().encode())
-    digest.update(json.dumps([compiler.version, SIM_CXXFLAGS]).encode())
-    return digest.hexdigest()
+    return combine(
+        hash_tree(kernels / "sim", base=kernels),
+        generator_digest(),
+        json.dumps([compiler.version, SIM_CXXFLAGS]),
+    )
 
 
 def op_digest(spec: OpSpec, kernels: Path, compiler: HostCompiler) -> str:
-    digest = hashlib.sha256()
-    _hash_files(digest, spec.directory, kernels)
-    _hash_files(digest, kernels / "common", kernels)
-    digest.update(runtime_digest(kernels, compiler).encode())
-    return digest.hexdigest()
+    return combine(
+        hash_tree(spec.directory, base=kernels),
+        hash_tree(kernels / "common", base=kernels),
+        runtime_digest(kernels, compiler),
+    )
 
 
 def include_dirs(spec: OpSpec, kernels: Path) -> list[Path]:
@@ -181,15 +170,7 @@ def _stamp_matches(lib: Path, stamp: Path, digest: str) -> bool:
         data = json.loads(stamp.read_text(encoding="utf-8"))
     except ValueError:
         return False
-    return data.get("digest") == digest and data.get("sha256") == _sha256(lib)
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+    return data.get("digest") == digest and data.get("sha256") == sha256_file(lib)
 
 
 @dataclass
@@ -283,7 +264,7 @@ def _compile_into_place(
 
 def _write_stamp(stamp: Path, digest: str, lib: Path, name: str) -> None:
     stamp.write_text(
-        json.dumps({"digest": digest, "sha256": _sha256(lib), "op": name}, indent=2) + "\n",
+        json.dumps({"digest": digest, "sha256": sha256_file(lib), "op": name}, indent=2) + "\n",
         encoding="utf-8",
     )
 

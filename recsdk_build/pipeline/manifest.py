@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from recsdk_build import __version__
-from recsdk_build.pipeline.atomic import sha256_file, write_text_atomic
+from recsdk_build.hashing import sha256_file
+from recsdk_build.pipeline.atomic import write_text_atomic
 
 MANIFEST_NAME = "manifest.json"
 SCHEMA = 1

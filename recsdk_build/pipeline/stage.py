@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import json
 from abc import ABC, abstractmethod
@@ -12,6 +11,7 @@ from typing import Any, ClassVar
 
 from recsdk_build.config import Project
 from recsdk_build.errors import StageInputError
+from recsdk_build.hashing import sha256_file, sha256_text
 from recsdk_build.pipeline.manifest import Artifact, Manifest, StageRecord
 from recsdk_build.proc import StageLog
 from recsdk_build.ui import UI
@@ -115,22 +115,10 @@ class Stage(ABC):
 
 
 def fingerprint(inputs: dict[str, Any]) -> str:
-    blob = json.dumps(inputs, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()
+    return sha256_text(json.dumps(inputs, sort_keys=True, separators=(",", ":"), default=str))
 
 
 def stage_code_digest(stage: Stage) -> str:
     """The stage's own implementation is an input too: a fixed builder rebuilds."""
     source = inspect.getsourcefile(type(stage))
-    return hashlib.sha256(Path(source).read_bytes()).hexdigest() if source else ""
-
-
-def hash_tree(root: Path, pattern: str = "**/*") -> str:
-    """Content hash of the files under ``root`` (paths and bytes), for stage inputs."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in root.glob(pattern) if p.is_file()):
-        if "__pycache__" in path.parts or path.suffix == ".pyc":
-            continue
-        digest.update(str(path.relative_to(root)).encode() + b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
-    return digest.hexdigest()
+    return sha256_file(Path(source)) if source else ""

@@ -21,7 +21,8 @@ from recsdk_build import __version__, gitutil
 from recsdk_build.blobs import BlobList, compare, git_blob_id
 from recsdk_build.downloads import download_wheel
 from recsdk_build.errors import SourceError
-from recsdk_build.pipeline.atomic import new_staging_dir, replace_dir, sha256_file
+from recsdk_build.hashing import sha256_file
+from recsdk_build.pipeline.atomic import new_staging_dir, replace_dir
 from recsdk_build.pipeline.manifest import StageRecord
 from recsdk_build.pipeline.stage import Context, Outcome, Stage
 

@@ -13,7 +13,6 @@ are not rebuilt.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shlex
 import shutil
@@ -26,11 +25,12 @@ from typing import Any
 
 from recsdk_build import __version__
 from recsdk_build.errors import BuildError, ToolMissingError
+from recsdk_build.hashing import hash_tree, sha256_file
 from recsdk_build.ops import cannproject, catalogue, simbuild
 from recsdk_build.ops.catalogue import OpSpec
 from recsdk_build.pipeline.atomic import new_staging_dir, replace_dir
 from recsdk_build.pipeline.manifest import Artifact, StageRecord
-from recsdk_build.pipeline.stage import Context, Outcome, Stage, hash_tree
+from recsdk_build.pipeline.stage import Context, Outcome, Stage
 from recsdk_build.toolchain import choose_target, find_cann
 
 
@@ -137,9 +137,7 @@ class OpsStage(Stage):
                 {"root": str(toolkit.root), "version": toolkit.version} if toolkit else None
             )
             base["template"] = hash_tree(kernels / "cmake")
-            base["project_generator"] = hashlib.sha256(
-                Path(cannproject.__file__).read_bytes()
-            ).hexdigest()
+            base["project_generator"] = sha256_file(Path(cannproject.__file__))
             base["sources"] = {n: hash_tree(s.directory) for n, s in ops.items()}
             base["common"] = hash_tree(kernels / "common")
         return base

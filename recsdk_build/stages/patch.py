@@ -7,7 +7,6 @@ only when every patch applied, so a failure leaves it exactly at the baseline co
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import re
 import shutil
 import tempfile
@@ -19,6 +18,7 @@ import git
 
 from recsdk_build import __version__, gitutil
 from recsdk_build.errors import PatchError
+from recsdk_build.hashing import combine, sha256_text
 from recsdk_build.pipeline.atomic import new_staging_dir, write_text_atomic
 from recsdk_build.pipeline.manifest import StageRecord
 from recsdk_build.pipeline.stage import Context, Outcome, Stage
@@ -299,14 +299,11 @@ class PatchStage(Stage):
 
 def series_digest(patches: list[PatchFile]) -> str:
     """Identifies the series by content, the same whichever way the source tree arrived."""
-    digest = hashlib.sha256()
-    for patch in patches:
-        digest.update(patch.name.encode() + b"\0" + patch.text.encode() + b"\0")
-    return digest.hexdigest()
+    return combine(*(part for patch in patches for part in (patch.name, patch.text)))
 
 
 def _digest(path: Path) -> str:
-    return hashlib.sha256(normalise(path.read_text(encoding="utf-8")).encode()).hexdigest()
+    return sha256_text(normalise(path.read_text(encoding="utf-8")))
 
 
 @dataclass

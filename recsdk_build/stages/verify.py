@@ -22,9 +22,10 @@ from packaging.requirements import Requirement
 from recsdk_build import __version__
 from recsdk_build.downloads import download_wheel
 from recsdk_build.errors import VerifyError
+from recsdk_build.hashing import hash_tree
 from recsdk_build.pipeline.atomic import new_staging_dir, replace_dir, write_text_atomic
 from recsdk_build.pipeline.manifest import Artifact, StageRecord
-from recsdk_build.pipeline.stage import Context, Outcome, Stage, hash_tree
+from recsdk_build.pipeline.stage import Context, Outcome, Stage
 from recsdk_build.venvs import ensure_venv, restore_layer, venv_python
 
 
