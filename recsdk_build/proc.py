@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+import threading
 from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -13,17 +14,53 @@ from typing import TextIO
 from recsdk_build.errors import BuildError, RecsdkError
 from recsdk_build.ui import UI
 
+TAIL_LINES = 25
+
+
+def _failure(
+    error: type[RecsdkError], label: str, code: int, tail: Sequence[str], log: Path | None
+) -> RecsdkError:
+    shown = "\n".join(f"  | {t}" for t in tail)
+    return error(
+        f"{label} failed (exit {code}); last output:\n{shown}",
+        hint=f"full log: {log}" if log else None,
+    )
+
+
+def run_captured(
+    cmd: Sequence[str | os.PathLike[str]],
+    what: str,
+    *,
+    cwd: Path | None = None,
+    error: type[RecsdkError] = BuildError,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``cmd`` outside any stage (tests, benchmarks): output captured, and its tail in the
+    error raised on failure."""
+    argv = [str(a) for a in cmd]
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        lines = (proc.stdout + proc.stderr).splitlines()
+        raise _failure(error, what, proc.returncode, lines[-TAIL_LINES:], None)
+    return proc
+
 
 class StageLog:
-    """Appends everything a stage does to ``build/logs/<stage>.log``."""
+    """Appends everything a stage does to ``build/logs/<stage>.log``. The one way stages run
+    commands: ``run`` logs the command, its output and its exit status, and raises the stage's
+    error with the output's tail on failure. Safe to call from several threads."""
 
     def __init__(self, path: Path, ui: UI) -> None:
         self.path = path
         self.ui = ui
         path.parent.mkdir(parents=True, exist_ok=True)
         self._fh: TextIO = path.open("w", encoding="utf-8")
+        self._lock = threading.Lock()
 
     def write(self, line: str) -> None:
+        with self._lock:
+            self._write(line)
+
+    def _write(self, line: str) -> None:
         self._fh.write(line.rstrip("\n") + "\n")
         self._fh.flush()
 
@@ -39,13 +76,20 @@ class StageLog:
         error: type[RecsdkError] = BuildError,
         what: str | None = None,
         check: bool = True,
+        whole: bool = False,
     ) -> subprocess.CompletedProcess[str]:
-        """Run ``cmd``, logging its output; raise ``error`` naming ``what`` on failure."""
+        """Run ``cmd``, logging its output; raise ``error`` naming ``what`` on failure.
+
+        ``whole``: for commands running in parallel threads, write the command and its output
+        to the log in one piece when it ends, instead of interleaving lines as they come.
+        """
         argv = [str(a) for a in cmd]
-        self.write(f"$ {shlex.join(argv)}" + (f"   (in {cwd})" if cwd else ""))
+        header = f"$ {shlex.join(argv)}" + (f"   (in {cwd})" if cwd else "")
         full_env = {**os.environ, **(env or {})}
-        tail: deque[str] = deque(maxlen=25)
+        tail: deque[str] = deque(maxlen=TAIL_LINES)
         lines: list[str] = []
+        if not whole:
+            self.write(header)
         with subprocess.Popen(
             argv,
             cwd=cwd,
@@ -57,19 +101,20 @@ class StageLog:
         ) as proc:
             assert proc.stdout is not None
             for line in proc.stdout:
-                self.write(line)
+                if not whole:
+                    self.write(line)
                 tail.append(line.rstrip())
                 lines.append(line)
                 if self.ui.verbose:
                     self.ui.console.print(f"    {line.rstrip()}", markup=False, highlight=False)
             code = proc.wait()
-        self.write(f"[exit {code}]")
+        with self._lock:
+            if whole:
+                self._write(header)
+                for line in lines:
+                    self._write(line)
+            self._write(f"[exit {code}]")
         result = subprocess.CompletedProcess(argv, code, "".join(lines), "")
         if check and code != 0:
-            label = what or shlex.join(argv[:3])
-            shown = "\n".join(f"  | {t}" for t in tail)
-            raise error(
-                f"{label} failed (exit {code}); last output:\n{shown}",
-                hint=f"full log: {self.path}",
-            )
+            raise _failure(error, what or shlex.join(argv[:3]), code, tail, self.path)
         return result

@@ -28,6 +28,7 @@ from recsdk_build.errors import BuildError, ToolMissingError
 from recsdk_build.hashing import combine, hash_tree, sha256_file
 from recsdk_build.ops import codegen
 from recsdk_build.ops.catalogue import OpSpec
+from recsdk_build.proc import run_captured
 
 # -O1 keeps a 2-core build machine responsive (the emulated kernels are small); -fwrapv gives
 # signed overflow the two's-complement wrap of the AI core's integer units.
@@ -270,7 +271,4 @@ def _write_stamp(stamp: Path, digest: str, lib: Path, name: str) -> None:
 
 
 def _run(cmd: list[str], what: str) -> None:
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        tail = "\n".join(f"  | {line}" for line in (proc.stdout + proc.stderr).splitlines()[-30:])
-        raise BuildError(f"{what} failed (exit {proc.returncode}):\n{tail}")
+    run_captured(cmd, what)

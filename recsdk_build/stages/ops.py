@@ -16,8 +16,6 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import subprocess
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -37,39 +35,6 @@ from recsdk_build.toolchain import choose_target, find_cann
 def default_jobs() -> int:
     # Half the host: other builds share the machine.
     return max(1, (os.cpu_count() or 2) // 2)
-
-
-class _LockedLog:
-    """Runs commands in worker threads and writes each one's output to the stage log whole."""
-
-    def __init__(self, ctx: Context) -> None:
-        self._ctx = ctx
-        self._lock = threading.Lock()
-
-    def run(
-        self, argv: list[str], what: str, cwd: Path | None = None, env: dict[str, str] | None = None
-    ) -> None:
-        proc = subprocess.run(
-            argv,
-            cwd=cwd,
-            env={**os.environ, **(env or {})},
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        output = proc.stdout + proc.stderr
-        log = self._ctx.require_log()
-        with self._lock:
-            log.write(f"$ {' '.join(argv)}" + (f"   (in {cwd})" if cwd else ""))
-            for line in output.splitlines():
-                log.write(line)
-            log.write(f"[exit {proc.returncode}]")
-        if proc.returncode != 0:
-            tail = "\n".join(f"  | {line}" for line in output.splitlines()[-25:])
-            raise BuildError(
-                f"{what} failed (exit {proc.returncode}); last output:\n{tail}",
-                hint=f"full log: {log.path}",
-            )
 
 
 def _say(ctx: Context, line: str) -> None:
@@ -172,7 +137,7 @@ class OpsStage(Stage):
         compiler = simbuild.find_host_compiler()
         root = self._root(ctx, "sim")
         jobs = self._jobs(ctx)
-        runner = _LockedLog(ctx)
+        log = ctx.require_log()
         if ctx.options.extra.get("dry_run"):
             for spec in chosen:
                 source = root / spec.name / "gen" / f"{spec.name}_sim_launch.cpp"
@@ -188,13 +153,13 @@ class OpsStage(Stage):
                 kernels,
                 root / spec.name,
                 compiler,
-                run=lambda cmd, what: runner.run(cmd, what),
+                run=lambda cmd, what: log.run(cmd, what=what, whole=True),
             )
 
         started = time.monotonic()
         with ctx.ui.status("compiling the sim runtime"):
             runtime = simbuild.build_runtime(
-                kernels, root, compiler, run=lambda cmd, what: runner.run(cmd, what)
+                kernels, root, compiler, run=lambda cmd, what: log.run(cmd, what=what, whole=True)
             )
         state = f"built in {runtime.seconds:.1f}s" if runtime.rebuilt else "unchanged"
         ctx.ui.info(f"  {simbuild.RUNTIME_LIBRARY}: {state}")
@@ -330,13 +295,13 @@ class OpsStage(Stage):
                 note=f"dry run: {len(projects)} CANN project(s) written under {root}",
             )
         assert toolkit is not None
-        runner = _LockedLog(ctx)
+        log = ctx.require_log()
         packages = root / "packages"
         packages.mkdir(parents=True, exist_ok=True)
 
         def build(project: cannproject.CannProject) -> Path:
             for cmd in project.commands:
-                runner.run(list(cmd.argv), cmd.what, cwd=cmd.cwd, env=cmd.env)
+                log.run(cmd.argv, what=cmd.what, cwd=cmd.cwd, env=cmd.env, whole=True)
             if not project.package.is_file():
                 raise BuildError(
                     f"{project.spec.name}: the build did not produce {project.package}"
@@ -354,8 +319,8 @@ class OpsStage(Stage):
             opp.mkdir()
             for run_file in runs:  # installs share vendors/: one at a time
                 cmd = cannproject.install_command(run_file, opp)
-                runner.run(list(cmd.argv), cmd.what, cwd=cmd.cwd)
-            config = cannproject.write_config_ini(opp, buildable)
+                log.run(cmd.argv, what=cmd.what, cwd=cmd.cwd, whole=True)
+            cannproject.write_config_ini(opp, buildable)
             problems = cannproject.check_installed(opp, buildable)
             if problems:
                 raise BuildError(
