@@ -23,6 +23,7 @@ import torch
 import torch.nn.functional as F
 from npu_dist import free_port, import_npu_provider  # noqa: F401  (free_port for the tests)
 from torch import nn
+from torchrec.streamable import Pipelineable
 
 DENSE_FEATURES = 13
 SPARSE_FEATURES = 26
@@ -62,7 +63,7 @@ def table_specs() -> dict[str, tuple[int, bool, str]]:
 
 
 @dataclass
-class DlrmBatch:
+class DlrmBatch(Pipelineable):
     """What the data loader yields: the pipeline moves it to the device and records its use on
     the pipeline's streams."""
 
@@ -127,7 +128,12 @@ def make_batch(rank: int, step: int) -> DlrmBatch:
         dense=torch.randn(BATCH_PER_RANK, DENSE_FEATURES, generator=g),
         sparse=kjts[False],
         weighted=kjts[True],
-        labels=torch.randint(0, 2, (BATCH_PER_RANK,), generator=g).float(),
+        # All-zero labels: every sample's loss gradient (sigmoid(z) - 0) is positive, so the
+        # gradient of an embedding row sums terms of one sign (per dimension) and float32 sums in
+        # another order than the reference's stay within a few ulps. With random labels, rows
+        # whose terms cancel to about zero make exact Adagrad's and Adam's update,
+        # lr * g / (|g| + eps), depend on the summation order itself.
+        labels=torch.zeros(BATCH_PER_RANK),
     )
 
 
@@ -158,12 +164,17 @@ class ScaleDLRM(nn.Module):
         self.ebc = EmbeddingBagCollection(tables=configs(False), device=device)
         self.wbc = EmbeddingBagCollection(tables=configs(True), is_weighted=True, device=device)
         self.over_arch = nn.Linear(DIM * (1 + SPARSE_FEATURES), 1, device=dense_device)
+        self._keys = [f"f_{n}" for n, (_, w, _) in table_specs().items() if not w]
+        self._wkeys = [f"f_{n}" for n, (_, w, _) in table_specs().items() if w]
 
     def forward(self, batch: DlrmBatch) -> tuple[torch.Tensor, torch.Tensor]:
         dense = self.dense_arch(batch.dense)
-        pooled = self.ebc(batch.sparse).values()
-        weighted = self.wbc(batch.weighted).values()
-        logits = self.over_arch(torch.cat([dense, pooled, weighted], dim=1)).squeeze(1)
+        # By key, never KeyedTensor.values(): a sharded collection orders its keys by pooling
+        # type, the unsharded one by table.
+        pooled = self.ebc(batch.sparse).to_dict()
+        weighted = self.wbc(batch.weighted).to_dict()
+        features = [dense] + [pooled[k] for k in self._keys] + [weighted[k] for k in self._wkeys]
+        logits = self.over_arch(torch.cat(features, dim=1)).squeeze(1)
         return F.binary_cross_entropy_with_logits(logits, batch.labels), logits.detach()
 
 
@@ -266,9 +277,9 @@ def _fused_params(optimizer: str) -> dict[str, Any] | None:
     return params
 
 
-def _shard(sharding_type: str, device: torch.device, device_type: str, world_size: int) -> Any:
+def _plan(sharding_type: str, device_type: str, world_size: int) -> tuple[Any, Any]:
+    """Every table sharded ``sharding_type`` (rank 0 plans, every rank gets its plan)."""
     from torchrec.distributed.embeddingbag import EmbeddingBagCollectionSharder
-    from torchrec.distributed.model_parallel import DistributedModelParallel
     from torchrec.distributed.planner import EmbeddingShardingPlanner, Topology
     from torchrec.distributed.planner.types import ParameterConstraints
 
@@ -281,15 +292,22 @@ def _shard(sharding_type: str, device: torch.device, device_type: str, world_siz
             name: ParameterConstraints(sharding_types=[sharding_type]) for name in table_specs()
         },
     )
-    model = ScaleDLRM(torch.device("meta"))
-    plan = planner.collective_plan(model, [sharder])
+    plan = planner.collective_plan(ScaleDLRM(torch.device("meta")), [sharder])
     for module_plan in plan.plan.values():
         for name, ps in module_plan.items():  # type: ignore[attr-defined]
             assert ps.sharding_type == sharding_type, (name, ps.sharding_type)
+    return plan, sharder
+
+
+def _shard(plan: Any, sharder: Any, device: torch.device, state: dict[str, torch.Tensor]) -> Any:
+    """A fresh sharded model holding ``state``."""
+    from torchrec.distributed.model_parallel import DistributedModelParallel
+
+    model = ScaleDLRM(torch.device("meta"))
     dmp = DistributedModelParallel(model, device=device, plan=plan, sharders=[sharder])
     copied = set()
     with torch.no_grad():
-        for key, local, full in _local_pieces(dmp.state_dict(), initial_state()):
+        for key, local, full in _local_pieces(dmp.state_dict(), state):
             local.copy_(full)
             copied.add(key)
     dense = {k for k in copied if ".embedding_bags." not in k}
@@ -323,16 +341,76 @@ def _dense_optimizer(dmp: Any) -> torch.optim.Optimizer:
     )
 
 
+def _train(variant: str, dmp: Any, batches: list[DlrmBatch], device: torch.device) -> list:
+    """Three steps with a plain loop or with TrainPipelineSparseDist; the logits of each."""
+    optimizer = _dense_optimizer(dmp)
+    dmp.train()
+    logits = []
+    if variant == "pipeline":
+        from torchrec.distributed.train_pipeline import TrainPipelineSparseDist
+
+        pipeline = TrainPipelineSparseDist(dmp, optimizer, device)
+        loader = iter(batches)
+        for _ in range(STEPS):
+            logits.append(pipeline.progress(loader))
+        try:
+            pipeline.progress(loader)
+        except StopIteration:
+            return logits
+        raise AssertionError("the pipeline produced more steps than batches")
+    for batch in batches:
+        optimizer.zero_grad()
+        loss, out = dmp(batch.to(device))
+        loss.backward()
+        optimizer.step()
+        logits.append(out)
+    return logits
+
+
+def _check(
+    variant: str,
+    rank: int,
+    device: torch.device,
+    dmp: Any,
+    logits: list,
+    expected: list,
+    final: dict[str, Any],
+) -> None:
+    where = f"rank {rank}, {variant}"
+    for step, (have, want) in enumerate(zip(logits, expected, strict=True)):
+        assert have.device.type == device.type, have.device
+        torch.testing.assert_close(
+            have.cpu(),
+            want,
+            rtol=RTOL,
+            atol=ATOL,
+            msg=lambda m, s=step: f"{where}: logits at step {s}: {m}",
+        )
+    checked = 0
+    for key, local, want in _local_pieces(dmp.state_dict(), final):
+        torch.testing.assert_close(
+            local.detach().cpu(),
+            want,
+            rtol=RTOL,
+            atol=ATOL,
+            msg=lambda m, key=key: f"{where}: {key} after {STEPS} steps: {m}",
+        )
+        checked += 1
+    assert checked > 4, f"{where}: only {checked} parameters compared"
+
+
 def dlrm_worker(
     rank: int,
     world_size: int,
     port: int,
     sharding_type: str,
     device_type: str,
-    pipelined: bool,
+    variants: tuple[str, ...],
     report: str | None,
 ) -> None:
-    """One rank; raises (so the spawning test fails) on any mismatch."""
+    """One rank; raises (so the spawning test fails) on any mismatch. ``variants``: "loop"
+    and/or "pipeline", each training a fresh sharded model from the same initial state on the
+    same batches (the plan and the CPU reference are computed once)."""
     import torch.distributed as dist
 
     provider = None
@@ -346,57 +424,22 @@ def dlrm_worker(
         backend, init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world_size
     )
     try:
-        dmp = _shard(sharding_type, device, device_type, world_size)
+        plan, sharder = _plan(sharding_type, device_type, world_size)
+        state = initial_state()
         reference = Reference(OPTIMIZERS[sharding_type], world_size)
         batches = [[make_batch(r, s) for r in range(world_size)] for s in range(STEPS)]
         expected = [reference.step(per_rank)[rank] for per_rank in batches]
+        final = reference.model.state_dict()
+        mine = [per_rank[rank] for per_rank in batches]
         if provider == "npu_sim":
             import npu_sim
 
             npu_sim.reset_fallback_stats()
-        optimizer = _dense_optimizer(dmp)
-        dmp.train()
-        logits = []
-        if pipelined:
-            from torchrec.distributed.train_pipeline import TrainPipelineSparseDist
-
-            pipeline = TrainPipelineSparseDist(dmp, optimizer, device)
-            loader = iter([per_rank[rank] for per_rank in batches])
-            for _ in range(STEPS):
-                logits.append(pipeline.progress(loader))
-            try:
-                pipeline.progress(loader)
-                raise AssertionError("the pipeline produced more steps than batches")
-            except StopIteration:
-                pass
-        else:
-            for per_rank in batches:
-                optimizer.zero_grad()
-                loss, out = dmp(per_rank[rank].to(device))
-                loss.backward()
-                optimizer.step()
-                logits.append(out)
-        for step, (have, want) in enumerate(zip(logits, expected, strict=True)):
-            assert have.device.type == device.type, have.device
-            torch.testing.assert_close(
-                have.cpu(),
-                want,
-                rtol=RTOL,
-                atol=ATOL,
-                msg=lambda m, s=step: f"rank {rank} logits at step {s}: {m}",
-            )
-        final = reference.model.state_dict()
-        checked = 0
-        for key, local, want in _local_pieces(dmp.state_dict(), final):
-            torch.testing.assert_close(
-                local.detach().cpu(),
-                want,
-                rtol=RTOL,
-                atol=ATOL,
-                msg=lambda m, key=key: f"rank {rank} {key} after {STEPS} steps: {m}",
-            )
-            checked += 1
-        assert checked > 4, f"only {checked} parameters compared"
+        for variant in variants:
+            dmp = _shard(plan, sharder, device, state)
+            logits = _train(variant, dmp, mine, device)
+            _check(variant, rank, device, dmp, logits, expected, final)
+            del dmp
         if provider == "npu_sim" and report and rank == 0:
             import npu_sim
 

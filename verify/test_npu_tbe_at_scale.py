@@ -115,7 +115,9 @@ def test_the_reported_snippet_runs_as_written() -> None:
     for t, (a, b) in enumerate(
         zip(e.split_embedding_weights(), cpu.split_embedding_weights(), strict=True)
     ):
-        torch.testing.assert_close(a.cpu(), b, rtol=1e-6, atol=1e-6, msg=f"table {t}")
+        torch.testing.assert_close(
+            a.cpu(), b, rtol=1e-6, atol=1e-6, msg=lambda m, t=t: f"table {t}: {m}"
+        )
 
 
 SHAPES = {
@@ -154,6 +156,14 @@ SPECS = [(round(10 ** (4 + t / (TABLES - 1))), 64 if t % 2 == 0 else 128) for t 
 # Summed gradients of hot rows add thousands of terms, in another order on the device than in
 # fbgemm's CPU kernel: float32 rounding of such sums, carried through three steps.
 RTOL, ATOL = 1e-4, 1e-5
+
+
+def positive_grad(shape: torch.Size, step: int) -> torch.Tensor:
+    """Upstream gradients of one sign. A hot row's gradient sums thousands of them; with random
+    signs such sums can cancel to about zero, and exact Adagrad's and Adam's first update,
+    lr * g / (|g| + eps), then depends on float32 summation order, not on the kernel. Sign
+    mixes are covered on hand-sized tables (test_npu_tbe.py)."""
+    return torch.rand(shape, generator=torch.Generator().manual_seed(step)) + 0.1
 
 
 def zipf_ids(rows: int, n: int, g: torch.Generator, exponent: float = 1.05) -> torch.Tensor:
@@ -211,13 +221,15 @@ def test_26_tables_batch_2048_train_like_cpu(optimizer: str, pooling: str, weigh
             atol=ATOL,
             msg=lambda m, s=step: f"step {s} output: {m}",
         )
-        grad = torch.randn(out_cpu.shape, generator=torch.Generator().manual_seed(step))
+        grad = positive_grad(out_cpu.shape, step)
         out_cpu.backward(grad)
         out_dev.backward(grad.to(NPU))
     for t, (a, b) in enumerate(
         zip(dev.split_embedding_weights(), cpu.split_embedding_weights(), strict=True)
     ):
-        torch.testing.assert_close(a.cpu(), b, rtol=RTOL, atol=ATOL, msg=f"table {t} weights")
+        torch.testing.assert_close(
+            a.cpu(), b, rtol=RTOL, atol=ATOL, msg=lambda m, t=t: f"table {t} weights: {m}"
+        )
     for t, (a, b) in enumerate(
         zip(dev.split_optimizer_states(), cpu.split_optimizer_states(), strict=True)
     ):
@@ -227,7 +239,7 @@ def test_26_tables_batch_2048_train_like_cpu(optimizer: str, pooling: str, weigh
                 sb.view(-1),
                 rtol=RTOL,
                 atol=ATOL,
-                msg=f"table {t} optimizer state",
+                msg=lambda m, t=t: f"table {t} optimizer state: {m}",
             )
 
 
@@ -243,7 +255,7 @@ def test_26_tables_batch_2048_adam_like_a_plain_pytorch_adam() -> None:
     for step in range(1, 4):
         indices, offsets, _ = zipf_batch(step)
         out = dev(indices.to(NPU), offsets.to(NPU))
-        grad = torch.randn(out.shape, generator=torch.Generator().manual_seed(step))
+        grad = positive_grad(out.shape, step)
         out.backward(grad.to(NPU))
         column = 0
         for t, (_rows, dim) in enumerate(SPECS):
@@ -263,4 +275,6 @@ def test_26_tables_batch_2048_adam_like_a_plain_pytorch_adam() -> None:
             v_hat = m2[t][touched] / (1 - beta2**step)
             weights[t][touched] -= lr * m_hat / (v_hat.sqrt() + eps)
     for t, w in enumerate(dev.split_embedding_weights()):
-        torch.testing.assert_close(w.cpu(), weights[t], rtol=RTOL, atol=ATOL, msg=f"table {t}")
+        torch.testing.assert_close(
+            w.cpu(), weights[t], rtol=RTOL, atol=ATOL, msg=lambda m, t=t: f"table {t}: {m}"
+        )
