@@ -34,8 +34,9 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests" / "kernels"))
 
 import kernel_testlib as lib  # noqa: E402
+from kernel_testlib import simrun  # noqa: E402
 
-from recsdk_build.ops import catalogue, simbuild, simrun  # noqa: E402
+from recsdk_build.ops import catalogue, simbuild  # noqa: E402
 
 GEN = torch.Generator().manual_seed(2024)
 

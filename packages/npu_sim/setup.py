@@ -12,5 +12,7 @@ setup(
             extra_compile_args=["-O2", "-std=c++17", "-Wall", "-Wno-unused-parameter"],
         )
     ],
-    cmdclass={"build_ext": BuildExtension.with_options(use_ninja=False)},
+    # ninja (in recsdk-build's build environment) compiles the sources in parallel; torch's
+    # builder falls back to one at a time without it.
+    cmdclass={"build_ext": BuildExtension},
 )

@@ -38,6 +38,15 @@ ATTR_TYPES = {"int": 0, "float": 1, "bool": 2, "int_list": 3}
 COMPUTE_UNITS = ("ascend910b", "ascend910_93", "ascend310p", "ascend950")
 _SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
 _PASCAL = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# [host] keys: the adapter's side of the operator (codegen.py writes its backend glue from them).
+HOST_KEYS = ("notes", "error_name", "trap_error")
+# A value in a [host] message: an attribute, or the size of a tensor the caller always passes,
+# optionally shifted by a constant ("{permute.size(0) - 1}").
+_PLACEHOLDER = re.compile(
+    r"^(?P<name>[a-z][a-z0-9_]*)(?P<call>\.size\((?P<dim>[0-7])\)|\.numel\(\)|\.dim\(\))?"
+    r"(?:\s*(?P<sign>[-+])\s*(?P<k>[0-9]+))?$"
+)
 
 
 @dataclass(frozen=True)
@@ -86,6 +95,12 @@ class OpSpec:
     attrs: tuple[AttrSpec, ...]
     host_notes: str
     directory: Path = field(compare=False)
+    # The operator's name in the adapter's errors ([host] error_name, default the op name).
+    error_name: str = ""
+    # [host] trap_error: what a trap means, raised as a ValueError instead of the generic
+    # "stopped on invalid input". Literal text and C++ expressions alternate (even indices
+    # text, odd ones expressions such as "permute.size(0) - 1"); empty when not given.
+    trap_error: tuple[str, ...] = ()
 
     @property
     def kernel_file(self) -> Path:
@@ -173,6 +188,55 @@ def _tensor(data: dict[str, Any], where: str, inputs: dict[str, TensorSpec] | No
     )
 
 
+def _message(
+    text: str, where: str, tensors: tuple[TensorSpec, ...], attrs: list[AttrSpec]
+) -> tuple[str, ...]:
+    """A message with ``{value}`` placeholders, split into text and C++ expressions."""
+    parts = re.split(r"\{([^{}]*)\}", text)
+    required = {t.name for t in tensors if not t.optional}
+    scalar = {a.name for a in attrs if a.type != "int_list"}
+    for i, part in enumerate(parts):
+        if i % 2 == 0:
+            if "{" in part or "}" in part:
+                raise ConfigError(f"{where}: unbalanced brace in {text!r}")
+            continue
+        m = _PLACEHOLDER.match(part.strip())
+        ok = m is not None and (
+            (m["call"] is not None and m["name"] in required)
+            or (m["call"] is None and m["name"] in scalar)
+        )
+        if m is None or not ok:
+            raise ConfigError(
+                f"{where}: {{{part}}} must be a scalar attribute or <tensor>.size(d), "
+                "<tensor>.numel() or <tensor>.dim() of a required tensor, optionally with "
+                "+ or - a constant"
+            )
+        parts[i] = m["name"] + (m["call"] or "") + (f" {m['sign']} {m['k']}" if m["sign"] else "")
+    return tuple(parts)
+
+
+def _host(
+    data: dict[str, Any], where: str, name: str, tensors: tuple[TensorSpec, ...],
+    attrs: list[AttrSpec],
+) -> tuple[str, str, tuple[str, ...]]:
+    """[host]: notes, the name errors use, and the message of a trap (see HOST_KEYS)."""
+    host = data.get("host", {})
+    if not isinstance(host, dict):
+        raise ConfigError(f"{where}: [host] must be a table")
+    unknown = sorted(set(host) - set(HOST_KEYS))
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown [host] key(s) {', '.join(unknown)}; known: {', '.join(HOST_KEYS)}"
+        )
+    where = f"{where}: [host]"
+    error_name = _str(host, "error_name", where, name)
+    if not _IDENTIFIER.match(error_name):
+        raise ConfigError(f"{where}: error_name {error_name!r} must be a C identifier")
+    trap = _str(host, "trap_error", where, "").strip()
+    message = _message(trap, f"{where} trap_error", tensors, attrs) if trap else ()
+    return str(host.get("notes", "")).strip(), error_name, message
+
+
 def load_op(path: Path) -> OpSpec:
     where = str(path)
     try:
@@ -222,6 +286,7 @@ def load_op(path: Path) -> OpSpec:
             raise ConfigError(f"{where}: optional inputs must come after the required ones")
         optional_seen = optional_seen or t.optional
     groups = tuple(op.get("groups", []))
+    notes, error_name, trap_error = _host(data, where, name, inputs + outputs, attrs)
     return OpSpec(
         name=name,
         op_type=op_type,
@@ -232,8 +297,10 @@ def load_op(path: Path) -> OpSpec:
         inputs=inputs,
         outputs=outputs,
         attrs=tuple(attrs),
-        host_notes=str(data.get("host", {}).get("notes", "")).strip(),
+        host_notes=notes,
         directory=path.parent,
+        error_name=error_name,
+        trap_error=trap_error,
     )
 
 

@@ -316,3 +316,232 @@ def write_if_changed(path: Path, text: str) -> bool:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return True
+
+
+# ---- the torch adapter's backend glue --------------------------------------------------------
+#
+# One C++ function per operator in namespace fbgemm_npu::backend, taking its tensors and
+# attributes in op.toml order (inputs, attributes, outputs) as at::Tensor (an absent optional is
+# an undefined tensor) and plain C++ values: declared in backend_ops.h, defined once over the
+# sim wrappers (backend_sim_ops.cpp) and once over aclnn (backend_npu_ops.cpp). The helpers
+# they call (sim_tensor and Launch; acl_tensor, acl_int_array and run) are hand-written in
+# torch_plugin/csrc/backend_{sim,npu}_common.h.
+
+GLUE_SOURCE = "kernels/ops/*/op.toml"
+BACKEND_HEADER = "backend_ops.h"
+BACKEND_SIM = "backend_sim_ops.cpp"
+BACKEND_NPU = "backend_npu_ops.cpp"
+_WIDTH = 100
+# Names the generated definitions use besides the operator's own: a tensor or attribute of the
+# same name would shadow them. "acl_" prefixes the npu definitions' aclTensor locals.
+_GLUE_NAMES = frozenset({
+    "launch", "status", "workspace_size", "executor", "sim_tensor", "acl_tensor",
+    "acl_int_array", "run", "at", "std", "mxrec_sim", "int32_t", "int64_t", "uint64_t",
+})
+
+
+def _wrap(head: str, items: list[str], tail: str) -> str:
+    """``head`` + the items separated by commas + ``tail``, filled to 100 columns.
+
+    Continuation lines align with the opening parenthesis; when that leaves less than half the
+    line, the items start on the next line, 4 columns in from the statement (``head``'s indent).
+    """
+    one = f"{head}{', '.join(items)}{tail}"
+    if len(one) <= _WIDTH or not items:
+        return one
+    if len(head) <= _WIDTH // 2:
+        lines, cont = [head], " " * len(head)
+    else:
+        cont = " " * (len(head) - len(head.lstrip()) + 4)
+        lines = [head.rstrip(), cont]
+    for i, item in enumerate(items):
+        piece = item + ("," if i < len(items) - 1 else tail)
+        at_start = lines[-1] in (head, cont)
+        candidate = lines[-1] + ("" if at_start else " ") + piece
+        if len(candidate) <= _WIDTH or at_start:
+            lines[-1] = candidate
+        else:
+            lines.append(cont + piece)
+    return "\n".join(lines)
+
+
+def _comment(text: str) -> list[str]:
+    """``text`` as // lines of at most 100 columns."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= _WIDTH:
+            lines[-1] += " " + word
+        else:
+            lines.append(f"// {word}")
+    return lines
+
+
+def _check_glue_names(spec: OpSpec) -> None:
+    for name in [t.name for t in spec.tensors] + [a.name for a in spec.attrs]:
+        if name in _GLUE_NAMES or name.startswith("acl_"):
+            raise ValueError(
+                f"operator {spec.name}: {name!r} is a name the adapter's backend glue uses; "
+                "rename the tensor or attribute in op.toml"
+            )
+
+
+def _backend_params(spec: OpSpec) -> list[str]:
+    params = [f"const at::Tensor& {t.name}" for t in spec.inputs]
+    params += [f"{_cpp_attr_type(a)} {a.name}" for a in spec.attrs]
+    params += [f"const at::Tensor& {t.name}" for t in spec.outputs]
+    return params
+
+
+def _signature(spec: OpSpec, tail: str) -> str:
+    return _wrap(f"void {spec.name}(", _backend_params(spec), tail)
+
+
+def backend_header(specs: list[OpSpec]) -> str:
+    """``backend_ops.h``: the backend's entry point of every operator."""
+    out = [
+        HEADER.format(src=GLUE_SOURCE).rstrip("\n"),
+        "// Included by backend.h. Inputs, attributes, outputs in op.toml order, as the aclnn API",
+        "// and the sim wrappers take them; an absent optional tensor is an undefined at::Tensor.",
+        "#pragma once",
+        "",
+        "#include <ATen/ATen.h>",
+        "",
+        "#include <cstdint>",
+        "#include <vector>",
+        "",
+        "namespace fbgemm_npu::backend {",
+    ]
+    for spec in specs:
+        _check_glue_names(spec)
+        out.append("")
+        out += _comment(f"{spec.op_type}: {spec.summary}")
+        mutable = [t.name for t in spec.inputs if t.mutable]
+        if mutable:
+            out += _comment(f"Updated in place: {', '.join(mutable)}.")
+        optional = [t.name for t in spec.tensors if t.optional]
+        if optional:
+            out += _comment(f"Optional (may be undefined): {', '.join(optional)}.")
+        out.append(_signature(spec, ");"))
+    out += ["", "}  // namespace fbgemm_npu::backend", ""]
+    return "\n".join(out)
+
+
+def _trap_check(spec: OpSpec) -> list[str]:
+    """The ValueError a trap of this operator raises on the sim device ([host] trap_error)."""
+    pieces = []
+    for i, part in enumerate(spec.trap_error):
+        if i == 0:
+            part = f"{spec.error_name}: {part}"
+        if i == len(spec.trap_error) - 1:
+            part += " ("
+        if i % 2 == 0:
+            if part:
+                pieces.append(_c_str(part))
+        else:
+            pieces.append(part)
+    pieces += ["std::string(launch.report->message)", '")"']
+    return [
+        "    // A trap is this kernel's device-side assert on its input ([host] trap_error).",
+        _wrap("    TORCH_CHECK_VALUE(", ["status != RECSDK_SIM_TRAP", *pieces], ");"),
+    ]
+
+
+def backend_sim_source(specs: list[OpSpec]) -> str:
+    """``backend_sim_ops.cpp``: every operator through its typed sim wrapper."""
+    out = [
+        HEADER.format(src=GLUE_SOURCE).rstrip("\n"),
+        "// The sim backend's operators: each calls the typed wrapper of its sim library",
+        "// (mxrec_sim_<op>.h); a launch's status becomes a torch error naming the operator.",
+        "#include <string>",
+        "",
+        '#include "backend.h"',
+        '#include "backend_sim_common.h"',
+        *[f'#include "mxrec_sim_{spec.name}.h"' for spec in specs],
+        "",
+        "namespace fbgemm_npu::backend {",
+    ]
+    for spec in specs:
+        _check_glue_names(spec)
+        args = [f"sim_tensor({t.name})" for t in spec.inputs]
+        args += [a.name for a in spec.attrs]
+        args += [f"sim_tensor({t.name})" for t in spec.outputs]
+        args += ["&launch.options", "launch.report.get()"]
+        out += ["", _signature(spec, ") {"), "    Launch launch;"]
+        out.append(_wrap(f"    const int32_t status = mxrec_sim::{spec.op_type}(", args, ");"))
+        if spec.trap_error:
+            out += _trap_check(spec)
+        out += [f"    launch.check({_c_str(spec.error_name)}, status);", "}"]
+    out += ["", "}  // namespace fbgemm_npu::backend", ""]
+    return "\n".join(out)
+
+
+def _like(spec: OpSpec) -> str:
+    """The tensor whose device the npu launch uses: the first one callers always pass."""
+    for t in spec.tensors:
+        if not t.optional:
+            return t.name
+    raise ValueError(f"operator {spec.name}: the npu glue needs a tensor that is not optional")
+
+
+def _installed(fn: str) -> list[str]:
+    """Whether the weak aclnn entry points resolved (run's `installed` argument)."""
+    one = f"        &{fn}GetWorkspaceSize != nullptr && &{fn} != nullptr,"
+    if len(one) <= _WIDTH:
+        return [one]
+    return [f"        &{fn}GetWorkspaceSize != nullptr &&", f"            &{fn} != nullptr,"]
+
+
+def backend_npu_source(specs: list[OpSpec]) -> str:
+    """``backend_npu_ops.cpp``: every operator through aclnn<Op>GetWorkspaceSize/aclnn<Op>.
+
+    Prototypes come from the generated aclnn_<op>_decl.h (a spec change the glue does not
+    follow fails to compile); the entry points are weak, so a host without an operator's
+    package loads the adapter and fails that operator's calls naming the package.
+    """
+    out = [
+        HEADER.format(src=GLUE_SOURCE).rstrip("\n"),
+        "// The npu backend's operators: each through its aclnn API on torch_npu's current stream.",
+        '#include "backend.h"',
+        '#include "backend_npu_common.h"',
+        *[f'#include "aclnn_{spec.name}_decl.h"' for spec in specs],
+        "",
+    ]
+    for spec in specs:
+        out += [
+            f"#pragma weak aclnn{spec.op_type}GetWorkspaceSize",
+            f"#pragma weak aclnn{spec.op_type}",
+        ]
+    out += ["", "namespace fbgemm_npu::backend {"]
+    for spec in specs:
+        _check_glue_names(spec)
+        fn = f"aclnn{spec.op_type}"
+        out += ["", _signature(spec, ") {")]
+        for t in spec.tensors:
+            out.append(f"    const auto acl_{t.name} = acl_tensor({t.name});")
+        for a in spec.attrs:
+            if a.type == "int_list":
+                out.append(f"    const auto acl_{a.name} = acl_int_array({a.name});")
+        args = [f"acl_{t.name}.get()" for t in spec.inputs]
+        args += [f"acl_{a.name}.get()" if a.type == "int_list" else a.name for a in spec.attrs]
+        args += [f"acl_{t.name}.get()" for t in spec.outputs]
+        args += ["workspace_size", "executor"]
+        out += [
+            f'    run("{spec.op_type}", "mxrec_opp_{spec.name}", {_like(spec)},',
+            *_installed(fn),
+            "        [&](uint64_t* workspace_size, aclOpExecutor** executor) {",
+            _wrap(f"            return {fn}GetWorkspaceSize(", args, ");"),
+            "        },",
+            f"        {fn});",
+            "}",
+        ]
+    out += ["", "}  // namespace fbgemm_npu::backend", ""]
+    return "\n".join(out)
+
+
+def backend_glue(specs: list[OpSpec], variant: str) -> dict[str, str]:
+    """The generated sources of the adapter's ``variant`` ("sim" or "npu"), by file name."""
+    if variant == "sim":
+        return {BACKEND_HEADER: backend_header(specs), BACKEND_SIM: backend_sim_source(specs)}
+    if variant == "npu":
+        return {BACKEND_HEADER: backend_header(specs), BACKEND_NPU: backend_npu_source(specs)}
+    raise ValueError(f"unknown adapter variant {variant!r} (sim or npu)")

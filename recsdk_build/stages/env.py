@@ -16,7 +16,9 @@ from recsdk_build.pipeline.manifest import StageRecord
 from recsdk_build.pipeline.stage import Context, Outcome, Stage
 from recsdk_build.venvs import ensure_venv, layer_stamp, venv_python
 
-BUILD_TOOLS = ["setuptools>=68", "wheel", "build>=1.2"]
+# ninja lets torch's extension builder compile an extension's sources in parallel (MAX_JOBS,
+# default: every core), which halves the plugin and wheels stages on a 2-core host.
+BUILD_TOOLS = ["setuptools>=68", "wheel", "build>=1.2", "ninja"]
 
 
 def requirements(ctx: Context) -> list[str]:

@@ -10,6 +10,10 @@ The adapter's npu variant (aclnn on torch_npu's stream) cannot run here, but it 
 linked against the pinned torch and torch_npu's headers and library (the torch_npu wheel is
 downloaded and unpacked, never installed) to prove it builds. That result is recorded in the
 provenance as build-checked; it is not an artifact.
+
+Every variant's per-operator backend glue is generated here from the operator catalogue
+(codegen.backend_glue) into the copy of torch_plugin that is built, never into the checkout;
+build_config.json names the catalogue, whose every operator the adapter must register.
 """
 
 from __future__ import annotations
@@ -25,7 +29,9 @@ from typing import Any
 from recsdk_build import __version__
 from recsdk_build.errors import BuildError, ToolMissingError
 from recsdk_build.extbuild import build_extension_wheel, package_digest
+from recsdk_build.hashing import combine, sha256_file, sha256_text
 from recsdk_build.ops import catalogue, codegen
+from recsdk_build.ops.catalogue import OpSpec
 from recsdk_build.pipeline.atomic import new_staging_dir
 from recsdk_build.pipeline.manifest import Artifact, StageRecord
 from recsdk_build.pipeline.stage import Context, Outcome, Stage
@@ -33,6 +39,10 @@ from recsdk_build.toolchain import choose_target, find_cann
 
 NPU_SIM = Path("packages") / "npu_sim"
 TORCH_PLUGIN = Path("torch_plugin")
+KERNELS = Path("kernels")
+# The code the adapter's generated glue and aclnn declarations come from: a changed generator
+# rebuilds the adapter (what it generates from the catalogue is hashed too, see inputs()).
+GENERATOR = (Path(codegen.__file__), Path(catalogue.__file__))
 # What the build check records of the torch it built against (setup.py takes the C++ ABI flag
 # from that torch; it is never assumed).
 _TORCH_BUILD_INFO = (
@@ -56,6 +66,7 @@ class PluginStage(Stage):
         return choose_target(str(ctx.options.extra.get("target", "auto")))
 
     def inputs(self, ctx: Context) -> dict[str, Any]:
+        specs = _catalogue(ctx)
         return {
             "tool": __version__,
             "target": self._target(ctx),
@@ -66,6 +77,8 @@ class PluginStage(Stage):
             "ops": {
                 e["op"]: e.get("sha256") for e in ctx.output_of("ops").get("operators", [])
             },
+            "generator": generator_digest(),
+            "generated": generated_digest(specs),
         }
 
     def intact(self, ctx: Context, record: StageRecord) -> bool:
@@ -75,14 +88,15 @@ class PluginStage(Stage):
         target = self._target(ctx)
         if target == "cann":
             return self._run_cann(ctx)
-        config = self._sim_adapter_config(ctx)
+        specs = _catalogue(ctx)
+        config = {**self._sim_adapter_config(ctx), "catalogue": [s.name for s in specs]}
         wheels = [
             build_extension_wheel(ctx, ctx.project.root / NPU_SIM, what="npu_sim"),
             build_extension_wheel(
                 ctx,
                 ctx.project.root / TORCH_PLUGIN,
                 what="fbgemm_npu_api (sim)",
-                generated={"build_config.json": json.dumps(config, indent=2) + "\n"},
+                generated=adapter_sources(config, specs),
             ),
         ]
         npu_check = self._npu_build_check(ctx)
@@ -136,7 +150,7 @@ class PluginStage(Stage):
             )
             wheel = build_extension_wheel(
                 ctx, ctx.project.root / TORCH_PLUGIN, what="fbgemm_npu_api (npu)",
-                generated={"build_config.json": json.dumps(config, indent=2) + "\n"},
+                generated=adapter_sources(config, _catalogue(ctx)),
             )
         finally:
             shutil.rmtree(staging, ignore_errors=True)
@@ -208,13 +222,14 @@ class PluginStage(Stage):
         gen = staging / "aclnn-decl"
         gen.mkdir()
         names = []
-        for name, spec in catalogue.load_catalogue(ctx.project.root / "kernels").items():
-            (gen / f"aclnn_{name}_decl.h").write_text(
+        for spec in _catalogue(ctx):
+            (gen / f"aclnn_{spec.name}_decl.h").write_text(
                 codegen.aclnn_declaration(spec), encoding="utf-8"
             )
-            names.append(name)
+            names.append(spec.name)
         return {
             "variant": "npu",
+            "catalogue": names,
             "operators": names,
             "decl_include": str(gen),
             "include_dirs": [
@@ -244,7 +259,7 @@ class PluginStage(Stage):
             with ctx.ui.status("build check: building the npu adapter against torch_npu"):
                 wheel = build_extension_wheel(
                     ctx, plugin, what="fbgemm_npu_api (npu, build check)",
-                    generated={"build_config.json": json.dumps(config, indent=2) + "\n"},
+                    generated=adapter_sources(config, _catalogue(ctx)),
                     dest=staging / "wheel-out",
                 )
             if "+npu" not in wheel.name:
@@ -317,3 +332,33 @@ class PluginStage(Stage):
             "runtime": str(runtime),
             "operators": operators,
         }
+
+
+def _catalogue(ctx: Context) -> list[OpSpec]:
+    """Every operator of kernels/ops: the adapter registers all of them."""
+    return list(catalogue.load_catalogue(ctx.project.root / KERNELS).values())
+
+
+def adapter_sources(config: dict[str, Any], specs: list[OpSpec]) -> dict[str, str]:
+    """What is written into the copy of torch_plugin before it is built: the build
+    configuration and the variant's generated backend glue (csrc/, beside the hand-written
+    sources that include it)."""
+    glue = codegen.backend_glue(specs, config["variant"])
+    return {
+        "build_config.json": json.dumps(config, indent=2) + "\n",
+        **{f"csrc/{name}": text for name, text in glue.items()},
+    }
+
+
+def generator_digest() -> str:
+    """The generator's own code (GENERATOR)."""
+    return combine(*(sha256_file(path) for path in GENERATOR))
+
+
+def generated_digest(specs: list[OpSpec]) -> str:
+    """Everything the adapter's build generates from the catalogue: both variants' glue and the
+    aclnn declarations. It changes with any op.toml key the adapter depends on (signatures,
+    [host] error_name and trap_error), which the operator libraries' hashes need not."""
+    texts = {**codegen.backend_glue(specs, "sim"), **codegen.backend_glue(specs, "npu")}
+    texts.update({f"aclnn_{s.name}_decl.h": codegen.aclnn_declaration(s) for s in specs})
+    return combine(*(combine(name, sha256_text(texts[name])) for name in sorted(texts)))

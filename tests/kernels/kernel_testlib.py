@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
+import sys
 from pathlib import Path
 
-from recsdk_build.ops import catalogue, simbuild, simrun
+from recsdk_build.ops import catalogue, simbuild
 
 REPO = Path(__file__).resolve().parents[2]
 KERNELS = REPO / "kernels"
+# The emulator's ctypes harness lives beside the emulation (kernels/sim/simrun.py).
+if str(KERNELS / "sim") not in sys.path:
+    sys.path.insert(0, str(KERNELS / "sim"))
+import simrun  # noqa: E402
+from simrun import SimError  # noqa: E402, F401  (re-exported for the operator tests)
+
 CHECKS_SRC = Path(__file__).resolve().parent / "sim_checks" / "check_kernels.cpp"
 
 

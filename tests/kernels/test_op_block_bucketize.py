@@ -9,10 +9,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("fbgemm_gpu")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from kernel_testlib import arg  # noqa: E402
+from kernel_testlib import SimError, arg  # noqa: E402
 from strategies import INDEX_DTYPES, platforms  # noqa: E402
-
-from recsdk_build.ops.simrun import SimError  # noqa: E402
 
 fbgemm = torch.ops.fbgemm
 OP = "block_bucketize_sparse_features"

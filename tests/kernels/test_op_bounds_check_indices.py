@@ -8,10 +8,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("fbgemm_gpu")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from kernel_testlib import bounds_check_indices  # noqa: E402
+from kernel_testlib import SimError, bounds_check_indices  # noqa: E402
 from strategies import INDEX_DTYPES, platforms, seeds  # noqa: E402
-
-from recsdk_build.ops.simrun import SimError  # noqa: E402
 
 fbgemm = torch.ops.fbgemm
 FATAL, WARNING, IGNORE, NONE = 0, 1, 2, 3

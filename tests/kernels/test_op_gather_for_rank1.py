@@ -7,10 +7,12 @@ import pytest
 torch = pytest.importorskip("torch")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from kernel_testlib import gather_for_rank1, index_select_for_rank1_backward  # noqa: E402
+from kernel_testlib import (  # noqa: E402
+    SimError,
+    gather_for_rank1,
+    index_select_for_rank1_backward,
+)
 from strategies import INDEX_DTYPES, VALUE_DTYPES, platforms, random_values, seeds  # noqa: E402
-
-from recsdk_build.ops.simrun import SimError  # noqa: E402
 
 GRAD_DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 # x sizes: a few elements (many duplicates), UB-resident, and larger than any unified buffer.

@@ -10,10 +10,8 @@ torch = pytest.importorskip("torch")
 fbgemm_gpu = pytest.importorskip("fbgemm_gpu")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from kernel_testlib import arg  # noqa: E402
+from kernel_testlib import SimError, arg  # noqa: E402
 from strategies import INDEX_DTYPES, platforms, seeds  # noqa: E402
-
-from recsdk_build.ops.simrun import SimError  # noqa: E402
 
 
 def invert_permute(ops, permute, **launch):

@@ -9,10 +9,8 @@ pytest.importorskip("fbgemm_gpu")
 import torch.nn.functional as F  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from kernel_testlib import arg  # noqa: E402
+from kernel_testlib import SimError, arg  # noqa: E402
 from strategies import INDEX_DTYPES, platforms, seeds  # noqa: E402
-
-from recsdk_build.ops.simrun import SimError  # noqa: E402
 
 fbgemm = torch.ops.fbgemm
 SUM, MEAN, NONE = 0, 1, 2

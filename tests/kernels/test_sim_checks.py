@@ -8,8 +8,9 @@ import ctypes
 from pathlib import Path
 
 import pytest
+from kernel_testlib import simrun
 
-from recsdk_build.ops.simrun import _Report
+_Report = simrun._Report
 
 CHECK_FAILED, TRAP = 2, 3
 

@@ -19,7 +19,7 @@ from types import SimpleNamespace
 import pytest
 
 from recsdk_build.errors import BuildError
-from recsdk_build.ops import catalogue
+from recsdk_build.ops import catalogue, codegen
 from recsdk_build.stages.plugin import PluginStage
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,22 +32,103 @@ def _sources() -> dict[str, str]:
 
 
 def test_registrations_extend_namespaces_and_never_define_them_whole() -> None:
-    for name, text in _sources().items():
+    sources = _sources()
+    for name, text in sources.items():
         # TORCH_LIBRARY(ns, m) owns the namespace: a second library extending it would fail.
         assert not re.search(r"\bTORCH_LIBRARY\s*\(", text), name
-    text = _sources()["registrations.cpp"]
-    assert "TORCH_LIBRARY_FRAGMENT(mxrec, m)" in text
-    assert "TORCH_LIBRARY_IMPL(fbgemm, PrivateUse1, m)" in text
-    assert "TORCH_LIBRARY_IMPL(mxrec, AutogradPrivateUse1, m)" in text
-    # fbgemm's schemas belong to fbgemm_gpu: the adapter adds kernels, never definitions...
-    assert "TORCH_LIBRARY_FRAGMENT(fbgemm" not in text
+        # fbgemm's schemas belong to fbgemm_gpu: the adapter adds kernels, never definitions...
+        if name != "tbe.cpp":
+            assert "TORCH_LIBRARY_FRAGMENT(fbgemm" not in text, name
+    assert "TORCH_LIBRARY_FRAGMENT(mxrec, m)" in sources["mxrec.cpp"]
     # ...except the fused TBE lookups, which fbgemm-gpu-cpu lacks (its CUDA build defines
     # them): tbe.cpp defines each one only when no library has.
-    tbe = _sources()["tbe.cpp"]
+    tbe = sources["tbe.cpp"]
     fragment = tbe[tbe.index("TORCH_LIBRARY_FRAGMENT(fbgemm, m)"):]
     fragment = fragment[: fragment.index("\n}\n")]
     assert "if (!fbgemm_npu::defined_elsewhere(name))" in fragment
     assert fragment.count("m.def(") == 1
+
+
+# Every kernel the extension registers, by (namespace, dispatch key): what registrations.cpp and
+# tbe.cpp registered before the registrations were split by operator family.
+REGISTERED = {
+    ("fbgemm", "PrivateUse1"): {
+        "asynchronous_complete_cumsum",
+        "asynchronous_inclusive_cumsum",
+        "asynchronous_exclusive_cumsum",
+        "jagged_to_padded_dense_forward",
+        "jagged_to_padded_dense_backward",
+        "dense_to_jagged_forward",
+        "permute_2D_sparse_data",
+        "bounds_check_indices",
+        "invert_permute",
+        "block_bucketize_sparse_features",
+        "split_embedding_codegen_lookup_sgd_function",
+        "split_embedding_codegen_lookup_adagrad_function",
+        "split_embedding_codegen_lookup_rowwise_adagrad_function",
+        "split_embedding_codegen_lookup_adam_function",
+        "dense_embedding_codegen_lookup_function",
+    },
+    ("fbgemm", "AutogradPrivateUse1"): {
+        "split_embedding_codegen_lookup_sgd_function",
+        "split_embedding_codegen_lookup_adagrad_function",
+        "split_embedding_codegen_lookup_rowwise_adagrad_function",
+        "split_embedding_codegen_lookup_adam_function",
+        "dense_embedding_codegen_lookup_function",
+    },
+    ("mxrec", "PrivateUse1"): {"gather_for_rank1", "index_select_for_rank1_backward"},
+    ("mxrec", "AutogradPrivateUse1"): {"gather_for_rank1"},
+}
+FAMILIES = {
+    "jagged.cpp": {
+        "jagged_to_padded_dense_forward", "jagged_to_padded_dense_backward",
+        "dense_to_jagged_forward",
+    },
+    "sparse.cpp": {
+        "asynchronous_complete_cumsum", "asynchronous_inclusive_cumsum",
+        "asynchronous_exclusive_cumsum", "permute_2D_sparse_data", "bounds_check_indices",
+        "invert_permute", "block_bucketize_sparse_features",
+    },
+    "mxrec.cpp": {"gather_for_rank1", "index_select_for_rank1_backward"},
+}
+
+
+def _impl_blocks() -> dict[tuple[str, str], dict[str, set[str]]]:
+    """The operator names in every TORCH_LIBRARY_IMPL block, by (namespace, key) and file."""
+    found: dict[tuple[str, str], dict[str, set[str]]] = {}
+    for name, text in _sources().items():
+        for m in re.finditer(r"^TORCH_LIBRARY_IMPL\((\w+), (\w+), m\) \{\n(.*?)^\}", text,
+                             re.S | re.M):
+            names = set(re.findall(r'"([A-Za-z0-9_]+)"', m.group(3)))
+            found.setdefault((m.group(1), m.group(2)), {}).setdefault(name, set()).update(names)
+    return found
+
+
+def test_the_family_files_register_the_same_kernels_as_before() -> None:
+    blocks = _impl_blocks()
+    assert {key: set().union(*files.values()) for key, files in blocks.items()} == REGISTERED
+    for family, ops in FAMILIES.items():
+        mine = set().union(*(files.get(family, set()) for files in blocks.values()))
+        assert mine == ops, family
+    # One module, defined once.
+    modules = [n for n, t in _sources().items() if "PYBIND11_MODULE(" in t]
+    assert modules == ["module.cpp"]
+
+
+def test_boxed_kernels_read_their_arguments_by_name() -> None:
+    boxed = (CSRC / "boxed.h").read_text(encoding="utf-8")
+    assert "argumentIndexWithName" in boxed
+    for name, text in _sources().items():
+        if "makeFromBoxedFunction" not in text:
+            continue
+        assert '#include "boxed.h"' in text, name
+        # No positional reads of the stack: every argument through Args, by its schema name.
+        assert not re.search(r"\bargs\[\d+\]", text), name
+        assert "torch::jit::last(" not in text, name
+        for fn in re.findall(r"^(?:template <[^>]*>\n)?void (\w+_boxed)\(", text, re.M):
+            body = text[text.index(f"void {fn}("):]
+            body = body[: body.index("\n}\n")]
+            assert "const Args a(handle, stack);" in body, (name, fn)
 
 
 def test_abi_flag_and_symbols_are_not_hand_written() -> None:
@@ -57,15 +138,21 @@ def test_abi_flag_and_symbols_are_not_hand_written() -> None:
         assert "dlsym" not in text and "dlopen" not in text, path.name
 
 
-def test_setup_builds_exactly_the_catalogue_operators() -> None:
+def test_setup_has_no_operator_list_of_its_own() -> None:
     setup = (PLUGIN / "setup.py").read_text(encoding="utf-8")
-    listed = re.search(r"OPERATORS = \((.*?)\)", setup, re.S)
-    assert listed is not None
-    names = set(re.findall(r'"([a-z0-9_]+)"', listed.group(1)))
-    assert names == set(catalogue.load_catalogue(ROOT / "kernels"))
-    # Sources are listed, never globbed: a stray file must not change the adapter.
+    assert "OPERATORS" not in setup
+    for name in catalogue.load_catalogue(ROOT / "kernels"):
+        assert f'"{name}"' not in setup, name
+    assert 'config.get("catalogue")' in setup
+    # Sources are listed, never globbed: a stray file must not change the adapter. The listed
+    # ones are the hand-written sources and the generated glue the plugin stage adds.
     compiled = set(re.findall(r'"csrc/([a-z_]+\.cpp)"', setup))
-    assert compiled == {p.name for p in CSRC.glob("*.cpp")}
+    generated = {codegen.BACKEND_SIM, codegen.BACKEND_NPU}
+    assert compiled == {p.name for p in CSRC.glob("*.cpp")} | generated
+    assert not any((CSRC / name).exists() for name in [*generated, codegen.BACKEND_HEADER])
+
+
+_CATALOGUE = tuple(catalogue.load_catalogue(ROOT / "kernels"))
 
 
 def _fake_ctx(root: Path, ops_output: dict) -> SimpleNamespace:
@@ -119,10 +206,14 @@ def test_sim_adapter_config_comes_from_the_ops_stage(tmp_path: Path) -> None:
     [
         (None, "no build configuration"),
         ({"variant": "cuda", "operators": []}, "unknown variant 'cuda' (sim or npu)"),
-        ({"variant": "npu", "operators": ["gather_for_rank1"]},
+        ({"variant": "npu", "operators": ["gather_for_rank1"]}, "names no catalogue"),
+        ({"variant": "npu", "catalogue": [*_CATALOGUE], "operators": ["gather_for_rank1"]},
          "lacks asynchronous_complete_cumsum"),
-        ({"variant": "sim", "sim_include": "/x", "operators": [{"op": "gather_for_rank1"}]},
+        ({"variant": "sim", "catalogue": [*_CATALOGUE], "sim_include": "/x",
+          "operators": [{"op": "gather_for_rank1"}]},
          "lacks asynchronous_complete_cumsum"),
+        ({"variant": "npu", "catalogue": [*_CATALOGUE], "operators": [*_CATALOGUE]},
+         "the generated backend glue csrc/backend_ops.h, csrc/backend_npu_ops.cpp is missing"),
     ],
 )
 def test_setup_refuses_a_missing_or_wrong_configuration(
@@ -144,11 +235,20 @@ def test_setup_refuses_a_missing_or_wrong_configuration(
 def test_the_acl_meta_stand_in_is_only_for_the_build_check() -> None:
     # The sim build never sees it, and the npu backend gets CANN's own header on cann hosts.
     assert "buildcheck" not in (PLUGIN / "setup.py").read_text(encoding="utf-8")
-    npu = (CSRC / "backend_npu.cpp").read_text(encoding="utf-8")
-    assert "#ifndef FBGEMM_NPU_API_NPU" in npu
+    common = (CSRC / "backend_npu_common.h").read_text(encoding="utf-8")
+    assert "#ifndef FBGEMM_NPU_API_NPU" in common
     # Prototypes come from the generated declarations of every operator in the catalogue.
+    glue = codegen.backend_npu_source(list(catalogue.load_catalogue(ROOT / "kernels").values()))
     for name in catalogue.load_catalogue(ROOT / "kernels"):
-        assert f'#include "aclnn_{name}_decl.h"' in npu, name
+        assert f'#include "aclnn_{name}_decl.h"' in glue, name
+    # What the stand-in declares covers what the npu helpers call.
+    stand_in = (PLUGIN / "buildcheck" / "aclnn" / "acl_meta.h").read_text(encoding="utf-8")
+    helpers = common + (CSRC / "backend_npu.cpp").read_text(encoding="utf-8")
+    called = set(re.findall(r"\b(acl(?:Create|Destroy)\w+)\(", helpers))
+    assert called == {"aclCreateTensor", "aclDestroyTensor", "aclCreateIntArray",
+                      "aclDestroyIntArray"}
+    for fn in called:
+        assert f" {fn}(" in stand_in or f"*{fn}(" in stand_in, fn
 
 
 def test_cann_plugin_without_the_toolkit_says_so(tmp_path: Path, monkeypatch) -> None:
@@ -186,6 +286,7 @@ def test_npu_adapter_config_declares_every_operator(tmp_path: Path) -> None:
     names = set(catalogue.load_catalogue(ROOT / "kernels"))
     assert config["variant"] == "npu"
     assert set(config["operators"]) == names
+    assert set(config["catalogue"]) == names
     decl = Path(config["decl_include"])
     for name in names:
         text = (decl / f"aclnn_{name}_decl.h").read_text(encoding="utf-8")
@@ -198,3 +299,52 @@ def test_npu_adapter_config_declares_every_operator(tmp_path: Path) -> None:
     assert config["library_dirs"] == [str(torch_npu / "lib"), "/cann/lib64"]
     assert config["libraries"] == ["torch_npu", "nnopbase", "ascendcl"]
     assert config["opp"] == "/build/ops/cann/opp"
+
+
+def _inputs_ctx(root: Path) -> SimpleNamespace:
+    outputs = {"env": {"stamp": "env"}, "ops": {"target": "sim", "operators": []}}
+    return SimpleNamespace(
+        project=SimpleNamespace(root=root, runtime=SimpleNamespace(torch_npu="2.6.0")),
+        options=SimpleNamespace(extra={"target": "sim"}),
+        output_of=lambda stage: outputs[stage],
+    )
+
+
+def test_fingerprint_covers_the_generator_and_what_it_generates(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The adapter's glue is generated from the catalogue by codegen.py: a changed generator,
+    or an op.toml change the operator libraries do not show ([host] keys), rebuilds it."""
+    from recsdk_build.pipeline.stage import fingerprint
+    from recsdk_build.stages import plugin as plugin_stage
+
+    assert {p.name for p in plugin_stage.GENERATOR} == {"codegen.py", "catalogue.py"}
+    assert all(p.is_file() for p in plugin_stage.GENERATOR)
+
+    root = tmp_path / "project"
+    shutil.copytree(ROOT / "kernels" / "ops", root / "kernels" / "ops")
+    shutil.copytree(PLUGIN, root / "torch_plugin")
+    shutil.copytree(ROOT / "packages" / "npu_sim", root / "packages" / "npu_sim")
+    generator = tmp_path / "generator"
+    generator.mkdir()
+    copies = tuple(Path(shutil.copy2(p, generator / p.name)) for p in plugin_stage.GENERATOR)
+    monkeypatch.setattr(plugin_stage, "GENERATOR", copies)
+
+    def current() -> str:
+        return fingerprint(PluginStage().inputs(_inputs_ctx(root)))  # type: ignore[arg-type]
+
+    base = current()
+    assert current() == base
+    for copy in copies:  # a comment is enough: the code is hashed, not its output alone
+        text = copy.read_text(encoding="utf-8")
+        copy.write_text(text + "\n# changed\n", encoding="utf-8")
+        assert current() != base, copy.name
+        copy.write_text(text, encoding="utf-8")
+        assert current() == base
+
+    toml = root / "kernels" / "ops" / "invert_permute" / "op.toml"
+    original = toml.read_text(encoding="utf-8")
+    toml.write_text(original.replace("is not a permutation", "is no permutation"), "utf-8")
+    assert current() != base
+    toml.write_text(original, encoding="utf-8")
+    assert current() == base

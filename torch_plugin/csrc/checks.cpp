@@ -7,7 +7,7 @@ namespace fbgemm_npu {
 
 namespace {
 
-std::string dtype_list(std::initializer_list<at::ScalarType> allowed) {
+std::string dtype_list(c10::ArrayRef<at::ScalarType> allowed) {
     std::ostringstream out;
     bool first = true;
     for (auto t : allowed) {
@@ -36,7 +36,7 @@ void check_same_device(const char* op, const at::Tensor& first,
 }
 
 void check_dtype(const char* op, const char* name, const at::Tensor& t,
-                 std::initializer_list<at::ScalarType> allowed) {
+                 c10::ArrayRef<at::ScalarType> allowed) {
     for (auto dt : allowed) {
         if (t.scalar_type() == dt) return;
     }

@@ -8,10 +8,17 @@
 
 #include <ATen/ATen.h>
 
+#include <array>
 #include <initializer_list>
 #include <vector>
 
 namespace fbgemm_npu {
+
+// Ids, lengths and offsets.
+inline constexpr std::array<at::ScalarType, 2> kIndexTypes{at::kInt, at::kLong};
+// What the jagged and sparse operators move.
+inline constexpr std::array<at::ScalarType, 5> kValueTypes{at::kFloat, at::kHalf, at::kBFloat16,
+                                                           at::kInt, at::kLong};
 
 // The tensor is defined and lives on the npu (PrivateUse1) device.
 void check_npu(const char* op, const char* name, const at::Tensor& t);
@@ -21,7 +28,7 @@ void check_same_device(const char* op, const at::Tensor& first,
                        std::initializer_list<const at::Tensor*> others);
 
 void check_dtype(const char* op, const char* name, const at::Tensor& t,
-                 std::initializer_list<at::ScalarType> allowed);
+                 c10::ArrayRef<at::ScalarType> allowed);
 
 void check_dim(const char* op, const char* name, const at::Tensor& t, int64_t min_dim,
                int64_t max_dim);

@@ -8,9 +8,9 @@
 // where no other library did (TORCH_LIBRARY_FRAGMENT, never a whole-namespace TORCH_LIBRARY),
 // and always add our npu kernels.
 //
-// The kernels are boxed and read their arguments by name from the schema on the stack: a
-// schema that grows an argument (another fbgemm build) still dispatches here, and one that loses
-// an argument we need fails with its name instead of reading the wrong slot.
+// The kernels are boxed and read their arguments by name from the schema on the stack (boxed.h):
+// a schema that grows an argument (another fbgemm build) still dispatches here, and one that
+// loses an argument we need fails with its name instead of reading the wrong slot.
 //
 // Each lookup is an autograd function (forward: split_embedding_forward; backward:
 // split_embedding_backward). It is registered for AutogradPrivateUse1 and, for calls below
@@ -24,6 +24,7 @@
 #include <utility>
 
 #include "backend.h"
+#include "boxed.h"
 #include "checks.h"
 
 namespace fbgemm_npu {
@@ -46,50 +47,6 @@ enum class Optimizer : int64_t {
     kRowwiseAdagrad = 2,
     kDense = 3,
     kAdam = 4
-};
-
-// The arguments of one boxed call, by name.
-class Args {
-public:
-    Args(const c10::OperatorHandle& op, torch::jit::Stack* stack)
-        : schema_(op.schema()), values_(torch::jit::last(*stack, op.schema().arguments().size())) {}
-
-    const c10::IValue& get(const char* name) const {
-        const auto index = schema_.argumentIndexWithName(name);
-        TORCH_CHECK(index.has_value(), schema_.name(), ": the npu kernel needs argument '", name,
-                    "', which this schema lacks: ", schema_);
-        return values_[static_cast<size_t>(*index)];
-    }
-
-    bool has(const char* name) const { return schema_.argumentIndexWithName(name).has_value(); }
-
-    at::Tensor tensor(const char* name) const {
-        const c10::IValue& v = get(name);
-        return v.isNone() ? at::Tensor() : v.toTensor();
-    }
-
-    int64_t integer(const char* name) const {
-        const c10::IValue& v = get(name);
-        return v.isSymInt() ? v.toSymInt().guard_int(__FILE__, __LINE__) : v.toInt();
-    }
-
-    double real(const char* name) const { return get(name).toDouble(); }
-    bool flag(const char* name) const { return get(name).toBool(); }
-
-    // An argument fbgemm may drop or add in other versions: its value, or `fallback`.
-    int64_t integer_or(const char* name, int64_t fallback) const {
-        return has(name) ? integer(name) : fallback;
-    }
-    double real_or(const char* name, double fallback) const {
-        return has(name) ? real(name) : fallback;
-    }
-
-    const char* op() const { return schema_.name().c_str(); }
-    size_t size() const { return values_.size(); }
-
-private:
-    const c10::FunctionSchema& schema_;
-    c10::ArrayRef<c10::IValue> values_;
 };
 
 // What the forward needs and the backward keeps.

@@ -19,11 +19,14 @@ extern "C" {
 typedef int32_t aclnnStatus;
 typedef struct aclTensor aclTensor;
 typedef struct aclOpExecutor aclOpExecutor;
+typedef struct aclIntArray aclIntArray;
 
 aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDataType dataType,
                            const int64_t* stride, int64_t offset, aclFormat format,
                            const int64_t* storageDims, uint64_t storageDimsNum, void* tensorData);
 aclnnStatus aclDestroyTensor(const aclTensor* tensor);
+aclIntArray* aclCreateIntArray(const int64_t* value, uint64_t size);
+aclnnStatus aclDestroyIntArray(const aclIntArray* array);
 
 #ifdef __cplusplus
 }

@@ -1,34 +1,41 @@
-"""Calling a sim operator library from Python (ctypes), for tests and the benchmark.
+"""Calling a sim operator library from Python (ctypes), for the kernel tests and benchmarks.
 
 Tensors are passed as raw host pointers with dtype and shape, exactly as the C ABI in
-kernels/sim/include/recsdk_sim/api.h takes them; this module has no torch or numpy dependency.
+include/recsdk_sim/api.h takes them; this module has no torch or numpy dependency. The ABI's
+sizes, status codes and counter fields are read from api.h itself, so this harness cannot drift
+from the header. It lives beside the emulation it drives, not in the build tool.
 """
 
 from __future__ import annotations
 
 import ctypes
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from recsdk_build.ops.catalogue import DTYPES, OpSpec
 
-MAX_DIMS = 8
-MAX_CORES = 128
-STATUS = {0: "ok", 1: "invalid argument", 2: "check failed", 3: "trap", 4: "internal error"}
-STAT_FIELDS = (
-    "gm_read_bytes",
-    "gm_write_bytes",
-    "dma_transfers",
-    "scalar_gm_reads",
-    "scalar_gm_writes",
-    "vector_elements",
-    "vector_instrs",
-    "scalar_ub_accesses",
-    "ub_peak_bytes",
-    "sync_all",
-    "atomic_write_bytes",
-)
+API_HEADER = Path(__file__).resolve().parent / "include" / "recsdk_sim" / "api.h"
+
+
+def _read_abi(text: str) -> tuple[dict[str, int], dict[int, str], tuple[str, ...]]:
+    defines = {m[0]: int(m[1]) for m in re.findall(r"#define RECSDK_SIM_(\w+) (\d+)", text)}
+    statuses = {
+        int(value): name.lower().replace("_", " ")
+        for name, value in re.findall(r"RECSDK_SIM_(\w+) = (\d+),", text)
+    }
+    body = re.search(r"typedef struct RecsdkSimCoreStats \{(.*?)\}", text, re.DOTALL)
+    if body is None:
+        raise RuntimeError(f"{API_HEADER}: no RecsdkSimCoreStats")
+    fields = tuple(re.findall(r"uint64_t (\w+);", body.group(1)))
+    return defines, statuses, fields
+
+
+_DEFINES, STATUS, STAT_FIELDS = _read_abi(API_HEADER.read_text(encoding="utf-8"))
+MAX_DIMS = _DEFINES["MAX_DIMS"]
+MAX_CORES = _DEFINES["MAX_CORES"]
+MESSAGE_BYTES = _DEFINES["MESSAGE_BYTES"]
 
 
 class _Tensor(ctypes.Structure):
@@ -74,7 +81,7 @@ class _Report(ctypes.Structure):
         ("tiling_bytes", ctypes.c_uint64),
         ("num_cores", ctypes.c_int32),
         ("cores", _CoreStats * MAX_CORES),
-        ("message", ctypes.c_char * 2048),
+        ("message", ctypes.c_char * MESSAGE_BYTES),
     )
 
 

@@ -1,0 +1,281 @@
+// Sparse features on the npu: fbgemm's cumulative sums, permute_2D_sparse_data,
+// block_bucketize_sparse_features, invert_permute and bounds_check_indices.
+//
+// Dispatch keys follow fbgemm 1.1.0's own: permute_2D_sparse_data has fbgemm's autograd kernel
+// on the Autograd alias key; asynchronous_*_cumsum, bounds_check_indices,
+// block_bucketize_sparse_features and invert_permute have no autograd. bounds_check_indices and
+// block_bucketize_sparse_features are boxed (boxed.h explains why) and read their arguments by
+// name.
+#include <torch/extension.h>
+#include <torch/library.h>
+
+#include <optional>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "backend.h"
+#include "boxed.h"
+#include "checks.h"
+
+namespace fbgemm_npu {
+
+namespace {
+
+at::Tensor asynchronous_complete_cumsum(const at::Tensor& t_in) {
+    const char* op = "asynchronous_complete_cumsum";
+    check_npu(op, "t_in", t_in);
+    check_dtype(op, "t_in", t_in, {at::kInt, at::kLong});
+    check_dim(op, "t_in", t_in, 1, 2);
+    at::Tensor x = t_in.contiguous();
+    std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
+    shape.back() += 1;
+    at::Tensor y = at::empty(shape, x.options());
+    backend::asynchronous_complete_cumsum(x, y);
+    return y;
+}
+
+// fbgemm's inclusive and exclusive sums are the complete sum without its first or last column.
+at::Tensor asynchronous_inclusive_cumsum(const at::Tensor& t_in) {
+    at::Tensor y = asynchronous_complete_cumsum(t_in);
+    return y.narrow(-1, 1, y.size(-1) - 1).contiguous();
+}
+
+at::Tensor asynchronous_exclusive_cumsum(const at::Tensor& t_in) {
+    at::Tensor y = asynchronous_complete_cumsum(t_in);
+    return y.narrow(-1, 0, y.size(-1) - 1).contiguous();
+}
+
+std::tuple<at::Tensor, at::Tensor, std::optional<at::Tensor>> permute_2D_sparse_data(
+    const at::Tensor& permute, const at::Tensor& lengths, const at::Tensor& values,
+    const std::optional<at::Tensor>& weights,
+    const std::optional<int64_t>& permuted_lengths_sum) {
+    const char* op = "permute_2D_sparse_data";
+    check_npu(op, "permute", permute);
+    check_npu(op, "lengths", lengths);
+    check_npu(op, "values", values);
+    const at::Tensor w = weights.has_value() ? *weights : at::Tensor();
+    if (w.defined()) check_npu(op, "weights", w);
+    check_same_device(op, permute, {&lengths, &values, &w});
+    check_dtype(op, "permute", permute, kIndexTypes);
+    check_dtype(op, "lengths", lengths, kIndexTypes);
+    check_dtype(op, "values", values, kValueTypes);
+    check_dim(op, "permute", permute, 1, 1);
+    check_dim(op, "lengths", lengths, 1, 2);
+    check_dim(op, "values", values, 1, 1);
+    if (w.defined()) {
+        check_dtype(op, "weights", w, {at::kFloat, at::kHalf, at::kBFloat16});
+        check_dim(op, "weights", w, 1, 2);
+        TORCH_CHECK_VALUE(w.size(0) == values.size(0), op, ": weights must have as many rows "
+                          "as values (", values.size(0), "), got shape ", w.sizes());
+    }
+    // permute and lengths are small; reading them on the host gives clear errors for rows out
+    // of range and sizes the outputs when permuted_lengths_sum is not given.
+    const int64_t rows = lengths.size(0);
+    const at::Tensor perm_host = permute.to(at::kCPU, at::kLong).contiguous();
+    const at::Tensor len_host = lengths.to(at::kCPU, at::kLong).reshape({rows, -1}).contiguous();
+    const at::Tensor row_sums = len_host.sum(1);
+    const int64_t* p = perm_host.data_ptr<int64_t>();
+    const int64_t* rs = row_sums.data_ptr<int64_t>();
+    int64_t permuted_total = 0;
+    for (int64_t i = 0; i < perm_host.size(0); ++i) {
+        TORCH_CHECK_VALUE(p[i] >= 0 && p[i] < rows, op, ": permute[", i, "] = ", p[i],
+                          " is not a row of lengths (", rows, " rows)");
+        permuted_total += rs[p[i]];
+    }
+    TORCH_CHECK_VALUE(len_host.numel() == 0 || len_host.min().item<int64_t>() >= 0, op,
+                      ": lengths must be >= 0");
+    const int64_t total = row_sums.sum().item<int64_t>();
+    TORCH_CHECK_VALUE(values.size(0) >= total, op, ": values has ", values.size(0),
+                      " entries but lengths sum to ", total);
+    const int64_t out_len = permuted_lengths_sum.has_value() ? *permuted_lengths_sum
+                                                             : permuted_total;
+    TORCH_CHECK_VALUE(out_len >= 0, op, ": permuted_lengths_sum must be >= 0, got ", out_len);
+
+    std::vector<int64_t> len_shape(lengths.sizes().begin(), lengths.sizes().end());
+    len_shape[0] = permute.size(0);
+    at::Tensor permuted_lengths = at::empty(len_shape, lengths.options());
+    at::Tensor permuted_values = at::empty({out_len}, values.options());
+    at::Tensor permuted_weights;
+    at::Tensor wc;
+    if (w.defined()) {
+        wc = w.contiguous();
+        std::vector<int64_t> w_shape(wc.sizes().begin(), wc.sizes().end());
+        w_shape[0] = out_len;
+        permuted_weights = at::empty(w_shape, wc.options());
+    }
+    backend::permute2d_sparse_data(permute.contiguous(), lengths.contiguous(),
+                                   values.contiguous(), wc, out_len, permuted_lengths,
+                                   permuted_values, permuted_weights);
+    std::optional<at::Tensor> out_w;
+    if (permuted_weights.defined()) out_w = permuted_weights;
+    return {permuted_lengths, permuted_values, out_w};
+}
+
+void bounds_check_indices(const at::Tensor& rows_per_table, const at::Tensor& indices,
+                          const at::Tensor& offsets, int64_t bounds_check_mode,
+                          const at::Tensor& warning, const std::optional<at::Tensor>& weights,
+                          const std::optional<at::Tensor>& B_offsets, int64_t max_B,
+                          const std::optional<at::Tensor>& b_t_map, int64_t info_B_num_bits,
+                          int64_t info_B_mask, int64_t bounds_check_version) {
+    const char* op = "bounds_check_indices";
+    const at::Tensor w = weights.value_or(at::Tensor());
+    const at::Tensor bo = B_offsets.value_or(at::Tensor());
+    const at::Tensor bt = b_t_map.value_or(at::Tensor());
+    check_npu(op, "rows_per_table", rows_per_table);
+    check_npu(op, "indices", indices);
+    check_npu(op, "offsets", offsets);
+    check_npu(op, "warning", warning);
+    if (w.defined()) check_npu(op, "weights", w);
+    if (bo.defined()) check_npu(op, "B_offsets", bo);
+    if (bt.defined()) check_npu(op, "b_t_map", bt);
+    check_same_device(op, rows_per_table, {&indices, &offsets, &warning, &w, &bo, &bt});
+    check_dtype(op, "rows_per_table", rows_per_table, {at::kLong});
+    check_dtype(op, "indices", indices, kIndexTypes);
+    check_dtype(op, "offsets", offsets, kIndexTypes);
+    check_dtype(op, "warning", warning, {at::kLong});
+    if (w.defined()) check_dtype(op, "weights", w, {at::kFloat, at::kHalf, at::kBFloat16});
+    if (bo.defined()) check_dtype(op, "B_offsets", bo, {at::kInt});
+    if (bt.defined()) check_dtype(op, "b_t_map", bt, {at::kInt});
+    TORCH_CHECK_VALUE(bounds_check_mode >= 0 && bounds_check_mode <= 3, op,
+                      ": bounds_check_mode must be 0 (fatal), 1 (warning), 2 (ignore) or 3 "
+                      "(none), got ", bounds_check_mode);
+    // indices, offsets and warning are updated in place: a contiguous copy would drop the
+    // update, so strided tensors are refused instead.
+    for (auto [name, t] : {std::pair<const char*, const at::Tensor*>{"indices", &indices},
+                           {"offsets", &offsets},
+                           {"warning", &warning}}) {
+        TORCH_CHECK_VALUE(t->is_contiguous(), op, ": ", name,
+                          " is updated in place and must be contiguous");
+    }
+    if (bounds_check_mode == 3) return;  // fbgemm's NONE: nothing is checked
+    backend::bounds_check_indices(rows_per_table.contiguous(), indices, offsets, warning,
+                                  w.defined() ? w.contiguous() : w,
+                                  bo.defined() ? bo.contiguous() : bo,
+                                  bt.defined() ? bt.contiguous() : bt, bounds_check_mode, max_B,
+                                  info_B_num_bits, info_B_mask, bounds_check_version);
+}
+
+// fbgemm's row-wise bucketization of KJT ids (TorchRec's row-wise and table-row-wise input
+// distribution): every id goes to the rank owning its row block.
+std::vector<std::optional<at::Tensor>> block_bucketize_sparse_features(
+    const at::Tensor& lengths, const at::Tensor& indices, bool bucketize_pos, bool sequence,
+    const at::Tensor& block_sizes, int64_t my_size, const std::optional<at::Tensor>& weights,
+    const std::optional<at::Tensor>& batch_size_per_feature, int64_t max_B,
+    const std::optional<std::vector<at::Tensor>>& block_bucketize_pos, bool keep_orig_idx,
+    const std::optional<at::Tensor>& total_num_blocks) {
+    const char* op = "block_bucketize_sparse_features";
+    const at::Tensor w = weights.value_or(at::Tensor());
+    const at::Tensor bpf = batch_size_per_feature.value_or(at::Tensor());
+    const at::Tensor tnb = total_num_blocks.value_or(at::Tensor());
+    check_npu(op, "lengths", lengths);
+    check_npu(op, "indices", indices);
+    check_npu(op, "block_sizes", block_sizes);
+    if (w.defined()) check_npu(op, "weights", w);
+    if (bpf.defined()) check_npu(op, "batch_size_per_feature", bpf);
+    if (tnb.defined()) check_npu(op, "total_num_blocks", tnb);
+    check_same_device(op, lengths, {&indices, &block_sizes, &w, &bpf, &tnb});
+    check_dtype(op, "lengths", lengths, kIndexTypes);
+    check_dtype(op, "indices", indices, kIndexTypes);
+    check_dtype(op, "block_sizes", block_sizes, kIndexTypes);
+    check_dim(op, "lengths", lengths, 1, 1);
+    check_dim(op, "indices", indices, 1, 1);
+    check_dim(op, "block_sizes", block_sizes, 1, 1);
+    TORCH_CHECK_VALUE(!block_bucketize_pos.has_value(), op,
+                      ": block_bucketize_pos (uneven row blocks per rank) is not supported on "
+                      "npu yet");
+    TORCH_CHECK_VALUE(my_size >= 1, op, ": my_size must be >= 1, got ", my_size);
+    if (w.defined()) {
+        check_dtype(op, "weights", w, {at::kFloat});
+        TORCH_CHECK_VALUE(w.dim() == 1 && w.size(0) == indices.size(0), op,
+                          ": weights must have one entry per index (", indices.size(0),
+                          "), got shape ", w.sizes());
+    }
+    // The kernel reads block sizes (and block counts) in the ids' dtype, as TorchRec passes
+    // them, and batch sizes in the lengths' dtype.
+    const at::Tensor bs = block_sizes.to(indices.scalar_type()).contiguous();
+    const at::Tensor nb = tnb.defined() ? tnb.to(indices.scalar_type()).contiguous() : tnb;
+    const at::Tensor bsz = bpf.defined() ? bpf.to(lengths.scalar_type()).contiguous() : bpf;
+    const int64_t n = indices.size(0);
+    at::Tensor new_lengths = at::empty({lengths.numel() * my_size}, lengths.options());
+    at::Tensor new_indices = at::empty({n}, indices.options());
+    at::Tensor new_weights = w.defined() ? at::empty({n}, w.options()) : at::Tensor();
+    at::Tensor new_pos = bucketize_pos ? at::empty({n}, indices.options()) : at::Tensor();
+    at::Tensor permute = sequence ? at::empty({n}, indices.options()) : at::Tensor();
+    backend::block_bucketize_sparse_features(
+        lengths.contiguous(), indices.contiguous(), bs, w.defined() ? w.contiguous() : w,
+        bsz, nb, bucketize_pos ? 1 : 0, sequence ? 1 : 0, my_size, max_B, keep_orig_idx ? 1 : 0,
+        new_lengths, new_indices, new_weights, new_pos, permute);
+    auto optional = [](const at::Tensor& t) {
+        return t.defined() ? std::optional<at::Tensor>(t) : std::nullopt;
+    };
+    return {new_lengths, new_indices, optional(new_weights), optional(new_pos), optional(permute)};
+}
+
+// The inverse of a permutation (TorchRec's sequence row-wise input distribution).
+at::Tensor invert_permute(const at::Tensor& permute) {
+    const char* op = "invert_permute";
+    check_npu(op, "permute", permute);
+    check_dtype(op, "permute", permute, kIndexTypes);
+    check_dim(op, "permute", permute, 1, 1);
+    at::Tensor inv = at::empty_like(permute, at::MemoryFormat::Contiguous);
+    backend::invert_permute(permute.contiguous(), inv);
+    return inv;
+}
+
+
+// bounds_check_indices(Tensor rows_per_table, Tensor(a!) indices, Tensor(b!) offsets,
+//     int bounds_check_mode, Tensor(c!) warning, Tensor(d!)? weights=None,
+//     Tensor? B_offsets=None, SymInt max_B=-1, Tensor? b_t_map=None, int info_B_num_bits=-1,
+//     int info_B_mask=-1, int bounds_check_version=1) -> ()
+void bounds_check_indices_boxed(const c10::OperatorHandle& handle, torch::jit::Stack* stack) {
+    const Args a(handle, stack);
+    bounds_check_indices(a.tensor("rows_per_table"), a.tensor("indices"), a.tensor("offsets"),
+                         a.integer("bounds_check_mode"), a.tensor("warning"),
+                         a.optional_tensor("weights"), a.optional_tensor("B_offsets"),
+                         a.integer("max_B"), a.optional_tensor("b_t_map"),
+                         a.integer("info_B_num_bits"), a.integer("info_B_mask"),
+                         a.integer("bounds_check_version"));
+    torch::jit::drop(*stack, a.size());
+}
+
+// block_bucketize_sparse_features(Tensor lengths, Tensor indices, bool bucketize_pos,
+//     bool sequence, Tensor block_sizes, SymInt my_size, Tensor? weights=None,
+//     Tensor? batch_size_per_feature=None, SymInt max_B=-1, Tensor[]? block_bucketize_pos=None,
+//     bool keep_orig_idx=False, Tensor? total_num_blocks=None)
+//     -> (Tensor, Tensor, Tensor?, Tensor?, Tensor?)
+void block_bucketize_sparse_features_boxed(const c10::OperatorHandle& handle,
+                                           torch::jit::Stack* stack) {
+    const Args a(handle, stack);
+    auto out = block_bucketize_sparse_features(
+        a.tensor("lengths"), a.tensor("indices"), a.flag("bucketize_pos"), a.flag("sequence"),
+        a.tensor("block_sizes"), a.integer("my_size"), a.optional_tensor("weights"),
+        a.optional_tensor("batch_size_per_feature"), a.integer("max_B"),
+        a.optional_tensor_list("block_bucketize_pos"), a.flag("keep_orig_idx"),
+        a.optional_tensor("total_num_blocks"));
+    torch::jit::drop(*stack, a.size());
+    for (auto& t : out) {
+        if (t.has_value()) {
+            torch::jit::push(*stack, std::move(*t));
+        } else {
+            torch::jit::push(*stack, c10::IValue());
+        }
+    }
+}
+
+}  // namespace
+
+}  // namespace fbgemm_npu
+
+TORCH_LIBRARY_IMPL(fbgemm, PrivateUse1, m) {
+    m.impl("asynchronous_complete_cumsum", &fbgemm_npu::asynchronous_complete_cumsum);
+    m.impl("asynchronous_inclusive_cumsum", &fbgemm_npu::asynchronous_inclusive_cumsum);
+    m.impl("asynchronous_exclusive_cumsum", &fbgemm_npu::asynchronous_exclusive_cumsum);
+    m.impl("permute_2D_sparse_data", &fbgemm_npu::permute_2D_sparse_data);
+    m.impl("bounds_check_indices",
+           torch::CppFunction::makeFromBoxedFunction<&fbgemm_npu::bounds_check_indices_boxed>());
+    m.impl("invert_permute", &fbgemm_npu::invert_permute);
+    m.impl("block_bucketize_sparse_features",
+           torch::CppFunction::makeFromBoxedFunction<
+               &fbgemm_npu::block_bucketize_sparse_features_boxed>());
+}
