@@ -19,14 +19,15 @@ from recsdk_build import __version__
 from recsdk_build.config import Project, load_project
 from recsdk_build.doctor import missing_for, run_checks
 from recsdk_build.errors import RecsdkError, ToolMissingError
+from recsdk_build.options import Options, compute_options, resolve_target
 from recsdk_build.pipeline.atomic import clear_staging
 from recsdk_build.pipeline.lock import LOCK_NAME, BuildLock
 from recsdk_build.pipeline.manifest import Manifest
 from recsdk_build.pipeline.runner import StageReport, report_table, run_stages
-from recsdk_build.pipeline.stage import BuildPaths, Context, Options, Stage
+from recsdk_build.pipeline.stage import BuildPaths, Context, Stage
 from recsdk_build.stages import patch as patch_mod
 from recsdk_build.stages.registry import all_stages, project_stages, resolve, stage_names
-from recsdk_build.toolchain import TARGETS, choose_target
+from recsdk_build.toolchain import TARGETS
 from recsdk_build.ui import UI
 
 HELP = """\
@@ -112,7 +113,7 @@ def _context(g: Globals, options: Options | None = None) -> Context:
     project: Project = load_project(g.project_dir)
     root = (g.build_dir or project.root / "build").resolve()
     paths = BuildPaths(root)
-    return Context(project, paths, Manifest.load(root), g.ui, options or Options())
+    return Context(project, paths, Manifest.load(root), g.ui, options or compute_options())
 
 
 def _build_root(g: Globals) -> Path:
@@ -253,12 +254,12 @@ def all_cmd(
 
     def action() -> dict[str, Any]:
         forced = resolve(force or [], option="--force")
-        options = Options(
+        options = compute_options(
             source=source,
             fallback=not no_fallback,
             discard_local=discard_local,
             fresh_env=fresh_env,
-            extra={"target": target},
+            target=target,
         )
         return _run(g, None, forced, options)
 
@@ -279,8 +280,8 @@ def fetch(
     registry wheel and accepts it only if every file's git blob id equals the pinned commit's.
     """
     g = _globals(ctx)
-    options = Options(source=source, fallback=not no_fallback, discard_local=discard_local)
-    _guarded(g, lambda: _run(g, [_stage("fetch")], {"fetch"} if force else set(), options))
+    _guarded(g, lambda: _run(g, [_stage("fetch")], {"fetch"} if force else set(), compute_options(
+        source=source, fallback=not no_fallback, discard_local=discard_local)))
 
 
 @app.command()
@@ -322,8 +323,12 @@ def ops(
     emulation of AscendC (only operators whose sources changed are rebuilt).
     """
     g = _globals(ctx)
-    extra = {"only": only, "target": target, "soc": soc, "jobs": jobs, "dry_run": dry_run}
-    _guarded(g, lambda: _run(g, [_stage("ops")], {"ops"} if force else set(), Options(extra=extra)))
+
+    def action() -> dict[str, Any]:
+        options = compute_options(target=target, soc=soc, only=only, jobs=jobs, dry_run=dry_run)
+        return _run(g, [_stage("ops")], {"ops"} if force else set(), options)
+
+    _guarded(g, action)
 
 
 @patch_app.command("apply")
@@ -336,7 +341,7 @@ def patch_apply(
     baseline and the error names the patch, file and hunk.
     """
     g = _globals(ctx)
-    options = Options(discard_local=discard_local)
+    options = compute_options(discard_local=discard_local)
     _guarded(g, lambda: _run(g, [_stage("patch")], {"patch"} if force else set(), options))
 
 
@@ -380,7 +385,7 @@ def patch_refresh(ctx: typer.Context) -> None:
             g.ui.info(f"  wrote {name}")
         for name in removed:
             g.ui.info(f"  removed {name}")
-        summary = _run(g, [_stage("patch")], {"patch"}, Options(discard_local=True))
+        summary = _run(g, [_stage("patch")], {"patch"}, compute_options(discard_local=True))
         return {"written": written, "removed": removed, **summary}
 
     _guarded(g, action)
@@ -393,7 +398,7 @@ def env(ctx: typer.Context, force: ForceOpt = False, fresh_env: FreshEnvOpt = Fa
     Created once per set of pins and reused; --fresh-env recreates it.
     """
     g = _globals(ctx)
-    options = Options(fresh_env=fresh_env)
+    options = compute_options(fresh_env=fresh_env)
     _guarded(g, lambda: _run(g, [_stage("env")], {"env"} if force else set(), options))
 
 
@@ -411,15 +416,21 @@ def plugin(ctx: typer.Context, force: ForceOpt = False, target: TargetOpt = "aut
     fbgemm_npu_api` then points CANN at them.
     """
     g = _globals(ctx)
-    options = Options(extra={"target": target})
-    _guarded(g, lambda: _run(g, [_stage("plugin")], {"plugin"} if force else set(), options))
+    _guarded(
+        g,
+        lambda: _run(
+            g, [_stage("plugin")], {"plugin"} if force else set(), compute_options(target=target)
+        ),
+    )
 
 
 @app.command()
 def wheels(ctx: typer.Context, force: ForceOpt = False) -> None:
     """Build torchrec-VERSION+npu-py3-none-any.whl from the patched tree (reproducibly)."""
     g = _globals(ctx)
-    _guarded(g, lambda: _run(g, [_stage("wheels")], {"wheels"} if force else set(), Options()))
+    _guarded(
+        g, lambda: _run(g, [_stage("wheels")], {"wheels"} if force else set(), compute_options())
+    )
 
 
 @app.command()
@@ -430,7 +441,7 @@ def verify(ctx: typer.Context, force: ForceOpt = False, fresh_env: FreshEnvOpt =
     device this host lacks are reported as not run, with the reason.
     """
     g = _globals(ctx)
-    options = Options(fresh_env=fresh_env)
+    options = compute_options(fresh_env=fresh_env)
     _guarded(g, lambda: _run(g, [_stage("verify")], {"verify"} if force else set(), options))
 
 
@@ -450,8 +461,8 @@ def doctor(
     def action() -> dict[str, Any]:
         checks = run_checks(_build_root(g))
         # doctor reports a missing toolkit itself (with the full table), so "cann" is not
-        # validated through choose_target here.
-        chosen = "cann" if target == "cann" else choose_target(target)
+        # required here.
+        chosen = resolve_target(target, require_toolkit=False).target.value
         table = Table(title="host", title_justify="left")
         for col in ("check", "status", "detail", "needed by"):
             table.add_column(col)

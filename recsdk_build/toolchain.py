@@ -10,10 +10,8 @@ from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from recsdk_build.errors import ToolMissingError, UsageError
-
 TARGETS = ("auto", "cann", "sim")
-_DEFAULT_CANN_ROOTS = (
+DEFAULT_CANN_ROOTS = (
     "/usr/local/Ascend/ascend-toolkit/latest",
     "/usr/local/Ascend/cann/latest",
     "~/Ascend/ascend-toolkit/latest",
@@ -32,7 +30,7 @@ def find_cann() -> CannToolkit | None:
     candidates = [
         os.environ.get(var)
         for var in ("ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH", "ASCEND_CANN_PACKAGE_PATH")
-    ] + list(_DEFAULT_CANN_ROOTS)
+    ] + list(DEFAULT_CANN_ROOTS)
     for candidate in candidates:
         if not candidate:
             continue
@@ -82,18 +80,3 @@ def dist_version(name: str) -> str | None:
         return version(name)
     except PackageNotFoundError:
         return None
-
-
-def choose_target(requested: str) -> str:
-    if requested not in TARGETS:
-        raise UsageError(f"unknown target {requested!r}; choose one of {', '.join(TARGETS)}")
-    if requested == "auto":
-        return "cann" if find_cann() is not None else "sim"
-    if requested == "cann" and find_cann() is None:
-        raise ToolMissingError(
-            "--target cann needs the CANN toolkit, which was not found "
-            "(looked at $ASCEND_TOOLKIT_HOME, $ASCEND_HOME_PATH and "
-            f"{', '.join(_DEFAULT_CANN_ROOTS)})",
-            hint="source <cann>/set_env.sh first, or build with --target sim",
-        )
-    return requested

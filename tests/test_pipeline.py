@@ -9,11 +9,12 @@ import pytest
 
 from recsdk_build.config import load_project
 from recsdk_build.errors import BuildError, LockError
+from recsdk_build.options import compute_options
 from recsdk_build.pipeline.atomic import new_staging_dir, replace_dir, write_text_atomic
 from recsdk_build.pipeline.lock import BuildLock
 from recsdk_build.pipeline.manifest import Artifact, Manifest, StageRecord
 from recsdk_build.pipeline.runner import run_stages
-from recsdk_build.pipeline.stage import BuildPaths, Context, Options, Outcome, Stage, fingerprint
+from recsdk_build.pipeline.stage import BuildPaths, Context, Outcome, Stage, fingerprint
 from recsdk_build.ui import UI
 
 
@@ -49,7 +50,7 @@ class Writer(Stage):
 
 def _ctx(project: Path, build: Path) -> Context:
     return Context(load_project(project), BuildPaths(build), Manifest.load(build), UI(),
-                   Options())
+                   compute_options())
 
 
 def test_fingerprint_ignores_key_order_but_not_values() -> None:

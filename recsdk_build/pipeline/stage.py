@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 from recsdk_build.config import Project
 from recsdk_build.errors import StageInputError
 from recsdk_build.hashing import sha256_file, sha256_text
+from recsdk_build.options import Options
 from recsdk_build.pipeline.manifest import Artifact, Manifest, StageRecord
 from recsdk_build.proc import StageLog
 from recsdk_build.ui import UI
@@ -47,16 +48,6 @@ class BuildPaths:
     def downloads(self) -> Path:
         return self.root / "downloads"
 
-
-@dataclass
-class Options:
-    """Options that change what stages do (not which stages run)."""
-
-    source: str | None = None
-    fallback: bool = True
-    fresh_env: bool = False
-    discard_local: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

@@ -41,7 +41,7 @@ class EnvStage(Stage):
         venv = ctx.paths.build_env
         reqs = requirements(ctx)
         reused = ensure_venv(venv, reqs, log=ctx.require_log(), ui=ctx.ui, error=BuildError,
-                             fresh=ctx.options.fresh_env, purpose="the build environment")
+                             fresh=ctx.options.env.fresh, purpose="the build environment")
         return Outcome(
             provenance={"environment": str(venv), "requirements": reqs, "reused": reused},
             outputs={"python": str(venv_python(venv)), "stamp": layer_stamp(reqs)},

@@ -67,14 +67,14 @@ class FetchStage(Stage):
 
     def inputs(self, ctx: Context) -> dict[str, Any]:
         t = ctx.project.torchrec
-        spec = classify_source(ctx.options.source, t.repository)
+        spec = classify_source(ctx.options.fetch.source, t.repository)
         return {
             "tool": __version__,
             "commit": t.commit,
             "commit_time": t.commit_time,
             "repository": t.repository,
             "branch": t.branch,
-            "fallback_wheel": t.fallback_wheel if ctx.options.fallback else None,
+            "fallback_wheel": t.fallback_wheel if ctx.options.fetch.fallback else None,
             "blobs": sha256_file(t.blobs),
             "source": {"kind": spec.kind, "location": spec.location},
         }
@@ -91,7 +91,7 @@ class FetchStage(Stage):
     def run(self, ctx: Context) -> Outcome:
         t = ctx.project.torchrec
         pinned = BlobList.load(t.blobs)
-        spec = classify_source(ctx.options.source, t.repository)
+        spec = classify_source(ctx.options.fetch.source, t.repository)
         _refuse_to_destroy_local_work(ctx)
         staging = new_staging_dir(ctx.paths.root, "fetch")
         tree = staging / "torchrec"
@@ -100,7 +100,7 @@ class FetchStage(Stage):
                 try:
                     provenance = _from_git(ctx, spec, tree, pinned)
                 except SourceError as exc:
-                    if spec.explicit or spec.kind != "remote" or not ctx.options.fallback:
+                    if spec.explicit or spec.kind != "remote" or not ctx.options.fetch.fallback:
                         raise
                     reason = exc.message.splitlines()[-1]
                     ctx.ui.warn(
@@ -135,7 +135,7 @@ def _short(text: str, limit: int = 120) -> str:
 
 def _refuse_to_destroy_local_work(ctx: Context) -> None:
     """A refetch replaces the tree; never silently drop a maintainer's unsaved patch work."""
-    if not gitutil.is_git_dir(ctx.paths.source) or ctx.options.discard_local:
+    if not gitutil.is_git_dir(ctx.paths.source) or ctx.options.fetch.discard_local:
         return
     try:
         repo = gitutil.open_repo(ctx.paths.source)

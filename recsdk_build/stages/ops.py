@@ -13,7 +13,6 @@ are not rebuilt.
 
 from __future__ import annotations
 
-import os
 import shlex
 import shutil
 import time
@@ -29,12 +28,7 @@ from recsdk_build.ops.catalogue import OpSpec
 from recsdk_build.pipeline.atomic import new_staging_dir, replace_dir
 from recsdk_build.pipeline.manifest import Artifact, StageRecord
 from recsdk_build.pipeline.stage import Context, Outcome, Stage
-from recsdk_build.toolchain import choose_target, find_cann
-
-
-def default_jobs() -> int:
-    # Half the host: other builds share the machine.
-    return max(1, (os.cpu_count() or 2) // 2)
+from recsdk_build.toolchain import find_cann
 
 
 def _say(ctx: Context, line: str) -> None:
@@ -54,24 +48,12 @@ class OpsStage(Stage):
 
     @staticmethod
     def _target(ctx: Context) -> str:
-        requested = str(ctx.options.extra.get("target") or "auto")
-        if requested == "cann" and ctx.options.extra.get("dry_run"):
-            return "cann"  # a dry run writes and prints the project; it needs no toolkit
-        return choose_target(requested)
-
-    @staticmethod
-    def _soc(ctx: Context) -> str:
-        soc = str(ctx.options.extra.get("soc") or cannproject.DEFAULT_SOC)
-        cannproject.check_soc(soc)
-        return soc
+        return ctx.options.ops.target.target.value
 
     def _selected(self, ctx: Context) -> tuple[dict[str, OpSpec], list[OpSpec]]:
         ops = catalogue.load_catalogue(self._kernels(ctx))
-        return ops, catalogue.select(ops, ctx.options.extra.get("only"))
-
-    @staticmethod
-    def _jobs(ctx: Context) -> int:
-        return max(1, int(ctx.options.extra.get("jobs") or default_jobs()))
+        only = ctx.options.ops.only
+        return ops, catalogue.select(ops, list(only) if only else None)
 
     def _root(self, ctx: Context, target: str) -> Path:
         return ctx.paths.root / "ops" / target
@@ -85,9 +67,9 @@ class OpsStage(Stage):
         base: dict[str, Any] = {
             "tool": __version__,
             "target": target,
-            "soc": self._soc(ctx),
+            "soc": ctx.options.ops.soc,
             "only": [s.name for s in chosen],
-            "dry_run": bool(ctx.options.extra.get("dry_run")),
+            "dry_run": ctx.options.ops.dry_run,
             "generator": simbuild.generator_digest(),
         }
         if target == "sim":
@@ -114,16 +96,7 @@ class OpsStage(Stage):
 
     def run(self, ctx: Context) -> Outcome:
         target = self._target(ctx)
-        requested = str(ctx.options.extra.get("target") or "auto")
-        why = (
-            ""
-            if requested != "auto"
-            else (
-                " (auto: CANN toolkit found)"
-                if target == "cann"
-                else " (auto: no CANN toolkit found)"
-            )
-        )
+        why = ctx.options.ops.target.why
         ctx.ui.info(f"  target: [bold]{target}[/bold]{why}")
         if target == "sim":
             return self._run_sim(ctx)
@@ -136,9 +109,9 @@ class OpsStage(Stage):
         ops, chosen = self._selected(ctx)
         compiler = simbuild.find_host_compiler()
         root = self._root(ctx, "sim")
-        jobs = self._jobs(ctx)
+        jobs = ctx.options.ops.jobs
         log = ctx.require_log()
-        if ctx.options.extra.get("dry_run"):
+        if ctx.options.ops.dry_run:
             for spec in chosen:
                 source = root / spec.name / "gen" / f"{spec.name}_sim_launch.cpp"
                 out = root / spec.name / simbuild.library_name(spec)
@@ -237,8 +210,8 @@ class OpsStage(Stage):
     def _run_cann(self, ctx: Context) -> Outcome:
         kernels = self._kernels(ctx)
         _, chosen = self._selected(ctx)
-        soc = self._soc(ctx)
-        dry_run = bool(ctx.options.extra.get("dry_run"))
+        soc = ctx.options.ops.soc
+        dry_run = ctx.options.ops.dry_run
         toolkit = find_cann()
         if toolkit is None and not dry_run:
             raise ToolMissingError(
@@ -248,7 +221,7 @@ class OpsStage(Stage):
             )
         cann_root = str(toolkit.root) if toolkit else None
         root = self._root(ctx, "cann") / soc
-        jobs = self._jobs(ctx)
+        jobs = ctx.options.ops.jobs
         unit = cannproject.SOCS[soc]
         buildable = [s for s in chosen if unit in s.compute_units]
         for skipped in (s for s in chosen if unit not in s.compute_units):

@@ -249,7 +249,7 @@ class PatchStage(Stage):
         previous = ctx.manifest.successful("patch")
         known = {baseline, previous.outputs.get("patched_commit") if previous else None}
         problem = local_work(repo, known)
-        if problem and not ctx.options.discard_local:
+        if problem and not ctx.options.patch.discard_local:
             raise PatchError(
                 f"the source tree {ctx.paths.source} has {problem}",
                 hint="keep the work with `recsdk-build patch refresh`, or pass --discard-local "

@@ -35,7 +35,7 @@ from recsdk_build.ops.catalogue import OpSpec
 from recsdk_build.pipeline.atomic import new_staging_dir
 from recsdk_build.pipeline.manifest import Artifact, StageRecord
 from recsdk_build.pipeline.stage import Context, Outcome, Stage
-from recsdk_build.toolchain import choose_target, find_cann
+from recsdk_build.toolchain import find_cann
 
 NPU_SIM = Path("packages") / "npu_sim"
 TORCH_PLUGIN = Path("torch_plugin")
@@ -63,7 +63,7 @@ class PluginStage(Stage):
     summary = "torch device and adapter packages for the target"
 
     def _target(self, ctx: Context) -> str:
-        return choose_target(str(ctx.options.extra.get("target", "auto")))
+        return ctx.options.plugin.target.target.value
 
     def inputs(self, ctx: Context) -> dict[str, Any]:
         specs = _catalogue(ctx)

@@ -107,7 +107,7 @@ class VerifyStage(Stage):
         requirements = self._requirements(ctx)
         log = ctx.require_log()
         reused = ensure_venv(venv, requirements, log=log, ui=ctx.ui, error=VerifyError,
-                             fresh=ctx.options.fresh_env, purpose="the verify environment")
+                             fresh=ctx.options.verify.fresh, purpose="the verify environment")
         if reused:
             # A reused environment must hold exactly what a fresh one would.
             restore_layer(venv, log, VerifyError)

@@ -15,9 +15,10 @@ from rich.console import Console
 
 from recsdk_build.errors import ConfigError, ToolMissingError, UsageError
 from recsdk_build.ops import cannproject, catalogue, codegen
+from recsdk_build.options import compute_options
 from recsdk_build.pipeline.manifest import Manifest
 from recsdk_build.pipeline.runner import run_stages
-from recsdk_build.pipeline.stage import BuildPaths, Context, Options
+from recsdk_build.pipeline.stage import BuildPaths, Context
 from recsdk_build.stages.ops import OpsStage
 from recsdk_build.toolchain import find_cann
 from recsdk_build.ui import UI
@@ -176,7 +177,8 @@ def _context(
 
     ui = UI(console=Console(file=out or io.StringIO(), width=400))
     return Context(
-        load_project(project), BuildPaths(build), Manifest.load(build), ui, Options(extra=extra)
+        load_project(project), BuildPaths(build), Manifest.load(build), ui,
+        compute_options(**extra),  # type: ignore[arg-type]
     )
 
 

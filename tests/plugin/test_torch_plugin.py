@@ -20,6 +20,7 @@ import pytest
 
 from recsdk_build.errors import BuildError
 from recsdk_build.ops import catalogue, codegen
+from recsdk_build.options import compute_options
 from recsdk_build.stages.plugin import PluginStage
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -305,7 +306,7 @@ def _inputs_ctx(root: Path) -> SimpleNamespace:
     outputs = {"env": {"stamp": "env"}, "ops": {"target": "sim", "operators": []}}
     return SimpleNamespace(
         project=SimpleNamespace(root=root, runtime=SimpleNamespace(torch_npu="2.6.0")),
-        options=SimpleNamespace(extra={"target": "sim"}),
+        options=compute_options(target="sim"),
         output_of=lambda stage: outputs[stage],
     )
 

@@ -1,0 +1,143 @@
+"""Options, resolved once into typed, frozen objects (one per stage that takes any).
+
+The CLI calls ``compute_options`` with what the user typed; every stage then reads only its own
+dataclass (``ctx.options.ops.soc``), never a loose dict. The build target is resolved here and
+only here: ``auto`` becomes cann or sim once, and ops and plugin see the same answer.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from enum import Enum
+
+from recsdk_build.errors import ToolMissingError, UsageError
+from recsdk_build.ops.cannproject import DEFAULT_SOC, check_soc
+from recsdk_build.toolchain import DEFAULT_CANN_ROOTS, TARGETS, find_cann
+
+
+class Target(str, Enum):
+    """What operators and the adapter are built for."""
+
+    CANN = "cann"  # real operator packages, by the CANN toolkit
+    SIM = "sim"  # the same kernels against the AscendC emulation, on the simulated npu device
+
+
+@dataclass(frozen=True)
+class TargetChoice:
+    requested: str  # what the user asked for: auto, cann or sim
+    target: Target
+
+    @property
+    def why(self) -> str:
+        if self.requested != "auto":
+            return ""
+        return " (auto: CANN toolkit found)" if self.target is Target.CANN else (
+            " (auto: no CANN toolkit found)"
+        )
+
+
+def resolve_target(requested: str, *, require_toolkit: bool = True) -> TargetChoice:
+    """The one place ``--target`` is decided: ``auto`` is cann where the CANN toolkit is found,
+    else sim. ``require_toolkit=False`` answers cann for an explicit ``--target cann`` without a
+    toolkit (a dry run only writes and prints the projects; doctor reports what is missing)."""
+    if requested not in TARGETS:
+        raise UsageError(f"unknown target {requested!r}; choose one of {', '.join(TARGETS)}")
+    if requested == "sim":
+        return TargetChoice(requested, Target.SIM)
+    found = find_cann() is not None
+    if requested == "auto":
+        return TargetChoice(requested, Target.CANN if found else Target.SIM)
+    if not found and require_toolkit:
+        raise ToolMissingError(
+            "--target cann needs the CANN toolkit, which was not found "
+            "(looked at $ASCEND_TOOLKIT_HOME, $ASCEND_HOME_PATH and "
+            f"{', '.join(DEFAULT_CANN_ROOTS)})",
+            hint="source <cann>/set_env.sh first, or build with --target sim",
+        )
+    return TargetChoice(requested, Target.CANN)
+
+
+def default_jobs() -> int:
+    # Half the host: other builds share the machine.
+    return max(1, (os.cpu_count() or 2) // 2)
+
+
+@dataclass(frozen=True)
+class FetchOptions:
+    source: str | None = None  # git URL, clone, bundle or torchrec wheel; None: the pin
+    fallback: bool = True  # the registry wheel when the repository cannot be reached
+    discard_local: bool = False
+
+
+@dataclass(frozen=True)
+class PatchOptions:
+    discard_local: bool = False
+
+
+@dataclass(frozen=True)
+class OpsOptions:
+    target: TargetChoice
+    soc: str = DEFAULT_SOC
+    only: tuple[str, ...] | None = None  # operator or group names; None: every operator
+    jobs: int = field(default_factory=default_jobs)
+    dry_run: bool = False
+
+
+@dataclass(frozen=True)
+class EnvOptions:
+    fresh: bool = False
+
+
+@dataclass(frozen=True)
+class PluginOptions:
+    target: TargetChoice
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    fresh: bool = False
+
+
+@dataclass(frozen=True)
+class Options:
+    fetch: FetchOptions
+    patch: PatchOptions
+    ops: OpsOptions
+    env: EnvOptions
+    plugin: PluginOptions
+    verify: VerifyOptions
+
+
+def compute_options(
+    *,
+    source: str | None = None,
+    fallback: bool = True,
+    discard_local: bool = False,
+    fresh_env: bool = False,
+    target: str = "auto",
+    soc: str | None = None,
+    only: list[str] | tuple[str, ...] | None = None,
+    jobs: int | None = None,
+    dry_run: bool = False,
+) -> Options:
+    """Every stage's options from the command line's words, validated and resolved once."""
+    chosen_soc = soc or DEFAULT_SOC
+    check_soc(chosen_soc)
+    if jobs is not None and jobs < 1:
+        raise UsageError(f"--jobs {jobs}: must be at least 1")
+    choice = resolve_target(target, require_toolkit=not dry_run)
+    return Options(
+        fetch=FetchOptions(source=source, fallback=fallback, discard_local=discard_local),
+        patch=PatchOptions(discard_local=discard_local),
+        ops=OpsOptions(
+            target=choice,
+            soc=chosen_soc,
+            only=tuple(only) if only else None,
+            jobs=jobs or default_jobs(),
+            dry_run=dry_run,
+        ),
+        env=EnvOptions(fresh=fresh_env),
+        plugin=PluginOptions(target=choice),
+        verify=VerifyOptions(fresh=fresh_env),
+    )
