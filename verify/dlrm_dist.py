@@ -21,9 +21,10 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
-from npu_dist import free_port, import_npu_provider  # noqa: F401  (free_port for the tests)
+from npu_dist import fused_params, start_rank
 from torch import nn
 from torchrec.streamable import Pipelineable
+from workloads import zipf_ids
 
 DENSE_FEATURES = 13
 SPARSE_FEATURES = 26
@@ -93,15 +94,6 @@ class DlrmBatch(Pipelineable):
             self.weighted.pin_memory(),
             self.labels.pin_memory(),
         )
-
-
-def zipf_ids(rows: int, n: int, g: torch.Generator) -> torch.Tensor:
-    """P(rank k) proportional to 1 / k**1.05, the hot ranks scattered over the table so that
-    every row-wise shard gets some."""
-    weights = 1.0 / torch.arange(1, rows + 1, dtype=torch.float64) ** 1.05
-    ranks = torch.multinomial(weights, n, replacement=True, generator=g)
-    scatter = torch.randperm(rows, generator=torch.Generator().manual_seed(rows))
-    return scatter[ranks]
 
 
 def make_batch(rank: int, step: int) -> DlrmBatch:
@@ -259,22 +251,9 @@ class Reference:
 
 
 def _fused_params(optimizer: str) -> dict[str, Any] | None:
-    from fbgemm_gpu.split_embedding_configs import EmbOptimType
-
     if optimizer == "dense_sgd":
         return None
-    kind = {
-        "sgd": EmbOptimType.EXACT_SGD,
-        "adagrad": EmbOptimType.EXACT_ADAGRAD,
-        "rowwise_adagrad": EmbOptimType.EXACT_ROWWISE_ADAGRAD,
-        "adam": EmbOptimType.ADAM,
-    }[optimizer]
-    params: dict[str, Any] = {"optimizer": kind, "learning_rate": LEARNING_RATE}
-    if optimizer != "sgd":
-        params["eps"] = EPS
-    if optimizer == "adam":
-        params["beta1"], params["beta2"] = BETA1, BETA2
-    return params
+    return fused_params(optimizer, lr=LEARNING_RATE, eps=EPS)
 
 
 def _plan(sharding_type: str, device_type: str, world_size: int) -> tuple[Any, Any]:
@@ -413,16 +392,7 @@ def dlrm_worker(
     same batches (the plan and the CPU reference are computed once)."""
     import torch.distributed as dist
 
-    provider = None
-    if device_type == "npu":
-        provider = import_npu_provider()
-        torch.npu.set_device(rank)  # type: ignore[attr-defined]
-        device, backend = torch.device("npu", rank), "hccl"
-    else:
-        device, backend = torch.device("cpu"), "gloo"
-    dist.init_process_group(
-        backend, init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world_size
-    )
+    provider, device = start_rank(rank, world_size, port, device_type)
     try:
         plan, sharder = _plan(sharding_type, device_type, world_size)
         state = initial_state()

@@ -130,7 +130,9 @@ LEARNING_RATE = 0.1
 EPS = 1e-8
 
 
-def _fused_params(optimizer: str) -> dict[str, Any]:
+def fused_params(optimizer: str, lr: float = LEARNING_RATE, eps: float = EPS) -> dict[str, Any]:
+    """TorchRec's fused_params for one of the fused optimizers the tests train with (Adam with
+    fbgemm's default betas, 0.9 and 0.999)."""
     from fbgemm_gpu.split_embedding_configs import EmbOptimType
 
     kind = {
@@ -139,10 +141,41 @@ def _fused_params(optimizer: str) -> dict[str, Any]:
         "rowwise_adagrad": EmbOptimType.EXACT_ROWWISE_ADAGRAD,
         "adam": EmbOptimType.ADAM,
     }[optimizer]
-    params: dict[str, Any] = {"optimizer": kind, "learning_rate": LEARNING_RATE}
+    params: dict[str, Any] = {"optimizer": kind, "learning_rate": lr}
     if optimizer != "sgd":
-        params["eps"] = EPS
+        params["eps"] = eps
     return params
+
+
+def start_rank(rank: int, world_size: int, port: int, device_type: str) -> tuple[str | None, Any]:
+    """This process's device (npu:rank over hccl, or the CPU over gloo) and process group;
+    returns (the npu provider imported, the device)."""
+    import torch.distributed as dist
+
+    provider = None
+    if device_type == "npu":
+        provider = import_npu_provider()
+        torch.npu.set_device(rank)  # type: ignore[attr-defined]
+        device, backend = torch.device("npu", rank), "hccl"
+    else:
+        device, backend = torch.device("cpu"), "gloo"
+    dist.init_process_group(
+        backend, init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world_size
+    )
+    return provider, device
+
+
+def spawn_ranks(worker: Any, world_size: int, device_type: str, *args: Any) -> None:
+    """Run ``worker(rank, world_size, port, *args)`` in ``world_size`` fresh processes (spawn:
+    the device runtime must start anew in each); skips where fewer npu devices exist."""
+    import pytest
+    import torch.multiprocessing as mp
+
+    if device_type == "npu":
+        npu = getattr(torch, "npu", None)
+        if npu is None or npu.device_count() < world_size:
+            pytest.skip(f"needs {world_size} npu devices, one per rank")
+    mp.spawn(worker, args=(world_size, free_port(), *args), nprocs=world_size, join=True)
 
 
 def _outputs(kind: str, result: Any) -> dict[str, torch.Tensor]:
@@ -158,7 +191,10 @@ def _loss(outputs: dict[str, torch.Tensor]) -> torch.Tensor:
 
 
 def expected_update(
-    kind: str, tables: dict[str, tuple], weights: dict[str, torch.Tensor], world_size: int,
+    kind: str,
+    tables: dict[str, tuple],
+    weights: dict[str, torch.Tensor],
+    world_size: int,
     optimizer: str,
 ) -> dict[str, torch.Tensor]:
     """The weights after one step of ``optimizer`` on the unsharded CPU module, every rank's
@@ -173,9 +209,7 @@ def expected_update(
     with torch.no_grad():
         for name, weight in weights.items():
             modules[name].weight.copy_(weight)
-    total = sum(
-        _loss(_outputs(kind, reference(local_batch(r, tables)))) for r in range(world_size)
-    )
+    total = sum(_loss(_outputs(kind, reference(local_batch(r, tables)))) for r in range(world_size))
     total.backward()  # type: ignore[union-attr]
     updated = {}
     for name in tables:
@@ -200,7 +234,10 @@ def _check_weights(state: dict[str, Any], want: dict[str, torch.Tensor]) -> int:
     checked = 0
     for key, local, expected in _local_pieces(state, want):
         torch.testing.assert_close(
-            local.detach().cpu(), expected, rtol=1e-5, atol=1e-6,
+            local.detach().cpu(),
+            expected,
+            rtol=1e-5,
+            atol=1e-6,
             msg=lambda m, key=key: f"{key} after one step: {m}",
         )
         checked += 1
@@ -232,22 +269,13 @@ def dmp_worker(
     from torchrec.distributed.planner import EmbeddingShardingPlanner, Topology
     from torchrec.distributed.planner.types import ParameterConstraints
 
-    provider = None
-    if device_type == "npu":
-        provider = import_npu_provider()
-        torch.npu.set_device(rank)  # type: ignore[attr-defined]
-        device, backend = torch.device("npu", rank), "hccl"
-    else:
-        device, backend = torch.device("cpu"), "gloo"
-    dist.init_process_group(
-        backend, init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world_size
-    )
+    provider, device = start_rank(rank, world_size, port, device_type)
     try:
         tables = EBC_TABLES if kind == "ebc" else EC_TABLES
         weights = reference_weights(tables)
         fused = None
         if optimizer and sharding_type != "data_parallel":
-            fused = _fused_params(optimizer)
+            fused = fused_params(optimizer)
         sharder = (
             EmbeddingBagCollectionSharder(fused_params=fused)
             if kind == "ebc"

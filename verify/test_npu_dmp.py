@@ -25,21 +25,15 @@ def _spawn(
     optimizer: str | None = None,
     report: Path | None = None,
 ) -> None:
-    if device_type == "npu":
-        npu = getattr(torch, "npu", None)
-        if npu is None or npu.device_count() < WORLD_SIZE:
-            pytest.skip(f"needs {WORLD_SIZE} npu devices, one per rank")
-    import torch.multiprocessing as mp
-
-    # spawn, not fork: the device runtime must start fresh in each rank.
-    mp.spawn(
+    npu_dist.spawn_ranks(
         npu_dist.dmp_worker,
-        args=(
-            WORLD_SIZE, npu_dist.free_port(), kind, sharding_type, device_type, optimizer,
-            None if report is None else str(report),
-        ),
-        nprocs=WORLD_SIZE,
-        join=True,
+        WORLD_SIZE,
+        device_type,
+        kind,
+        sharding_type,
+        device_type,
+        optimizer,
+        None if report is None else str(report),
     )
 
 

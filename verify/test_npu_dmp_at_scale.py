@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import dlrm_dist
+import npu_dist
 import pytest
 import torch
 
@@ -33,24 +34,14 @@ NEEDS_EMBEDDING_OPS = pytest.mark.requires_npu_ops(
 def _spawn(
     sharding_type: str, device_type: str, variants: tuple[str, ...], report: Path | None
 ) -> None:
-    if device_type == "npu":
-        npu = getattr(torch, "npu", None)
-        if npu is None or npu.device_count() < WORLD_SIZE:
-            pytest.skip(f"needs {WORLD_SIZE} npu devices, one per rank")
-    import torch.multiprocessing as mp
-
-    mp.spawn(
+    npu_dist.spawn_ranks(
         dlrm_dist.dlrm_worker,
-        args=(
-            WORLD_SIZE,
-            dlrm_dist.free_port(),
-            sharding_type,
-            device_type,
-            variants,
-            None if report is None else str(report),
-        ),
-        nprocs=WORLD_SIZE,
-        join=True,
+        WORLD_SIZE,
+        device_type,
+        sharding_type,
+        device_type,
+        variants,
+        None if report is None else str(report),
     )
 
 

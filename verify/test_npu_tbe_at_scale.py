@@ -13,6 +13,7 @@ import math
 
 import pytest
 import torch
+from workloads import zipf_ids
 
 pytestmark = [
     pytest.mark.requires_npu,
@@ -164,14 +165,6 @@ def positive_grad(shape: torch.Size, step: int) -> torch.Tensor:
     lr * g / (|g| + eps), then depends on float32 summation order, not on the kernel. Sign
     mixes are covered on hand-sized tables (test_npu_tbe.py)."""
     return torch.rand(shape, generator=torch.Generator().manual_seed(step)) + 0.1
-
-
-def zipf_ids(rows: int, n: int, g: torch.Generator, exponent: float = 1.05) -> torch.Tensor:
-    """n ids of a table of ``rows`` with P(rank k) proportional to 1 / k**exponent, the hot
-    ranks scattered over the table (so every row range, and every row-wise shard, has some)."""
-    weights = 1.0 / torch.arange(1, rows + 1, dtype=torch.float64) ** exponent
-    ranks = torch.multinomial(weights, n, replacement=True, generator=g)
-    return torch.randperm(rows, generator=g)[ranks]
 
 
 def zipf_batch(step: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
