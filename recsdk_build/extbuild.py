@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -56,6 +57,8 @@ def build_extension_wheel(
                 [python, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps",
                  "--disable-pip-version-check", "-w", out, src],
                 what=f"building the {what} wheel",
+                # torch's extension builder looks for ninja on PATH: the environment's own.
+                env={"PATH": os.pathsep.join([str(Path(python).parent), os.environ["PATH"]])},
             )
         wheels = sorted(out.glob("*.whl"))
         if len(wheels) != 1:
