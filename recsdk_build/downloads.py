@@ -8,15 +8,16 @@ from pathlib import Path
 from packaging.requirements import Requirement
 
 from recsdk_build.errors import RecsdkError
-from recsdk_build.pipeline.stage import Context
+from recsdk_build.proc import StageLog
 
 
-def download_wheel(ctx: Context, spec: str, dest: Path, *, error: type[RecsdkError],
+def download_wheel(log: StageLog, spec: str, dest: Path, *, error: type[RecsdkError],
                    why: str) -> Path:
-    """Download the wheel ``spec`` names (no dependencies) into ``dest`` and return it."""
+    """Download the wheel ``spec`` names (no dependencies) into ``dest`` and return it; the
+    command goes to ``log``, progress to its UI."""
     dest.mkdir(parents=True, exist_ok=True)
-    with ctx.ui.status(f"downloading {spec} from the package registry ({why})"):
-        ctx.require_log().run(
+    with log.ui.status(f"downloading {spec} from the package registry ({why})"):
+        log.run(
             [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
              "--disable-pip-version-check", "-d", dest, spec],
             error=error, what=f"downloading {spec}",

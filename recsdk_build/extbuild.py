@@ -10,7 +10,7 @@ from pathlib import Path
 from recsdk_build.errors import BuildError
 from recsdk_build.hashing import hash_tree
 from recsdk_build.pipeline.atomic import new_staging_dir
-from recsdk_build.pipeline.stage import Context
+from recsdk_build.proc import StageLog
 
 _IGNORE = shutil.ignore_patterns("build", "dist", "*.so", "*.egg-info", "__pycache__", ".*cache")
 
@@ -29,31 +29,35 @@ def package_digest(root: Path) -> str:
 
 
 def build_extension_wheel(
-    ctx: Context,
+    log: StageLog,
+    python: str | Path,
     package: Path,
     *,
+    build_root: Path,
+    dist: Path,
     what: str,
     generated: Mapping[str, str] | None = None,
     dest: Path | None = None,
 ) -> Path:
-    """Build ``package`` with the build environment's torch; move the wheel into dist/.
+    """Build ``package`` with ``python`` (the build environment's, whose torch the extension
+    compiles against); move the wheel into ``dist``.
 
-    A copy is built, so the checkout never collects build products, and wheels of earlier
-    builds of the same distribution are replaced. ``generated`` maps file names (relative to
-    the package) to text written into the copy before building: build configuration that
-    depends on this build directory, never written into the checkout. ``dest`` (a directory)
-    receives a wheel that is not an artifact (a build check) instead of dist/.
+    A copy is built in ``build_root``'s staging area, so the checkout never collects build
+    products, and wheels of earlier builds of the same distribution are replaced. ``generated``
+    maps file names (relative to the package) to text written into the copy before building:
+    build configuration that depends on this build directory, never written into the checkout.
+    ``dest`` (a directory) receives a wheel that is not an artifact (a build check) instead of
+    ``dist``.
     """
-    python = ctx.output_of("env")["python"]
-    staging = new_staging_dir(ctx.paths.root, package.name)
+    staging = new_staging_dir(build_root, package.name)
     try:
         src = staging / package.name
         shutil.copytree(package, src, ignore=_IGNORE)
         for name, text in (generated or {}).items():
             (src / name).write_text(text, encoding="utf-8")
         out = staging / "out"
-        with ctx.ui.status(f"compiling {what} against the pinned torch"):
-            ctx.require_log().run(
+        with log.ui.status(f"compiling {what} against the pinned torch"):
+            log.run(
                 [python, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps",
                  "--disable-pip-version-check", "-w", out, src],
                 what=f"building the {what} wheel",
@@ -68,12 +72,11 @@ def build_extension_wheel(
             dest.mkdir(parents=True, exist_ok=True)
             return wheel.replace(dest / wheel.name)
         dist_name = wheel.name.split("-")[0]
-        ctx.paths.dist.mkdir(parents=True, exist_ok=True)
-        for stale in ctx.paths.dist.glob(f"{dist_name}-*.whl"):
+        dist.mkdir(parents=True, exist_ok=True)
+        for stale in dist.glob(f"{dist_name}-*.whl"):
             stale.unlink()
-        final = ctx.paths.dist / wheel.name
+        final = dist / wheel.name
         wheel.replace(final)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return final
-

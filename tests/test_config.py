@@ -119,3 +119,16 @@ def test_stage_names_match_the_stages() -> None:
     from recsdk_build.stages.registry import all_stages
 
     assert tuple(s.name for s in all_stages()) == STAGE_NAMES
+
+
+def test_build_helpers_take_what_they_use_not_the_stage_context() -> None:
+    """Libraries below the stages: downloads and extension builds get a log and paths."""
+    import inspect
+
+    from recsdk_build import downloads, extbuild
+
+    for fn in (downloads.download_wheel, extbuild.build_extension_wheel):
+        params = inspect.signature(fn).parameters
+        assert "ctx" not in params, fn.__name__
+    for module in (downloads, extbuild):
+        assert "recsdk_build.pipeline.stage" not in inspect.getsource(module), module.__name__

@@ -243,7 +243,7 @@ def _unreachable(message: str) -> bool:
 
 def _download_wheel(ctx: Context, staging: Path) -> Path:
     t = ctx.project.torchrec
-    return download_wheel(ctx, t.fallback_wheel, staging / "wheel", error=SourceError,
+    return download_wheel(ctx.require_log(), t.fallback_wheel, staging / "wheel", error=SourceError,
                           why="the verified fallback source")
 
 

@@ -58,6 +58,14 @@ _FIND_TORCH_NPU = (
 )
 
 
+def _extension_wheel(ctx: Context, package: Path, **kwargs: Any) -> Path:
+    """An extension wheel compiled in the build environment (the env stage's python)."""
+    return build_extension_wheel(
+        ctx.require_log(), ctx.output_of("env")["python"], package,
+        build_root=ctx.paths.root, dist=ctx.paths.dist, **kwargs,
+    )
+
+
 class PluginStage(Stage):
     name = "plugin"
     summary = "torch device and adapter packages for the target"
@@ -91,8 +99,8 @@ class PluginStage(Stage):
         specs = _catalogue(ctx)
         config = {**self._sim_adapter_config(ctx), "catalogue": [s.name for s in specs]}
         wheels = [
-            build_extension_wheel(ctx, ctx.project.root / NPU_SIM, what="npu_sim"),
-            build_extension_wheel(
+            _extension_wheel(ctx, ctx.project.root / NPU_SIM, what="npu_sim"),
+            _extension_wheel(
                 ctx,
                 ctx.project.root / TORCH_PLUGIN,
                 what="fbgemm_npu_api (sim)",
@@ -148,7 +156,7 @@ class PluginStage(Stage):
                 ctx, staging, torch_npu, include=cann_include, library_dirs=cann_lib,
                 libraries=["nnopbase", "ascendcl"], opp=ctx.paths.root / ops["opp"],
             )
-            wheel = build_extension_wheel(
+            wheel = _extension_wheel(
                 ctx, ctx.project.root / TORCH_PLUGIN, what="fbgemm_npu_api (npu)",
                 generated=adapter_sources(config, _catalogue(ctx)),
             )
@@ -257,7 +265,7 @@ class PluginStage(Stage):
                 libraries=[], opp=None,
             )
             with ctx.ui.status("build check: building the npu adapter against torch_npu"):
-                wheel = build_extension_wheel(
+                wheel = _extension_wheel(
                     ctx, plugin, what="fbgemm_npu_api (npu, build check)",
                     generated=adapter_sources(config, _catalogue(ctx)),
                     dest=staging / "wheel-out",

@@ -210,7 +210,7 @@ class VerifyStage(Stage):
         found = sorted(dest.glob(f"{name}-*.whl"))
         if found:
             return found[-1]
-        return download_wheel(ctx, spec, dest, error=VerifyError,
+        return download_wheel(ctx.require_log(), spec, dest, error=VerifyError,
                               why="the unpatched upstream, for comparisons")
 
     def _report(self, ctx: Context, summary: TestSummary) -> None:

@@ -173,7 +173,10 @@ class WheelsStage(Stage):
         )
 
     def _extension(self, ctx: Context, package: Path) -> Artifact:
-        final = build_extension_wheel(ctx, package, what=package.name)
+        final = build_extension_wheel(
+            ctx.require_log(), ctx.output_of("env")["python"], package,
+            build_root=ctx.paths.root, dist=ctx.paths.dist, what=package.name,
+        )
         artifact = Artifact.of(ctx.paths.root, final, kind="wheel", target="native")
         ctx.ui.info(f"  {final.name}  sha256 {artifact.sha256[:16]}…")
         return artifact
