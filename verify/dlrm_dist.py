@@ -15,13 +15,12 @@ logits at every step and its shards (and replicas) of every table afterwards.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 import torch.nn.functional as F
-from npu_dist import fused_params, start_rank
+from npu_dist import finish_rank, fused_params, start_rank
 from torch import nn
 from torchrec.streamable import Pipelineable
 from workloads import zipf_ids
@@ -410,11 +409,6 @@ def dlrm_worker(
             logits = _train(variant, dmp, mine, device)
             _check(variant, rank, device, dmp, logits, expected, final)
             del dmp
-        if provider == "npu_sim" and report and rank == 0:
-            import npu_sim
-
-            with open(report, "w", encoding="utf-8") as f:
-                json.dump(npu_sim.fallback_stats(), f, indent=1, sort_keys=True)
-        dist.barrier()
+        finish_rank(provider, report, rank)
     finally:
         dist.destroy_process_group()

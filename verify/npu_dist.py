@@ -165,6 +165,24 @@ def start_rank(rank: int, world_size: int, port: int, device_type: str) -> tuple
     return provider, device
 
 
+def finish_rank(provider: str | None, report: str | None, rank: int) -> None:
+    """Rank 0 writes, as JSON to ``report``, which aten operators the simulated device ran
+    through its CPU fallback; then every rank meets the others before teardown."""
+    import torch.distributed as dist
+
+    if provider == "npu_sim" and report and rank == 0:
+        import json
+
+        import npu_sim
+
+        with open(report, "w", encoding="utf-8") as f:
+            json.dump(npu_sim.fallback_stats(), f, indent=1, sort_keys=True)
+    # Both ranks finish every collective (DDP's last gradient all-reduce included) before
+    # either tears its process group down: a rank leaving early aborted the other
+    # ("terminate called without an active exception") in one of eight CI runs.
+    dist.barrier()
+
+
 def spawn_ranks(worker: Any, world_size: int, device_type: str, *args: Any) -> None:
     """Run ``worker(rank, world_size, port, *args)`` in ``world_size`` fresh processes (spawn:
     the device runtime must start anew in each); skips where fewer npu devices exist."""
@@ -343,16 +361,6 @@ def dmp_worker(
             want_weights = expected_update(kind, tables, weights, world_size, optimizer)
             assert _check_weights(dmp.state_dict(), want_weights) > 0
 
-        if provider == "npu_sim" and report and rank == 0:
-            import json
-
-            import npu_sim
-
-            with open(report, "w", encoding="utf-8") as f:
-                json.dump(npu_sim.fallback_stats(), f, indent=1, sort_keys=True)
-        # Both ranks finish every collective (DDP's last gradient all-reduce included) before
-        # either tears its process group down: a rank leaving early aborted the other
-        # ("terminate called without an active exception") in one of eight CI runs.
-        dist.barrier()
+        finish_rank(provider, report, rank)
     finally:
         dist.destroy_process_group()

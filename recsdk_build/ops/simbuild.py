@@ -97,12 +97,15 @@ def runtime_digest(kernels: Path, compiler: HostCompiler) -> str:
     )
 
 
-def op_digest(spec: OpSpec, kernels: Path, compiler: HostCompiler) -> str:
-    return combine(
-        hash_tree(spec.directory, base=kernels),
-        hash_tree(kernels / "common", base=kernels),
-        runtime_digest(kernels, compiler),
-    )
+def shared_digest(kernels: Path, compiler: HostCompiler) -> str:
+    """What every operator library reads besides its own directory (kernels/common, the
+    emulation, the generator, the compiler): computed once per build, not once per operator."""
+    return combine(hash_tree(kernels / "common", base=kernels), runtime_digest(kernels, compiler))
+
+
+def op_digest(spec: OpSpec, kernels: Path, shared: str) -> str:
+    """``shared``: shared_digest(kernels, compiler)."""
+    return combine(hash_tree(spec.directory, base=kernels), shared)
 
 
 def include_dirs(spec: OpSpec, kernels: Path) -> list[Path]:
@@ -213,14 +216,15 @@ def build_op(
     out_dir: Path,
     compiler: HostCompiler,
     run: Callable[[list[str], str], None] | None = None,
+    shared: str | None = None,
 ) -> SimBuildResult:
     """Build (or reuse) ``out_dir/mxrec_opp_<op>_sim.so`` and its adapter header.
 
     ``out_dir`` is ``<root>/<op>``; the runtime must already be built in ``<root>/runtime``
-    (build_runtime).
+    (build_runtime). ``shared``: shared_digest(), when the caller builds several operators.
     """
     started = time.monotonic()
-    digest = op_digest(spec, kernels, compiler)
+    digest = op_digest(spec, kernels, shared or shared_digest(kernels, compiler))
     lib = out_dir / library_name(spec)
     header = out_dir / header_name(spec)
     if is_current(spec, out_dir, digest) and header.is_file():

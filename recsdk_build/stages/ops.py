@@ -75,8 +75,9 @@ class OpsStage(Stage):
         if target == "sim":
             compiler = simbuild.find_host_compiler()
             base["compiler"] = compiler.version
+            shared = simbuild.shared_digest(kernels, compiler)
             base["ops"] = {
-                name: simbuild.op_digest(spec, kernels, compiler) for name, spec in ops.items()
+                name: simbuild.op_digest(spec, kernels, shared) for name, spec in ops.items()
             }
         else:
             toolkit = find_cann()
@@ -120,6 +121,8 @@ class OpsStage(Stage):
                 )
             return Outcome(provenance={"dry_run": True}, note=f"dry run: {len(chosen)} operator(s)")
 
+        shared = simbuild.shared_digest(kernels, compiler)
+
         def build(spec: OpSpec) -> simbuild.SimBuildResult:
             return simbuild.build_op(
                 spec,
@@ -127,6 +130,7 @@ class OpsStage(Stage):
                 root / spec.name,
                 compiler,
                 run=lambda cmd, what: log.run(cmd, what=what, whole=True),
+                shared=shared,
             )
 
         started = time.monotonic()
@@ -171,11 +175,12 @@ class OpsStage(Stage):
         """Every operator whose library is current, not only the ones built now: the manifest
         describes what the build directory holds."""
         root = self._root(ctx, "sim")
+        shared = simbuild.shared_digest(kernels, compiler)
         artifacts: list[Artifact] = []
         entries: list[dict[str, Any]] = []
         for name, spec in ops.items():
             out = root / name
-            if not simbuild.is_current(spec, out, simbuild.op_digest(spec, kernels, compiler)):
+            if not simbuild.is_current(spec, out, simbuild.op_digest(spec, kernels, shared)):
                 continue
             lib = Artifact.of(
                 ctx.paths.root,
