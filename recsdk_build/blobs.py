@@ -6,15 +6,13 @@ tree without having the commit, which is how the registry-wheel fallback is acce
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from recsdk_build.errors import ConfigError
+from recsdk_build.hashing import git_blob_id
 
-
-def git_blob_id(data: bytes) -> str:
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+__all__ = ["BlobList", "compare", "git_blob_id"]
 
 
 @dataclass(frozen=True)

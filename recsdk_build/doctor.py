@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from recsdk_build.proc import probe
 from recsdk_build.toolchain import dist_version, find_cann, npu_soc
 
 
@@ -24,11 +24,10 @@ def _tool_version(cmd: str, args: tuple[str, ...] = ("--version",)) -> tuple[boo
     path = shutil.which(cmd)
     if path is None:
         return False, "not found on PATH"
-    try:
-        out = subprocess.run([path, *args], capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return False, f"{path}: {exc}"
-    text = (out.stdout or out.stderr).strip().splitlines()
+    out = probe([path, *args])
+    if out is None:
+        return False, f"{path}: could not run `{path} {' '.join(args)}`"
+    text = out.strip().splitlines()
     first = text[0] if text else ""
     match = re.search(r"\d+(\.\d+)+", first)
     return True, f"{match.group(0) if match else first} ({path})"

@@ -48,6 +48,12 @@ def hash_tree(
     return digest.hexdigest()
 
 
+def git_blob_id(data: bytes) -> str:
+    """Git's id of a file's content: sha1 of b"blob <size>\\0" + content. Not a security hash:
+    it is how a file is matched to a commit's tree without the commit."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
 def combine(*parts: str) -> str:
     """One digest of several (order matters)."""
     digest = hashlib.sha256()

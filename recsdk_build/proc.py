@@ -44,6 +44,18 @@ def run_captured(
     return proc
 
 
+def probe(cmd: Sequence[str | os.PathLike[str]], *, timeout: float = 20) -> str | None:
+    """What a quick query of a tool prints (stdout, else stderr), or None when it cannot run:
+    version checks and device queries, whose failure is an answer, not an error."""
+    try:
+        out = subprocess.run(
+            [str(a) for a in cmd], capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout if out.stdout.strip() else out.stderr
+
+
 class StageLog:
     """Appends everything a stage does to ``build/logs/<stage>.log``. The one way stages run
     commands: ``run`` logs the command, its output and its exit status, and raises the stage's

@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+
+from recsdk_build.proc import probe
 
 TARGETS = ("auto", "cann", "sim")
 DEFAULT_CANN_ROOTS = (
@@ -66,9 +67,8 @@ def npu_soc() -> str | None:
     smi = shutil.which("npu-smi")
     if smi is None:
         return None
-    try:
-        out = subprocess.run([smi, "info"], capture_output=True, text=True, timeout=20).stdout
-    except (OSError, subprocess.TimeoutExpired):
+    out = probe([smi, "info"])
+    if out is None:
         return None
     match = re.search(r"\b(910[A-Z0-9_]*|310[A-Z0-9]*|950[A-Z0-9]*)\b", out)
     return f"Ascend{match.group(1)}" if match else None

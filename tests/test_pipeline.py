@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,15 +14,23 @@ from recsdk_build.options import compute_options
 from recsdk_build.pipeline.atomic import new_staging_dir, replace_dir, write_text_atomic
 from recsdk_build.pipeline.lock import BuildLock
 from recsdk_build.pipeline.manifest import Artifact, Manifest, StageRecord
+from recsdk_build.pipeline.outputs import StageOutput
 from recsdk_build.pipeline.runner import run_stages
 from recsdk_build.pipeline.stage import BuildPaths, Context, Outcome, Stage, fingerprint
 from recsdk_build.ui import UI
+
+
+@dataclass(frozen=True)
+class WriterOutput(StageOutput):
+    stage = "writer"
+    content: str
 
 
 class Writer(Stage):
     """Writes ``out/<name>.txt`` with a configurable content; counts its runs."""
 
     summary = "test stage"
+    produces = WriterOutput
 
     def __init__(self, name: str, content: str = "x", fail: bool = False) -> None:
         self.name = name  # type: ignore[misc]
@@ -45,7 +54,7 @@ class Writer(Stage):
         replace_dir(staging, final)
         path = final / f"{self.name}.txt"
         return Outcome(artifacts=[Artifact.of(ctx.paths.root, path, kind="text")],
-                       outputs={"content": self.content})
+                       outputs=WriterOutput(content=self.content))
 
 
 def _ctx(project: Path, build: Path) -> Context:

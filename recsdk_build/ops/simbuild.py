@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable
@@ -28,7 +27,7 @@ from recsdk_build.errors import BuildError, ToolMissingError
 from recsdk_build.hashing import combine, hash_tree, sha256_file
 from recsdk_build.ops import codegen
 from recsdk_build.ops.catalogue import OpSpec
-from recsdk_build.proc import run_captured
+from recsdk_build.proc import probe, run_captured
 
 # -O1 keeps a 2-core build machine responsive (the emulated kernels are small); -fwrapv gives
 # signed overflow the two's-complement wrap of the AI core's integer units.
@@ -65,8 +64,7 @@ def find_host_compiler() -> HostCompiler:
             continue
         found = shutil.which(candidate)
         if found:
-            out = subprocess.run([found, "--version"], capture_output=True, text=True, check=False)
-            first = (out.stdout or out.stderr).splitlines()
+            first = (probe([found, "--version"]) or "").splitlines()
             return HostCompiler(found, first[0] if first else "unknown")
     raise ToolMissingError(
         "the sim target needs a C++17 compiler (g++ or clang++), none was found",

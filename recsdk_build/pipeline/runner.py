@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 from rich.table import Table
 
-from recsdk_build.errors import RecsdkError
+from recsdk_build.errors import RecsdkError, StageInputError
 from recsdk_build.pipeline.manifest import StageRecord
 from recsdk_build.pipeline.stage import Context, Stage, fingerprint, stage_code_digest
 from recsdk_build.proc import StageLog
@@ -42,6 +42,7 @@ def run_stages(ctx: Context, stages: list[Stage], force: set[str]) -> list[Stage
 
 def _run_one(ctx: Context, stage: Stage, force: set[str]) -> StageReport:
     started = time.monotonic()
+    _check_requirements(ctx, stage)
     fp = fingerprint({**stage.inputs(ctx), "stage_code": stage_code_digest(stage)})
     previous = ctx.manifest.successful(stage.name)
     if (
@@ -76,6 +77,8 @@ def _run_one(ctx: Context, stage: Stage, force: set[str]) -> StageReport:
         log.close()
         ctx.log = None
     elapsed = time.monotonic() - started
+    if not isinstance(outcome.outputs, stage.produces):
+        raise TypeError(f"stage {stage.name} returned {outcome.outputs!r}, not a {stage.produces}")
     ctx.manifest.stages[stage.name] = StageRecord(
         name=stage.name,
         status="ran",
@@ -84,10 +87,26 @@ def _run_one(ctx: Context, stage: Stage, force: set[str]) -> StageReport:
         duration_s=round(elapsed, 3),
         artifacts=outcome.artifacts,
         provenance=outcome.provenance,
-        outputs=outcome.outputs,
+        outputs=outcome.outputs.to_json(),
     )
     ctx.manifest.save()
     return StageReport(stage.name, "ran", elapsed, outcome.note)
+
+
+def _check_requirements(ctx: Context, stage: Stage) -> None:
+    """Every missing input is named before anything runs, the nearest stage first."""
+    missing = [k.stage for k in stage.requires(ctx) if ctx.manifest.successful(k.stage) is None]
+    if missing:
+        names = " and ".join(f"'{name}'" for name in reversed(missing))
+        raise StageInputError(
+            f"this stage needs the output of {names}, which "
+            f"{'has' if len(missing) == 1 else 'have'} not run successfully in {ctx.paths.root}",
+            hint="run "
+            + ", then ".join(f"`recsdk-build {name}`" for name in missing)
+            + " first, or `recsdk-build all`",
+        )
+    for kind in stage.requires(ctx):
+        ctx.output(kind)  # recorded by another version of the tool: says which stage to rerun
 
 
 _STYLE = {"ran": "green", "cached": "cyan", "failed": "bold red", "not run": "dim"}

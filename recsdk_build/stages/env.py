@@ -10,9 +10,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from recsdk_build import __version__
 from recsdk_build.errors import BuildError
 from recsdk_build.pipeline.manifest import StageRecord
+from recsdk_build.pipeline.outputs import EnvOutput, parse_recorded
 from recsdk_build.pipeline.stage import Context, Outcome, Stage
 from recsdk_build.venvs import ensure_venv, layer_stamp, venv_python
 
@@ -28,14 +28,20 @@ def requirements(ctx: Context) -> list[str]:
 class EnvStage(Stage):
     name = "env"
     summary = "pinned build environment for C++ torch extensions"
+    produces = EnvOutput
 
     def inputs(self, ctx: Context) -> dict[str, Any]:
-        return {"tool": __version__, "requirements": requirements(ctx),
+        return {"requirements": requirements(ctx),
                 "python": list(sys.version_info[:3])}
 
     def intact(self, ctx: Context, record: StageRecord) -> bool:
         python = venv_python(ctx.paths.build_env)
-        return python.exists() and record.outputs.get("stamp") == layer_stamp(requirements(ctx))
+        recorded = parse_recorded(EnvOutput, record.outputs)
+        return (
+            python.exists()
+            and recorded is not None
+            and recorded.stamp == layer_stamp(requirements(ctx))
+        )
 
     def run(self, ctx: Context) -> Outcome:
         venv = ctx.paths.build_env
@@ -44,6 +50,6 @@ class EnvStage(Stage):
                              fresh=ctx.options.env.fresh, purpose="the build environment")
         return Outcome(
             provenance={"environment": str(venv), "requirements": reqs, "reused": reused},
-            outputs={"python": str(venv_python(venv)), "stamp": layer_stamp(reqs)},
+            outputs=EnvOutput(python=str(venv_python(venv)), stamp=layer_stamp(reqs)),
             note="reused" if reused else "created",
         )

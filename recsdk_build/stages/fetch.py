@@ -17,13 +17,14 @@ from typing import Any
 
 import git
 
-from recsdk_build import __version__, gitutil
+from recsdk_build import gitutil
 from recsdk_build.blobs import BlobList, compare, git_blob_id
 from recsdk_build.downloads import download_wheel
 from recsdk_build.errors import SourceError
 from recsdk_build.hashing import sha256_file
 from recsdk_build.pipeline.atomic import new_staging_dir, replace_dir
 from recsdk_build.pipeline.manifest import StageRecord
+from recsdk_build.pipeline.outputs import FetchOutput, PatchOutput, parse_recorded
 from recsdk_build.pipeline.stage import Context, Outcome, Stage
 
 
@@ -64,12 +65,12 @@ def classify_source(source: str | None, default_remote: str) -> SourceSpec:
 class FetchStage(Stage):
     name = "fetch"
     summary = "pinned torchrec source, verified"
+    produces = FetchOutput
 
     def inputs(self, ctx: Context) -> dict[str, Any]:
         t = ctx.project.torchrec
         spec = classify_source(ctx.options.fetch.source, t.repository)
         return {
-            "tool": __version__,
             "commit": t.commit,
             "commit_time": t.commit_time,
             "repository": t.repository,
@@ -86,7 +87,10 @@ class FetchStage(Stage):
             repo = gitutil.open_repo(ctx.paths.source)
         except git.InvalidGitRepositoryError:
             return False
-        return gitutil.rev(repo, gitutil.BASELINE_TAG) == record.outputs.get("baseline_commit")
+        recorded = parse_recorded(FetchOutput, record.outputs)
+        return recorded is not None and gitutil.rev(repo, gitutil.BASELINE_TAG) == (
+            recorded.baseline_commit
+        )
 
     def run(self, ctx: Context) -> Outcome:
         t = ctx.project.torchrec
@@ -124,7 +128,7 @@ class FetchStage(Stage):
         ctx.ui.info(f"  source: {provenance['source_kind']} — {provenance['verification']}")
         return Outcome(
             provenance=provenance,
-            outputs={"baseline_commit": baseline, "source_kind": provenance["source_kind"]},
+            outputs=FetchOutput(baseline_commit=baseline, source_kind=provenance["source_kind"]),
             note=f"{provenance['source_kind']}, {provenance['files_verified']} files verified",
         )
 
@@ -142,9 +146,10 @@ def _refuse_to_destroy_local_work(ctx: Context) -> None:
     except git.InvalidGitRepositoryError:
         return
     dirty = gitutil.dirty_paths(repo)
+    fetched, patched = ctx.recorded(FetchOutput), ctx.recorded(PatchOutput)
     known = {
-        (ctx.manifest.stages.get(s).outputs.get(k) if ctx.manifest.stages.get(s) else None)
-        for s, k in (("fetch", "baseline_commit"), ("patch", "patched_commit"))
+        fetched.baseline_commit if fetched else None,
+        patched.patched_commit if patched else None,
     }
     head = gitutil.rev(repo, "HEAD")
     if dirty or head not in known:

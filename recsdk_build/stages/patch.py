@@ -16,11 +16,12 @@ from typing import Any
 
 import git
 
-from recsdk_build import __version__, gitutil
+from recsdk_build import gitutil
 from recsdk_build.errors import PatchError
 from recsdk_build.hashing import combine, sha256_text
 from recsdk_build.pipeline.atomic import new_staging_dir, write_text_atomic
 from recsdk_build.pipeline.manifest import StageRecord
+from recsdk_build.pipeline.outputs import FetchOutput, PatchOutput, parse_recorded
 from recsdk_build.pipeline.stage import Context, Outcome, Stage
 from recsdk_build.proc import StageLog
 
@@ -220,14 +221,15 @@ def local_work(repo: git.Repo, known_heads: set[str | None]) -> str | None:
 class PatchStage(Stage):
     name = "patch"
     summary = "apply the NPU patch series as commits"
+    needs = (FetchOutput,)
+    produces = PatchOutput
 
     def inputs(self, ctx: Context) -> dict[str, Any]:
         patch_dir = ctx.project.torchrec.patches
         series = patch_dir / SERIES
         files = {p.name: _digest(p) for p in sorted(patch_dir.glob("*.patch"))}
         return {
-            "tool": __version__,
-            "baseline": ctx.output_of("fetch")["baseline_commit"],
+            "baseline": ctx.output(FetchOutput).baseline_commit,
             "series": _digest(series) if series.is_file() else None,
             "patches": files,
         }
@@ -237,17 +239,19 @@ class PatchStage(Stage):
             repo = gitutil.open_repo(ctx.paths.source)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
             return False
-        return gitutil.rev(repo, "HEAD") == record.outputs.get(
-            "patched_commit"
-        ) and not gitutil.dirty_paths(repo)
+        recorded = parse_recorded(PatchOutput, record.outputs)
+        return (
+            recorded is not None
+            and gitutil.rev(repo, "HEAD") == recorded.patched_commit
+            and not gitutil.dirty_paths(repo)
+        )
 
     def run(self, ctx: Context) -> Outcome:
-        fetched = ctx.output_of("fetch")
-        baseline = fetched["baseline_commit"]
+        baseline = ctx.output(FetchOutput).baseline_commit
         patches = read_series(ctx.project.torchrec.patches)
         repo = gitutil.open_repo(ctx.paths.source)
-        previous = ctx.manifest.successful("patch")
-        known = {baseline, previous.outputs.get("patched_commit") if previous else None}
+        previous = ctx.recorded(PatchOutput)
+        known = {baseline, previous.patched_commit if previous else None}
         problem = local_work(repo, known)
         if problem and not ctx.options.patch.discard_local:
             raise PatchError(
@@ -288,11 +292,11 @@ class PatchStage(Stage):
                     for p, c in zip(patches, commits, strict=True)
                 ],
             },
-            outputs={
-                "patched_commit": head,
-                "patches": [p.name for p in patches],
-                "series_digest": series_digest(patches),
-            },
+            outputs=PatchOutput(
+                patched_commit=head,
+                patches=[p.name for p in patches],
+                series_digest=series_digest(patches),
+            ),
             note=f"{len(patches)} patches on {baseline[:12]}",
         )
 
@@ -316,7 +320,7 @@ class CheckResult:
 
 def check_series(ctx: Context) -> list[CheckResult]:
     """Apply the series to a fresh tree at the baseline, without touching the source tree."""
-    baseline = ctx.output_of("fetch")["baseline_commit"]
+    baseline = ctx.output(FetchOutput).baseline_commit
     patches = read_series(ctx.project.torchrec.patches)
     repo = gitutil.open_repo(ctx.paths.source)
     scratch = Path(tempfile.mkdtemp(prefix="patch-check-", dir=ctx.paths.root))
@@ -338,7 +342,7 @@ def refresh_series(ctx: Context) -> tuple[list[str], list[str]]:
 
     Returns (written, removed) file names. The series file keeps its comment header.
     """
-    baseline = ctx.output_of("fetch")["baseline_commit"]
+    baseline = ctx.output(FetchOutput).baseline_commit
     repo = gitutil.open_repo(ctx.paths.source)
     dirty = gitutil.dirty_paths(repo)
     if dirty:

@@ -19,12 +19,12 @@ from typing import Any
 
 from packaging.requirements import Requirement
 
-from recsdk_build import __version__
 from recsdk_build.downloads import download_wheel
 from recsdk_build.errors import VerifyError
 from recsdk_build.hashing import hash_tree
 from recsdk_build.pipeline.atomic import new_staging_dir, replace_dir, write_text_atomic
 from recsdk_build.pipeline.manifest import Artifact, StageRecord
+from recsdk_build.pipeline.outputs import PluginOutput, StageOutput, VerifyOutput, WheelsOutput
 from recsdk_build.pipeline.stage import Context, Outcome, Stage
 from recsdk_build.venvs import ensure_venv, restore_layer, venv_python
 
@@ -74,19 +74,22 @@ def _first(node: ET.Element) -> str:
 class VerifyStage(Stage):
     name = "verify"
     summary = "install into a fresh environment and run the verification suite"
+    produces = VerifyOutput
 
     def _requirements(self, ctx: Context) -> list[str]:
         runtime = ctx.project.runtime.requirements() if ctx.project.verify.install_runtime else []
         return [*runtime, *ctx.project.verify.requirements]
 
-    def _wheels(self, ctx: Context) -> list[Artifact]:
+    def requires(self, ctx: Context) -> tuple[type[StageOutput], ...]:
+        # The wheels of the packaging stages this project runs.
         active = ctx.project.stages
-        stages = [s for s in ("plugin", "wheels") if active is None or s in active]
-        return [a for s in stages for a in ctx.artifacts_of(s) if a.kind == "wheel"]
+        return tuple(k for k in (PluginOutput, WheelsOutput) if active is None or k.stage in active)
+
+    def _wheels(self, ctx: Context) -> list[Artifact]:
+        return [a for k in self.requires(ctx) for a in ctx.artifacts_of(k) if a.kind == "wheel"]
 
     def inputs(self, ctx: Context) -> dict[str, Any]:
         return {
-            "tool": __version__,
             "wheels": {a.name: a.sha256 for a in self._wheels(ctx)},
             "requirements": self._requirements(ctx),
             "upstream": ctx.project.torchrec.fallback_wheel,
@@ -197,7 +200,7 @@ class VerifyStage(Stage):
                 "installed": packages,
                 "upstream_wheel": upstream.name,
             },
-            outputs={"summary": asdict(summary)},
+            outputs=VerifyOutput(summary=asdict(summary)),
             note=f"{summary.passed} passed, {summary.not_run} not run",
         )
 

@@ -19,11 +19,18 @@ from email.parser import Parser
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from recsdk_build import __version__, gitutil
+from recsdk_build import gitutil
 from recsdk_build.errors import BuildError
 from recsdk_build.extbuild import build_extension_wheel, package_digest
 from recsdk_build.pipeline.atomic import new_staging_dir
 from recsdk_build.pipeline.manifest import Artifact, StageRecord, tool_versions
+from recsdk_build.pipeline.outputs import (
+    EnvOutput,
+    FetchOutput,
+    PatchOutput,
+    StageOutput,
+    WheelsOutput,
+)
 from recsdk_build.pipeline.stage import Context, Outcome, Stage
 
 # setuptools.find_packages(exclude=...) patterns of torchrec's own setup.py: the wheel ships
@@ -101,12 +108,17 @@ def _readme(ctx: Context, series: str, patches: list[str]) -> str:
 class WheelsStage(Stage):
     name = "wheels"
     summary = "build the torchrec+npu wheel and the extension package wheels"
+    produces = WheelsOutput
+
+    def requires(self, ctx: Context) -> tuple[type[StageOutput], ...]:
+        # The build environment only when there are extension packages to compile in it.
+        env = (EnvOutput,) if ctx.project.extension_packages else ()
+        return (FetchOutput, PatchOutput, *env)
 
     def inputs(self, ctx: Context) -> dict[str, Any]:
         t = ctx.project.torchrec
         return {
-            "tool": __version__,
-            "patched_commit": ctx.output_of("patch")["patched_commit"],
+            "patched_commit": ctx.output(PatchOutput).patched_commit,
             "version": t.wheel_version,
             "requires": list(t.requires),
             "requires_python": t.requires_python,
@@ -115,16 +127,16 @@ class WheelsStage(Stage):
             "extensions": {
                 p.name: package_digest(p) for p in ctx.project.extension_packages
             },
-            "env": ctx.output_of("env")["stamp"] if ctx.project.extension_packages else None,
+            "env": ctx.output(EnvOutput).stamp if ctx.project.extension_packages else None,
         }
 
     def intact(self, ctx: Context, record: StageRecord) -> bool:
         return bool(record.artifacts) and all(a.intact(ctx.paths.root) for a in record.artifacts)
 
     def run(self, ctx: Context) -> Outcome:
-        patch_out = ctx.output_of("patch")
-        baseline = ctx.output_of("fetch")["baseline_commit"]
-        patched = patch_out["patched_commit"]
+        patch_out = ctx.output(PatchOutput)
+        baseline = ctx.output(FetchOutput).baseline_commit
+        patched = patch_out.patched_commit
         repo = gitutil.open_repo(ctx.paths.source)
         epoch = int(repo.git.show("-s", "--format=%ct", baseline))
         staging = new_staging_dir(ctx.paths.root, "wheels")
@@ -168,13 +180,13 @@ class WheelsStage(Stage):
                 "modules": count,
                 "backend": f"hatchling {tool_versions()['hatchling']}",
             },
-            outputs={"torchrec_wheel": artifact.path},
+            outputs=WheelsOutput(torchrec_wheel=artifact.path),
             note=final.name,
         )
 
     def _extension(self, ctx: Context, package: Path) -> Artifact:
         final = build_extension_wheel(
-            ctx.require_log(), ctx.output_of("env")["python"], package,
+            ctx.require_log(), ctx.output(EnvOutput).python, package,
             build_root=ctx.paths.root, dist=ctx.paths.dist, what=package.name,
         )
         artifact = Artifact.of(ctx.paths.root, final, kind="wheel", target="native")
@@ -182,7 +194,7 @@ class WheelsStage(Stage):
         return artifact
 
     def _assemble(
-        self, ctx: Context, repo: Any, commit: str, src: Path, patch_out: dict[str, Any]
+        self, ctx: Context, repo: Any, commit: str, src: Path, patch_out: PatchOutput
     ) -> int:
         """Write the package modules of ``commit`` (not the working tree) into ``src``."""
         blob = repo.git.execute(["git", "archive", "--format=tar", commit], stdout_as_string=False)
@@ -207,8 +219,8 @@ class WheelsStage(Stage):
         t = ctx.project.torchrec
         # Nothing here names the patched commit id: it differs between a git clone and the
         # registry fallback while the content is identical, and so must the wheel be.
-        series = patch_out.get("series_digest", "")
-        patches = patch_out.get("patches", [])
+        series = patch_out.series_digest
+        patches = patch_out.patches
         # torchrec/__init__.py imports __version__ and github_version from .version.
         (src / PACKAGE / "version.py").write_text(
             f'__version__ = "{t.wheel_version}"\n'

@@ -23,7 +23,7 @@ from recsdk_build.errors import ConfigError
 from recsdk_build.extbuild import package_digest
 from recsdk_build.ops import catalogue, codegen
 from recsdk_build.ops.catalogue import OpSpec
-from recsdk_build.stages.plugin import adapter_sources
+from recsdk_build.targets.adapter import adapter_sources
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNELS = ROOT / "kernels"

@@ -21,7 +21,11 @@ import pytest
 from recsdk_build.errors import BuildError
 from recsdk_build.ops import catalogue, codegen
 from recsdk_build.options import compute_options
+from recsdk_build.pipeline.outputs import EnvOutput, OpsOutput
 from recsdk_build.stages.plugin import PluginStage
+from recsdk_build.targets import adapter
+from recsdk_build.targets.cann import CannTarget
+from recsdk_build.targets.sim import sim_adapter_config
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "torch_plugin"
@@ -157,7 +161,11 @@ _CATALOGUE = tuple(catalogue.load_catalogue(ROOT / "kernels"))
 
 
 def _fake_ctx(root: Path, ops_output: dict) -> SimpleNamespace:
-    return SimpleNamespace(paths=SimpleNamespace(root=root), output_of=lambda stage: ops_output)
+    def output(kind: type) -> object:
+        assert kind is OpsOutput
+        return OpsOutput.from_json(ops_output)
+
+    return SimpleNamespace(paths=SimpleNamespace(root=root), output=output)
 
 
 def test_sim_adapter_config_comes_from_the_ops_stage(tmp_path: Path) -> None:
@@ -169,6 +177,9 @@ def test_sim_adapter_config_comes_from_the_ops_stage(tmp_path: Path) -> None:
         (d / f"mxrec_sim_{op}.h").write_text("// header\n")
         entries.append({
             "op": op,
+            "target": "sim",
+            "soc": "any",
+            "sha256": "0" * 64,
             "library": f"ops/sim/{op}/mxrec_opp_{op}_sim.so",
             "header": f"ops/sim/{op}/mxrec_sim_{op}.h",
         })
@@ -181,7 +192,7 @@ def test_sim_adapter_config_comes_from_the_ops_stage(tmp_path: Path) -> None:
         "sim_include": "/x/include",
         "runtime": "ops/sim/runtime/libmxrec_sim_runtime.so",
     }
-    config = PluginStage._sim_adapter_config(_fake_ctx(tmp_path, output))  # type: ignore[arg-type]
+    config = sim_adapter_config(_fake_ctx(tmp_path, output))  # type: ignore[arg-type]
     assert config["variant"] == "sim"
     assert config["sim_include"] == "/x/include"
     assert config["runtime"] == str(runtime)
@@ -190,14 +201,14 @@ def test_sim_adapter_config_comes_from_the_ops_stage(tmp_path: Path) -> None:
 
     runtime.unlink()
     with pytest.raises(BuildError, match="sim runtime library"):
-        PluginStage._sim_adapter_config(_fake_ctx(tmp_path, output))  # type: ignore[arg-type]
+        sim_adapter_config(_fake_ctx(tmp_path, output))  # type: ignore[arg-type]
     runtime.write_bytes(b"runtime")
 
     (tmp_path / entries[0]["library"]).unlink()
     with pytest.raises(BuildError, match=r"gather_for_rank1: .* is missing"):
-        PluginStage._sim_adapter_config(_fake_ctx(tmp_path, output))  # type: ignore[arg-type]
+        sim_adapter_config(_fake_ctx(tmp_path, output))  # type: ignore[arg-type]
     with pytest.raises(BuildError, match="needs sim operator libraries"):
-        PluginStage._sim_adapter_config(  # type: ignore[arg-type]
+        sim_adapter_config(  # type: ignore[arg-type]
             _fake_ctx(tmp_path, {**output, "target": "cann"})
         )
 
@@ -254,24 +265,24 @@ def test_the_acl_meta_stand_in_is_only_for_the_build_check() -> None:
 
 def test_cann_plugin_without_the_toolkit_says_so(tmp_path: Path, monkeypatch) -> None:
     from recsdk_build.errors import ToolMissingError
-    from recsdk_build.stages import plugin as plugin_stage
+    from recsdk_build.targets import cann as cann_target
 
-    monkeypatch.setattr(plugin_stage, "find_cann", lambda: None)
+    monkeypatch.setattr(cann_target, "find_cann", lambda: None)
     ctx = _fake_ctx(tmp_path, {"target": "cann", "opp": "ops/cann/opp"})
     with pytest.raises(ToolMissingError, match="needs the CANN toolkit"):
-        PluginStage()._run_cann(ctx)  # type: ignore[arg-type]
+        CannTarget().build_plugin(ctx)  # type: ignore[arg-type]
 
 
 def test_cann_plugin_needs_cann_operator_packages(tmp_path: Path, monkeypatch) -> None:
-    from recsdk_build.stages import plugin as plugin_stage
+    from recsdk_build.targets import cann as cann_target
     from recsdk_build.toolchain import CannToolkit
 
     monkeypatch.setattr(
-        plugin_stage, "find_cann", lambda: CannToolkit(tmp_path / "cann", "8.0", None)
+        cann_target, "find_cann", lambda: CannToolkit(tmp_path / "cann", "8.0", None)
     )
     ctx = _fake_ctx(tmp_path, {"target": "sim", "operators": []})
     with pytest.raises(BuildError, match="bundles the cann operator packages"):
-        PluginStage()._run_cann(ctx)  # type: ignore[arg-type]
+        CannTarget().build_plugin(ctx)  # type: ignore[arg-type]
 
 
 def test_npu_adapter_config_declares_every_operator(tmp_path: Path) -> None:
@@ -279,7 +290,7 @@ def test_npu_adapter_config_declares_every_operator(tmp_path: Path) -> None:
     operator of the catalogue, torch_npu's include trees first, the toolkit's after."""
     ctx = SimpleNamespace(project=SimpleNamespace(root=ROOT))
     torch_npu = tmp_path / "site-packages" / "torch_npu"
-    config = PluginStage._npu_adapter_config(  # type: ignore[arg-type]
+    config = adapter.npu_adapter_config(  # type: ignore[arg-type]
         ctx, tmp_path, torch_npu, include=[Path("/cann/include")],
         library_dirs=[Path("/cann/lib64")], libraries=["nnopbase", "ascendcl"],
         opp=Path("/build/ops/cann/opp"),
@@ -303,11 +314,11 @@ def test_npu_adapter_config_declares_every_operator(tmp_path: Path) -> None:
 
 
 def _inputs_ctx(root: Path) -> SimpleNamespace:
-    outputs = {"env": {"stamp": "env"}, "ops": {"target": "sim", "operators": []}}
+    outputs = {EnvOutput: EnvOutput(python="python", stamp="env"), OpsOutput: OpsOutput("sim")}
     return SimpleNamespace(
         project=SimpleNamespace(root=root, runtime=SimpleNamespace(torch_npu="2.6.0")),
         options=compute_options(target="sim"),
-        output_of=lambda stage: outputs[stage],
+        output=lambda kind: outputs[kind],
     )
 
 
@@ -315,12 +326,18 @@ def test_fingerprint_covers_the_generator_and_what_it_generates(
     tmp_path: Path, monkeypatch
 ) -> None:
     """The adapter's glue is generated from the catalogue by codegen.py: a changed generator,
-    or an op.toml change the operator libraries do not show ([host] keys), rebuilds it."""
-    from recsdk_build.pipeline.stage import fingerprint
-    from recsdk_build.stages import plugin as plugin_stage
+    or an op.toml change the operator libraries do not show ([host] keys), rebuilds it. The
+    runner adds the declared helper modules' code to the fingerprint."""
+    import importlib.util
+    import sys
 
-    assert {p.name for p in plugin_stage.GENERATOR} == {"codegen.py", "catalogue.py"}
-    assert all(p.is_file() for p in plugin_stage.GENERATOR)
+    from recsdk_build.ops import catalogue as catalogue_mod
+    from recsdk_build.ops import codegen as codegen_mod
+    from recsdk_build.pipeline.stage import code_files, fingerprint, stage_code_digest
+
+    assert {codegen_mod, catalogue_mod} <= set(PluginStage.helpers)
+    hashed = {p.name for p in code_files(PluginStage())}
+    assert {"codegen.py", "catalogue.py", "adapter.py"} <= hashed
 
     root = tmp_path / "project"
     shutil.copytree(ROOT / "kernels" / "ops", root / "kernels" / "ops")
@@ -328,15 +345,26 @@ def test_fingerprint_covers_the_generator_and_what_it_generates(
     shutil.copytree(ROOT / "packages" / "npu_sim", root / "packages" / "npu_sim")
     generator = tmp_path / "generator"
     generator.mkdir()
-    copies = tuple(Path(shutil.copy2(p, generator / p.name)) for p in plugin_stage.GENERATOR)
-    monkeypatch.setattr(plugin_stage, "GENERATOR", copies)
+    copies = []
+    for module in (codegen_mod, catalogue_mod):  # stand-ins loaded from copies we can edit
+        copy = Path(shutil.copy2(module.__file__, generator / Path(module.__file__).name))
+        spec = importlib.util.spec_from_file_location(f"copy_{copy.stem}", copy)
+        assert spec is not None and spec.loader is not None
+        loaded = importlib.util.module_from_spec(spec)
+        monkeypatch.setitem(sys.modules, spec.name, loaded)  # dataclasses look it up
+        spec.loader.exec_module(loaded)
+        copies.append((copy, loaded))
+    helpers = tuple(m for m in PluginStage.helpers if m not in (codegen_mod, catalogue_mod))
+    monkeypatch.setattr(PluginStage, "helpers", (*helpers, *(m for _, m in copies)))
 
     def current() -> str:
-        return fingerprint(PluginStage().inputs(_inputs_ctx(root)))  # type: ignore[arg-type]
+        stage = PluginStage()
+        inputs = stage.inputs(_inputs_ctx(root))  # type: ignore[arg-type]
+        return fingerprint({**inputs, "stage_code": stage_code_digest(stage)})
 
     base = current()
     assert current() == base
-    for copy in copies:  # a comment is enough: the code is hashed, not its output alone
+    for copy, _ in copies:  # a comment is enough: the code is hashed, not its output alone
         text = copy.read_text(encoding="utf-8")
         copy.write_text(text + "\n# changed\n", encoding="utf-8")
         assert current() != base, copy.name
