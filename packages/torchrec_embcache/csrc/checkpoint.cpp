@@ -352,10 +352,9 @@ class CheckpointIO {
     h.step = t.step_;
     h.optimizer_step = t.optimizer_step_;
     for (const Shard& s : t.shards_) {
-      const uint32_t hw = s.rows.high_water();
-      for (uint32_t r = 0; r < hw; ++r) {
-        if (s.rows.live(r) && (!incremental || s.rows.modified(r))) ++h.n_rows;
-      }
+      s.rows.for_each_live([&](uint32_t r) {
+        if (!incremental || s.rows.modified(r)) ++h.n_rows;
+      });
       if (incremental) h.n_deleted += s.deleted.size();
       h.n_pending += static_cast<uint64_t>(s.pending.size());
     }
@@ -385,16 +384,15 @@ class CheckpointIO {
     }
     const size_t row_bytes = static_cast<size_t>(t.row_width_) * 4;
     for (const Shard& s : t.shards_) {
-      const uint32_t hw = s.rows.high_water();
-      for (uint32_t r = 0; r < hw; ++r) {
-        if (!s.rows.live(r) || (incremental && !s.rows.modified(r))) continue;
+      s.rows.for_each_live([&](uint32_t r) {
+        if (incremental && !s.rows.modified(r)) return;
         const RowHeader& hdr = s.rows.header(r);
         append(&hdr.key, 8);
         append(&hdr.last_seen, 4);
         append(&hdr.count, 4);
         append(s.rows.data(r), row_bytes);
         if (buf.size() >= kSectionTarget) flush(kTagRows);
-      }
+      });
     }
     flush(kTagRows);
     for (const Shard& s : t.shards_) {

@@ -116,6 +116,10 @@ HostTable::HostTable(const TableConfig& cfg) : cfg_(cfg) {
 
 int64_t HostTable::size() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
+  return size_locked();
+}
+
+int64_t HostTable::size_locked() const {
   int64_t n = 0;
   for (const auto& s : shards_) n += s.index.size();
   return n;
@@ -193,109 +197,42 @@ void HostTable::fill_missing(int64_t key, float* out) const {
   }
 }
 
+// prepare() and its phases, in the order prepare() runs them.
+
+// A shard's positions in the batch are order[begin[s], begin[s + 1]).
+struct HostTable::ShardPositions {
+  std::vector<int64_t> begin;
+  std::vector<int64_t> order;
+};
+
+// The distinct ids one shard contributes to a batch; sorted ascending by sort_shard, with
+// rows and has_row filled in by resolve_shard.
+struct HostTable::ShardBatch {
+  std::vector<int64_t> keys;
+  std::vector<uint64_t> hashes;
+  std::vector<uint32_t> occurrences;
+  std::vector<uint32_t> rows;
+  std::vector<uint8_t> has_row;
+};
+
 PreparedBatch HostTable::prepare(const int64_t* ids, int64_t n, bool train, bool gather,
                                  int64_t max_unique) {
-  PreparedBatch out;
-  const int64_t S = num_shards();
-  const int64_t dim = cfg_.dim;
-
   // Below this many ids a batch is processed on the calling thread.
   const bool parallel = n >= (1 << 13);
 
-  // 1. Hash every position once; the hash picks the shard and is reused for every probe.
+  // Everything that only reads the batch runs before the lock is taken. Each position is
+  // hashed once: the hash picks the shard and is reused for every probe.
   std::vector<uint64_t> hashes(n);
   parallel_for(0, n, 1 << 14, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) hashes[i] = hash_key(ids[i]);
   });
-  auto shard_at = [&](int64_t i) -> int64_t { return shard_of(hashes[i]); };
+  const ShardPositions groups = group_by_shard(hashes);
+  std::vector<int64_t> local_index(n);  // per position: index into its shard's ShardBatch
+  std::vector<ShardBatch> batches = dedup_by_shard(ids, hashes, groups, local_index, parallel);
+  const int64_t total = count_unique(batches, max_unique);
 
-  // 2. Counting sort of positions by shard (in chunks, so that it parallelises), giving each
-  // shard the contiguous list of its positions.
-  const int64_t chunk = 1 << 15;
-  const int64_t num_chunks = std::max<int64_t>(1, (n + chunk - 1) / chunk);
-  std::vector<int64_t> counts(num_chunks * S, 0);
-  parallel_tasks(num_chunks, [&](int64_t c) {
-    int64_t* cnt = &counts[c * S];
-    const int64_t hi = std::min(n, (c + 1) * chunk);
-    for (int64_t i = c * chunk; i < hi; ++i) ++cnt[shard_at(i)];
-  });
-  std::vector<int64_t> shard_begin(S + 1, 0);
-  {
-    int64_t acc = 0;
-    for (int64_t s = 0; s < S; ++s) {
-      shard_begin[s] = acc;
-      for (int64_t c = 0; c < num_chunks; ++c) {
-        const int64_t v = counts[c * S + s];
-        counts[c * S + s] = acc;
-        acc += v;
-      }
-    }
-    shard_begin[S] = acc;
-  }
-  std::vector<int64_t> order(n);
-  parallel_tasks(num_chunks, [&](int64_t c) {
-    int64_t* pos = &counts[c * S];
-    const int64_t hi = std::min(n, (c + 1) * chunk);
-    for (int64_t i = c * chunk; i < hi; ++i) order[pos[shard_at(i)]++] = i;
-  });
-
-  // 3. De-duplicate within each shard (read-only, before taking the lock).
-  struct Local {
-    std::vector<int64_t> keys;
-    std::vector<uint64_t> hashes;
-    std::vector<uint32_t> occurrences;
-    std::vector<uint32_t> rows;
-    std::vector<uint8_t> has_row;
-  };
-  std::vector<Local> locals(S);
-  std::vector<int64_t> local_index(n);
-  parallel_tasks(S, [&](int64_t s) {
-    const int64_t b = shard_begin[s], e = shard_begin[s + 1];
-    if (b == e) return;
-    Local& L = locals[s];
-    FlatMap<PositionTraits> seen;
-    seen.reserve(e - b);
-    for (int64_t k = b; k < e; ++k) {
-      const int64_t i = order[k];
-      bool inserted = false;
-      int64_t* slot = seen.find_or_insert(ids[i], hashes[i], static_cast<int64_t>(L.keys.size()), &inserted);
-      if (inserted) {
-        L.keys.push_back(ids[i]);
-        L.hashes.push_back(hashes[i]);
-        L.occurrences.push_back(0);
-      }
-      ++L.occurrences[*slot];
-      local_index[i] = *slot;
-    }
-    // Ascending ids within the shard (see step 5 for why the output is sorted).
-    const size_t u = L.keys.size();
-    std::vector<uint32_t> perm(u);
-    std::iota(perm.begin(), perm.end(), 0u);
-    std::sort(perm.begin(), perm.end(), [&](uint32_t a, uint32_t b) { return L.keys[a] < L.keys[b]; });
-    std::vector<int64_t> new_of(u);
-    Local sorted;
-    sorted.keys.resize(u);
-    sorted.hashes.resize(u);
-    sorted.occurrences.resize(u);
-    for (size_t j = 0; j < u; ++j) {
-      new_of[perm[j]] = static_cast<int64_t>(j);
-      sorted.keys[j] = L.keys[perm[j]];
-      sorted.hashes[j] = L.hashes[perm[j]];
-      sorted.occurrences[j] = L.occurrences[perm[j]];
-    }
-    L = std::move(sorted);
-    for (int64_t k = b; k < e; ++k) local_index[order[k]] = new_of[local_index[order[k]]];
-  }, parallel);
-  int64_t total = 0;
-  for (int64_t s = 0; s < S; ++s) total += static_cast<int64_t>(locals[s].keys.size());
-  if (max_unique >= 0 && total > max_unique) {
-    throw CacheCapacityError("the batch has " + std::to_string(total) +
-                             " distinct ids but the device cache has only " +
-                             std::to_string(max_unique) +
-                             " usable slots; give the cache more slots or use smaller batches");
-  }
-
-  // 4. Resolve rows under the lock: training counts sightings and admits/creates rows.
+  // The lock is held from resolving the rows until the eviction, so that the returned rows,
+  // has_row and step describe one state of the table.
   std::unique_lock<std::shared_mutex> wlock(mu_, std::defer_lock);
   std::shared_lock<std::shared_mutex> rlock(mu_, std::defer_lock);
   if (train) {
@@ -304,83 +241,219 @@ PreparedBatch HostTable::prepare(const int64_t* ids, int64_t n, bool train, bool
   } else {
     rlock.lock();
   }
-  const uint32_t now = step32(step_);
+  PreparedBatch out;
   out.step = step_;
-  const bool admission = cfg_.admit_threshold > 1;
-  const uint32_t threshold = static_cast<uint32_t>(std::min<int64_t>(cfg_.admit_threshold, 0xffffffffLL));
-  parallel_tasks(S, [&](int64_t s) {
-    Local& L = locals[s];
-    const size_t u = L.keys.size();
-    if (u == 0) return;
-    Shard& sh = shards_[s];
-    L.rows.assign(u, kNoRow);
-    L.has_row.assign(u, 0);
-    for (size_t j = 0; j < u; ++j) {
-      const int64_t key = L.keys[j];
-      const uint64_t h = L.hashes[j];
-      const uint32_t* found = sh.index.find(key, h);
-      if (found != nullptr) {
-        L.rows[j] = *found;
-        L.has_row[j] = 1;
-        if (train) {
-          RowHeader& hdr = sh.rows.header(*found);
-          hdr.last_seen = now;
-          hdr.count = saturating_add(hdr.count, L.occurrences[j]);
-          sh.rows.set_modified(*found);
-        }
-        continue;
-      }
-      if (!train) continue;
-      uint32_t count = L.occurrences[j];
-      if (admission) {
-        bool inserted = false;
-        PendingTraits::Value* p = sh.pending.find_or_insert(key, h, PendingTraits::Value{1, now}, &inserted);
-        if (!inserted) p->count = saturating_add(p->count, L.occurrences[j]);
-        else p->count = L.occurrences[j];
-        p->last_seen = now;
-        if (p->count < threshold) continue;
-        count = p->count;
-        sh.pending.erase(key, h);
-      }
-      L.rows[j] = insert_row(sh, key, h, count, now);
-      L.has_row[j] = 1;
-    }
-  }, parallel);
+  resolve_rows(batches, train, step32(step_), parallel);
+  const std::vector<std::vector<int64_t>> rank = merge_ranks(batches);
+  write_unique(batches, rank, total, gather, parallel, out);
+  write_inverse(hashes, local_index, rank, out);
+  if (train) out.evicted = evict_locked(step_);
+  return out;
+}
 
-  // 5. Assemble the outputs with the distinct ids in ascending order, like torch.unique.
-  // The order is what torch's embedding_bag backward sorts by when it accumulates the
-  // gradient of a repeated row, so numbering rows in id order makes the accumulation -
-  // hence SGD results - bit-identical to an nn.EmbeddingBag whose rows are in id order. The
-  // shards' sorted runs are merged here (a shard owns a hash range, not a value range).
-  std::vector<std::vector<int64_t>> rank(S);
-  {
-    using Head = std::pair<int64_t, int64_t>;  // (id, shard)
-    std::vector<Head> heap;
-    std::vector<size_t> next(S, 0);
-    for (int64_t s = 0; s < S; ++s) {
-      rank[s].resize(locals[s].keys.size());
-      if (!locals[s].keys.empty()) heap.emplace_back(locals[s].keys[0], s);
-    }
-    auto later = [](const Head& a, const Head& b) { return a.first > b.first; };
-    std::make_heap(heap.begin(), heap.end(), later);
-    int64_t r = 0;
-    while (!heap.empty()) {
-      std::pop_heap(heap.begin(), heap.end(), later);
-      const int64_t s = heap.back().second;
-      heap.pop_back();
-      rank[s][next[s]] = r++;
-      if (++next[s] < locals[s].keys.size()) {
-        heap.emplace_back(locals[s].keys[next[s]], s);
-        std::push_heap(heap.begin(), heap.end(), later);
-      }
+// A counting sort of positions by shard, in chunks so that it parallelises.
+HostTable::ShardPositions HostTable::group_by_shard(const std::vector<uint64_t>& hashes) const {
+  const int64_t n = static_cast<int64_t>(hashes.size());
+  const int64_t S = num_shards();
+  const int64_t chunk = 1 << 15;
+  const int64_t num_chunks = std::max<int64_t>(1, (n + chunk - 1) / chunk);
+  std::vector<int64_t> counts(num_chunks * S, 0);
+  parallel_tasks(num_chunks, [&](int64_t c) {
+    int64_t* cnt = &counts[c * S];
+    const int64_t hi = std::min(n, (c + 1) * chunk);
+    for (int64_t i = c * chunk; i < hi; ++i) ++cnt[shard_of(hashes[i])];
+  });
+  // Each chunk's count becomes the first slot it writes within its shard's run.
+  ShardPositions g;
+  g.begin.assign(S + 1, 0);
+  int64_t acc = 0;
+  for (int64_t s = 0; s < S; ++s) {
+    g.begin[s] = acc;
+    for (int64_t c = 0; c < num_chunks; ++c) {
+      const int64_t v = counts[c * S + s];
+      counts[c * S + s] = acc;
+      acc += v;
     }
   }
+  g.begin[S] = acc;
+  g.order.resize(n);
+  parallel_tasks(num_chunks, [&](int64_t c) {
+    int64_t* pos = &counts[c * S];
+    const int64_t hi = std::min(n, (c + 1) * chunk);
+    for (int64_t i = c * chunk; i < hi; ++i) g.order[pos[shard_of(hashes[i])]++] = i;
+  });
+  return g;
+}
+
+// Read-only on the table, so it runs before the lock is taken.
+std::vector<HostTable::ShardBatch> HostTable::dedup_by_shard(
+    const int64_t* ids, const std::vector<uint64_t>& hashes, const ShardPositions& groups,
+    std::vector<int64_t>& local_index, bool parallel) const {
+  std::vector<ShardBatch> batches(num_shards());
+  parallel_tasks(num_shards(), [&](int64_t s) {
+    const int64_t b = groups.begin[s], e = groups.begin[s + 1];
+    if (b == e) return;
+    const int64_t* first = groups.order.data() + b;
+    const int64_t* last = groups.order.data() + e;
+    batches[s] = dedup_shard(ids, hashes, first, last, local_index);
+    sort_shard(batches[s], first, last, local_index);
+  }, parallel);
+  return batches;
+}
+
+// Distinct ids in order of first sighting; local_index gets each position's index among them.
+HostTable::ShardBatch HostTable::dedup_shard(const int64_t* ids,
+                                             const std::vector<uint64_t>& hashes,
+                                             const int64_t* first, const int64_t* last,
+                                             std::vector<int64_t>& local_index) {
+  ShardBatch L;
+  FlatMap<PositionTraits> seen;
+  seen.reserve(last - first);
+  for (const int64_t* p = first; p != last; ++p) {
+    const int64_t i = *p;
+    bool inserted = false;
+    int64_t* slot = seen.find_or_insert(ids[i], hashes[i], static_cast<int64_t>(L.keys.size()), &inserted);
+    if (inserted) {
+      L.keys.push_back(ids[i]);
+      L.hashes.push_back(hashes[i]);
+      L.occurrences.push_back(0);
+    }
+    ++L.occurrences[*slot];
+    local_index[i] = *slot;
+  }
+  return L;
+}
+
+// Renumbers the shard's distinct ids in ascending order (merge_ranks says why the output is
+// sorted) and the shard's positions with them.
+void HostTable::sort_shard(ShardBatch& L, const int64_t* first, const int64_t* last,
+                           std::vector<int64_t>& local_index) {
+  const size_t u = L.keys.size();
+  std::vector<uint32_t> perm(u);
+  std::iota(perm.begin(), perm.end(), 0u);
+  std::sort(perm.begin(), perm.end(), [&](uint32_t a, uint32_t b) { return L.keys[a] < L.keys[b]; });
+  std::vector<int64_t> new_of(u);
+  ShardBatch sorted;
+  sorted.keys.resize(u);
+  sorted.hashes.resize(u);
+  sorted.occurrences.resize(u);
+  for (size_t j = 0; j < u; ++j) {
+    new_of[perm[j]] = static_cast<int64_t>(j);
+    sorted.keys[j] = L.keys[perm[j]];
+    sorted.hashes[j] = L.hashes[perm[j]];
+    sorted.occurrences[j] = L.occurrences[perm[j]];
+  }
+  L = std::move(sorted);
+  for (const int64_t* p = first; p != last; ++p) local_index[*p] = new_of[local_index[*p]];
+}
+
+// Refuses an oversized batch before anything changes.
+int64_t HostTable::count_unique(const std::vector<ShardBatch>& batches, int64_t max_unique) {
+  int64_t total = 0;
+  for (const ShardBatch& b : batches) total += static_cast<int64_t>(b.keys.size());
+  if (max_unique >= 0 && total > max_unique) {
+    throw CacheCapacityError("the batch has " + std::to_string(total) +
+                             " distinct ids but the device cache has only " +
+                             std::to_string(max_unique) +
+                             " usable slots; give the cache more slots or use smaller batches");
+  }
+  return total;
+}
+
+// Each shard is handled by one task, so the shards' rows and maps need no finer locking.
+void HostTable::resolve_rows(std::vector<ShardBatch>& batches, bool train, uint32_t now,
+                             bool parallel) {
+  parallel_tasks(num_shards(), [&](int64_t s) {
+    if (!batches[s].keys.empty()) resolve_shard(shards_[s], batches[s], train, now);
+  }, parallel);
+}
+
+// Training counts the sightings of existing rows and admits (creates) rows for new ids.
+void HostTable::resolve_shard(Shard& sh, ShardBatch& L, bool train, uint32_t now) {
+  const size_t u = L.keys.size();
+  L.rows.assign(u, kNoRow);
+  L.has_row.assign(u, 0);
+  for (size_t j = 0; j < u; ++j) {
+    const uint32_t* found = sh.index.find(L.keys[j], L.hashes[j]);
+    if (found != nullptr) {
+      L.rows[j] = *found;
+      L.has_row[j] = 1;
+      if (train) {
+        RowHeader& hdr = sh.rows.header(*found);
+        hdr.last_seen = now;
+        hdr.count = saturating_add(hdr.count, L.occurrences[j]);
+        sh.rows.set_modified(*found);
+      }
+    } else if (train) {
+      const uint32_t r = admit(sh, L.keys[j], L.hashes[j], L.occurrences[j], now);
+      if (r == kNoRow) continue;
+      L.rows[j] = r;
+      L.has_row[j] = 1;
+    }
+  }
+}
+
+// A training sighting of an id without a row: the new row, or kNoRow while the id's
+// sightings (counted in the shard's pending map) are below the admission threshold.
+uint32_t HostTable::admit(Shard& sh, int64_t key, uint64_t h, uint32_t occurrences,
+                          uint32_t now) {
+  uint32_t count = occurrences;
+  if (cfg_.admit_threshold > 1) {
+    const uint32_t threshold =
+        static_cast<uint32_t>(std::min<int64_t>(cfg_.admit_threshold, 0xffffffffLL));
+    bool inserted = false;
+    PendingTraits::Value* p = sh.pending.find_or_insert(key, h, PendingTraits::Value{1, now}, &inserted);
+    if (!inserted) p->count = saturating_add(p->count, occurrences);
+    else p->count = occurrences;
+    p->last_seen = now;
+    if (p->count < threshold) return kNoRow;
+    count = p->count;
+    sh.pending.erase(key, h);
+  }
+  return insert_row(sh, key, h, count, now);
+}
+
+// Output position of each shard's distinct ids: ascending id order, like torch.unique.
+// The order is what torch's embedding_bag backward sorts by when it accumulates the
+// gradient of a repeated row, so numbering rows in id order makes the accumulation -
+// hence SGD results - bit-identical to an nn.EmbeddingBag whose rows are in id order. The
+// shards' sorted runs are merged here (a shard owns a hash range, not a value range).
+std::vector<std::vector<int64_t>> HostTable::merge_ranks(const std::vector<ShardBatch>& batches) {
+  const int64_t S = static_cast<int64_t>(batches.size());
+  std::vector<std::vector<int64_t>> rank(S);
+  using Head = std::pair<int64_t, int64_t>;  // (id, shard)
+  std::vector<Head> heap;
+  std::vector<size_t> next(S, 0);
+  for (int64_t s = 0; s < S; ++s) {
+    rank[s].resize(batches[s].keys.size());
+    if (!batches[s].keys.empty()) heap.emplace_back(batches[s].keys[0], s);
+  }
+  auto later = [](const Head& a, const Head& b) { return a.first > b.first; };
+  std::make_heap(heap.begin(), heap.end(), later);
+  int64_t r = 0;
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), later);
+    const int64_t s = heap.back().second;
+    heap.pop_back();
+    rank[s][next[s]] = r++;
+    if (++next[s] < batches[s].keys.size()) {
+      heap.emplace_back(batches[s].keys[next[s]], s);
+      std::push_heap(heap.begin(), heap.end(), later);
+    }
+  }
+  return rank;
+}
+
+// unique_ids, has_row and (with `gather`) the embeddings, in rank order.
+void HostTable::write_unique(const std::vector<ShardBatch>& batches,
+                             const std::vector<std::vector<int64_t>>& rank, int64_t total,
+                             bool gather, bool parallel, PreparedBatch& out) const {
+  const int64_t dim = cfg_.dim;
   out.unique_ids.resize(total);
   out.has_row.resize(total);
-  out.inverse.resize(n);
   if (gather) out.rows.resize(static_cast<size_t>(total) * dim);
-  parallel_tasks(S, [&](int64_t s) {
-    const Local& L = locals[s];
+  parallel_tasks(num_shards(), [&](int64_t s) {
+    const ShardBatch& L = batches[s];
     const Shard& sh = shards_[s];
     for (size_t j = 0; j < L.keys.size(); ++j) {
       const int64_t g = rank[s][j];
@@ -395,12 +468,17 @@ PreparedBatch HostTable::prepare(const int64_t* ids, int64_t n, bool train, bool
       }
     }
   }, parallel);
-  parallel_for(0, n, 1 << 15, [&](int64_t lo, int64_t hi) {
-    for (int64_t i = lo; i < hi; ++i) out.inverse[i] = rank[shard_at(i)][local_index[i]];
-  });
+}
 
-  if (train) out.evicted = evict_locked(step_);
-  return out;
+void HostTable::write_inverse(const std::vector<uint64_t>& hashes,
+                              const std::vector<int64_t>& local_index,
+                              const std::vector<std::vector<int64_t>>& rank,
+                              PreparedBatch& out) const {
+  const int64_t n = static_cast<int64_t>(hashes.size());
+  out.inverse.resize(n);
+  parallel_for(0, n, 1 << 15, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) out.inverse[i] = rank[shard_of(hashes[i])][local_index[i]];
+  });
 }
 
 void HostTable::lookup(const int64_t* ids, int64_t n, float* out) const {
@@ -563,111 +641,125 @@ std::vector<int64_t> HostTable::evict_now() {
   return out;
 }
 
+// A row the capacity policy may evict, with what orders it among the others.
+struct HostTable::EvictionCandidate {
+  uint32_t count;
+  uint32_t last_seen;
+  int64_t key;
+  int64_t shard;
+  uint32_t row;
+};
+
 std::vector<int64_t> HostTable::evict_locked(int64_t step) {
   std::vector<int64_t> evicted;
   if (step % cfg_.evict_interval != 0) return evicted;
-  const int64_t S = num_shards();
   const uint32_t now = step32(step);
-  std::vector<std::vector<int64_t>> per_shard(S);
-  int64_t rows = 0;
-  for (const auto& sh : shards_) rows += sh.index.size();
-  const bool parallel = rows >= (1 << 15);  // small tables: scanning beats waking workers
-
-  if (cfg_.ttl_steps > 0) {
-    const int64_t ttl = cfg_.ttl_steps;
-    auto expired = [&](uint32_t last_seen) {
-      return static_cast<int64_t>(now) - static_cast<int64_t>(last_seen) > ttl;
-    };
-    parallel_tasks(S, [&](int64_t s) {
-      Shard& sh = shards_[s];
-      const uint32_t hw = sh.rows.high_water();
-      for (uint32_t r = 0; r < hw; ++r) {
-        if (!sh.rows.live(r)) continue;
-        const RowHeader& hdr = sh.rows.header(r);
-        if (expired(hdr.last_seen)) {
-          const int64_t key = hdr.key;
-          delete_row(sh, key, hash_key(key), r);
-          per_shard[s].push_back(key);
-        }
-      }
-      std::vector<int64_t> stale;
-      sh.pending.for_each([&](int64_t key, const PendingTraits::Value& v) {
-        if (expired(v.last_seen)) stale.push_back(key);
-      });
-      for (int64_t key : stale) sh.pending.erase(key, hash_key(key));
-    }, parallel);
-  }
-
-  if (cfg_.capacity > 0) {
-    rows = 0;  // after the TTL pass
-    for (const auto& sh : shards_) rows += sh.index.size();
-    if (rows > cfg_.capacity) {
-      // Least used first: fewest sightings, then longest unseen, then smallest id, over rows
-      // not seen at this step (the current batch must keep its rows).
-      struct Candidate {
-        uint32_t count;
-        uint32_t last_seen;
-        int64_t key;
-        int64_t shard;
-        uint32_t row;
-      };
-      std::vector<std::vector<uint32_t>> counts(S);
-      parallel_tasks(S, [&](int64_t s) {
-        const Shard& sh = shards_[s];
-        const uint32_t hw = sh.rows.high_water();
-        for (uint32_t r = 0; r < hw; ++r) {
-          if (!sh.rows.live(r)) continue;
-          const RowHeader& hdr = sh.rows.header(r);
-          if (hdr.last_seen != now) counts[s].push_back(hdr.count);
-        }
-      }, parallel);
-      std::vector<uint32_t> all;
-      for (auto& c : counts) {
-        all.insert(all.end(), c.begin(), c.end());
-        std::vector<uint32_t>().swap(c);
-      }
-      const int64_t excess = std::min<int64_t>(rows - cfg_.capacity, static_cast<int64_t>(all.size()));
-      if (excess > 0) {
-        std::nth_element(all.begin(), all.begin() + (excess - 1), all.end());
-        const uint32_t cutoff = all[excess - 1];
-        std::vector<uint32_t>().swap(all);
-        std::vector<std::vector<Candidate>> below(S), at(S);
-        parallel_tasks(S, [&](int64_t s) {
-          const Shard& sh = shards_[s];
-          const uint32_t hw = sh.rows.high_water();
-          for (uint32_t r = 0; r < hw; ++r) {
-            if (!sh.rows.live(r)) continue;
-            const RowHeader& hdr = sh.rows.header(r);
-            if (hdr.last_seen == now || hdr.count > cutoff) continue;
-            Candidate c{hdr.count, hdr.last_seen, hdr.key, s, r};
-            (hdr.count < cutoff ? below : at)[s].push_back(c);
-          }
-        }, parallel);
-        std::vector<Candidate> victims;
-        for (auto& b : below) victims.insert(victims.end(), b.begin(), b.end());
-        std::vector<Candidate> ties;
-        for (auto& a : at) ties.insert(ties.end(), a.begin(), a.end());
-        const int64_t need = excess - static_cast<int64_t>(victims.size());
-        if (need > 0) {
-          auto older = [](const Candidate& a, const Candidate& b) {
-            return std::tie(a.last_seen, a.key) < std::tie(b.last_seen, b.key);
-          };
-          std::nth_element(ties.begin(), ties.begin() + (need - 1), ties.end(), older);
-          victims.insert(victims.end(), ties.begin(), ties.begin() + need);
-        }
-        std::vector<std::vector<Candidate>> by_shard(S);
-        for (const Candidate& c : victims) by_shard[c.shard].push_back(c);
-        parallel_tasks(S, [&](int64_t s) {
-          for (const Candidate& c : by_shard[s]) {
-            delete_row(shards_[s], c.key, hash_key(c.key), c.row);
-            per_shard[s].push_back(c.key);
-          }
-        }, parallel);
-      }
-    }
-  }
+  const bool parallel = size_locked() >= (1 << 15);  // small tables: scanning beats waking workers
+  std::vector<std::vector<int64_t>> per_shard(num_shards());
+  if (cfg_.ttl_steps > 0) evict_expired(now, parallel, per_shard);
+  if (cfg_.capacity > 0) evict_least_used(now, parallel, per_shard);
   for (auto& v : per_shard) evicted.insert(evicted.end(), v.begin(), v.end());
   return evicted;
+}
+
+// Rows and pending admission counters not seen for more than ttl_steps steps.
+void HostTable::evict_expired(uint32_t now, bool parallel,
+                              std::vector<std::vector<int64_t>>& per_shard) {
+  const int64_t ttl = cfg_.ttl_steps;
+  auto expired = [&](uint32_t last_seen) {
+    return static_cast<int64_t>(now) - static_cast<int64_t>(last_seen) > ttl;
+  };
+  parallel_tasks(num_shards(), [&](int64_t s) {
+    Shard& sh = shards_[s];
+    sh.rows.for_each_live([&](uint32_t r) {
+      const RowHeader& hdr = sh.rows.header(r);
+      if (!expired(hdr.last_seen)) return;
+      const int64_t key = hdr.key;
+      delete_row(sh, key, hash_key(key), r);
+      per_shard[s].push_back(key);
+    });
+    std::vector<int64_t> stale;
+    sh.pending.for_each([&](int64_t key, const PendingTraits::Value& v) {
+      if (expired(v.last_seen)) stale.push_back(key);
+    });
+    for (int64_t key : stale) sh.pending.erase(key, hash_key(key));
+  }, parallel);
+}
+
+// Rows beyond `capacity`, least used first: fewest sightings, then longest unseen, then
+// smallest id, over rows not seen at this step (the current batch must keep its rows).
+void HostTable::evict_least_used(uint32_t now, bool parallel,
+                                 std::vector<std::vector<int64_t>>& per_shard) {
+  const int64_t rows = size_locked();  // after the TTL pass
+  if (rows <= cfg_.capacity) return;
+  const auto [cutoff, excess] = eviction_cutoff(now, rows - cfg_.capacity, parallel);
+  if (excess <= 0) return;
+  const std::vector<EvictionCandidate> victims = least_used(now, cutoff, excess, parallel);
+  const int64_t S = num_shards();
+  std::vector<std::vector<EvictionCandidate>> by_shard(S);
+  for (const EvictionCandidate& c : victims) by_shard[c.shard].push_back(c);
+  parallel_tasks(S, [&](int64_t s) {
+    for (const EvictionCandidate& c : by_shard[s]) {
+      delete_row(shards_[s], c.key, hash_key(c.key), c.row);
+      per_shard[s].push_back(c.key);
+    }
+  }, parallel);
+}
+
+// How many rows to evict (at most `excess`, at most all rows not seen at `now`) and the
+// sighting count of the last of them. Selecting on the bare counts first keeps the full
+// candidates, gathered next, down to the rows at or below that count.
+std::pair<uint32_t, int64_t> HostTable::eviction_cutoff(uint32_t now, int64_t excess,
+                                                        bool parallel) const {
+  const int64_t S = num_shards();
+  std::vector<std::vector<uint32_t>> counts(S);
+  parallel_tasks(S, [&](int64_t s) {
+    const RowStore& rows = shards_[s].rows;
+    rows.for_each_live([&](uint32_t r) {
+      const RowHeader& hdr = rows.header(r);
+      if (hdr.last_seen != now) counts[s].push_back(hdr.count);
+    });
+  }, parallel);
+  std::vector<uint32_t> all;
+  for (auto& c : counts) {
+    all.insert(all.end(), c.begin(), c.end());
+    std::vector<uint32_t>().swap(c);
+  }
+  excess = std::min<int64_t>(excess, static_cast<int64_t>(all.size()));
+  if (excess <= 0) return {0, 0};
+  std::nth_element(all.begin(), all.begin() + (excess - 1), all.end());
+  return {all[excess - 1], excess};
+}
+
+// The `excess` least-used rows not seen at `now`: every row below the cutoff count, then
+// the longest unseen (then smallest id) of the rows at it.
+std::vector<HostTable::EvictionCandidate> HostTable::least_used(uint32_t now, uint32_t cutoff,
+                                                                int64_t excess,
+                                                                bool parallel) const {
+  const int64_t S = num_shards();
+  std::vector<std::vector<EvictionCandidate>> below(S), at(S);
+  parallel_tasks(S, [&](int64_t s) {
+    const RowStore& rows = shards_[s].rows;
+    rows.for_each_live([&](uint32_t r) {
+      const RowHeader& hdr = rows.header(r);
+      if (hdr.last_seen == now || hdr.count > cutoff) return;
+      EvictionCandidate c{hdr.count, hdr.last_seen, hdr.key, s, r};
+      (hdr.count < cutoff ? below : at)[s].push_back(c);
+    });
+  }, parallel);
+  std::vector<EvictionCandidate> victims;
+  for (auto& b : below) victims.insert(victims.end(), b.begin(), b.end());
+  std::vector<EvictionCandidate> ties;
+  for (auto& a : at) ties.insert(ties.end(), a.begin(), a.end());
+  const int64_t need = excess - static_cast<int64_t>(victims.size());
+  if (need > 0) {
+    auto older = [](const EvictionCandidate& a, const EvictionCandidate& b) {
+      return std::tie(a.last_seen, a.key) < std::tie(b.last_seen, b.key);
+    };
+    std::nth_element(ties.begin(), ties.begin() + (need - 1), ties.end(), older);
+    victims.insert(victims.end(), ties.begin(), ties.begin() + need);
+  }
+  return victims;
 }
 
 void HostTable::clear() {
@@ -687,12 +779,10 @@ RowDump HostTable::dump(bool only_modified) const {
   const int64_t S = num_shards();
   std::vector<std::vector<std::pair<int64_t, uint32_t>>> sel(S);
   parallel_tasks(S, [&](int64_t s) {
-    const Shard& sh = shards_[s];
-    const uint32_t hw = sh.rows.high_water();
-    for (uint32_t r = 0; r < hw; ++r) {
-      if (!sh.rows.live(r) || (only_modified && !sh.rows.modified(r))) continue;
-      sel[s].emplace_back(sh.rows.header(r).key, r);
-    }
+    const RowStore& rows = shards_[s].rows;
+    rows.for_each_live([&](uint32_t r) {
+      if (!only_modified || rows.modified(r)) sel[s].emplace_back(rows.header(r).key, r);
+    });
   });
   // Sorted by id, so that a dump does not depend on hashing or insertion history.
   std::vector<std::tuple<int64_t, int64_t, uint32_t>> all;

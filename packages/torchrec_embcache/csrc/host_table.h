@@ -20,6 +20,7 @@
 #include <memory>
 #include <shared_mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "flat_map.h"
@@ -101,7 +102,14 @@ class RowStore {
     __atomic_fetch_or(&modified_[r >> 6], uint64_t{1} << (r & 63), __ATOMIC_RELAXED);
   }
   void clear_modified();
-  uint32_t high_water() const { return used_; }
+  // Calls fn(r) for each live row r in row order. fn may release rows (eviction does).
+  template <class F>
+  void for_each_live(F&& fn) const {
+    const uint32_t hw = used_;
+    for (uint32_t r = 0; r < hw; ++r) {
+      if (live(r)) fn(r);
+    }
+  }
   size_t memory_bytes() const;
 
  private:
@@ -211,7 +219,42 @@ class HostTable {
   uint32_t insert_row(Shard& s, int64_t key, uint64_t h, uint32_t count, uint32_t step);
   void delete_row(Shard& s, int64_t key, uint64_t h, uint32_t r);
   void fill_missing(int64_t key, float* out) const;
+  int64_t size_locked() const;
+
+  // The eviction policy (caller holds the exclusive lock), policy by policy.
+  struct EvictionCandidate;
   std::vector<int64_t> evict_locked(int64_t step);
+  void evict_expired(uint32_t now, bool parallel, std::vector<std::vector<int64_t>>& per_shard);
+  void evict_least_used(uint32_t now, bool parallel, std::vector<std::vector<int64_t>>& per_shard);
+  std::pair<uint32_t, int64_t> eviction_cutoff(uint32_t now, int64_t excess, bool parallel) const;
+  std::vector<EvictionCandidate> least_used(uint32_t now, uint32_t cutoff, int64_t excess,
+                                            bool parallel) const;
+
+  // prepare(), phase by phase (host_table.cpp).
+  struct ShardPositions;
+  struct ShardBatch;
+  // Before the lock: group the batch's positions by shard, de-duplicate each shard's ids.
+  ShardPositions group_by_shard(const std::vector<uint64_t>& hashes) const;
+  std::vector<ShardBatch> dedup_by_shard(const int64_t* ids, const std::vector<uint64_t>& hashes,
+                                         const ShardPositions& groups,
+                                         std::vector<int64_t>& local_index, bool parallel) const;
+  static ShardBatch dedup_shard(const int64_t* ids, const std::vector<uint64_t>& hashes,
+                                const int64_t* first, const int64_t* last,
+                                std::vector<int64_t>& local_index);
+  static void sort_shard(ShardBatch& batch, const int64_t* first, const int64_t* last,
+                         std::vector<int64_t>& local_index);
+  static int64_t count_unique(const std::vector<ShardBatch>& batches, int64_t max_unique);
+  // Under the lock (exclusive when `train`): find, count and admit rows.
+  void resolve_rows(std::vector<ShardBatch>& batches, bool train, uint32_t now, bool parallel);
+  void resolve_shard(Shard& sh, ShardBatch& batch, bool train, uint32_t now);
+  uint32_t admit(Shard& sh, int64_t key, uint64_t h, uint32_t occurrences, uint32_t now);
+  // Still under the lock: the outputs in ascending id order.
+  static std::vector<std::vector<int64_t>> merge_ranks(const std::vector<ShardBatch>& batches);
+  void write_unique(const std::vector<ShardBatch>& batches,
+                    const std::vector<std::vector<int64_t>>& rank, int64_t total, bool gather,
+                    bool parallel, PreparedBatch& out) const;
+  void write_inverse(const std::vector<uint64_t>& hashes, const std::vector<int64_t>& local_index,
+                     const std::vector<std::vector<int64_t>>& rank, PreparedBatch& out) const;
 
   TableConfig cfg_;
   int64_t row_width_;
