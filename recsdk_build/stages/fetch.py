@@ -1,26 +1,23 @@
 """fetch: the pinned torchrec source as a git tree with a verified baseline commit.
 
-Sources, in order of preference:
-- a git remote (the pinned repository by default): shallow fetch of the pinned commit;
-- ``--source`` naming a local clone, a bare repository, a git bundle or a torchrec wheel;
-- when the default remote cannot be reached, the registry's ``torchrec==<version>`` wheel,
-  accepted only if every file's git blob id equals the pinned commit's.
+Which source (the pinned remote, ``--source``, or the verified registry-wheel fallback) and
+where the tree goes are decided here; fetching and verifying are recsdk_build/fetching.py. The
+tree is built in staging and replaces build/src/torchrec only when verified, and never over a
+maintainer's unsaved work.
 """
 
 from __future__ import annotations
 
 import shutil
-import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import git
 
-from recsdk_build import gitutil
-from recsdk_build.blobs import BlobList, compare, git_blob_id
-from recsdk_build.downloads import download_wheel
+from recsdk_build import blobs, fetching, gitutil
+from recsdk_build.blobs import BlobList
 from recsdk_build.errors import SourceError
+from recsdk_build.fetching import classify_source, download_fallback_wheel, from_git, from_wheel
 from recsdk_build.hashing import sha256_file
 from recsdk_build.pipeline.atomic import new_staging_dir, replace_dir
 from recsdk_build.pipeline.manifest import StageRecord
@@ -28,44 +25,11 @@ from recsdk_build.pipeline.outputs import FetchOutput, PatchOutput, parse_record
 from recsdk_build.pipeline.stage import Context, Outcome, Stage
 
 
-@dataclass(frozen=True)
-class SourceSpec:
-    kind: str  # remote | clone | bare | bundle | wheel | registry
-    location: str
-    explicit: bool
-
-
-def classify_source(source: str | None, default_remote: str) -> SourceSpec:
-    if source is None:
-        return SourceSpec("remote", default_remote, explicit=False)
-    if "://" in source or source.startswith("git@"):
-        return SourceSpec("remote", source, explicit=True)
-    path = Path(source).expanduser()
-    if not path.exists():
-        raise SourceError(
-            f"--source {source}: no such file or directory",
-            hint="pass a git URL, a local clone, a bare repository, a .bundle or a torchrec .whl",
-        )
-    path = path.resolve()
-    if path.is_file() and path.suffix == ".whl":
-        return SourceSpec("wheel", str(path), explicit=True)
-    if path.is_file():
-        with path.open("rb") as fh:
-            head = fh.read(20)
-        if head.startswith(b"# v2 git bundle") or head.startswith(b"# v3 git bundle"):
-            return SourceSpec("bundle", str(path), explicit=True)
-        raise SourceError(f"--source {source}: not a git bundle or a .whl file")
-    if (path / ".git").exists():
-        return SourceSpec("clone", str(path), explicit=True)
-    if gitutil.is_git_dir(path):
-        return SourceSpec("bare", str(path), explicit=True)
-    raise SourceError(f"--source {source}: directory is not a git repository")
-
-
 class FetchStage(Stage):
     name = "fetch"
     summary = "pinned torchrec source, verified"
     produces = FetchOutput
+    helpers = (fetching, blobs, gitutil)
 
     def inputs(self, ctx: Context) -> dict[str, Any]:
         t = ctx.project.torchrec
@@ -102,7 +66,10 @@ class FetchStage(Stage):
         try:
             if spec.kind in ("remote", "clone", "bare", "bundle"):
                 try:
-                    provenance = _from_git(ctx, spec, tree, pinned)
+                    provenance = from_git(
+                        t, spec, tree, pinned, ctx.require_log(),
+                        config_name=ctx.project.config_path.name,
+                    )
                 except SourceError as exc:
                     if spec.explicit or spec.kind != "remote" or not ctx.options.fetch.fallback:
                         raise
@@ -113,14 +80,14 @@ class FetchStage(Stage):
                         "matches the pinned commit"
                     )
                     shutil.rmtree(tree, ignore_errors=True)
-                    wheel = _download_wheel(ctx, staging)
-                    provenance = _from_wheel(ctx, wheel, tree, pinned, kind="registry-wheel")
+                    wheel = download_fallback_wheel(t, staging, ctx.require_log())
+                    provenance = from_wheel(t, wheel, tree, pinned, kind="registry-wheel")
                     provenance["fallback_reason"] = reason
                     # Kept (verified) for the verify stage's comparisons with upstream.
                     ctx.paths.downloads.mkdir(parents=True, exist_ok=True)
                     shutil.copy2(wheel, ctx.paths.downloads / wheel.name)
             else:
-                provenance = _from_wheel(ctx, Path(spec.location), tree, pinned, kind="wheel")
+                provenance = from_wheel(t, Path(spec.location), tree, pinned, kind="wheel")
             baseline = gitutil.rev(gitutil.open_repo(tree), "HEAD")
             replace_dir(tree, ctx.paths.source)
         finally:
@@ -162,181 +129,3 @@ def _refuse_to_destroy_local_work(ctx: Context) -> None:
             f"{ctx.paths.source} has {what}; fetching again would replace the tree",
             hint="save your work with `recsdk-build patch refresh`, or pass --discard-local",
         )
-
-
-def _from_git(ctx: Context, spec: SourceSpec, tree: Path, pinned: BlobList) -> dict[str, Any]:
-    t = ctx.project.torchrec
-    repo = gitutil.init_repo(tree)
-    log = ctx.require_log()
-    with ctx.ui.status(f"fetching {t.commit[:12]} from {spec.location}"):
-        shallow = _try_fetch(repo, spec.location, ["--depth", "1", spec.location, t.commit], log)
-        if not shallow:
-            # Servers that refuse to serve a commit by id: fetch the branch, then look for it.
-            _fetch_or_raise(
-                repo,
-                spec.location,
-                [spec.location, "+refs/heads/*:refs/remotes/source/*", "+refs/tags/*:refs/tags/*"],
-                log,
-            )
-    if gitutil.rev(repo, t.commit) is None:
-        raise SourceError(
-            f"{spec.location} does not contain the pinned commit {t.commit}",
-            hint=f"the pin is torchrec.commit in {ctx.project.config_path.name}",
-        )
-    gitutil.run_git(repo, "checkout", "--quiet", "-B", "main", t.commit, what="checkout")
-    head = gitutil.rev(repo, "HEAD")
-    if head != t.commit:
-        raise SourceError(f"HEAD is {head} after checkout, but the pin is {t.commit}")
-    found = {p: sha for p, (sha, _) in gitutil.ls_tree(repo, head).items()}
-    problems = compare(found, pinned)
-    missing = sorted(set(pinned.entries) - set(found))
-    if problems or missing:
-        listed = [str(p) for p in problems[:10]] + [f"{m}: missing" for m in missing[:10]]
-        raise SourceError(
-            "the pinned commit's files disagree with the blob list "
-            f"{t.blobs.name}:\n  " + "\n  ".join(listed)
-        )
-    gitutil.run_git(repo, "tag", "-f", gitutil.BASELINE_TAG, head, what="tagging the baseline")
-    # Drop the remote-tracking refs: the tree carries exactly baseline + series.
-    for ref in repo.git.for_each_ref("--format=%(refname)", "refs/remotes").splitlines():
-        repo.git.update_ref("-d", ref)
-    return {
-        "source_kind": "git" if spec.kind == "remote" else spec.kind,
-        "location": spec.location,
-        "commit": head,
-        "shallow": shallow,
-        "files_verified": len(found),
-        "verification": f"HEAD equals the pin {t.commit[:12]}; all {len(found)} blob ids "
-        f"equal the pinned list",
-    }
-
-
-def _try_fetch(repo: git.Repo, location: str, args: list[str], log: Any) -> bool:
-    try:
-        _fetch_or_raise(repo, location, args, log)
-        return True
-    except SourceError as exc:
-        if _unreachable(exc.message):
-            raise
-        return False
-
-
-def _fetch_or_raise(repo: git.Repo, location: str, args: list[str], log: Any) -> None:
-    cmd = ["fetch", "--no-tags", "--quiet", *args]
-    log.write("$ git " + " ".join(cmd))
-    try:
-        repo.git.execute(["git", *cmd])
-    except git.GitCommandError as exc:
-        detail = (exc.stderr or "").strip().replace("stderr: ", "").strip("'\n ")
-        log.write(detail)
-        raise SourceError(f"git fetch from {location} failed:\n{detail}") from exc
-
-
-def _unreachable(message: str) -> bool:
-    markers = (
-        "Could not resolve host",
-        "unable to access",
-        "Connection refused",
-        "Connection timed out",
-        "Network is unreachable",
-        "Could not read from remote",
-        "does not appear to be a git repository",
-        "Failed to connect",
-    )
-    return any(m in message for m in markers)
-
-
-def _download_wheel(ctx: Context, staging: Path) -> Path:
-    t = ctx.project.torchrec
-    return download_wheel(ctx.require_log(), t.fallback_wheel, staging / "wheel", error=SourceError,
-                          why="the verified fallback source")
-
-
-def _from_wheel(
-    ctx: Context, wheel: Path, tree: Path, pinned: BlobList, *, kind: str
-) -> dict[str, Any]:
-    t = ctx.project.torchrec
-    files, dropped = _read_wheel(wheel, t.wheel_generated)
-    found = {path: git_blob_id(data) for path, data in files.items()}
-    problems = compare(found, pinned)
-    if problems:
-        shown = "\n  ".join(str(p) for p in problems[:10])
-        more = f"\n  … and {len(problems) - 10} more" if len(problems) > 10 else ""
-        raise SourceError(
-            f"{wheel.name} does not match the pinned commit {t.commit[:12]}; refused:\n  "
-            f"{shown}{more}",
-            hint="the file was corrupted or tampered with; delete it (or your pip cache entry) "
-            "and fetch again",
-        )
-    if not files:
-        raise SourceError(f"{wheel.name} contains no torchrec files")
-    repo = gitutil.init_repo(tree)
-    for path, data in files.items():
-        target = tree / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-        target.chmod(0o755 if pinned.entries[path][1] == "100755" else 0o644)
-    gitutil.run_git(repo, "add", "--all", what="staging the wheel's files")
-    message = (
-        f"torchrec {t.commit[:12]}: {len(files)} package files from {wheel.name}\n\n"
-        f"Every file's git blob id equals pytorch/torchrec@{t.commit}.\n"
-        "Test, build and documentation files are not shipped in the wheel.\n"
-    )
-    gitutil.run_git(
-        repo,
-        "commit",
-        "--quiet",
-        "--no-verify",
-        "-m",
-        message,
-        env=gitutil.git_env_for_date(t.commit_time),
-        what="baseline commit",
-    )
-    head = gitutil.rev(repo, "HEAD")
-    assert head is not None
-    gitutil.run_git(repo, "tag", "-f", gitutil.BASELINE_TAG, head, what="tagging the baseline")
-    return {
-        "source_kind": kind,
-        "location": str(wheel) if kind == "wheel" else t.fallback_wheel,
-        "wheel": wheel.name,
-        "wheel_sha256": sha256_file(wheel),
-        "commit": t.commit,
-        "baseline_commit": head,
-        "files_verified": len(files),
-        "files_in_pinned_commit": len(pinned.entries),
-        "generated_files_dropped": dropped,
-        "verification": f"all {len(files)} files of {wheel.name} have the pinned commit's "
-        "git blob ids",
-    }
-
-
-def _read_wheel(wheel: Path, generated: tuple[str, ...]) -> tuple[dict[str, bytes], list[str]]:
-    """Repository files carried by a wheel, and the build-generated files left out.
-
-    The package modules keep their paths; the license, which setuptools copies into the
-    .dist-info directory, is the repository's LICENSE. Other metadata is not source.
-    """
-    files: dict[str, bytes] = {}
-    dropped: list[str] = []
-    try:
-        with zipfile.ZipFile(wheel) as zf:
-            for name in sorted(n for n in zf.namelist() if not n.endswith("/")):
-                if name in generated:
-                    dropped.append(name)
-                    continue
-                if ".dist-info/" in name:
-                    if name.endswith(".dist-info/LICENSE"):
-                        files["LICENSE"] = _read_member(zf, wheel, name)
-                    continue
-                files[name] = _read_member(zf, wheel, name)
-    except zipfile.BadZipFile as exc:
-        raise SourceError(f"{wheel}: not a valid wheel ({exc})") from exc
-    return files, dropped
-
-
-def _read_member(zf: zipfile.ZipFile, wheel: Path, name: str) -> bytes:
-    try:
-        return zf.read(name)
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        # zipfile checks each member's CRC while reading: a flipped byte ends up here.
-        raise SourceError(f"{wheel.name}: {name} is corrupt ({exc}); refused") from exc
