@@ -7,7 +7,7 @@ import pytest
 from recsdk_build.config import find_project, load_project
 from recsdk_build.errors import ConfigError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_the_shipped_pins_load() -> None:
@@ -95,7 +95,7 @@ def test_validating_the_config_imports_no_stage_and_no_git(tmp_path: Path) -> No
     import subprocess
     import sys
 
-    repo = Path(__file__).resolve().parents[1]
+    repo = Path(__file__).resolve().parents[2]
     for entry in repo.iterdir():
         if entry.name not in ("recsdk.toml", ".git", "build"):
             (tmp_path / entry.name).symlink_to(entry)

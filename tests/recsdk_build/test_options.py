@@ -57,7 +57,7 @@ def test_options_are_frozen_and_typed() -> None:
 
 def test_stages_resolve_no_target_themselves() -> None:
     """Only options.resolve_target decides; stages read ctx.options."""
-    stages = Path(__file__).resolve().parents[1] / "recsdk_build" / "stages"
+    stages = Path(__file__).resolve().parents[2] / "recsdk_build" / "stages"
     for source in stages.glob("*.py"):
         text = source.read_text(encoding="utf-8")
         assert "find_cann() is not None" not in text, source.name

@@ -8,7 +8,7 @@ import pytest
 from recsdk_build.blobs import BlobList, compare, git_blob_id
 from recsdk_build.errors import ConfigError
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("data", [b"", b"hello\n", bytes(range(256)) * 10])
