@@ -169,8 +169,9 @@ def _rows(reports: list[StageReport]) -> list[dict[str, Any]]:
     ]
 
 
-def _run(g: Globals, stages: list[Stage] | None, force: set[str],
-         options: Options) -> dict[str, Any]:
+def _run(
+    g: Globals, stages: list[Stage] | None, force: set[str], options: Options
+) -> dict[str, Any]:
     """Run ``stages`` (None: every stage of the project) under the build lock."""
     ctx = _context(g, options)
     if stages is None:
@@ -281,8 +282,15 @@ def fetch(
     registry wheel and accepts it only if every file's git blob id equals the pinned commit's.
     """
     g = _globals(ctx)
-    _guarded(g, lambda: _run(g, [_stage("fetch")], {"fetch"} if force else set(), compute_options(
-        source=source, fallback=not no_fallback, discard_local=discard_local)))
+    _guarded(
+        g,
+        lambda: _run(
+            g,
+            [_stage("fetch")],
+            {"fetch"} if force else set(),
+            compute_options(source=source, fallback=not no_fallback, discard_local=discard_local),
+        ),
+    )
 
 
 @app.command()
@@ -357,8 +365,11 @@ def patch_check(ctx: typer.Context) -> None:
             log = StageLog(c.paths.logs / "patch-check.log", c.ui)
             try:
                 results = patching.check_series(
-                    c.paths.source, c.output(FetchOutput).baseline_commit,
-                    c.project.torchrec.patches, scratch_root=c.paths.root, log=log,
+                    c.paths.source,
+                    c.output(FetchOutput).baseline_commit,
+                    c.project.torchrec.patches,
+                    scratch_root=c.paths.root,
+                    log=log,
                     epoch=c.project.torchrec.commit_time,
                 )
             finally:
@@ -390,8 +401,10 @@ def patch_refresh(ctx: typer.Context) -> None:
         c = _context(g)
         with BuildLock(c.paths.root):
             written, removed = patching.refresh_series(
-                c.paths.source, c.output(FetchOutput).baseline_commit,
-                c.project.torchrec.patches, scratch_root=c.paths.root,
+                c.paths.source,
+                c.output(FetchOutput).baseline_commit,
+                c.project.torchrec.patches,
+                scratch_root=c.paths.root,
             )
         for name in written:
             g.ui.info(f"  wrote {name}")

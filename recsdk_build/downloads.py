@@ -11,16 +11,28 @@ from recsdk_build.errors import RecsdkError
 from recsdk_build.proc import StageLog
 
 
-def download_wheel(log: StageLog, spec: str, dest: Path, *, error: type[RecsdkError],
-                   why: str) -> Path:
+def download_wheel(
+    log: StageLog, spec: str, dest: Path, *, error: type[RecsdkError], why: str
+) -> Path:
     """Download the wheel ``spec`` names (no dependencies) into ``dest`` and return it; the
     command goes to ``log``, progress to its UI."""
     dest.mkdir(parents=True, exist_ok=True)
     with log.ui.status(f"downloading {spec} from the package registry ({why})"):
         log.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-             "--disable-pip-version-check", "-d", dest, spec],
-            error=error, what=f"downloading {spec}",
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--only-binary=:all:",
+                "--disable-pip-version-check",
+                "-d",
+                dest,
+                spec,
+            ],
+            error=error,
+            what=f"downloading {spec}",
         )
     name = Requirement(spec).name
     wheels = sorted(dest.glob(f"{name}-*.whl")) or sorted(dest.glob("*.whl"))

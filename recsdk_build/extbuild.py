@@ -17,7 +17,8 @@ _IGNORE = shutil.ignore_patterns("build", "dist", "*.so", "*.egg-info", "__pycac
 
 def _is_build_product(rel: Path) -> bool:
     return rel.suffix in (".so", ".pyc") or any(
-        part in ("build", "dist", "__pycache__") or part.endswith(".egg-info")
+        part in ("build", "dist", "__pycache__")
+        or part.endswith(".egg-info")
         or part.startswith(".")
         for part in rel.parts
     )
@@ -58,8 +59,18 @@ def build_extension_wheel(
         out = staging / "out"
         with log.ui.status(f"compiling {what} against the pinned torch"):
             log.run(
-                [python, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps",
-                 "--disable-pip-version-check", "-w", out, src],
+                [
+                    python,
+                    "-m",
+                    "pip",
+                    "wheel",
+                    "--no-build-isolation",
+                    "--no-deps",
+                    "--disable-pip-version-check",
+                    "-w",
+                    out,
+                    src,
+                ],
                 what=f"building the {what} wheel",
                 # torch's extension builder looks for ninja on PATH: the environment's own.
                 env={"PATH": os.pathsep.join([str(Path(python).parent), os.environ["PATH"]])},

@@ -62,7 +62,12 @@ def classify_source(source: str | None, default_remote: str) -> SourceSpec:
 
 
 def from_git(
-    pin: TorchrecPins, spec: SourceSpec, tree: Path, pinned: BlobList, log: StageLog, *,
+    pin: TorchrecPins,
+    spec: SourceSpec,
+    tree: Path,
+    pinned: BlobList,
+    log: StageLog,
+    *,
     config_name: str,
 ) -> dict[str, Any]:
     """Fetch the pinned commit from ``spec`` into a new repository at ``tree``, check every
@@ -149,8 +154,13 @@ def _unreachable(message: str) -> bool:
 
 def download_fallback_wheel(pin: TorchrecPins, staging: Path, log: StageLog) -> Path:
     """The registry's torchrec wheel of the pinned version (verified by from_wheel)."""
-    return download_wheel(log, pin.fallback_wheel, staging / "wheel", error=SourceError,
-                          why="the verified fallback source")
+    return download_wheel(
+        log,
+        pin.fallback_wheel,
+        staging / "wheel",
+        error=SourceError,
+        why="the verified fallback source",
+    )
 
 
 def from_wheel(

@@ -112,4 +112,3 @@ def git_env_for_date(epoch: int) -> dict[str, str]:
 
 def is_git_dir(path: Path) -> bool:
     return (path / ".git").exists() or ((path / "HEAD").is_file() and (path / "objects").is_dir())
-

@@ -32,8 +32,10 @@ class TargetChoice:
     def why(self) -> str:
         if self.requested != "auto":
             return ""
-        return " (auto: CANN toolkit found)" if self.target is Target.CANN else (
-            " (auto: no CANN toolkit found)"
+        return (
+            " (auto: CANN toolkit found)"
+            if self.target is Target.CANN
+            else (" (auto: no CANN toolkit found)")
         )
 
 

@@ -234,7 +234,12 @@ class CheckResult:
 
 
 def check_series(
-    source: Path, baseline: str, patch_dir: Path, *, scratch_root: Path, log: StageLog,
+    source: Path,
+    baseline: str,
+    patch_dir: Path,
+    *,
+    scratch_root: Path,
+    log: StageLog,
     epoch: int,
 ) -> list[CheckResult]:
     """Apply the series to a fresh worktree of ``source`` at ``baseline``, without touching the

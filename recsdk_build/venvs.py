@@ -24,8 +24,16 @@ def layer_stamp(requirements: list[str]) -> str:
     return sha256_text(json.dumps({"req": requirements, "python": sys.version}))
 
 
-def ensure_venv(venv: Path, requirements: list[str], *, log: StageLog, ui: UI,
-                error: type[RecsdkError], fresh: bool = False, purpose: str) -> bool:
+def ensure_venv(
+    venv: Path,
+    requirements: list[str],
+    *,
+    log: StageLog,
+    ui: UI,
+    error: type[RecsdkError],
+    fresh: bool = False,
+    purpose: str,
+) -> bool:
     """Create ``venv`` with ``requirements`` unless it already has exactly that layer.
 
     Returns True when an existing environment was reused.
@@ -33,32 +41,56 @@ def ensure_venv(venv: Path, requirements: list[str], *, log: StageLog, ui: UI,
     stamp = layer_stamp(requirements)
     marker = venv / MARKER
     recorded = json.loads(marker.read_text()) if marker.is_file() else {}
-    if (not fresh and venv_python(venv).exists() and recorded.get("stamp") == stamp
-            and recorded.get("packages")):
+    if (
+        not fresh
+        and venv_python(venv).exists()
+        and recorded.get("stamp") == stamp
+        and recorded.get("packages")
+    ):
         ui.detail(f"  reusing {purpose} in {venv} (pins unchanged)")
         return True
     if venv.exists():
         shutil.rmtree(venv)
     with ui.status(f"creating {purpose} in {venv}"):
-        log.run([sys.executable, "-m", "venv", venv], error=error,
-                what=f"creating {purpose}")
+        log.run([sys.executable, "-m", "venv", venv], error=error, what=f"creating {purpose}")
     shown = ", ".join(requirements[:3])
-    with ui.status(f"installing {shown}, … into {purpose}: about 3 GB the first time, "
-                   "then from the pip cache"):
-        log.run([venv_python(venv), "-m", "pip", "install", "--disable-pip-version-check",
-                 "--progress-bar", "off", *requirements],
-                error=error, what=f"installing the pinned requirements into {purpose}",
-                env={"PIP_NO_INPUT": "1"})
-    marker.write_text(json.dumps({"stamp": stamp, "requirements": requirements,
-                                  "packages": sorted(installed(venv, log, error))}))
+    with ui.status(
+        f"installing {shown}, … into {purpose}: about 3 GB the first time, then from the pip cache"
+    ):
+        log.run(
+            [
+                venv_python(venv),
+                "-m",
+                "pip",
+                "install",
+                "--disable-pip-version-check",
+                "--progress-bar",
+                "off",
+                *requirements,
+            ],
+            error=error,
+            what=f"installing the pinned requirements into {purpose}",
+            env={"PIP_NO_INPUT": "1"},
+        )
+    marker.write_text(
+        json.dumps(
+            {
+                "stamp": stamp,
+                "requirements": requirements,
+                "packages": sorted(installed(venv, log, error)),
+            }
+        )
+    )
     return False
 
 
 def installed(venv: Path, log: StageLog, error: type[RecsdkError]) -> set[str]:
-    out = log.run([venv_python(venv), "-m", "pip", "list", "--format=json",
-                   "--disable-pip-version-check"], error=error,
-                  what="listing an environment").stdout
-    return {item["name"].lower() for item in json.loads(out[out.index("["):])}
+    out = log.run(
+        [venv_python(venv), "-m", "pip", "list", "--format=json", "--disable-pip-version-check"],
+        error=error,
+        what="listing an environment",
+    ).stdout
+    return {item["name"].lower() for item in json.loads(out[out.index("[") :])}
 
 
 def restore_layer(venv: Path, log: StageLog, error: type[RecsdkError]) -> list[str]:
@@ -66,7 +98,17 @@ def restore_layer(venv: Path, log: StageLog, error: type[RecsdkError]) -> list[s
     base = set(json.loads((venv / MARKER).read_text()).get("packages", []))
     extra = sorted(installed(venv, log, error) - base)
     if extra:
-        log.run([venv_python(venv), "-m", "pip", "uninstall", "-y",
-                 "--disable-pip-version-check", *extra],
-                error=error, what="removing packages of an earlier run")
+        log.run(
+            [
+                venv_python(venv),
+                "-m",
+                "pip",
+                "uninstall",
+                "-y",
+                "--disable-pip-version-check",
+                *extra,
+            ],
+            error=error,
+            what="removing packages of an earlier run",
+        )
     return extra

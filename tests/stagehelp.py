@@ -14,11 +14,17 @@ from recsdk_build.ui import UI
 
 
 def context(project: Path, build: Path, **options: object) -> Context:
-    return Context(load_project(project), BuildPaths(build), Manifest.load(build), UI(),
-                   compute_options(**options))  # type: ignore[arg-type]
+    return Context(
+        load_project(project),
+        BuildPaths(build),
+        Manifest.load(build),
+        UI(),
+        compute_options(**options),
+    )  # type: ignore[arg-type]
 
 
-def run(project: Path, build: Path, *names: str, force: tuple[str, ...] = (),
-        **options: object) -> list[StageReport]:
+def run(
+    project: Path, build: Path, *names: str, force: tuple[str, ...] = (), **options: object
+) -> list[StageReport]:
     stages = [s for s in all_stages() if s.name in names]
     return run_stages(context(project, build, **options), stages, set(force))

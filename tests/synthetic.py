@@ -69,7 +69,11 @@ def git(cwd: Path, *args: str, env: dict[str, str] | None = None) -> str:
     import os
 
     return subprocess.run(
-        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True,
+        ["git", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
         env={**os.environ, **GIT_ENV, **(env or {})},
     ).stdout.strip()
 
@@ -94,8 +98,11 @@ def make_upstream(root: Path) -> Upstream:
     git(repo, "commit", "-qm", "Update version")
     commit = git(repo, "rev-parse", "HEAD")
     tree = git(repo, "rev-parse", "HEAD^{tree}")
-    lines = [f"# synthetic blobs at commit {commit}", "# format: <blob-sha1> <mode> <path>",
-             f"# root tree id: {tree}"]
+    lines = [
+        f"# synthetic blobs at commit {commit}",
+        "# format: <blob-sha1> <mode> <path>",
+        f"# root tree id: {tree}",
+    ]
     for line in git(repo, "ls-tree", "-r", "HEAD").splitlines():
         meta, path = line.split("\t", 1)
         mode, _, sha = meta.split()
@@ -106,14 +113,19 @@ def make_upstream(root: Path) -> Upstream:
     return Upstream(repo, commit, blobs, wheel)
 
 
-def make_registry_wheel(repo: Path, out_dir: Path, *, tamper: str | None = None,
-                        extra: dict[str, str] | None = None) -> Path:
+def make_registry_wheel(
+    repo: Path, out_dir: Path, *, tamper: str | None = None, extra: dict[str, str] | None = None
+) -> Path:
     """A wheel laid out like upstream's: package modules, generated version.py, LICENSE in
     .dist-info. ``tamper`` flips one byte of that file; ``extra`` adds files."""
     out_dir.mkdir(parents=True, exist_ok=True)
     wheel = out_dir / "torchrec-1.1.0-py3-none-any.whl"
-    shipped = ["torchrec/__init__.py", "torchrec/planner.py", "torchrec/sparse/__init__.py",
-               "torchrec/sparse/jagged.py"]
+    shipped = [
+        "torchrec/__init__.py",
+        "torchrec/planner.py",
+        "torchrec/sparse/__init__.py",
+        "torchrec/sparse/jagged.py",
+    ]
     with zipfile.ZipFile(wheel, "w") as zf:
         for rel in shipped:
             data = (repo / rel).read_bytes()
@@ -122,10 +134,14 @@ def make_registry_wheel(repo: Path, out_dir: Path, *, tamper: str | None = None,
             zf.writestr(rel, data)
         zf.writestr("torchrec/version.py", "__version__ = '1.1.0'\n")
         zf.writestr("torchrec-1.1.0.dist-info/LICENSE", (repo / "LICENSE").read_bytes())
-        zf.writestr("torchrec-1.1.0.dist-info/METADATA",
-                    "Metadata-Version: 2.1\nName: torchrec\nVersion: 1.1.0\n")
-        zf.writestr("torchrec-1.1.0.dist-info/WHEEL",
-                    "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        zf.writestr(
+            "torchrec-1.1.0.dist-info/METADATA",
+            "Metadata-Version: 2.1\nName: torchrec\nVersion: 1.1.0\n",
+        )
+        zf.writestr(
+            "torchrec-1.1.0.dist-info/WHEEL",
+            "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        )
         zf.writestr("torchrec-1.1.0.dist-info/RECORD", "")
         for rel, text in (extra or {}).items():
             zf.writestr(rel, text)
@@ -140,14 +156,27 @@ def make_patch(upstream: Upstream, patch_dir: Path, *, broken: bool = False) -> 
     old, new = NPU_PATCH_DIFF["torchrec/planner.py"]
     path.write_text(path.read_text().replace(old, new))
     git(work, "commit", "-qam", "npu-planner: plan for npu devices")
-    git(work, "format-patch", "-k", "--zero-commit", "--no-signature", "--no-numbered",
-        "--full-index", "-o", str(patch_dir), "HEAD~1")
+    git(
+        work,
+        "format-patch",
+        "-k",
+        "--zero-commit",
+        "--no-signature",
+        "--no-numbered",
+        "--full-index",
+        "-o",
+        str(patch_dir),
+        "HEAD~1",
+    )
     [generated] = sorted(patch_dir.glob("0001-*.patch"))
     target = patch_dir / "0001-npu-planner.patch"
     generated.rename(target)
     if broken:
-        target.write_text(target.read_text().replace(' return ["cpu", "cuda", "mtia"]',
-                                                     ' return ["cpu", "cuda", "tpu"]'))
+        target.write_text(
+            target.read_text().replace(
+                ' return ["cpu", "cuda", "mtia"]', ' return ["cpu", "cuda", "tpu"]'
+            )
+        )
     (patch_dir / "series").write_text("# test series\n0001-npu-planner.patch\n")
     return target
 
@@ -186,8 +215,11 @@ def make_project(root: Path, upstream: Upstream, *, broken_patch: bool = False) 
     (project / "verify").mkdir()
     (project / "verify" / "test_synthetic.py").write_text(VERIFY_TEST)
     (project / "recsdk.toml").write_text(
-        project_toml(upstream.repo.as_uri(), upstream.commit,
-                     fallback=f"torchrec @ {upstream.wheel.as_uri()}")
+        project_toml(
+            upstream.repo.as_uri(),
+            upstream.commit,
+            fallback=f"torchrec @ {upstream.wheel.as_uri()}",
+        )
     )
     return project
 

@@ -23,9 +23,19 @@ pytestmark = pytest.mark.slow
 
 def _cli(*args: str, build: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "recsdk_build", "--project", str(REPO), "--build-dir",
-         str(build), *args],
-        capture_output=True, text=True, timeout=1800,
+        [
+            sys.executable,
+            "-m",
+            "recsdk_build",
+            "--project",
+            str(REPO),
+            "--build-dir",
+            str(build),
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1800,
     )
 
 
@@ -70,8 +80,9 @@ def test_second_run_is_all_cached(real_build: Path) -> None:
 
 def _project_copy(tmp_path: Path, *, extensions: bool) -> Path:
     project = tmp_path / "project"
-    shutil.copytree(REPO, project, ignore=shutil.ignore_patterns("build", ".git", "*.egg-info",
-                                                                  "*.so"))
+    shutil.copytree(
+        REPO, project, ignore=shutil.ignore_patterns("build", ".git", "*.egg-info", "*.so")
+    )
     if not extensions:
         toml = project / "recsdk.toml"
         toml.write_text(toml.read_text().split("\n[packages]")[0] + "\n")
@@ -87,8 +98,20 @@ def test_a_clean_rebuild_gives_the_same_wheel(real_build: Path, tmp_path: Path) 
     args = ["--source", str(source)] if source else []
     for stage in (["fetch", *args], ["patch", "apply"], ["wheels"]):
         result = subprocess.run(
-            [sys.executable, "-m", "recsdk_build", "--project", str(project), "--build-dir",
-             str(other), *stage], capture_output=True, text=True, timeout=1800)
+            [
+                sys.executable,
+                "-m",
+                "recsdk_build",
+                "--project",
+                str(project),
+                "--build-dir",
+                str(other),
+                *stage,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=1800,
+        )
         assert result.returncode == 0, result.stderr
     first = (real_build / "dist" / "torchrec-1.1.0+npu-py3-none-any.whl").read_bytes()
     second = (other / "dist" / "torchrec-1.1.0+npu-py3-none-any.whl").read_bytes()
@@ -114,8 +137,9 @@ def test_one_changed_byte_in_the_real_wheel_is_refused(real_build: Path, tmp_pat
     assert "Traceback" not in result.stderr
 
 
-def test_a_broken_patch_names_itself_and_keeps_the_baseline(real_build: Path,
-                                                            tmp_path: Path) -> None:
+def test_a_broken_patch_names_itself_and_keeps_the_baseline(
+    real_build: Path, tmp_path: Path
+) -> None:
     project = _project_copy(tmp_path, extensions=False)
     series = (project / "patches" / "torchrec-1.1.0" / "series").read_text().split()
     names = [n for n in series if n.endswith(".patch")]
@@ -131,15 +155,24 @@ def test_a_broken_patch_names_itself_and_keeps_the_baseline(real_build: Path,
     build = tmp_path / "build"
     source = next((real_build / "downloads").glob("torchrec-*.whl"), None)
     args = ["--source", str(source)] if source else []
-    cmd = [sys.executable, "-m", "recsdk_build", "--project", str(project), "--build-dir",
-           str(build)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "recsdk_build",
+        "--project",
+        str(project),
+        "--build-dir",
+        str(build),
+    ]
     subprocess.run([*cmd, "fetch", *args], check=True, capture_output=True)
     result = subprocess.run([*cmd, "patch", "apply"], capture_output=True, text=True)
     assert result.returncode == 1
     assert names[0] in result.stderr and "hunk #1" in result.stderr
     tree = build / "src" / "torchrec"
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tree, capture_output=True,
-                          text=True).stdout.strip()
-    base = subprocess.run(["git", "rev-parse", "recsdk/baseline"], cwd=tree,
-                          capture_output=True, text=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=tree, capture_output=True, text=True
+    ).stdout.strip()
+    base = subprocess.run(
+        ["git", "rev-parse", "recsdk/baseline"], cwd=tree, capture_output=True, text=True
+    ).stdout.strip()
     assert head == base

@@ -95,10 +95,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         marker = item.get_closest_marker("requires_npu_ops")
         missing = missing_npu_ops(tuple(marker.args)) if marker else []
         if missing:
-            item.add_marker(pytest.mark.skip(reason=(
-                f"no npu kernel for {', '.join(missing)}: the operator adapter does not "
-                "implement it yet"
-            )))
+            item.add_marker(
+                pytest.mark.skip(
+                    reason=(
+                        f"no npu kernel for {', '.join(missing)}: the operator adapter does not "
+                        "implement it yet"
+                    )
+                )
+            )
 
 
 @pytest.fixture(scope="session")

@@ -46,9 +46,9 @@ def test_copies_between_devices_and_empty_tensors() -> None:
 
 def _train(device: str) -> list[float]:
     torch.manual_seed(0)
-    model = torch.nn.Sequential(
-        torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1)
-    ).to(device)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1)).to(
+        device
+    )
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
     generator = torch.Generator().manual_seed(1)
     x = torch.randn(64, 8, generator=generator)
@@ -57,7 +57,8 @@ def _train(device: str) -> list[float]:
     for _ in range(20):
         optimizer.zero_grad()
         loss = torch.nn.functional.binary_cross_entropy_with_logits(
-            model(x.to(device)), y.to(device))
+            model(x.to(device)), y.to(device)
+        )
         loss.backward()
         optimizer.step()
         losses.append(loss.item())
@@ -166,8 +167,12 @@ def test_hccl_all_reduce_and_all_to_all_uneven_and_async(tmp_path: Path) -> None
     script = tmp_path / "collectives.py"
     script.write_text(_COLLECTIVES)
     env = {**os.environ, "GLOO_SOCKET_IFNAME": "lo"}
-    subprocess.run([sys.executable, str(script), str(_free_port()), str(tmp_path)],
-                   check=True, timeout=300, env=env)
+    subprocess.run(
+        [sys.executable, str(script), str(_free_port()), str(tmp_path)],
+        check=True,
+        timeout=300,
+        env=env,
+    )
     rank0 = eval((tmp_path / "rank0.txt").read_text())
     rank1 = eval((tmp_path / "rank1.txt").read_text())
     assert rank0 == ("npu:0", [3.0, 3.0, 3.0], "npu:0", [0, 100, 101, 102], [1, 11], [-7, -7])
@@ -193,9 +198,13 @@ def test_npu_sim_refuses_to_load_next_to_torch_npu(tmp_path: Path) -> None:
     fake.mkdir()
     (fake / "__init__.py").write_text("raise ImportError('not importable here')\n")
     result = subprocess.run(
-        [sys.executable, "-c", "import npu_sim"], capture_output=True, text=True,
-        env={**os.environ,
-             "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])},
+        [sys.executable, "-c", "import npu_sim"],
+        capture_output=True,
+        text=True,
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]),
+        },
     )
     assert result.returncode != 0
     assert "refuses to load" in result.stderr

@@ -60,9 +60,14 @@ def test_adapter_reports_its_backend(adapter: object) -> None:
     assert backend in ("sim", "npu")
     if importlib.util.find_spec("npu_sim") is not None:
         assert backend == "sim"
-    for op in ("asynchronous_complete_cumsum", "permute_2D_sparse_data",
-               "jagged_to_padded_dense_forward", "dense_to_jagged_forward",
-               "jagged_to_padded_dense_backward", "bounds_check_indices"):
+    for op in (
+        "asynchronous_complete_cumsum",
+        "permute_2D_sparse_data",
+        "jagged_to_padded_dense_forward",
+        "dense_to_jagged_forward",
+        "jagged_to_padded_dense_backward",
+        "bounds_check_indices",
+    ):
         assert torch._C._dispatch_has_kernel_for_dispatch_key(f"fbgemm::{op}", "PrivateUse1"), op
 
 
@@ -89,11 +94,13 @@ def test_seed_jagged_to_padded_dense_on_npu() -> None:
 
 
 def test_seed_dense_to_jagged_on_npu_with_2d_dense() -> None:
-    dense_tensor = torch.tensor([
-        [1, 2, 0, 0, 0, 0, 0, 0, 0, 0],
-        [3, 4, 5, 0, 0, 0, 0, 0, 0, 0],
-        [6, 0, 0, 0, 0, 0, 0, 0, 0, 0],
-    ]).to(NPU)
+    dense_tensor = torch.tensor(
+        [
+            [1, 2, 0, 0, 0, 0, 0, 0, 0, 0],
+            [3, 4, 5, 0, 0, 0, 0, 0, 0, 0],
+            [6, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+        ]
+    ).to(NPU)
     x_offsets = torch.tensor([0, 2, 5, 6]).to(NPU)
     recovered_values, recovered_offsets = torch.ops.fbgemm.dense_to_jagged(
         dense_tensor, [x_offsets]
@@ -108,8 +115,8 @@ def test_seed_permute_2d_sparse_data_on_npu_with_1d_lengths() -> None:
     indices = torch.tensor([10, 20, 30, 40, 50, 60, 70, 80, 90, 100]).to(NPU)
     weights = torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0]).to(NPU)
     permute = torch.tensor([3, 1, 0, 2]).to(NPU)
-    permuted_lengths, permuted_indices, permuted_weights = (
-        torch.ops.fbgemm.permute_2D_sparse_data(permute, lengths, indices, weights)
+    permuted_lengths, permuted_indices, permuted_weights = torch.ops.fbgemm.permute_2D_sparse_data(
+        permute, lengths, indices, weights
     )
     assert_same(permuted_lengths, torch.tensor([4, 3, 2, 1]))
     assert_same(permuted_indices, torch.tensor([70, 80, 90, 100, 30, 40, 50, 10, 20, 60]))
@@ -123,11 +130,16 @@ def test_seed_permute_2d_sparse_data_on_npu_with_1d_lengths() -> None:
 @pytest.mark.parametrize("dtype", INDEX_DTYPES)
 @pytest.mark.parametrize("shape", [(0,), (1,), (7,), (1000,), (3, 5), (2, 0)])
 def test_asynchronous_cumsums_match_fbgemm_cpu(dtype: torch.dtype, shape: tuple[int, ...]) -> None:
-    lengths = (torch.arange(max(1, torch.Size(shape).numel())) * 7 % 13)[
-        : torch.Size(shape).numel()
-    ].view(shape).to(dtype)
-    for name in ("asynchronous_complete_cumsum", "asynchronous_inclusive_cumsum",
-                 "asynchronous_exclusive_cumsum"):
+    lengths = (
+        (torch.arange(max(1, torch.Size(shape).numel())) * 7 % 13)[: torch.Size(shape).numel()]
+        .view(shape)
+        .to(dtype)
+    )
+    for name in (
+        "asynchronous_complete_cumsum",
+        "asynchronous_inclusive_cumsum",
+        "asynchronous_exclusive_cumsum",
+    ):
         op = getattr(torch.ops.fbgemm, name)
         if len(shape) == 2 and name != "asynchronous_complete_cumsum":
             continue  # fbgemm's CPU inclusive/exclusive sums are 1-D only
@@ -149,8 +161,11 @@ CASES = [
 @pytest.mark.parametrize("width", [None, 3])
 @pytest.mark.parametrize(("lengths", "max_length"), CASES)
 def test_jagged_to_padded_dense_matches_fbgemm_cpu(
-    dtype: torch.dtype, offset_dtype: torch.dtype, width: int | None,
-    lengths: list[int], max_length: int,
+    dtype: torch.dtype,
+    offset_dtype: torch.dtype,
+    width: int | None,
+    lengths: list[int],
+    max_length: int,
 ) -> None:
     offsets = offsets_of(lengths, offset_dtype)
     values = values_of(sum(lengths), dtype, width=width)
@@ -232,8 +247,12 @@ PERMUTE_CASES = [
 @pytest.mark.parametrize("given_sum", [False, True])
 @pytest.mark.parametrize(("lengths", "permute"), PERMUTE_CASES)
 def test_permute_2d_sparse_data_matches_fbgemm_cpu(
-    index_dtype: torch.dtype, value_dtype: torch.dtype, weighted: bool, given_sum: bool,
-    lengths: list[list[int]], permute: list[int],
+    index_dtype: torch.dtype,
+    value_dtype: torch.dtype,
+    weighted: bool,
+    given_sum: bool,
+    lengths: list[list[int]],
+    permute: list[int],
 ) -> None:
     lengths_t = torch.tensor(lengths, dtype=index_dtype)
     permute_t = torch.tensor(permute, dtype=index_dtype)
@@ -246,8 +265,11 @@ def test_permute_2d_sparse_data_matches_fbgemm_cpu(
         permute_t.int(), lengths_t, values, weights, permuted_sum
     )
     actual = torch.ops.fbgemm.permute_2D_sparse_data(
-        npu(permute_t), npu(lengths_t), npu(values),
-        None if weights is None else npu(weights), permuted_sum,
+        npu(permute_t),
+        npu(lengths_t),
+        npu(values),
+        None if weights is None else npu(weights),
+        permuted_sum,
     )
     assert_same(actual[0], expected[0])
     assert_same(actual[1], expected[1])
@@ -290,12 +312,15 @@ def test_bounds_check_indices_fatal_mode_raises() -> None:
 
 @pytest.mark.parametrize("dtype", VALUE_DTYPES)
 @pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
-@pytest.mark.parametrize(("n", "index"), [
-    (10, [1, 1, 3, 9, 0, 3, 3]),  # duplicates accumulate in the backward
-    (5, []),
-    (1, [0, 0, 0]),
-    (300, list(range(299, -1, -3)) * 2),
-])
+@pytest.mark.parametrize(
+    ("n", "index"),
+    [
+        (10, [1, 1, 3, 9, 0, 3, 3]),  # duplicates accumulate in the backward
+        (5, []),
+        (1, [0, 0, 0]),
+        (300, list(range(299, -1, -3)) * 2),
+    ],
+)
 def test_gather_for_rank1_forward_and_backward(
     dtype: torch.dtype, index_dtype: torch.dtype, n: int, index: list[int]
 ) -> None:
@@ -365,5 +390,6 @@ def test_index_out_of_range_stops_the_kernel() -> None:
 @pytest.mark.parametrize("n", [0, 1, 7, 1000])
 def test_invert_permute_matches_fbgemm_cpu(dtype: torch.dtype, n: int) -> None:
     permute = torch.randperm(n, generator=torch.Generator().manual_seed(n)).to(dtype)
-    assert_same(torch.ops.fbgemm.invert_permute(npu(permute)),
-                torch.ops.fbgemm.invert_permute(permute))
+    assert_same(
+        torch.ops.fbgemm.invert_permute(npu(permute)), torch.ops.fbgemm.invert_permute(permute)
+    )

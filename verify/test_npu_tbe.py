@@ -106,9 +106,7 @@ def test_split_tbe_trains_on_npu_like_on_cpu(optimizer: str, pooling: str, weigh
         indices, offsets, per_index = _batch(step)
         extra = {"per_sample_weights": per_index} if weighted else {}
         out_cpu = cpu(indices, offsets, **extra)
-        out_npu = dev(
-            indices.to(NPU), offsets.to(NPU), **{k: v.to(NPU) for k, v in extra.items()}
-        )
+        out_npu = dev(indices.to(NPU), offsets.to(NPU), **{k: v.to(NPU) for k, v in extra.items()})
         assert out_npu.device.type == NPU
         torch.testing.assert_close(out_npu.cpu(), out_cpu, rtol=1e-5, atol=1e-6)
         grad = torch.randn(out_cpu.shape, generator=torch.Generator().manual_seed(step))
@@ -124,7 +122,10 @@ def test_split_tbe_trains_on_npu_like_on_cpu(optimizer: str, pooling: str, weigh
         assert len(a) == len(b) == (0 if optimizer == "sgd" else 1)
         for k, (sa, sb) in enumerate(zip(a, b, strict=True)):
             torch.testing.assert_close(
-                sa.cpu().view(-1), sb.view(-1), rtol=1e-5, atol=1e-6,
+                sa.cpu().view(-1),
+                sb.view(-1),
+                rtol=1e-5,
+                atol=1e-6,
                 msg=f"table {t} optimizer state {k}",
             )
 
@@ -217,8 +218,11 @@ def test_block_bucketize_matches_fbgemm_cpu(
         lengths, indices, block_sizes=block_sizes, weights=weights, **args
     )
     got = torch.ops.fbgemm.block_bucketize_sparse_features(
-        lengths.to(NPU), indices.to(NPU), block_sizes=block_sizes.to(NPU),
-        weights=None if weights is None else weights.to(NPU), **args,
+        lengths.to(NPU),
+        indices.to(NPU),
+        block_sizes=block_sizes.to(NPU),
+        weights=None if weights is None else weights.to(NPU),
+        **args,
     )
     names = ["new_lengths", "new_indices", "new_weights", "new_pos", "unbucketize_permute"]
     for name, a, b in zip(names, got, want, strict=True):
@@ -235,7 +239,12 @@ def test_block_bucketize_refuses_uneven_row_blocks() -> None:
     indices = torch.tensor([0, 3], device=NPU)
     with pytest.raises(ValueError, match=r"block_bucketize_pos .* not supported on npu"):
         torch.ops.fbgemm.block_bucketize_sparse_features(
-            lengths, indices, False, False, torch.tensor([2, 2], device=NPU), 2,
+            lengths,
+            indices,
+            False,
+            False,
+            torch.tensor([2, 2], device=NPU),
+            2,
             block_bucketize_pos=[torch.tensor([0, 1, 4]), torch.tensor([0, 2, 4])],
         )
 
@@ -261,8 +270,9 @@ def test_tbe_lookup_refuses_half_weights_with_a_fused_optimizer() -> None:
     )
 
     dev = SplitTableBatchedEmbeddingBagsCodegen(
-        embedding_specs=[(rows, dim, EmbeddingLocation.DEVICE, ComputeDevice.CUDA)
-                         for rows, dim in TABLES],
+        embedding_specs=[
+            (rows, dim, EmbeddingLocation.DEVICE, ComputeDevice.CUDA) for rows, dim in TABLES
+        ],
         optimizer=EmbOptimType.EXACT_SGD,
         weights_precision=SparseType.FP16,
         stochastic_rounding=False,
@@ -279,15 +289,24 @@ def test_tbe_lookup_names_a_wrong_offsets_length() -> None:
     with pytest.raises((ValueError, RuntimeError), match="offsets"):
         torch.ops.fbgemm.split_embedding_codegen_lookup_sgd_function(
             placeholder_autograd_tensor=dev.placeholder_autograd_tensor,
-            dev_weights=dev.weights_dev, uvm_weights=dev.weights_uvm,
+            dev_weights=dev.weights_dev,
+            uvm_weights=dev.weights_uvm,
             lxu_cache_weights=dev.lxu_cache_weights,
-            weights_placements=dev.weights_placements, weights_offsets=dev.weights_offsets,
-            D_offsets=dev.D_offsets, total_D=dev.total_D, max_D=dev.max_D,
+            weights_placements=dev.weights_placements,
+            weights_offsets=dev.weights_offsets,
+            D_offsets=dev.D_offsets,
+            total_D=dev.total_D,
+            max_D=dev.max_D,
             hash_size_cumsum=dev.hash_size_cumsum,
             total_hash_size_bits=dev.total_hash_size_bits,
-            indices=indices.to(NPU), offsets=offsets[:-2].to(NPU), pooling_mode=0,
-            indice_weights=None, feature_requires_grad=None,
+            indices=indices.to(NPU),
+            offsets=offsets[:-2].to(NPU),
+            pooling_mode=0,
+            indice_weights=None,
+            feature_requires_grad=None,
             lxu_cache_locations=dev.lxu_cache_locations_empty,
-            gradient_clipping=False, max_gradient=1.0, stochastic_rounding=False,
+            gradient_clipping=False,
+            max_gradient=1.0,
+            stochastic_rounding=False,
             learning_rate=0.1,
         )

@@ -216,7 +216,10 @@ def _message(
 
 
 def _host(
-    data: dict[str, Any], where: str, name: str, tensors: tuple[TensorSpec, ...],
+    data: dict[str, Any],
+    where: str,
+    name: str,
+    tensors: tuple[TensorSpec, ...],
     attrs: list[AttrSpec],
 ) -> tuple[str, str, tuple[str, ...]]:
     """[host]: notes, the name errors use, and the message of a trap (see HOST_KEYS)."""

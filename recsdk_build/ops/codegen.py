@@ -334,10 +334,24 @@ BACKEND_NPU = "backend_npu_ops.cpp"
 _WIDTH = 100
 # Names the generated definitions use besides the operator's own: a tensor or attribute of the
 # same name would shadow them. "acl_" prefixes the npu definitions' aclTensor locals.
-_GLUE_NAMES = frozenset({
-    "launch", "status", "workspace_size", "executor", "sim_tensor", "acl_tensor",
-    "acl_int_array", "run", "at", "std", "mxrec_sim", "int32_t", "int64_t", "uint64_t",
-})
+_GLUE_NAMES = frozenset(
+    {
+        "launch",
+        "status",
+        "workspace_size",
+        "executor",
+        "sim_tensor",
+        "acl_tensor",
+        "acl_int_array",
+        "run",
+        "at",
+        "std",
+        "mxrec_sim",
+        "int32_t",
+        "int64_t",
+        "uint64_t",
+    }
+)
 
 
 def _wrap(head: str, items: list[str], tail: str) -> str:

@@ -54,7 +54,6 @@ class BuildPaths:
         return self.root / "downloads"
 
 
-
 @dataclass
 class Context:
     project: Project

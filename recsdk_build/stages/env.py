@@ -31,8 +31,7 @@ class EnvStage(Stage):
     produces = EnvOutput
 
     def inputs(self, ctx: Context) -> dict[str, Any]:
-        return {"requirements": requirements(ctx),
-                "python": list(sys.version_info[:3])}
+        return {"requirements": requirements(ctx), "python": list(sys.version_info[:3])}
 
     def intact(self, ctx: Context, record: StageRecord) -> bool:
         python = venv_python(ctx.paths.build_env)
@@ -46,8 +45,15 @@ class EnvStage(Stage):
     def run(self, ctx: Context) -> Outcome:
         venv = ctx.paths.build_env
         reqs = requirements(ctx)
-        reused = ensure_venv(venv, reqs, log=ctx.require_log(), ui=ctx.ui, error=BuildError,
-                             fresh=ctx.options.env.fresh, purpose="the build environment")
+        reused = ensure_venv(
+            venv,
+            reqs,
+            log=ctx.require_log(),
+            ui=ctx.ui,
+            error=BuildError,
+            fresh=ctx.options.env.fresh,
+            purpose="the build environment",
+        )
         return Outcome(
             provenance={"environment": str(venv), "requirements": reqs, "reused": reused},
             outputs=EnvOutput(python=str(venv_python(venv)), stamp=layer_stamp(reqs)),

@@ -67,7 +67,11 @@ class FetchStage(Stage):
             if spec.kind in ("remote", "clone", "bare", "bundle"):
                 try:
                     provenance = from_git(
-                        t, spec, tree, pinned, ctx.require_log(),
+                        t,
+                        spec,
+                        tree,
+                        pinned,
+                        ctx.require_log(),
                         config_name=ctx.project.config_path.name,
                     )
                 except SourceError as exc:

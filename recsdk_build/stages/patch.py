@@ -67,7 +67,11 @@ class PatchStage(Stage):
         try:
             with ctx.ui.status(f"applying {len(patches)} patches"):
                 commits = apply_series(
-                    repo, baseline, patches, scratch, ctx.require_log(),
+                    repo,
+                    baseline,
+                    patches,
+                    scratch,
+                    ctx.require_log(),
                     epoch=ctx.project.torchrec.commit_time,
                 )
         finally:

@@ -109,8 +109,15 @@ class VerifyStage(Stage):
         venv = ctx.paths.verify / "venv"
         requirements = self._requirements(ctx)
         log = ctx.require_log()
-        reused = ensure_venv(venv, requirements, log=log, ui=ctx.ui, error=VerifyError,
-                             fresh=ctx.options.verify.fresh, purpose="the verify environment")
+        reused = ensure_venv(
+            venv,
+            requirements,
+            log=log,
+            ui=ctx.ui,
+            error=VerifyError,
+            fresh=ctx.options.verify.fresh,
+            purpose="the verify environment",
+        )
         if reused:
             # A reused environment must hold exactly what a fresh one would.
             restore_layer(venv, log, VerifyError)
@@ -213,8 +220,13 @@ class VerifyStage(Stage):
         found = sorted(dest.glob(f"{name}-*.whl"))
         if found:
             return found[-1]
-        return download_wheel(ctx.require_log(), spec, dest, error=VerifyError,
-                              why="the unpatched upstream, for comparisons")
+        return download_wheel(
+            ctx.require_log(),
+            spec,
+            dest,
+            error=VerifyError,
+            why="the unpatched upstream, for comparisons",
+        )
 
     def _report(self, ctx: Context, summary: TestSummary) -> None:
         ctx.ui.info(

@@ -124,9 +124,7 @@ class WheelsStage(Stage):
             "requires_python": t.requires_python,
             "hatchling": tool_versions()["hatchling"],
             "python": sys.version_info[:2],
-            "extensions": {
-                p.name: package_digest(p) for p in ctx.project.extension_packages
-            },
+            "extensions": {p.name: package_digest(p) for p in ctx.project.extension_packages},
             "env": ctx.output(EnvOutput).stamp if ctx.project.extension_packages else None,
         }
 
@@ -186,8 +184,12 @@ class WheelsStage(Stage):
 
     def _extension(self, ctx: Context, package: Path) -> Artifact:
         final = build_extension_wheel(
-            ctx.require_log(), ctx.output(EnvOutput).python, package,
-            build_root=ctx.paths.root, dist=ctx.paths.dist, what=package.name,
+            ctx.require_log(),
+            ctx.output(EnvOutput).python,
+            package,
+            build_root=ctx.paths.root,
+            dist=ctx.paths.dist,
+            what=package.name,
         )
         artifact = Artifact.of(ctx.paths.root, final, kind="wheel", target="native")
         ctx.ui.info(f"  {final.name}  sha256 {artifact.sha256[:16]}…")

@@ -50,8 +50,12 @@ def operator_catalogue(ctx: Context) -> list[OpSpec]:
 def extension_wheel(ctx: Context, package: Path, **kwargs: Any) -> Path:
     """An extension wheel compiled in the build environment (the env stage's python)."""
     return build_extension_wheel(
-        ctx.require_log(), ctx.output(EnvOutput).python, package,
-        build_root=ctx.paths.root, dist=ctx.paths.dist, **kwargs,
+        ctx.require_log(),
+        ctx.output(EnvOutput).python,
+        package,
+        build_root=ctx.paths.root,
+        dist=ctx.paths.dist,
+        **kwargs,
     )
 
 
@@ -93,10 +97,14 @@ def torch_npu_tree(ctx: Context, staging: Path, *, prefer_installed: bool) -> tu
             return Path(found), f"installed: {found}"
     wheel = torch_npu_wheel(ctx)
     with zipfile.ZipFile(wheel) as zf:
-        zf.extractall(staging / "wheel", [
-            n for n in zf.namelist()
-            if n.startswith(("torch_npu/include/", "torch_npu/lib/libtorch_npu.so"))
-        ])
+        zf.extractall(
+            staging / "wheel",
+            [
+                n
+                for n in zf.namelist()
+                if n.startswith(("torch_npu/include/", "torch_npu/lib/libtorch_npu.so"))
+            ],
+        )
     return staging / "wheel" / "torch_npu", f"wheel: {wheel.name}"
 
 
@@ -108,8 +116,18 @@ def torch_npu_wheel(ctx: Context) -> Path:
         python = ctx.output(EnvOutput).python
         with ctx.ui.status(f"downloading the torch_npu {version} wheel (headers only)"):
             ctx.require_log().run(
-                [python, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
-                 "--only-binary=:all:", "-d", downloads, f"torch-npu=={version}"],
+                [
+                    python,
+                    "-m",
+                    "pip",
+                    "download",
+                    "--no-deps",
+                    "--disable-pip-version-check",
+                    "--only-binary=:all:",
+                    "-d",
+                    downloads,
+                    f"torch-npu=={version}",
+                ],
                 what=f"downloading torch-npu=={version}",
             )
         wheel = next(iter(sorted(downloads.glob(f"torch_npu-{version}-*.whl"))), None)
@@ -119,8 +137,14 @@ def torch_npu_wheel(ctx: Context) -> Path:
 
 
 def npu_adapter_config(
-    ctx: Context, staging: Path, torch_npu: Path, *, include: list[Path],
-    library_dirs: list[Path], libraries: list[str], opp: Path | None,
+    ctx: Context,
+    staging: Path,
+    torch_npu: Path,
+    *,
+    include: list[Path],
+    library_dirs: list[Path],
+    libraries: list[str],
+    opp: Path | None,
 ) -> dict[str, Any]:
     """What torch_plugin/setup.py builds the npu variant against."""
     gen = staging / "aclnn-decl"
@@ -158,12 +182,19 @@ def npu_build_check(ctx: Context) -> dict[str, Any]:
         torch_npu, origin = torch_npu_tree(ctx, staging, prefer_installed=False)
         wheel_name = origin.removeprefix("wheel: ")
         config = npu_adapter_config(
-            ctx, staging, torch_npu, include=[plugin / "buildcheck"], library_dirs=[],
-            libraries=[], opp=None,
+            ctx,
+            staging,
+            torch_npu,
+            include=[plugin / "buildcheck"],
+            library_dirs=[],
+            libraries=[],
+            opp=None,
         )
         with ctx.ui.status("build check: building the npu adapter against torch_npu"):
             wheel = extension_wheel(
-                ctx, plugin, what="fbgemm_npu_api (npu, build check)",
+                ctx,
+                plugin,
+                what="fbgemm_npu_api (npu, build check)",
                 generated=adapter_sources(config, operator_catalogue(ctx)),
                 dest=staging / "wheel-out",
             )
@@ -194,9 +225,7 @@ def npu_build_check(ctx: Context) -> dict[str, Any]:
             "torch_npu_wheel_sha256": sha256_file(downloaded),
             "cxx11_abi": info["abi"],
             "operators": sorted(config["operators"]),
-            "aclnn_symbols_resolved_at_load": sorted(
-                s for s in symbols if s.startswith("aclnn")
-            ),
+            "aclnn_symbols_resolved_at_load": sorted(s for s in symbols if s.startswith("aclnn")),
             "cann_symbols_from_stand_in_header": sorted(
                 s for s in symbols if s in ("aclCreateTensor", "aclDestroyTensor")
             ),

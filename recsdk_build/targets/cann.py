@@ -102,12 +102,18 @@ class CannTarget:
         try:
             torch_npu, origin = torch_npu_tree(ctx, staging, prefer_installed=True)
             config = npu_adapter_config(
-                ctx, staging, torch_npu, include=[toolkit.root / "include"],
-                library_dirs=[toolkit.root / "lib64"], libraries=["nnopbase", "ascendcl"],
+                ctx,
+                staging,
+                torch_npu,
+                include=[toolkit.root / "include"],
+                library_dirs=[toolkit.root / "lib64"],
+                libraries=["nnopbase", "ascendcl"],
                 opp=ctx.paths.root / ops.opp,
             )
             wheel = extension_wheel(
-                ctx, ctx.project.root / TORCH_PLUGIN, what="fbgemm_npu_api (npu)",
+                ctx,
+                ctx.project.root / TORCH_PLUGIN,
+                what="fbgemm_npu_api (npu)",
                 generated=adapter_sources(config, operator_catalogue(ctx)),
             )
         finally:
@@ -122,8 +128,11 @@ class CannTarget:
                 "target": "cann",
                 "toolkit": str(toolkit.root),
                 "toolkit_version": toolkit.version,
-                "adapter": {"variant": "npu", "operators": sorted(config["operators"]),
-                            "torch_npu": origin},
+                "adapter": {
+                    "variant": "npu",
+                    "operators": sorted(config["operators"]),
+                    "torch_npu": origin,
+                },
             },
             outputs=PluginOutput(target=Target.CANN.value),
             note=f"cann: {wheel.name}",
@@ -131,14 +140,19 @@ class CannTarget:
 
 
 def _describe(
-    ctx: Context, projects: list[cannproject.CannProject], root: Path, soc: str,
+    ctx: Context,
+    projects: list[cannproject.CannProject],
+    root: Path,
+    soc: str,
     cann_root: str | None,
 ) -> Outcome:
     """--dry-run: the projects are written; print every command a toolkit host would run."""
     opp_final = root / "opp"
     if cann_root is None:
-        say(ctx, "# no CANN toolkit here: run `source <cann>/set_env.sh` "
-                 "(sets ASCEND_HOME_PATH) first")
+        say(
+            ctx,
+            "# no CANN toolkit here: run `source <cann>/set_env.sh` (sets ASCEND_HOME_PATH) first",
+        )
     for project in projects:
         say(ctx, f"# {project.spec.name}: project {project.root}")
         for cmd in project.commands:
@@ -164,8 +178,12 @@ def _describe(
 
 
 def _build_and_install(
-    ctx: Context, job: OpsJob, projects: list[cannproject.CannProject],
-    buildable: list[Any], root: Path, toolkit: CannToolkit,
+    ctx: Context,
+    job: OpsJob,
+    projects: list[cannproject.CannProject],
+    buildable: list[Any],
+    root: Path,
+    toolkit: CannToolkit,
 ) -> Outcome:
     """Build every project's .run package in parallel, install them one at a time into a
     staging OPP tree, check it, then move it into place."""

@@ -61,9 +61,10 @@ class SimTarget:
             for spec in job.chosen:
                 source = job.root / spec.name / "gen" / f"{spec.name}_sim_launch.cpp"
                 out = job.root / spec.name / simbuild.library_name(spec)
-                say(ctx, shlex.join(
-                    simbuild.compile_command(spec, job.kernels, source, out, compiler)
-                ))
+                say(
+                    ctx,
+                    shlex.join(simbuild.compile_command(spec, job.kernels, source, out, compiler)),
+                )
             return Outcome(
                 provenance={"dry_run": True},
                 outputs=OpsOutput(target=Target.SIM.value, dry_run=True),
@@ -221,4 +222,3 @@ def sim_adapter_config(ctx: Context) -> dict[str, Any]:
         "runtime": str(runtime),
         "operators": operators,
     }
-

@@ -144,7 +144,7 @@ def test_special_cases_are_op_toml_data(specs) -> None:
     body = _function(sim, "invert_permute")
     # A trap of invert_permute is a ValueError naming what is wrong with permute, before the
     # generic trap error (verify/test_npu_ops_at_scale.py matches "is not a permutation of 0..2").
-    check = body[body.index("TORCH_CHECK_VALUE(status != RECSDK_SIM_TRAP,"):]
+    check = body[body.index("TORCH_CHECK_VALUE(status != RECSDK_SIM_TRAP,") :]
     assert body.index("TORCH_CHECK_VALUE(") < body.index("launch.check(")
     assert _flat(check[: check.index(";")]) == (
         'TORCH_CHECK_VALUE(status != RECSDK_SIM_TRAP, "invert_permute: permute (", '
@@ -159,8 +159,13 @@ def test_special_cases_are_op_toml_data(specs) -> None:
 
 
 def test_hand_written_backend_sources_hold_no_per_operator_code(specs) -> None:
-    for name in ("backend.h", "backend_sim.cpp", "backend_sim_common.h", "backend_npu.cpp",
-                 "backend_npu_common.h"):
+    for name in (
+        "backend.h",
+        "backend_sim.cpp",
+        "backend_sim_common.h",
+        "backend_npu.cpp",
+        "backend_npu_common.h",
+    ):
         text = (PLUGIN / "csrc" / name).read_text(encoding="utf-8")
         for spec in specs:
             assert f"mxrec_sim::{spec.op_type}" not in text, (name, spec.name)
@@ -397,11 +402,13 @@ def test_setup_takes_the_operators_from_the_configuration(tmp_path: Path) -> Non
     for spec in specs:
         (libs / f"mxrec_opp_{spec.name}_sim.so").write_bytes(b"lib")
         (libs / f"mxrec_sim_{spec.name}.h").write_text(codegen.sim_header(spec))
-        operators.append({
-            "op": spec.name,
-            "library": str(libs / f"mxrec_opp_{spec.name}_sim.so"),
-            "header": str(libs / f"mxrec_sim_{spec.name}.h"),
-        })
+        operators.append(
+            {
+                "op": spec.name,
+                "library": str(libs / f"mxrec_opp_{spec.name}_sim.so"),
+                "header": str(libs / f"mxrec_sim_{spec.name}.h"),
+            }
+        )
     (libs / "libmxrec_sim_runtime.so").write_bytes(b"runtime")
     config = {
         "variant": "sim",
@@ -415,7 +422,10 @@ def test_setup_takes_the_operators_from_the_configuration(tmp_path: Path) -> Non
     for name, text in adapter_sources(config, specs).items():
         (copy / name).write_text(text, encoding="utf-8")
     result = subprocess.run(
-        [sys.executable, "setup.py", "--name"], cwd=copy, capture_output=True, text=True,
+        [sys.executable, "setup.py", "--name"],
+        cwd=copy,
+        capture_output=True,
+        text=True,
         check=False,
     )
     assert result.returncode == 0, result.stderr

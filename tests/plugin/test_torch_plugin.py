@@ -48,7 +48,7 @@ def test_registrations_extend_namespaces_and_never_define_them_whole() -> None:
     # ...except the fused TBE lookups, which fbgemm-gpu-cpu lacks (its CUDA build defines
     # them): tbe.cpp defines each one only when no library has.
     tbe = sources["tbe.cpp"]
-    fragment = tbe[tbe.index("TORCH_LIBRARY_FRAGMENT(fbgemm, m)"):]
+    fragment = tbe[tbe.index("TORCH_LIBRARY_FRAGMENT(fbgemm, m)") :]
     fragment = fragment[: fragment.index("\n}\n")]
     assert "if (!fbgemm_npu::defined_elsewhere(name))" in fragment
     assert fragment.count("m.def(") == 1
@@ -86,13 +86,18 @@ REGISTERED = {
 }
 FAMILIES = {
     "jagged.cpp": {
-        "jagged_to_padded_dense_forward", "jagged_to_padded_dense_backward",
+        "jagged_to_padded_dense_forward",
+        "jagged_to_padded_dense_backward",
         "dense_to_jagged_forward",
     },
     "sparse.cpp": {
-        "asynchronous_complete_cumsum", "asynchronous_inclusive_cumsum",
-        "asynchronous_exclusive_cumsum", "permute_2D_sparse_data", "bounds_check_indices",
-        "invert_permute", "block_bucketize_sparse_features",
+        "asynchronous_complete_cumsum",
+        "asynchronous_inclusive_cumsum",
+        "asynchronous_exclusive_cumsum",
+        "permute_2D_sparse_data",
+        "bounds_check_indices",
+        "invert_permute",
+        "block_bucketize_sparse_features",
     },
     "mxrec.cpp": {"gather_for_rank1", "index_select_for_rank1_backward"},
 }
@@ -102,8 +107,9 @@ def _impl_blocks() -> dict[tuple[str, str], dict[str, set[str]]]:
     """The operator names in every TORCH_LIBRARY_IMPL block, by (namespace, key) and file."""
     found: dict[tuple[str, str], dict[str, set[str]]] = {}
     for name, text in _sources().items():
-        for m in re.finditer(r"^TORCH_LIBRARY_IMPL\((\w+), (\w+), m\) \{\n(.*?)^\}", text,
-                             re.S | re.M):
+        for m in re.finditer(
+            r"^TORCH_LIBRARY_IMPL\((\w+), (\w+), m\) \{\n(.*?)^\}", text, re.S | re.M
+        ):
             names = set(re.findall(r'"([A-Za-z0-9_]+)"', m.group(3)))
             found.setdefault((m.group(1), m.group(2)), {}).setdefault(name, set()).update(names)
     return found
@@ -131,7 +137,7 @@ def test_boxed_kernels_read_their_arguments_by_name() -> None:
         assert not re.search(r"\bargs\[\d+\]", text), name
         assert "torch::jit::last(" not in text, name
         for fn in re.findall(r"^(?:template <[^>]*>\n)?void (\w+_boxed)\(", text, re.M):
-            body = text[text.index(f"void {fn}("):]
+            body = text[text.index(f"void {fn}(") :]
             body = body[: body.index("\n}\n")]
             assert "const Args a(handle, stack);" in body, (name, fn)
 
@@ -175,14 +181,16 @@ def test_sim_adapter_config_comes_from_the_ops_stage(tmp_path: Path) -> None:
         d.mkdir(parents=True)
         (d / f"mxrec_opp_{op}_sim.so").write_bytes(b"lib")
         (d / f"mxrec_sim_{op}.h").write_text("// header\n")
-        entries.append({
-            "op": op,
-            "target": "sim",
-            "soc": "any",
-            "sha256": "0" * 64,
-            "library": f"ops/sim/{op}/mxrec_opp_{op}_sim.so",
-            "header": f"ops/sim/{op}/mxrec_sim_{op}.h",
-        })
+        entries.append(
+            {
+                "op": op,
+                "target": "sim",
+                "soc": "any",
+                "sha256": "0" * 64,
+                "library": f"ops/sim/{op}/mxrec_opp_{op}_sim.so",
+                "header": f"ops/sim/{op}/mxrec_sim_{op}.h",
+            }
+        )
     runtime = tmp_path / "ops" / "sim" / "runtime" / "libmxrec_sim_runtime.so"
     runtime.parent.mkdir(parents=True)
     runtime.write_bytes(b"runtime")
@@ -219,13 +227,23 @@ def test_sim_adapter_config_comes_from_the_ops_stage(tmp_path: Path) -> None:
         (None, "no build configuration"),
         ({"variant": "cuda", "operators": []}, "unknown variant 'cuda' (sim or npu)"),
         ({"variant": "npu", "operators": ["gather_for_rank1"]}, "names no catalogue"),
-        ({"variant": "npu", "catalogue": [*_CATALOGUE], "operators": ["gather_for_rank1"]},
-         "lacks asynchronous_complete_cumsum"),
-        ({"variant": "sim", "catalogue": [*_CATALOGUE], "sim_include": "/x",
-          "operators": [{"op": "gather_for_rank1"}]},
-         "lacks asynchronous_complete_cumsum"),
-        ({"variant": "npu", "catalogue": [*_CATALOGUE], "operators": [*_CATALOGUE]},
-         "the generated backend glue csrc/backend_ops.h, csrc/backend_npu_ops.cpp is missing"),
+        (
+            {"variant": "npu", "catalogue": [*_CATALOGUE], "operators": ["gather_for_rank1"]},
+            "lacks asynchronous_complete_cumsum",
+        ),
+        (
+            {
+                "variant": "sim",
+                "catalogue": [*_CATALOGUE],
+                "sim_include": "/x",
+                "operators": [{"op": "gather_for_rank1"}],
+            },
+            "lacks asynchronous_complete_cumsum",
+        ),
+        (
+            {"variant": "npu", "catalogue": [*_CATALOGUE], "operators": [*_CATALOGUE]},
+            "the generated backend glue csrc/backend_ops.h, csrc/backend_npu_ops.cpp is missing",
+        ),
     ],
 )
 def test_setup_refuses_a_missing_or_wrong_configuration(
@@ -237,7 +255,10 @@ def test_setup_refuses_a_missing_or_wrong_configuration(
     if config is not None:
         (copy / "build_config.json").write_text(json.dumps(config))
     result = subprocess.run(
-        [sys.executable, "setup.py", "--name"], cwd=copy, capture_output=True, text=True,
+        [sys.executable, "setup.py", "--name"],
+        cwd=copy,
+        capture_output=True,
+        text=True,
         check=False,
     )
     assert result.returncode != 0
@@ -257,8 +278,12 @@ def test_the_acl_meta_stand_in_is_only_for_the_build_check() -> None:
     stand_in = (PLUGIN / "buildcheck" / "aclnn" / "acl_meta.h").read_text(encoding="utf-8")
     helpers = common + (CSRC / "backend_npu.cpp").read_text(encoding="utf-8")
     called = set(re.findall(r"\b(acl(?:Create|Destroy)\w+)\(", helpers))
-    assert called == {"aclCreateTensor", "aclDestroyTensor", "aclCreateIntArray",
-                      "aclDestroyIntArray"}
+    assert called == {
+        "aclCreateTensor",
+        "aclDestroyTensor",
+        "aclCreateIntArray",
+        "aclDestroyIntArray",
+    }
     for fn in called:
         assert f" {fn}(" in stand_in or f"*{fn}(" in stand_in, fn
 
@@ -291,8 +316,12 @@ def test_npu_adapter_config_declares_every_operator(tmp_path: Path) -> None:
     ctx = SimpleNamespace(project=SimpleNamespace(root=ROOT))
     torch_npu = tmp_path / "site-packages" / "torch_npu"
     config = adapter.npu_adapter_config(  # type: ignore[arg-type]
-        ctx, tmp_path, torch_npu, include=[Path("/cann/include")],
-        library_dirs=[Path("/cann/lib64")], libraries=["nnopbase", "ascendcl"],
+        ctx,
+        tmp_path,
+        torch_npu,
+        include=[Path("/cann/include")],
+        library_dirs=[Path("/cann/lib64")],
+        libraries=["nnopbase", "ascendcl"],
         opp=Path("/build/ops/cann/opp"),
     )
     names = set(catalogue.load_catalogue(ROOT / "kernels"))

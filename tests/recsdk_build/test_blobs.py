@@ -15,8 +15,9 @@ REPO = Path(__file__).resolve().parents[2]
 def test_blob_id_equals_git_hash_object(tmp_path: Path, data: bytes) -> None:
     path = tmp_path / "f"
     path.write_bytes(data)
-    expected = subprocess.run(["git", "hash-object", str(path)], capture_output=True,
-                              text=True, check=True).stdout.strip()
+    expected = subprocess.run(
+        ["git", "hash-object", str(path)], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert git_blob_id(data) == expected
 
 
@@ -28,8 +29,9 @@ def test_the_pinned_list_loads() -> None:
 
 
 def test_compare_names_changed_and_foreign_files() -> None:
-    pinned = BlobList({"a.py": (git_blob_id(b"a"), "100644"),
-                       "b.py": (git_blob_id(b"b"), "100644")}, None)
+    pinned = BlobList(
+        {"a.py": (git_blob_id(b"a"), "100644"), "b.py": (git_blob_id(b"b"), "100644")}, None
+    )
     found = {"a.py": git_blob_id(b"a"), "b.py": git_blob_id(b"B"), "c.py": git_blob_id(b"c")}
     problems = {p.path: p.problem for p in compare(found, pinned)}
     assert set(problems) == {"b.py", "c.py"}

@@ -16,20 +16,26 @@ from tests.synthetic import Upstream, git
 
 
 def _json(output: str) -> dict:
-    return json.loads(output[output.index("{\n"):])
+    return json.loads(output[output.index("{\n") :])
 
 
-def test_all_end_to_end_then_everything_cached(cli: CliRunner, project: Path, tmp_path: Path,
-                                               upstream: Upstream) -> None:
+def test_all_end_to_end_then_everything_cached(
+    cli: CliRunner, project: Path, tmp_path: Path, upstream: Upstream
+) -> None:
     build = tmp_path / "build"
     bare = tmp_path / "source.git"
     git(tmp_path, "clone", "-q", "--bare", str(upstream.repo), str(bare))
-    code, out = invoke(cli, project, "--build-dir", str(build), "--json", "all",
-                       "--source", str(bare))
+    code, out = invoke(
+        cli, project, "--build-dir", str(build), "--json", "all", "--source", str(bare)
+    )
     assert code == 0, out
     summary = _json(out)
     assert [(s["stage"], s["status"]) for s in summary["stages"]] == [
-        ("fetch", "ran"), ("patch", "ran"), ("wheels", "ran"), ("verify", "ran")]
+        ("fetch", "ran"),
+        ("patch", "ran"),
+        ("wheels", "ran"),
+        ("verify", "ran"),
+    ]
     manifest = json.loads((build / "manifest.json").read_text())
     assert manifest["stages"]["fetch"]["provenance"]["source_kind"] == "bare"
     verify = manifest["stages"]["verify"]["outputs"]["summary"]
@@ -40,25 +46,37 @@ def test_all_end_to_end_then_everything_cached(cli: CliRunner, project: Path, tm
         assert (build / "logs" / f"{stage}.log").is_file()
 
     started = time.monotonic()
-    code, out = invoke(cli, project, "--build-dir", str(build), "--json", "all",
-                       "--source", str(bare))
+    code, out = invoke(
+        cli, project, "--build-dir", str(build), "--json", "all", "--source", str(bare)
+    )
     elapsed = time.monotonic() - started
     assert code == 0, out
     assert {s["status"] for s in _json(out)["stages"]} == {"cached"}
     print(f"second `all` (in-process): {elapsed:.2f}s")
 
-    code, out = invoke(cli, project, "--build-dir", str(build), "--json", "all",
-                       "--source", str(bare), "--force", "wheels")
+    code, out = invoke(
+        cli,
+        project,
+        "--build-dir",
+        str(build),
+        "--json",
+        "all",
+        "--source",
+        str(bare),
+        "--force",
+        "wheels",
+    )
     statuses = {s["stage"]: s["status"] for s in _json(out)["stages"]}
     # The rebuilt wheel is byte-identical, so verify stays cached.
-    assert statuses == {"fetch": "cached", "patch": "cached", "wheels": "ran",
-                        "verify": "cached"}
+    assert statuses == {"fetch": "cached", "patch": "cached", "wheels": "ran", "verify": "cached"}
 
 
-def test_a_failing_verification_fails_the_run(cli: CliRunner, project: Path,
-                                              tmp_path: Path) -> None:
+def test_a_failing_verification_fails_the_run(
+    cli: CliRunner, project: Path, tmp_path: Path
+) -> None:
     (project / "verify" / "test_broken.py").write_text(
-        "def test_wrong():\n    assert 1 + 1 == 3, 'arithmetic is broken'\n")
+        "def test_wrong():\n    assert 1 + 1 == 3, 'arithmetic is broken'\n"
+    )
     code, out = invoke(cli, project, "--build-dir", str(tmp_path / "b"), "all")
     assert code == 1
     assert "verification failed: 1 passed, 1 failed" in out
@@ -68,8 +86,20 @@ def test_a_failing_verification_fails_the_run(cli: CliRunner, project: Path,
 
 @pytest.mark.parametrize(
     "args",
-    [[], ["all"], ["fetch"], ["patch"], ["patch", "apply"], ["patch", "check"],
-     ["patch", "refresh"], ["wheels"], ["verify"], ["doctor"], ["clean"], ["status"]],
+    [
+        [],
+        ["all"],
+        ["fetch"],
+        ["patch"],
+        ["patch", "apply"],
+        ["patch", "check"],
+        ["patch", "refresh"],
+        ["wheels"],
+        ["verify"],
+        ["doctor"],
+        ["clean"],
+        ["status"],
+    ],
 )
 def test_every_command_explains_itself(cli: CliRunner, project: Path, args: list[str]) -> None:
     code, out = invoke(cli, project, *args, "--help")
@@ -78,8 +108,7 @@ def test_every_command_explains_itself(cli: CliRunner, project: Path, args: list
     assert len(out.splitlines()) > 6
 
 
-def test_unknown_stage_lists_the_valid_ones(cli: CliRunner, project: Path,
-                                           tmp_path: Path) -> None:
+def test_unknown_stage_lists_the_valid_ones(cli: CliRunner, project: Path, tmp_path: Path) -> None:
     code, out = invoke(cli, project, "--build-dir", str(tmp_path), "all", "--force", "compile")
     assert code == 2
     assert "--force compile: no such stage" in out
@@ -93,8 +122,9 @@ def test_missing_project_is_one_clear_message(cli: CliRunner, tmp_path: Path) ->
     assert "recsdk.toml" in out and "Traceback" not in out
 
 
-def test_running_a_stage_before_its_input_says_what_to_run(cli: CliRunner, project: Path,
-                                                           tmp_path: Path) -> None:
+def test_running_a_stage_before_its_input_says_what_to_run(
+    cli: CliRunner, project: Path, tmp_path: Path
+) -> None:
     code, out = invoke(cli, project, "--build-dir", str(tmp_path), "wheels")
     assert code == 1
     assert "needs the output of 'patch'" in out

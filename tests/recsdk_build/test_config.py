@@ -33,16 +33,17 @@ def _edit(project: Path, old: str, new: str) -> None:
         ('version = "1.1.0"', 'version = "1.1.0+npu"', "torchrec.version"),
         ('requires = ["tqdm"]', 'requires = ["fbgemm-gpu==1.1.0"]', "torchrec.requires"),
         ('requires = ["tqdm"]', 'requires = ["tq dm >"]', "torchrec.requires"),
-        ('torch = "2.6.0"', 'torch = 2.6', "runtime.torch"),
-        ('commit_time = 1738261401', 'commit_time = 12', "torchrec.commit_time"),
+        ('torch = "2.6.0"', "torch = 2.6", "runtime.torch"),
+        ("commit_time = 1738261401", "commit_time = 12", "torchrec.commit_time"),
         ('blobs = "data/torchrec.blobs"', 'blobs = "data/missing.blobs"', "torchrec.blobs"),
         ('python = ">=3.10"', 'python = "at least 3.10"', "runtime.python"),
-        ('install_runtime = false', 'install_runtime = "no"', "verify.install_runtime"),
-        ('[verify]', '[verify]\ncolour = "blue"', "verify.colour"),
+        ("install_runtime = false", 'install_runtime = "no"', "verify.install_runtime"),
+        ("[verify]", '[verify]\ncolour = "blue"', "verify.colour"),
     ],
 )
-def test_a_bad_pin_is_refused_with_its_key_named(project: Path, old: str, new: str,
-                                                 named: str) -> None:
+def test_a_bad_pin_is_refused_with_its_key_named(
+    project: Path, old: str, new: str, named: str
+) -> None:
     _edit(project, old, new)
     with pytest.raises(ConfigError) as err:
         load_project(project)
@@ -83,7 +84,8 @@ def test_test_extras_pin_the_same_runtime_as_recsdk_toml() -> None:
     import tomllib
 
     extras = tomllib.loads((REPO / "pyproject.toml").read_text())["project"][
-        "optional-dependencies"]["test"]
+        "optional-dependencies"
+    ]["test"]
     runtime = load_project(REPO).runtime
     assert f"torch=={runtime.torch}" in extras
     assert f"fbgemm-gpu-cpu=={runtime.fbgemm_gpu_cpu}" in extras

@@ -16,8 +16,9 @@ def _tree_files(build: Path) -> set[str]:
     return set(git(build / "src" / "torchrec", "ls-files").splitlines())
 
 
-def test_default_remote_is_fetched_and_verified(project: Path, tmp_path: Path,
-                                                upstream: Upstream) -> None:
+def test_default_remote_is_fetched_and_verified(
+    project: Path, tmp_path: Path, upstream: Upstream
+) -> None:
     build = tmp_path / "build"
     run(project, build, "fetch")
     record = Manifest.load(build).stages["fetch"]
@@ -71,18 +72,22 @@ def test_wheel_source_is_verified_and_becomes_a_baseline_commit(
     assert record.provenance["source_kind"] == "wheel"
     assert record.provenance["generated_files_dropped"] == ["torchrec/version.py"]
     assert _tree_files(build) == {
-        "LICENSE", "torchrec/__init__.py", "torchrec/planner.py",
-        "torchrec/sparse/__init__.py", "torchrec/sparse/jagged.py"}
+        "LICENSE",
+        "torchrec/__init__.py",
+        "torchrec/planner.py",
+        "torchrec/sparse/__init__.py",
+        "torchrec/sparse/jagged.py",
+    }
     tree = build / "src" / "torchrec"
     # The baseline carries the pinned commit's time, so SOURCE_DATE_EPOCH is the same.
     assert git(tree, "show", "-s", "--format=%ct", "HEAD") == "1738261401"
     assert git(tree, "status", "--porcelain") == ""
 
 
-def test_a_tampered_wheel_is_refused_naming_the_file(project: Path, tmp_path: Path,
-                                                     upstream: Upstream) -> None:
-    bad = make_registry_wheel(upstream.repo, tmp_path / "bad",
-                              tamper="torchrec/sparse/jagged.py")
+def test_a_tampered_wheel_is_refused_naming_the_file(
+    project: Path, tmp_path: Path, upstream: Upstream
+) -> None:
+    bad = make_registry_wheel(upstream.repo, tmp_path / "bad", tamper="torchrec/sparse/jagged.py")
     build = tmp_path / "build"
     with pytest.raises(SourceError) as err:
         run(project, build, "fetch", source=str(bad))
@@ -91,16 +96,19 @@ def test_a_tampered_wheel_is_refused_naming_the_file(project: Path, tmp_path: Pa
     assert not (build / "src" / "torchrec").exists()
 
 
-def test_a_wheel_with_a_foreign_file_is_refused(project: Path, tmp_path: Path,
-                                                upstream: Upstream) -> None:
-    bad = make_registry_wheel(upstream.repo, tmp_path / "bad",
-                              extra={"torchrec/backdoor.py": "import os\n"})
+def test_a_wheel_with_a_foreign_file_is_refused(
+    project: Path, tmp_path: Path, upstream: Upstream
+) -> None:
+    bad = make_registry_wheel(
+        upstream.repo, tmp_path / "bad", extra={"torchrec/backdoor.py": "import os\n"}
+    )
     with pytest.raises(SourceError, match=r"torchrec/backdoor\.py: not a file of the pinned"):
         run(project, tmp_path / "build", "fetch", source=str(bad))
 
 
-def test_a_corrupted_zip_member_is_refused(project: Path, tmp_path: Path,
-                                           upstream: Upstream) -> None:
+def test_a_corrupted_zip_member_is_refused(
+    project: Path, tmp_path: Path, upstream: Upstream
+) -> None:
     data = bytearray(upstream.wheel.read_bytes())
     marker = data.find(b"def compute_device_types")
     assert marker > 0  # stored uncompressed, so the byte we flip is file content
@@ -111,14 +119,15 @@ def test_a_corrupted_zip_member_is_refused(project: Path, tmp_path: Path,
         run(project, tmp_path / "build", "fetch", source=str(bad))
 
 
-def test_unreachable_remote_falls_back_to_the_verified_wheel(
-    project: Path, tmp_path: Path
-) -> None:
+def test_unreachable_remote_falls_back_to_the_verified_wheel(project: Path, tmp_path: Path) -> None:
     toml = project / "recsdk.toml"
     remote = "https://recsdk-build.invalid/torchrec.git"
-    toml.write_text(toml.read_text().replace(
-        next(line for line in toml.read_text().splitlines() if line.startswith("repository")),
-        f'repository = "{remote}"'))
+    toml.write_text(
+        toml.read_text().replace(
+            next(line for line in toml.read_text().splitlines() if line.startswith("repository")),
+            f'repository = "{remote}"',
+        )
+    )
     build = tmp_path / "build"
     run(project, build, "fetch")
     record = Manifest.load(build).stages["fetch"]

@@ -44,10 +44,20 @@ def test_bad_words_are_usage_errors() -> None:
 
 
 def test_options_are_frozen_and_typed() -> None:
-    opts = compute_options(source="x.whl", fallback=False, discard_local=True, fresh_env=True,
-                           target="sim", only=["jagged"], jobs=3)
+    opts = compute_options(
+        source="x.whl",
+        fallback=False,
+        discard_local=True,
+        fresh_env=True,
+        target="sim",
+        only=["jagged"],
+        jobs=3,
+    )
     assert (opts.fetch.source, opts.fetch.fallback, opts.fetch.discard_local) == (
-        "x.whl", False, True)
+        "x.whl",
+        False,
+        True,
+    )
     assert opts.patch.discard_local and opts.env.fresh and opts.verify.fresh
     assert opts.ops.only == ("jagged",) and opts.ops.jobs == 3 and opts.ops.soc == "Ascend910B1"
     with pytest.raises(dataclasses.FrozenInstanceError):

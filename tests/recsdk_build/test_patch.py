@@ -21,8 +21,11 @@ def check_series(ctx: Context) -> list[patching.CheckResult]:
     log = StageLog(ctx.paths.logs / "patch-check.log", ctx.ui)
     try:
         return patching.check_series(
-            ctx.paths.source, ctx.output(FetchOutput).baseline_commit,
-            ctx.project.torchrec.patches, scratch_root=ctx.paths.root, log=log,
+            ctx.paths.source,
+            ctx.output(FetchOutput).baseline_commit,
+            ctx.project.torchrec.patches,
+            scratch_root=ctx.paths.root,
+            log=log,
             epoch=ctx.project.torchrec.commit_time,
         )
     finally:
@@ -31,7 +34,9 @@ def check_series(ctx: Context) -> list[patching.CheckResult]:
 
 def refresh_series(ctx: Context) -> tuple[list[str], list[str]]:
     return patching.refresh_series(
-        ctx.paths.source, ctx.output(FetchOutput).baseline_commit, ctx.project.torchrec.patches,
+        ctx.paths.source,
+        ctx.output(FetchOutput).baseline_commit,
+        ctx.project.torchrec.patches,
         scratch_root=ctx.paths.root,
     )
 
@@ -40,13 +45,15 @@ def _tree(build: Path) -> Path:
     return build / "src" / "torchrec"
 
 
-def test_series_applies_as_one_commit_per_patch(project: Path, tmp_path: Path,
-                                                upstream: Upstream) -> None:
+def test_series_applies_as_one_commit_per_patch(
+    project: Path, tmp_path: Path, upstream: Upstream
+) -> None:
     build = tmp_path / "build"
     run(project, build, "fetch", "patch")
     tree = _tree(build)
     assert git(tree, "log", "--format=%s", "recsdk/baseline..HEAD") == (
-        "npu-planner: plan for npu devices")
+        "npu-planner: plan for npu devices"
+    )
     assert '"npu"' in (tree / "torchrec" / "planner.py").read_text()
     assert git(tree, "status", "--porcelain") == ""
     record = Manifest.load(build).stages["patch"]
@@ -58,7 +65,8 @@ def test_applying_twice_gives_the_same_commit(project: Path, tmp_path: Path) -> 
     run(project, tmp_path / "a", "fetch", "patch")
     run(project, tmp_path / "b", "fetch", "patch")
     assert git(_tree(tmp_path / "a"), "rev-parse", "HEAD") == git(
-        _tree(tmp_path / "b"), "rev-parse", "HEAD")
+        _tree(tmp_path / "b"), "rev-parse", "HEAD"
+    )
 
 
 def test_a_broken_hunk_names_patch_file_and_hunk_and_leaves_the_baseline(
@@ -78,13 +86,15 @@ def test_a_broken_hunk_names_patch_file_and_hunk_and_leaves_the_baseline(
     assert git(tree, "worktree", "list").count("\n") == 0  # scratch worktree removed
 
 
-def test_a_failure_after_a_good_patch_also_leaves_the_baseline(project: Path, tmp_path: Path,
-                                                               upstream: Upstream) -> None:
+def test_a_failure_after_a_good_patch_also_leaves_the_baseline(
+    project: Path, tmp_path: Path, upstream: Upstream
+) -> None:
     patch_dir = project / "patches" / "torchrec-1.1.0"
     (patch_dir / "0002-missing-file.patch").write_text(
         "diff --git a/torchrec/nothere.py b/torchrec/nothere.py\n"
         "--- a/torchrec/nothere.py\n+++ b/torchrec/nothere.py\n"
-        "@@ -1 +1 @@\n-a\n+b\n")
+        "@@ -1 +1 @@\n-a\n+b\n"
+    )
     (patch_dir / "series").write_text("0001-npu-planner.patch\n0002-missing-file.patch\n")
     build = tmp_path / "build"
     with pytest.raises(PatchError) as err:
@@ -110,7 +120,8 @@ def test_plain_diffs_apply_as_commits_named_by_concern(project: Path, tmp_path: 
         "@@ -6,3 +6,5 @@ def hbm_gb(device):\n"
         '     if device == "cuda":\n         return 32\n'
         '+    if device == "npu":\n+        return 64\n'
-        "     return 0\n")
+        "     return 0\n"
+    )
     (patch_dir / "series").write_text("0001-npu-planner.patch\n0002-hbm-for-npu.patch\n")
     build = tmp_path / "build"
     run(project, build, "fetch", "patch")
@@ -146,11 +157,17 @@ def test_local_edits_are_refused_with_the_file_named(project: Path, tmp_path: Pa
     assert "out = [0]" in jagged.read_text()
 
 
-def test_check_applies_to_a_scratch_tree_only(project: Path, tmp_path: Path,
-                                              upstream: Upstream) -> None:
+def test_check_applies_to_a_scratch_tree_only(
+    project: Path, tmp_path: Path, upstream: Upstream
+) -> None:
     build = tmp_path / "build"
     run(project, build, "fetch")
-    results = check_series(context(project, build, ))
+    results = check_series(
+        context(
+            project,
+            build,
+        )
+    )
     assert [r.name for r in results] == ["0001-npu-planner.patch"]
     assert results[0].files == ["torchrec/planner.py"]
     assert (results[0].added, results[0].removed) == (1, 1)
@@ -172,7 +189,8 @@ def test_refresh_rewrites_patches_from_the_tree(project: Path, tmp_path: Path) -
     patch_dir = project / "patches" / "torchrec-1.1.0"
     assert "+        return 80" in (patch_dir / "0002-npu-hbm.patch").read_text()
     assert (patch_dir / "series").read_text() == (
-        "# test series\n0001-npu-planner.patch\n0002-npu-hbm.patch\n")
+        "# test series\n0001-npu-planner.patch\n0002-npu-hbm.patch\n"
+    )
     # The refreshed series applies to a fresh tree and gives the same content.
     run(project, tmp_path / "fresh", "fetch", "patch")
     fresh = _tree(tmp_path / "fresh") / "torchrec" / "planner.py"

@@ -53,13 +53,16 @@ class Writer(Stage):
         final = ctx.paths.root / "out" / self.name
         replace_dir(staging, final)
         path = final / f"{self.name}.txt"
-        return Outcome(artifacts=[Artifact.of(ctx.paths.root, path, kind="text")],
-                       outputs=WriterOutput(content=self.content))
+        return Outcome(
+            artifacts=[Artifact.of(ctx.paths.root, path, kind="text")],
+            outputs=WriterOutput(content=self.content),
+        )
 
 
 def _ctx(project: Path, build: Path) -> Context:
-    return Context(load_project(project), BuildPaths(build), Manifest.load(build), UI(),
-                   compute_options())
+    return Context(
+        load_project(project), BuildPaths(build), Manifest.load(build), UI(), compute_options()
+    )
 
 
 def test_fingerprint_ignores_key_order_but_not_values() -> None:
@@ -96,7 +99,10 @@ def test_a_failure_is_recorded_and_later_stages_do_not_run(project: Path, tmp_pa
         run_stages(_ctx(project, build), [good, bad, after], set())
     reports = err.value.reports  # type: ignore[attr-defined]
     assert [(r.name, r.status) for r in reports] == [
-        ("good", "ran"), ("bad", "failed"), ("after", "not run")]
+        ("good", "ran"),
+        ("bad", "failed"),
+        ("after", "not run"),
+    ]
     manifest = Manifest.load(build)
     assert manifest.stages["bad"].status == "failed"
     assert manifest.stages["bad"].error == "bad broke"
@@ -143,8 +149,10 @@ def test_the_lock_is_released_when_the_holder_dies(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    code = ("import sys; from pathlib import Path; from recsdk_build.pipeline.lock import "
-            "BuildLock; BuildLock(Path(sys.argv[1])).acquire(); import os; os._exit(0)")
+    code = (
+        "import sys; from pathlib import Path; from recsdk_build.pipeline.lock import "
+        "BuildLock; BuildLock(Path(sys.argv[1])).acquire(); import os; os._exit(0)"
+    )
     subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=True)
     with BuildLock(tmp_path):
         pass

@@ -30,12 +30,12 @@ def test_parse_junit_counts_and_keeps_reasons(tmp_path: Path) -> None:
     assert (summary.passed, summary.failed, summary.errors, summary.not_run) == (1, 1, 1, 1)
     assert not summary.ok
     assert summary.failures[0] == {"test": "test_a::test_bad", "message": "assert 1 == 2"}
-    assert summary.skipped == [{"test": "test_b::test_npu",
-                                "reason": "no npu device: neither torch_npu nor npu_sim"}]
+    assert summary.skipped == [
+        {"test": "test_b::test_npu", "reason": "no npu device: neither torch_npu nor npu_sim"}
+    ]
 
 
-def test_a_reused_environment_drops_what_earlier_runs_added(project: Path,
-                                                            tmp_path: Path) -> None:
+def test_a_reused_environment_drops_what_earlier_runs_added(project: Path, tmp_path: Path) -> None:
     build = tmp_path / "build"
     run(project, build, "fetch", "patch", "wheels", "verify")
     venv = build / "verify" / "venv"
@@ -43,15 +43,26 @@ def test_a_reused_environment_drops_what_earlier_runs_added(project: Path,
     wheel = tmp_path / "leftover_pkg-1-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w") as zf:
         zf.writestr("leftover_pkg/__init__.py", "")
-        zf.writestr("leftover_pkg-1.dist-info/METADATA",
-                    "Metadata-Version: 2.1\nName: leftover-pkg\nVersion: 1\n")
-        zf.writestr("leftover_pkg-1.dist-info/WHEEL",
-                    "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        zf.writestr(
+            "leftover_pkg-1.dist-info/METADATA",
+            "Metadata-Version: 2.1\nName: leftover-pkg\nVersion: 1\n",
+        )
+        zf.writestr(
+            "leftover_pkg-1.dist-info/WHEEL",
+            "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        )
         zf.writestr("leftover_pkg-1.dist-info/RECORD", "")
-    subprocess.run([venv_python(venv), "-m", "pip", "install", "-q", "--no-deps", str(wheel)],
-                   check=True, capture_output=True)
-    assert "leftover" in subprocess.run(
-        [venv_python(venv), "-m", "pip", "list"], capture_output=True, text=True).stdout
+    subprocess.run(
+        [venv_python(venv), "-m", "pip", "install", "-q", "--no-deps", str(wheel)],
+        check=True,
+        capture_output=True,
+    )
+    assert (
+        "leftover"
+        in subprocess.run(
+            [venv_python(venv), "-m", "pip", "list"], capture_output=True, text=True
+        ).stdout
+    )
     run(project, build, "verify", force=("verify",))
     record = Manifest.load(build).stages["verify"]
     assert record.provenance["environment_reused"] is True

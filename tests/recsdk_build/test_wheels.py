@@ -41,8 +41,7 @@ def test_package_selection_equals_setuptools_find_packages(tmp_path: Path) -> No
         (tmp_path / rel).write_text("")
     packages = find_packages(str(tmp_path), exclude=EXCLUDED_PACKAGES)
     expected = sorted(
-        rel for rel in PATHS
-        if rel.endswith(".py") and ".".join(Path(rel).parent.parts) in packages
+        rel for rel in PATHS if rel.endswith(".py") and ".".join(Path(rel).parent.parts) in packages
     )
     assert package_files(PATHS) == expected
     assert "torchrec/tests/test_a.py" not in expected  # the reference does exclude things
@@ -83,8 +82,9 @@ def test_two_clean_builds_are_byte_identical(project: Path, tmp_path: Path) -> N
     assert _wheel(tmp_path / "a").read_bytes() == _wheel(tmp_path / "b").read_bytes()
 
 
-def test_git_and_wheel_sources_give_the_same_wheel(project: Path, tmp_path: Path,
-                                                   upstream: Upstream) -> None:
+def test_git_and_wheel_sources_give_the_same_wheel(
+    project: Path, tmp_path: Path, upstream: Upstream
+) -> None:
     run(project, tmp_path / "git", "fetch", "patch", "wheels")
     run(project, tmp_path / "whl", "fetch", "patch", "wheels", source=str(upstream.wheel))
     assert _wheel(tmp_path / "git").read_bytes() == _wheel(tmp_path / "whl").read_bytes()
@@ -100,8 +100,9 @@ def test_uncommitted_edits_never_reach_the_wheel(project: Path, tmp_path: Path) 
     assert _wheel(build).read_bytes() == first
 
 
-def test_extension_packages_are_built_in_the_build_environment(project: Path,
-                                                               tmp_path: Path) -> None:
+def test_extension_packages_are_built_in_the_build_environment(
+    project: Path, tmp_path: Path
+) -> None:
     import sys
 
     from recsdk_build.pipeline.manifest import StageRecord
@@ -112,7 +113,8 @@ def test_extension_packages_are_built_in_the_build_environment(project: Path,
     (ext / "pyproject.toml").write_text(
         '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
         '[project]\nname = "tiny_ext"\nversion = "1.1.0+npu"\n'
-        '[tool.setuptools]\npackages = ["tiny_ext"]\n')
+        '[tool.setuptools]\npackages = ["tiny_ext"]\n'
+    )
     toml = project / "recsdk.toml"
     toml.write_text(toml.read_text() + '\n[packages]\nextension_wheels = ["packages/tiny_ext"]\n')
     build = tmp_path / "build"
@@ -120,14 +122,14 @@ def test_extension_packages_are_built_in_the_build_environment(project: Path,
     # The env stage is not part of this project; stand in for its output with this Python
     # (the stage only needs an interpreter that can build the package).
     manifest = Manifest.load(build)
-    manifest.stages["env"] = StageRecord("env", "ran", "x", "now", 0.0,
-                                         outputs={"python": sys.executable, "stamp": "s"})
+    manifest.stages["env"] = StageRecord(
+        "env", "ran", "x", "now", 0.0, outputs={"python": sys.executable, "stamp": "s"}
+    )
     manifest.save()
     run(project, build, "wheels")
     record = Manifest.load(build).stages["wheels"]
     names = sorted(a.name for a in record.artifacts)
-    assert names == ["tiny_ext-1.1.0+npu-py3-none-any.whl",
-                     "torchrec-1.1.0+npu-py3-none-any.whl"]
+    assert names == ["tiny_ext-1.1.0+npu-py3-none-any.whl", "torchrec-1.1.0+npu-py3-none-any.whl"]
     assert not (ext / "build").exists()  # built from a copy: the checkout stays clean
     # Editing the package's source reruns the stage.
     (ext / "tiny_ext" / "__init__.py").write_text("VALUE = 2\n")
