@@ -18,6 +18,8 @@ HERE = Path(__file__).resolve().parent
 # Explicit lists: a stray file in csrc/ must not silently change what is compiled.
 SOURCES = [
     "bindings.cpp",
+    "bindings_planner.cpp",
+    "bindings_table.cpp",
     "cache_planner.cpp",
     "checkpoint.cpp",
     "crc32c.cpp",
@@ -27,6 +29,7 @@ SOURCES = [
     "thread_pool.cpp",
 ]
 HEADERS = [
+    "bindings.h",
     "cache_planner.h",
     "common.h",
     "crc32c.h",
@@ -34,6 +37,7 @@ HEADERS = [
     "host_table.h",
     "initializer.h",
     "optimizer.h",
+    "tensor_args.h",
     "thread_pool.h",
 ]
 

@@ -1,6 +1,6 @@
 // Shared definitions of the embcache core: error types and the key hash.
 //
-// The core is plain C++17 with no torch dependency; only bindings.cpp sees torch, so the
+// The core is plain C++17 with no torch dependency; only the bindings see torch, so the
 // core compiles quickly and can be unit-tested or reused without Python.
 #pragma once
 
