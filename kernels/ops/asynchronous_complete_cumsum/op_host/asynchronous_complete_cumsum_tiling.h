@@ -11,6 +11,7 @@
 
 #include "asynchronous_complete_cumsum_tiling_data.h"
 #include "tiling_common.h"
+#include "tiling_split.h"
 
 namespace mxrec {
 
@@ -32,24 +33,23 @@ inline TilingPlan<AsynchronousCompleteCumsumTilingData> AsynchronousCompleteCums
     plan.data.cols = cols;
     // One element of left padding (the leading zero) is loaded with the chunk.
     // Half of UB for the scan buffer; the rest holds the step totals (one 32-byte slot per core).
-    plan.data.chunk = AlignDown(static_cast<int64_t>(p.ub_bytes) / 2, kBlockBytes) / elem - kBlockBytes / elem;
-    const int64_t cores = static_cast<int64_t>(p.vector_cores);
+    plan.data.chunk = UbShare(p, 2) / elem - kBlockBytes / elem;
+    const int64_t cores = VectorCores(p);
     const int64_t minPerCore = Max64(1, p.min_core_bytes / (2 * elem));  // read + write per element
     if (rows == 0) {
         plan.tiling_key = CUMSUM_KEY_ROWS;
-        plan.data.coreNum = 1;
+        SetCoreNum(plan, 1);
     } else if (cols < minPerCore || rows >= 8 * cores) {
         // Short rows (one core per row is enough) or so many rows that whole rows balance well.
         plan.tiling_key = CUMSUM_KEY_ROWS;
-        plan.data.coreNum = Min64(rows, cores);
+        SetCoreNum(plan, Min64(rows, cores));
     } else {
         plan.tiling_key = CUMSUM_KEY_SCAN;
-        plan.data.coreNum = Clamp64(CeilDiv(cols, minPerCore), 1, cores);
-        // Two parities of one 32-byte slot per core: a fast core may publish the next step's
-        // total while a slow one still reads this step's.
-        plan.workspace_bytes = static_cast<uint64_t>(2 * plan.data.coreNum * kBlockBytes);
+        SetCoreNum(plan, CoresFor(cols, minPerCore, cores));
+        // Two parities of one slot per core: a fast core may publish the next step's total
+        // while a slow one still reads this step's.
+        plan.workspace_bytes = static_cast<uint64_t>(2 * PerCoreBlocks(plan.data.coreNum));
     }
-    plan.block_dim = static_cast<uint32_t>(plan.data.coreNum);
     return plan;
 }
 

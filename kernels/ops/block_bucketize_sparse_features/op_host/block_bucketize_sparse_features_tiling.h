@@ -21,6 +21,7 @@
 
 #include "block_bucketize_sparse_features_tiling_data.h"
 #include "tiling_common.h"
+#include "tiling_split.h"
 
 namespace mxrec {
 
@@ -105,22 +106,22 @@ inline TilingPlan<BlockBucketizeSparseFeaturesTilingData> BlockBucketizeSparseFe
 
     const int64_t perId = DTypeSize(indices.dtype) * (2 + td.bucketizePos + td.sequence) + td.hasWeights * 8;
     const int64_t work = td.bags * DTypeSize(lengths.dtype) * (3 + mySize) + n * perId;
-    td.coreNum = Clamp64(CeilDiv(work, Max64(1, p.min_core_bytes)), 1, static_cast<int64_t>(p.vector_cores));
+    SetCoreNum(plan, CoresForBytes(p, work));
 
     // UB: four stream pieces (lengths, indices, weights, permute; the last two only when used),
     // three small windows, the per-core sums; the rest is the arena whose layout differs between
     // phase 1 (bucket totals + count tile) and phase 2 (cursors, flush marks, staging). Pieces
     // of ub/16 keep DMAs long; many buckets get smaller pieces to make room in the arena.
-    const int64_t ub = static_cast<int64_t>(p.ub_bytes);
+    const int64_t ub = UbBytes(p);
     const int64_t lenBytes = DTypeSize(lengths.dtype);
     const int64_t idxBytes = DTypeSize(indices.dtype);
-    const int64_t perBucket = AlignUp(mySize * 8, kBlockBytes);  // one int64 per bucket
+    const int64_t perBucket = AlignedBytes(mySize, 8);  // one int64 per bucket
     const int64_t lenPerBlock = kBlockBytes / lenBytes;
     const int64_t stageElem = idxBytes + td.hasWeights * 4 + td.bucketizePos * idxBytes;
     td.windowBytes = 256;
-    td.totalsBytes = static_cast<uint32_t>(td.coreNum * kBlockBytes);
+    td.totalsBytes = static_cast<uint32_t>(PerCoreBlocks(td.coreNum));
     for (const int64_t share : {16, 64}) {
-        const int64_t stream = AlignDown(ub / share, kBlockBytes);
+        const int64_t stream = UbShare(p, share);
         const int64_t fixed = 2 * stream + (td.hasWeights ? stream : kBlockBytes) +
                               (td.sequence ? stream : kBlockBytes) + 3 * td.windowBytes + td.totalsBytes + kBlockBytes;
         const int64_t arena = Max64(AlignDown(ub - fixed, kBlockBytes), 0);
@@ -142,9 +143,8 @@ inline TilingPlan<BlockBucketizeSparseFeaturesTilingData> BlockBucketizeSparseFe
     td.arenaStageW = td.arenaStageIdx + mySize * td.stageK * idxBytes;
     td.arenaStagePos = td.arenaStageW + td.hasWeights * mySize * td.stageK * 4;
     td.bucketRow = perBucket / 8;
-    td.wsBucket = td.coreNum * kBlockBytes;
+    td.wsBucket = PerCoreBlocks(td.coreNum);
     plan.workspace_bytes = static_cast<uint64_t>(td.wsBucket + td.coreNum * perBucket);
-    plan.block_dim = static_cast<uint32_t>(td.coreNum);
     return plan;
 }
 

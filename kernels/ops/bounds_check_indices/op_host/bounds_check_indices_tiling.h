@@ -15,6 +15,7 @@
 
 #include "bounds_check_indices_tiling_data.h"
 #include "tiling_common.h"
+#include "tiling_split.h"
 
 namespace mxrec {
 
@@ -54,21 +55,18 @@ inline TilingPlan<BoundsCheckIndicesTilingData> BoundsCheckIndicesTiling(const O
     td.writeOffsets = (mode == 1 || mode == 2) && offsets.dtype == indices.dtype ? 1 : 0;
     if (mode < 0 || mode > 2) {  // none (or a value fbgemm has no branch for): no checks
         plan.tiling_key = BCI_KEY_NONE;
-        td.coreNum = 1;
-        plan.block_dim = 1;
+        SetCoreNum(plan, 1);
         return plan;
     }
     plan.tiling_key = BCI_KEY_CHECK;
-    const int64_t ub = static_cast<int64_t>(p.ub_bytes);
-    td.pieceBytes = static_cast<uint32_t>(AlignDown(ub / 3, kBlockBytes));
+    td.pieceBytes = static_cast<uint32_t>(UbShare(p, 3));
     td.chunk = ElemsPerBlocks(td.pieceBytes, 8);  // holds int64 offsets or indices
     const int64_t work = (td.totalB + 1) * DTypeSize(offsets.dtype) * 2 + td.numIndices * DTypeSize(indices.dtype);
-    td.coreNum = Clamp64(CeilDiv(work, Max64(1, p.min_core_bytes)), 1, static_cast<int64_t>(p.vector_cores));
+    SetCoreNum(plan, CoresForBytes(p, work));
     td.wsMax = 0;
-    td.wsCount = td.coreNum * kBlockBytes;
-    td.wsTable = 2 * td.coreNum * kBlockBytes;
-    plan.workspace_bytes = static_cast<uint64_t>(td.wsTable + AlignUp((td.tables + 1) * 8, kBlockBytes));
-    plan.block_dim = static_cast<uint32_t>(td.coreNum);
+    td.wsCount = PerCoreBlocks(td.coreNum);
+    td.wsTable = 2 * PerCoreBlocks(td.coreNum);
+    plan.workspace_bytes = static_cast<uint64_t>(td.wsTable + AlignedBytes(td.tables + 1, 8));
     return plan;
 }
 

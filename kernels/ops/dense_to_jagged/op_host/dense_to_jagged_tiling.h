@@ -9,6 +9,7 @@
 
 #include "dense_to_jagged_tiling_data.h"
 #include "tiling_common.h"
+#include "tiling_split.h"
 
 namespace mxrec {
 
@@ -39,14 +40,8 @@ inline TilingPlan<DenseToJaggedTilingData> DenseToJaggedTiling(const OpArgs& a, 
     td.maxLength = dense.dims[1];
     td.inner = inner;
     td.totalRows = values.dims[0];
-    // UB: two copy buffers (1/3 each), the fill buffer (1/6) and the offsets window (1/48).
-    const int64_t ub = static_cast<int64_t>(p.ub_bytes);
-    td.copyBufBytes = static_cast<uint32_t>(AlignDown(ub / 3, kBlockBytes));
-    td.fillBufBytes = static_cast<uint32_t>(AlignDown(ub / 6, kBlockBytes));
-    td.offsetBufBytes = static_cast<uint32_t>(AlignDown(ub / 48, kBlockBytes));
-    const int64_t bytes = td.totalRows * inner * DTypeSize(dense.dtype);
-    td.coreNum = Clamp64(CeilDiv(bytes, Max64(1, p.min_core_bytes)), 1, static_cast<int64_t>(p.vector_cores));
-    plan.block_dim = static_cast<uint32_t>(td.coreNum);
+    SizeRowCopyBuffers(td, p);
+    SetCoreNum(plan, CoresForBytes(p, td.totalRows * inner * DTypeSize(dense.dtype)));
     return plan;
 }
 

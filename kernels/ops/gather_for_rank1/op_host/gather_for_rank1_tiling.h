@@ -10,6 +10,7 @@
 
 #include "gather_for_rank1_tiling_data.h"
 #include "tiling_common.h"
+#include "tiling_split.h"
 
 namespace mxrec {
 
@@ -24,7 +25,7 @@ inline TilingPlan<GatherForRank1TilingData> GatherForRank1Tiling(const OpArgs& a
     }
     const int64_t elem = DTypeSize(x.dtype);
     const int64_t idxElem = DTypeSize(index.dtype);
-    const int64_t ub = static_cast<int64_t>(p.ub_bytes);
+    const int64_t ub = UbBytes(p);
     TilingPlan<TD> plan;
     TD& td = plan.data;
     td.xLen = x.dims[0];
@@ -35,15 +36,13 @@ inline TilingPlan<GatherForRank1TilingData> GatherForRank1Tiling(const OpArgs& a
     if (!resident) td.xBufBytes = 0;
     // The rest of UB: indices and gathered values (double buffered) and int32 byte offsets.
     const int64_t perIndex = 2 * idxElem + 4 + 2 * elem;
-    td.chunk = Max64(8, AlignDown((ub - static_cast<int64_t>(td.xBufBytes) - 4 * kBlockBytes) / perIndex, 8));
-    td.idxBufBytes = static_cast<uint32_t>(AlignUp(td.chunk * idxElem, kBlockBytes));
-    td.offBufBytes = static_cast<uint32_t>(AlignUp(td.chunk * 4, kBlockBytes));
-    td.outBufBytes = static_cast<uint32_t>(AlignUp(td.chunk * elem, kBlockBytes));
+    td.chunk = StepElems(ub - static_cast<int64_t>(td.xBufBytes) - 4 * kBlockBytes, perIndex);
+    td.idxBufBytes = static_cast<uint32_t>(AlignedBytes(td.chunk, idxElem));
+    td.offBufBytes = static_cast<uint32_t>(AlignedBytes(td.chunk, 4));
+    td.outBufBytes = static_cast<uint32_t>(AlignedBytes(td.chunk, elem));
     const int64_t work = td.indexLen * (idxElem + elem);
-    int64_t cores = Clamp64(CeilDiv(work, Max64(1, p.min_core_bytes)), 1, static_cast<int64_t>(p.vector_cores));
-    if (resident && td.xLen > 0) cores = Clamp64(Min64(cores, work / (4 * td.xLen * elem)), 1, cores);
-    td.coreNum = cores;
-    plan.block_dim = static_cast<uint32_t>(cores);
+    const int64_t cores = CoresForBytes(p, work);
+    SetCoreNum(plan, resident ? CapForCopies(cores, work, td.xLen * elem) : cores);
     return plan;
 }
 

@@ -11,6 +11,7 @@
 
 #include "index_select_for_rank1_backward_tiling_data.h"
 #include "tiling_common.h"
+#include "tiling_split.h"
 
 namespace mxrec {
 
@@ -28,12 +29,12 @@ inline TilingPlan<IndexSelectForRank1BackwardTilingData> IndexSelectForRank1Back
     }
     const int64_t gElem = DTypeSize(grad.dtype);
     const int64_t iElem = DTypeSize(index.dtype);
-    const int64_t ub = static_cast<int64_t>(p.ub_bytes);
+    const int64_t ub = UbBytes(p);
     TilingPlan<TD> plan;
     TD& td = plan.data;
     td.outLen = out.dims[0];
     td.gradLen = grad.dims[0];
-    td.fillBufBytes = static_cast<uint32_t>(AlignDown(ub / 16, kBlockBytes));
+    td.fillBufBytes = static_cast<uint32_t>(UbShare(p, 16));
     const int64_t accBytes = AlignUp(Max64(td.outLen * 4, 1), kBlockBytes);
     const bool resident = accBytes <= ub / 2;
     plan.tiling_key = resident ? ISB_KEY_UB : ISB_KEY_ATOMIC;
@@ -44,18 +45,16 @@ inline TilingPlan<IndexSelectForRank1BackwardTilingData> IndexSelectForRank1Back
     // ATOMIC) a 32-byte staging slot per element; one third for the double-buffered cast of
     // 16-bit outputs (float32 in, 16-bit out).
     const int64_t perElem = 2 * (gElem + iElem) + (resident ? 0 : kBlockBytes);
-    td.chunk = Max64(8, Min64(AlignDown(rest * 2 / 3 / perElem, 8), 4095));
-    td.gradBufBytes = static_cast<uint32_t>(AlignUp(td.chunk * gElem, kBlockBytes));
-    td.idxBufBytes = static_cast<uint32_t>(AlignUp(td.chunk * iElem, kBlockBytes));
+    td.chunk = Min64(StepElems(rest * 2 / 3, perElem), 4095);
+    td.gradBufBytes = static_cast<uint32_t>(AlignedBytes(td.chunk, gElem));
+    td.idxBufBytes = static_cast<uint32_t>(AlignedBytes(td.chunk, iElem));
     td.stageBufBytes = static_cast<uint32_t>(resident ? kBlockBytes : td.chunk * kBlockBytes);
-    td.castChunk = static_cast<uint32_t>(Max64(16, AlignDown(rest / 3 / 12, 16)));
+    td.castChunk = static_cast<uint32_t>(StepElems(rest / 3, 12, 16));
     const int64_t work = td.gradLen * (gElem + iElem);
-    int64_t cores = Clamp64(CeilDiv(Max64(work, td.outLen * gElem), Max64(1, p.min_core_bytes)), 1,
-                            static_cast<int64_t>(p.vector_cores));
-    if (resident && td.outLen > 0) cores = Clamp64(Min64(cores, work / (4 * td.outLen * 4)), 1, cores);
-    td.coreNum = cores;
-    plan.block_dim = static_cast<uint32_t>(cores);
-    if (grad.dtype != DType::kFloat32) plan.workspace_bytes = static_cast<uint64_t>(AlignUp(td.outLen * 4, kBlockBytes));
+    // Zeroing (and casting) the output is work too, even with few gradients.
+    const int64_t cores = CoresForBytes(p, Max64(work, td.outLen * gElem));
+    SetCoreNum(plan, resident ? CapForCopies(cores, work, td.outLen * 4) : cores);
+    if (grad.dtype != DType::kFloat32) plan.workspace_bytes = static_cast<uint64_t>(AlignedBytes(td.outLen, 4));
     return plan;
 }
 

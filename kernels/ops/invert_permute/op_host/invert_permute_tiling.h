@@ -9,6 +9,7 @@
 
 #include "invert_permute_tiling_data.h"
 #include "tiling_common.h"
+#include "tiling_split.h"
 
 namespace mxrec {
 
@@ -25,19 +26,15 @@ inline TilingPlan<InvertPermuteTilingData> InvertPermuteTiling(const OpArgs& a, 
         return Reject<TD>("permute: an int32 permutation cannot have " + std::to_string(permute.dims[0]) +
                           " entries (its values would not fit)");
     }
-    const int64_t ub = static_cast<int64_t>(p.ub_bytes);
     TilingPlan<TD> plan;
     TD& td = plan.data;
     td.len = permute.dims[0];
     // Per entry: two permute pieces (double buffered input) and a staging block.
     const int64_t perEntry = 2 * elem + kBlockBytes;
-    td.chunk = Max64(8, AlignDown((ub - 4 * kBlockBytes) / perEntry, 8));
-    td.inBufBytes = static_cast<uint32_t>(AlignUp(td.chunk * elem, kBlockBytes));
+    td.chunk = StepElems(UbBytes(p) - 4 * kBlockBytes, perEntry);
+    td.inBufBytes = static_cast<uint32_t>(AlignedBytes(td.chunk, elem));
     td.stageBytes = static_cast<uint32_t>(td.chunk * kBlockBytes);
-    const int64_t work = 2 * td.len * elem;
-    const int64_t cores = Clamp64(CeilDiv(work, Max64(1, p.min_core_bytes)), 1, static_cast<int64_t>(p.vector_cores));
-    td.coreNum = cores;
-    plan.block_dim = static_cast<uint32_t>(cores);
+    SetCoreNum(plan, CoresForBytes(p, 2 * td.len * elem));
     return plan;
 }
 

@@ -10,6 +10,7 @@
 #include "float_bits.h"
 #include "jagged_to_padded_dense_tiling_data.h"
 #include "tiling_common.h"
+#include "tiling_split.h"
 
 namespace mxrec {
 
@@ -50,14 +51,8 @@ inline TilingPlan<JaggedToPaddedDenseTilingData> JaggedToPaddedDenseTiling(const
     td.inner = inner;
     td.valueRows = values.dims[0];
     td.padBits = PaddingBits(values.dtype, a.attrs[1].f, a.attrs[2].i);
-    // UB: two copy buffers (1/3 each), the fill buffer (1/6) and the offsets window (1/48).
-    const int64_t ub = static_cast<int64_t>(p.ub_bytes);
-    td.copyBufBytes = static_cast<uint32_t>(AlignDown(ub / 3, kBlockBytes));
-    td.fillBufBytes = static_cast<uint32_t>(AlignDown(ub / 6, kBlockBytes));
-    td.offsetBufBytes = static_cast<uint32_t>(AlignDown(ub / 48, kBlockBytes));
-    const int64_t bytes = batch * maxLength * inner * elem;
-    td.coreNum = Clamp64(CeilDiv(bytes, Max64(1, p.min_core_bytes)), 1, static_cast<int64_t>(p.vector_cores));
-    plan.block_dim = static_cast<uint32_t>(td.coreNum);
+    SizeRowCopyBuffers(td, p);
+    SetCoreNum(plan, CoresForBytes(p, batch * maxLength * inner * elem));
     return plan;
 }
 

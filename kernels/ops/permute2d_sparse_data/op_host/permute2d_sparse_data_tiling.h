@@ -15,6 +15,7 @@
 
 #include "permute2d_sparse_data_tiling_data.h"
 #include "tiling_common.h"
+#include "tiling_split.h"
 
 namespace mxrec {
 
@@ -65,25 +66,23 @@ inline TilingPlan<Permute2dSparseDataTilingData> Permute2dSparseDataTiling(const
     // UB (192 KiB on A2/A3): lengths rows 1/4, two double-buffered copiers (values, weights)
     // 1/8 per buffer, two fill buffers 1/24, two windows 1/96, the row-sum block 8 KiB and
     // the per-core totals.
-    const int64_t ub = static_cast<int64_t>(p.ub_bytes);
-    td.rowBufBytes = static_cast<uint32_t>(AlignDown(ub / 4, kBlockBytes));
-    td.copyBufBytes = static_cast<uint32_t>(AlignDown(ub / 8, kBlockBytes));
-    td.fillBufBytes = static_cast<uint32_t>(AlignDown(ub / 24, kBlockBytes));
-    td.windowBytes = static_cast<uint32_t>(AlignDown(ub / 96, kBlockBytes));
-    td.sumBlock = AlignDown(ub / 24, kBlockBytes) / 8;
+    td.rowBufBytes = static_cast<uint32_t>(UbShare(p, 4));
+    td.copyBufBytes = static_cast<uint32_t>(UbShare(p, 8));
+    td.fillBufBytes = static_cast<uint32_t>(UbShare(p, 24));
+    td.windowBytes = static_cast<uint32_t>(UbShare(p, 96));
+    td.sumBlock = UbShare(p, 24) / 8;
     const int64_t lenElem = DTypeSize(lengths.dtype);
-    const int64_t rowBytes = AlignUp(cols * lenElem, kBlockBytes);
+    const int64_t rowBytes = AlignedBytes(cols, lenElem);
     const int64_t maxBlock = Min64(td.sumBlock, 4095);  // DataCopyPad blockCount <= 4095
     td.rowBlock = rowBytes == 0 ? maxBlock : Min64(static_cast<int64_t>(td.rowBufBytes) / rowBytes, maxBlock);
     td.rowChunk = ElemsPerBlocks(td.rowBufBytes, lenElem);
     const int64_t bytes = (rows + outRows) * cols * lenElem + td.outValues * DTypeSize(values.dtype) * 2 +
                           (width > 0 ? td.outValues * width * DTypeSize(weights.dtype) * 2 : 0);
-    td.coreNum = Clamp64(CeilDiv(bytes, Max64(1, p.min_core_bytes)), 1, static_cast<int64_t>(p.vector_cores));
+    SetCoreNum(plan, CoresForBytes(p, bytes));
     td.wsInOffsets = 0;
-    td.wsOutOffsets = AlignUp(rows * 8, kBlockBytes);
-    td.wsTotals = td.wsOutOffsets + AlignUp(outRows * 8, kBlockBytes);
-    plan.workspace_bytes = static_cast<uint64_t>(td.wsTotals + 2 * td.coreNum * kBlockBytes);
-    plan.block_dim = static_cast<uint32_t>(td.coreNum);
+    td.wsOutOffsets = AlignedBytes(rows, 8);
+    td.wsTotals = td.wsOutOffsets + AlignedBytes(outRows, 8);
+    plan.workspace_bytes = static_cast<uint64_t>(td.wsTotals + 2 * PerCoreBlocks(td.coreNum));
     return plan;
 }
 

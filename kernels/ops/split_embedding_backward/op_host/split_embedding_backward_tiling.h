@@ -18,6 +18,7 @@
 
 #include "split_embedding_backward_tiling_data.h"
 #include "tiling_common.h"
+#include "tiling_split.h"
 
 namespace mxrec {
 
@@ -152,12 +153,11 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
     // UB: the sorted_positions window (and as large a one over sorted_bags), a 32-byte slot, and
     // the row buffers (accumulated gradient, grad_output row; weight row in the optimizer modes;
     // momentum row for Adagrad, both moment rows for Adam).
-    const int64_t ub = static_cast<int64_t>(p.ub_bytes);
-    td.windowBytes = static_cast<uint32_t>(Min64(AlignDown(ub / 24, kBlockBytes), 4096));
-    const int64_t rowBytes = AlignUp(Max64(maxD, 1) * 4, kBlockBytes);
+    td.windowBytes = static_cast<uint32_t>(Min64(UbShare(p, 24), 4096));
+    const int64_t rowBytes = AlignedBytes(Max64(maxD, 1), 4);
     const int64_t rows = optimizer == 3 ? 2 : (optimizer == 1 ? 4 : (adam ? 5 : 3));
     const int64_t windows = td.hasSortedBags ? 2 : 1;
-    const int64_t avail = ub - windows * td.windowBytes - kBlockBytes;
+    const int64_t avail = UbBytes(p) - windows * td.windowBytes - kBlockBytes;
     if (rows * rowBytes > avail) {
         return Reject<TD>("max_d " + std::to_string(maxD) + " needs " + std::to_string(rows * rowBytes) +
                           " bytes of unified buffer for its " + std::to_string(rows) + " row buffers, more than the " +
@@ -167,10 +167,9 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
     // Work per index: its position and bag (searched, or read from sorted_bags), and one
     // grad_output row in, plus (at most) one weight/momentum row in and out.
     const int64_t work = td.numIndices * (32 + 4 * Max64(maxD, 1) * (rows + 1));
-    td.coreNum = Clamp64(CeilDiv(work, Max64(1, p.min_core_bytes)), 1, static_cast<int64_t>(p.vector_cores));
+    SetCoreNum(plan, CoresForBytes(p, work));
     plan.tiling_key = SEB_KEY_DEFAULT;
     plan.workspace_bytes = 0;
-    plan.block_dim = static_cast<uint32_t>(td.coreNum);
     return plan;
 }
 

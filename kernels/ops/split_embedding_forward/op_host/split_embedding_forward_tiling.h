@@ -13,6 +13,7 @@
 
 #include "split_embedding_forward_tiling_data.h"
 #include "tiling_common.h"
+#include "tiling_split.h"
 
 namespace mxrec {
 
@@ -88,12 +89,11 @@ inline TilingPlan<SplitEmbeddingForwardTilingData> SplitEmbeddingForwardTiling(c
     // UB: three windows (offsets, indices, indice weights) of ub/96 each; of the rest a quarter
     // holds the accumulators and three quarters the batches (two weights-dtype buffers, their
     // float32 copy for 16-bit weights, and two words of slot bookkeeping per row).
-    const int64_t ub = static_cast<int64_t>(p.ub_bytes);
     const int64_t wElem = DTypeSize(weights.dtype);
     const int64_t castElem = wElem == 4 ? 0 : 4;
-    td.windowBytes = static_cast<uint32_t>(Max64(AlignDown(ub / 96, kBlockBytes), kBlockBytes));
-    const int64_t avail = ub - 3 * static_cast<int64_t>(td.windowBytes) - 2 * kBlockBytes;
-    const int64_t slotCap = Max64(16, AlignDown(avail / 16, 16));  // one accumulator row fits its quarter
+    td.windowBytes = static_cast<uint32_t>(Max64(UbShare(p, 96), kBlockBytes));
+    const int64_t avail = UbBytes(p) - 3 * static_cast<int64_t>(td.windowBytes) - 2 * kBlockBytes;
+    const int64_t slotCap = StepElems(avail, 16, 16);  // one accumulator row fits its quarter
     td.slot = Min64(AlignUp(Max64(maxD, 1), 16), slotCap);
     td.groupRows = Clamp64(avail / 4 / (td.slot * 4), 1, 4095);
     const int64_t accBytes = td.groupRows * td.slot * 4;
@@ -102,15 +102,14 @@ inline TilingPlan<SplitEmbeddingForwardTilingData> SplitEmbeddingForwardTiling(c
     td.accBufBytes = static_cast<uint32_t>(accBytes);
     td.rowBufBytes = static_cast<uint32_t>(td.batchRows * td.slot * wElem);
     td.castBufBytes = static_cast<uint32_t>(td.batchRows * td.slot * castElem);
-    td.metaBytes = static_cast<uint32_t>(AlignUp(td.batchRows * 4, kBlockBytes));
+    td.metaBytes = static_cast<uint32_t>(AlignedBytes(td.batchRows, 4));
 
     // Bytes moved, with every row taken as max_d wide (the tiling cannot see the mix of D).
     const int64_t iElem = DTypeSize(indices.dtype);
     const int64_t work = n * (iElem + (td.hasWeights ? 4 : 0) + maxD * wElem) + (td.units + 1) * iElem +
                          out.Numel() * 4;
-    td.coreNum = Clamp64(CeilDiv(work, Max64(1, p.min_core_bytes)), 1,
-                         Min64(static_cast<int64_t>(p.vector_cores), Max64(td.units, 1)));
-    plan.block_dim = static_cast<uint32_t>(td.coreNum);
+    // A unit is never divided, so cores beyond the unit count would idle.
+    SetCoreNum(plan, CoresFor(work, p.min_core_bytes, Min64(VectorCores(p), Max64(td.units, 1))));
     return plan;
 }
 
