@@ -54,8 +54,8 @@ inline int64_t AlignedBytes(int64_t count, int64_t elemBytes) { return AlignUp(c
 inline int64_t PerCoreBlocks(int64_t cores) { return cores * kBlockBytes; }
 
 // Elements per step when each costs `perElem` bytes of `bytes`: a multiple of `multiple` (8
-// keeps int32 buffers whole blocks, 16 half-precision ones) and never less, so that a tiny UB
-// still makes progress and the kernel's vector operations see full repeats.
+// keeps the step's int32 buffers whole blocks, 16 its 16-bit ones) and never less, so that a
+// step always makes progress.
 inline int64_t StepElems(int64_t bytes, int64_t perElem, int64_t multiple = 8) {
     return Max64(multiple, AlignDown(bytes / perElem, multiple));
 }
