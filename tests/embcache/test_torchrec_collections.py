@@ -3,6 +3,8 @@ inside torchrec's DLRM, and with the train pipelines."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -158,6 +160,81 @@ def test_meta_device_gives_shapes() -> None:
     kjt = random_kjt(["f1", "f2", "f3"], batch=3, gen=torch.Generator().manual_seed(3))
     out = ours(kjt)
     assert out.values().device.type == "meta" and out.values().shape == (3, 4 + 4 + 3 + 2)
+
+
+def ec_configs(cls: type, cache_slots: int | None = None) -> list[EmbeddingConfig]:
+    extra = {} if cache_slots is None else {"cache_slots": cache_slots}
+    return [
+        cls(name="t1", embedding_dim=4, num_embeddings=NUM, feature_names=["f1", "f2"], **extra),
+        cls(name="t2", embedding_dim=4, num_embeddings=NUM, feature_names=["f3"], **extra),
+    ]
+
+
+def test_configs_add_their_options_after_torchrecs_fields() -> None:
+    # Positional arguments and field order stay torchrec's; the options come last.
+    options = ["optimizer", "initializer", "seed", "cache_slots", "admission", "eviction"]
+    for ours, theirs in (
+        (EmbCacheEmbeddingBagConfig, EmbeddingBagConfig),
+        (EmbCacheEmbeddingConfig, EmbeddingConfig),
+    ):
+        names = [f.name for f in dataclasses.fields(ours)]
+        assert names == [f.name for f in dataclasses.fields(theirs)] + options
+        config = ours(10, 4, "t", seed=7, cache_slots=3)
+        assert (config.num_embeddings, config.embedding_dim, config.name) == (10, 4, "t")
+        assert (config.seed, config.cache_slots, config.optimizer) == (7, 3, None)
+        assert isinstance(config, theirs)
+
+
+def test_state_dict_keys_follow_torchrecs_module_names() -> None:
+    kjt = random_kjt(["f1", "f2", "f3"], batch=4, gen=torch.Generator().manual_seed(4))
+    bags = EmbCacheEmbeddingBagCollection(bag_configs(EmbCacheEmbeddingBagConfig))
+    bags(kjt)
+    embs = EmbCacheEmbeddingCollection(ec_configs(EmbCacheEmbeddingConfig))
+    embs(kjt)
+    for module, attr, tables in ((bags, "embedding_bags", 3), (embs, "embeddings", 2)):
+        keys = list(module.state_dict())
+        assert {k.split(".")[0] for k in keys} == {attr}
+        assert len({k.split(".")[1] for k in keys}) == tables
+        assert f"{attr}.t1.weight" in keys and f"{attr}.t1.ids" in keys
+
+
+@pytest.mark.parametrize("kind", ["bags", "embeddings"])
+def test_collections_share_device_reset_and_prefetch(kind: str) -> None:
+    def build() -> torch.nn.Module:
+        if kind == "bags":
+            configs = bag_configs(EmbCacheEmbeddingBagConfig)
+            for config in configs:
+                config.cache_slots = 64
+            return EmbCacheEmbeddingBagCollection(configs, seed=3)
+        return EmbCacheEmbeddingCollection(ec_configs(EmbCacheEmbeddingConfig, 64), seed=3)
+
+    kjts = [random_kjt(["f1", "f2", "f3"], 4, torch.Generator().manual_seed(s)) for s in (5, 6)]
+    planned, plain = build(), build()
+    assert planned.device == torch.device("cpu")
+    outputs = []
+    for module, prefetch in ((planned, True), (plain, False)):
+        if prefetch:
+            module.prefetch(kjts[0])
+        first = module(kjts[0])
+        if prefetch:
+            module.prefetch(kjts[1])
+        second = module(kjts[1])
+        outputs.append((first, second))
+    # Planning ahead changes when rows move, not what the lookups return.
+    for got, expected in zip(outputs[0], outputs[1], strict=True):
+        if kind == "bags":
+            assert torch.equal(got.values(), expected.values())
+        else:
+            for key in expected:
+                assert torch.equal(got[key].values(), expected[key].values())
+    tables = planned.embedding_bags if kind == "bags" else planned.embeddings
+    assert all(len(t.table) > 0 for t in tables.values())
+    planned.reset_parameters()
+    assert all(len(t.table) == 0 for t in tables.values())
+    empty = (
+        EmbCacheEmbeddingBagCollection([]) if kind == "bags" else EmbCacheEmbeddingCollection([])
+    )
+    assert empty.device == torch.device("cpu")
 
 
 # ---------------------------------------------------------------------- DLRM
