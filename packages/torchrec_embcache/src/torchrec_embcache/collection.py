@@ -18,7 +18,9 @@ What changes:
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import torch
 from torch import nn
@@ -39,11 +41,26 @@ from torchrec.sparse.jagged_tensor import JaggedTensor, KeyedJaggedTensor, Keyed
 
 from torchrec_embcache._ext import _C
 from torchrec_embcache.config import Admission, Eviction, Initializer, Optimizer, Uniform
-from torchrec_embcache.modules import DynamicEmbedding, DynamicEmbeddingBag
+from torchrec_embcache.modules import DynamicEmbedding, DynamicEmbeddingBag, _DynamicBase
 
 
 @dataclass
-class EmbCacheEmbeddingBagConfig(EmbeddingBagConfig):
+class _DynamicTableOptions:
+    """The dynamic-table options the EmbCache configs add to torchrec's (documented on
+    EmbCacheEmbeddingBagConfig)."""
+
+    optimizer: Optimizer | None = None
+    initializer: Initializer | None = None
+    seed: int | None = None
+    cache_slots: int | None = None
+    admission: Admission | None = None
+    eviction: Eviction | None = None
+
+
+# The options class comes first among the bases so that its fields come after torchrec's
+# (dataclass fields follow the reversed MRO): positional arguments stay torchrec's.
+@dataclass
+class EmbCacheEmbeddingBagConfig(_DynamicTableOptions, EmbeddingBagConfig):
     """torchrec's EmbeddingBagConfig plus the dynamic-table options.
 
     optimizer: sparse optimiser of the table (default: the collection's).
@@ -53,25 +70,11 @@ class EmbCacheEmbeddingBagConfig(EmbeddingBagConfig):
     admission, eviction: optional policies.
     """
 
-    optimizer: Optimizer | None = None
-    initializer: Initializer | None = None
-    seed: int | None = None
-    cache_slots: int | None = None
-    admission: Admission | None = None
-    eviction: Eviction | None = None
-
 
 @dataclass
-class EmbCacheEmbeddingConfig(EmbeddingConfig):
+class EmbCacheEmbeddingConfig(_DynamicTableOptions, EmbeddingConfig):
     """torchrec's EmbeddingConfig plus the dynamic-table options (see
     EmbCacheEmbeddingBagConfig)."""
-
-    optimizer: Optimizer | None = None
-    initializer: Initializer | None = None
-    seed: int | None = None
-    cache_slots: int | None = None
-    admission: Admission | None = None
-    eviction: Eviction | None = None
 
 
 def _table_options(
@@ -142,7 +145,47 @@ def _table_input(
     return values, offsets, weights, [jt.lengths().numel() for jt in jts]
 
 
-class EmbCacheEmbeddingBagCollection(EmbeddingBagCollectionInterface):
+_Config = TypeVar("_Config", EmbeddingBagConfig, EmbeddingConfig)
+
+
+class _EmbCacheCollection(nn.Module):
+    """What the two collections share: one dynamic-table module per table config, each fed
+    the concatenated ids of its table's features. Subclasses keep the modules in the
+    ModuleDict torchrec's collection names (so state_dict keys match torchrec's) and
+    produce the output (pooled or per id)."""
+
+    _feature_names: list[list[str]]
+
+    def _tables(self) -> nn.ModuleDict:
+        raise NotImplementedError
+
+    def _make_tables(
+        self, configs: list[_Config], make: Callable[[_Config], _DynamicBase]
+    ) -> nn.ModuleDict:
+        tables = nn.ModuleDict()
+        for config in configs:
+            tables[config.name] = make(config)
+        self._feature_names = [config.feature_names for config in configs]
+        return tables
+
+    @property
+    def device(self) -> torch.device:
+        for table in self._tables().values():
+            return table.device
+        return torch.device("cpu")
+
+    def reset_parameters(self) -> None:
+        for table in self._tables().values():
+            table.reset_parameters()
+
+    def prefetch(self, features: KeyedJaggedTensor) -> None:
+        """Plans the swaps of a future training batch (tables with a device cache)."""
+        feature_dict = _host_features(features).to_dict()
+        for table, names in zip(self._tables().values(), self._feature_names, strict=True):
+            table.prefetch(_table_input(feature_dict, names, False)[0])
+
+
+class EmbCacheEmbeddingBagCollection(_EmbCacheCollection, EmbeddingBagCollectionInterface):
     """Drop-in for torchrec's EmbeddingBagCollection over dynamic tables.
 
     Args:
@@ -166,9 +209,8 @@ class EmbCacheEmbeddingBagCollection(EmbeddingBagCollectionInterface):
         _check_names(tables)
         self._is_weighted = is_weighted
         self._embedding_bag_configs = tables
-        self.embedding_bags: nn.ModuleDict = nn.ModuleDict()
-        self._lengths_per_embedding: list[int] = []
-        for config in tables:
+
+        def make(config: EmbeddingBagConfig) -> DynamicEmbeddingBag:
             if config.pooling not in (PoolingType.SUM, PoolingType.MEAN):
                 raise ValueError(f"table {config.name!r}: unsupported pooling {config.pooling}")
             if is_weighted and config.pooling != PoolingType.SUM:
@@ -176,34 +218,30 @@ class EmbCacheEmbeddingBagCollection(EmbeddingBagCollectionInterface):
                     f"table {config.name!r}: weighted features need SUM pooling (torch's "
                     "embedding_bag takes per-sample weights only for sums)"
                 )
-            self.embedding_bags[config.name] = DynamicEmbeddingBag(
+            return DynamicEmbeddingBag(
                 config.embedding_dim,
                 mode="sum" if config.pooling == PoolingType.SUM else "mean",
                 include_last_offset=True,
                 device=device,
                 **_table_options(config, optimizer, seed),  # type: ignore[arg-type]
             )
-            self._lengths_per_embedding.extend([config.embedding_dim] * len(config.feature_names))
+
+        self.embedding_bags: nn.ModuleDict = self._make_tables(tables, make)
+        self._lengths_per_embedding: list[int] = [
+            config.embedding_dim for config in tables for _ in config.feature_names
+        ]
         self._embedding_names = [
             name for names in get_embedding_names_by_table(tables) for name in names
         ]
-        self._feature_names = [config.feature_names for config in tables]
 
-    @property
-    def device(self) -> torch.device:
-        for bag in self.embedding_bags.values():
-            return bag.device
-        return torch.device("cpu")
+    def _tables(self) -> nn.ModuleDict:
+        return self.embedding_bags
 
     def embedding_bag_configs(self) -> list[EmbeddingBagConfig]:
         return self._embedding_bag_configs
 
     def is_weighted(self) -> bool:
         return self._is_weighted
-
-    def reset_parameters(self) -> None:
-        for bag in self.embedding_bags.values():
-            bag.reset_parameters()
 
     def forward(self, features: KeyedJaggedTensor) -> KeyedTensor:
         features = _host_features(features)
@@ -225,14 +263,8 @@ class EmbCacheEmbeddingBagCollection(EmbeddingBagCollectionInterface):
             length_per_key=self._lengths_per_embedding,
         )
 
-    def prefetch(self, features: KeyedJaggedTensor) -> None:
-        """Plans the swaps of a future training batch (tables with a device cache)."""
-        feature_dict = _host_features(features).to_dict()
-        for bag, names in zip(self.embedding_bags.values(), self._feature_names, strict=True):
-            bag.prefetch(_table_input(feature_dict, names, False)[0])
 
-
-class EmbCacheEmbeddingCollection(EmbeddingCollectionInterface):
+class EmbCacheEmbeddingCollection(_EmbCacheCollection, EmbeddingCollectionInterface):
     """Drop-in for torchrec's EmbeddingCollection over dynamic tables.
 
     Args are torchrec's (tables, device, need_indices) plus ``optimizer`` and ``seed`` as
@@ -253,27 +285,25 @@ class EmbCacheEmbeddingCollection(EmbeddingCollectionInterface):
         self._embedding_configs = tables
         self._need_indices = need_indices
         self._embedding_dim = tables[0].embedding_dim if tables else -1
-        self.embeddings: nn.ModuleDict = nn.ModuleDict()
-        for config in tables:
+
+        def make(config: EmbeddingConfig) -> DynamicEmbedding:
             if config.embedding_dim != self._embedding_dim:
                 raise ValueError(
                     "All tables in a EmbeddingCollection are required to have same embedding "
                     f"dimension. Violating case: {config.name}'s embedding_dim "
                     f"{config.embedding_dim} != {self._embedding_dim}"
                 )
-            self.embeddings[config.name] = DynamicEmbedding(
+            return DynamicEmbedding(
                 config.embedding_dim,
                 device=device,
                 **_table_options(config, optimizer, seed),  # type: ignore[arg-type]
             )
-        self._embedding_names_by_table = get_embedding_names_by_table(tables)
-        self._feature_names = [config.feature_names for config in tables]
 
-    @property
-    def device(self) -> torch.device:
-        for emb in self.embeddings.values():
-            return emb.device
-        return torch.device("cpu")
+        self.embeddings: nn.ModuleDict = self._make_tables(tables, make)
+        self._embedding_names_by_table = get_embedding_names_by_table(tables)
+
+    def _tables(self) -> nn.ModuleDict:
+        return self.embeddings
 
     def embedding_configs(self) -> list[EmbeddingConfig]:
         return self._embedding_configs
@@ -286,10 +316,6 @@ class EmbCacheEmbeddingCollection(EmbeddingCollectionInterface):
 
     def embedding_names_by_table(self) -> list[list[str]]:
         return self._embedding_names_by_table
-
-    def reset_parameters(self) -> None:
-        for emb in self.embeddings.values():
-            emb.reset_parameters()
 
     def forward(self, features: KeyedJaggedTensor) -> dict[str, JaggedTensor]:
         device = self.device
@@ -312,9 +338,3 @@ class EmbCacheEmbeddingCollection(EmbeddingCollectionInterface):
                     weights=jt.values().to(device) if self._need_indices else None,
                 )
         return result
-
-    def prefetch(self, features: KeyedJaggedTensor) -> None:
-        """Plans the swaps of a future training batch (tables with a device cache)."""
-        feature_dict = _host_features(features).to_dict()
-        for emb, names in zip(self.embeddings.values(), self._feature_names, strict=True):
-            emb.prefetch(_table_input(feature_dict, names, False)[0])
