@@ -7,7 +7,14 @@ cores) and reports, from the emulator's per-core counters:
   the minimum, i.e. the bytes of input the result depends on read once plus the output written
   once (for in-place operators: the bytes that change);
 - core balance: the busiest core's traffic over the mean of the launched cores;
-- blockDim, DMA transfers and scalar global-memory accesses.
+- blockDim, DMA transfers and scalar global-memory accesses;
+- modelled time: the emulator's roofline estimate of the launch (recsdk_sim/model.h: the slowest
+  core's cube cycles, vector repeats or GM bytes over its share of HBM bandwidth, or all cores' GM
+  bytes over the HBM bandwidth), next to the roofline time of the problem itself (the minimum
+  traffic over the HBM bandwidth, the minimum MACs over the Cube peak), both with the SoC figures of
+  the emulator's table (clock and HBM bandwidth are estimates, see runtime.h SocTable). The ratio
+  modelled / roofline says how far the kernel's work is from the least the problem needs; neither is
+  a measurement.
 
 Usage (from the repository root, in an environment with torch; fbgemm is not needed):
 
@@ -47,6 +54,17 @@ class Case:
     description: str
     minimum: int  # bytes
     run: Callable[[Callable[[str], simrun.SimOp]], simrun.LaunchResult]
+    minimum_macs: int = 0  # multiply-accumulates the problem needs (Cube work)
+    mac_dtype: str = "float16"  # the Cube input type the MACs run at
+
+
+def roofline_seconds(case: Case, model: simrun.Model) -> float:
+    """max(minimum bytes / HBM bandwidth, minimum MACs / the Cube peak), with the SoC's figures."""
+    peak = model.peak
+    per_cycle = peak["cube_macs_f32"] if case.mac_dtype == "float32" else peak["cube_macs_b16"]
+    macs_per_s = peak["cube_cores"] * per_cycle * peak["clock_hz"]
+    compute = case.minimum_macs / macs_per_s if case.minimum_macs and macs_per_s else 0.0
+    return max(case.minimum / peak["hbm_bytes_per_s"], compute)
 
 
 def nbytes(*tensors: torch.Tensor) -> int:
@@ -172,8 +190,15 @@ def tbe_forward_case() -> Case:
     x = _tbe_inputs(t, rows, dim, b, 20)
     n = x["indices"].numel()
     out = torch.empty(b, t * dim)
-    tensors = [x["weights"], x["weights_offsets"], x["d_offsets"], x["indices"], x["offsets"],
-               None, out]
+    tensors = [
+        x["weights"],
+        x["weights_offsets"],
+        x["d_offsets"],
+        x["indices"],
+        x["offsets"],
+        None,
+        out,
+    ]
     # Every occurrence's row is read (the kernel does not cache hot rows across bags).
     minimum = nbytes(x["indices"], x["offsets"], out) + n * dim * 4
     return Case(
@@ -199,9 +224,22 @@ def tbe_backward_case() -> Case:
     unique = int(torch.unique(linear).numel())
     grad = torch.randn(b, t * dim, generator=GEN)
     momentum = torch.zeros_like(x["weights"])
-    tensors = [grad, x["weights"], momentum, x["weights_offsets"], x["weights_offsets"],
-               x["d_offsets"], x["indices"], x["offsets"], None, order, None, None, None,
-               sorted_bags]
+    tensors = [
+        grad,
+        x["weights"],
+        momentum,
+        x["weights_offsets"],
+        x["weights_offsets"],
+        x["d_offsets"],
+        x["indices"],
+        x["offsets"],
+        None,
+        order,
+        None,
+        None,
+        None,
+        sorted_bags,
+    ]
     attrs = [1, 0, 0.01, 1e-8, 0.0, 0, 0, 0.0, dim, 0.9, 0.999, 0]
     # Each occurrence's gradient row is read (as the forward reads its weight row); each
     # distinct row's weights and Adagrad state are read and written once. With sorted_bags,
@@ -222,8 +260,13 @@ def bucketize_case() -> Case:
     indices = torch.randint(0, 1_000_000, (n,), generator=GEN)
     block_sizes = torch.full((t,), 1_000_000 // my_size + 1, dtype=torch.int64)
     weights = torch.rand(n, generator=GEN)
-    outs = [torch.empty(my_size * t * b, dtype=torch.int64), torch.empty_like(indices),
-            torch.empty_like(weights), None, torch.empty_like(indices)]
+    outs = [
+        torch.empty(my_size * t * b, dtype=torch.int64),
+        torch.empty_like(indices),
+        torch.empty_like(weights),
+        None,
+        torch.empty_like(indices),
+    ]
     ins = [lengths, indices, block_sizes, weights, None, None]
     minimum = nbytes(lengths, indices, block_sizes, weights) + sum(
         nbytes(o) for o in outs if o is not None
@@ -305,6 +348,9 @@ def main() -> int:
                 "scalar_gm_accesses": result.total("scalar_gm_reads")
                 + result.total("scalar_gm_writes"),
                 "sim_seconds": round(seconds, 2),
+                "modelled_us": round(result.model.seconds * 1e6, 3),
+                "modelled_bound": result.model.bound,
+                "roofline_us": round(roofline_seconds(case, result.model) * 1e6, 3),
             }
         )
     if args.json:
@@ -312,15 +358,22 @@ def main() -> int:
         return 0
     header = (
         f"{'operator':34} {'traffic':>8} {'balance':>8} {'cores':>5} {'DMAs':>9} {'scalar GM':>9}"
-        "  case"
+        f" {'model us':>9} {'bound':>6} {'roof us':>9} {'ratio':>6}  case"
     )
     print(header)
     print("-" * len(header))
     for r in rows:
+        ratio = r["modelled_us"] / r["roofline_us"] if r["roofline_us"] else float("nan")
         print(
             f"{r['op']:34} {r['traffic_ratio']:8.3f} {r['core_balance']:8.3f} {r['block_dim']:5d} "
-            f"{r['dma_transfers']:9d} {r['scalar_gm_accesses']:9d}  {r['case']}"
+            f"{r['dma_transfers']:9d} {r['scalar_gm_accesses']:9d} {r['modelled_us']:9.1f} "
+            f"{r['modelled_bound']:>6} {r['roofline_us']:9.1f} {ratio:6.2f}  {r['case']}"
         )
+    print(
+        "\nmodel us: the emulator's roofline estimate of the launch (bound: the term setting it); "
+        "roof us: minimum traffic / HBM bandwidth and minimum MACs / Cube peak. Estimates with the "
+        "SoC table's figures (clock, HBM bandwidth: estimates), not measurements."
+    )
     return 0
 
 

@@ -94,6 +94,14 @@ struct PlatformInfo {
     // Work (bytes moved) below which starting another core does not pay; tilings use it to
     // choose blockDim for small inputs. Only tests change it (to 1: every core gets work).
     int64_t min_core_bytes = 16 * 1024;
+    // Cube cores (AIC) and their buffers, for operators that use the Cube (matmul_tiling.h). An
+    // operator launched with cube cores picks blockDim <= cube_cores (AI cores, 2 AIV each).
+    uint32_t cube_cores = 0;
+    uint64_t l1_bytes = 0;
+    uint64_t l0a_bytes = 0;
+    uint64_t l0b_bytes = 0;
+    uint64_t l0c_bytes = 0;
+    uint64_t bt_bytes = 1024;  // BiasTable; PlatformAscendC has no CoreMemType for it
 };
 
 template <typename TD>

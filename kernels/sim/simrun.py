@@ -72,6 +72,20 @@ class _CoreStats(ctypes.Structure):
     _fields_ = tuple((name, ctypes.c_uint64) for name in STAT_FIELDS)
 
 
+class _Peak(ctypes.Structure):
+    _fields_ = (
+        ("clock_hz", ctypes.c_double),
+        ("hbm_bytes_per_s", ctypes.c_double),
+        ("core_dma_bytes_per_s", ctypes.c_double),
+        ("vector_cores", ctypes.c_uint32),
+        ("cube_cores", ctypes.c_uint32),
+        ("cube_macs_b16", ctypes.c_uint32),
+        ("cube_macs_f32", ctypes.c_uint32),
+        ("cube_macs_b8", ctypes.c_uint32),
+        ("vector_bytes_per_cycle", ctypes.c_uint32),
+    )
+
+
 class _Report(ctypes.Structure):
     _fields_ = (
         ("status", ctypes.c_int32),
@@ -80,9 +94,49 @@ class _Report(ctypes.Structure):
         ("workspace_bytes", ctypes.c_uint64),
         ("tiling_bytes", ctypes.c_uint64),
         ("num_cores", ctypes.c_int32),
+        ("modelled_bound", ctypes.c_int32),
+        ("modelled_core", ctypes.c_int32),
+        ("reserved", ctypes.c_int32),
+        ("peak", _Peak),
+        ("modelled_seconds", ctypes.c_double),
+        ("modelled_cube_seconds", ctypes.c_double),
+        ("modelled_vector_seconds", ctypes.c_double),
+        ("modelled_dma_seconds", ctypes.c_double),
+        ("modelled_hbm_seconds", ctypes.c_double),
         ("cores", _CoreStats * MAX_CORES),
         ("message", ctypes.c_char * MESSAGE_BYTES),
     )
+
+
+# RecsdkSimBound, in order.
+BOUNDS = ("cube", "vector", "dma", "hbm")
+
+
+@dataclass(frozen=True)
+class Model:
+    """The report's modelled time: a roofline estimate (recsdk_sim/model.h), not a simulation."""
+
+    seconds: float
+    bound: str  # which term: cube, vector, dma (one core's share of HBM), hbm (all cores)
+    core: int  # the cores[] entry that bounds it, -1 for hbm
+    cube_seconds: float
+    vector_seconds: float
+    dma_seconds: float
+    hbm_seconds: float
+    peak: dict[str, float]
+
+    @classmethod
+    def from_report(cls, report: _Report) -> Model:
+        return cls(
+            seconds=report.modelled_seconds,
+            bound=BOUNDS[report.modelled_bound] if 0 <= report.modelled_bound < 4 else "?",
+            core=report.modelled_core,
+            cube_seconds=report.modelled_cube_seconds,
+            vector_seconds=report.modelled_vector_seconds,
+            dma_seconds=report.modelled_dma_seconds,
+            hbm_seconds=report.modelled_hbm_seconds,
+            peak={name: getattr(report.peak, name) for name, _ in _Peak._fields_},
+        )
 
 
 @dataclass(frozen=True)
@@ -102,6 +156,7 @@ class LaunchResult:
     tiling_key: int
     workspace_bytes: int
     cores: list[dict[str, int]] = field(default_factory=list)
+    model: Model | None = None
 
     @property
     def ok(self) -> bool:
@@ -117,6 +172,10 @@ class LaunchResult:
     @property
     def gm_bytes(self) -> int:
         return self.total("gm_read_bytes") + self.total("gm_write_bytes")
+
+    def kind(self, core_type: int) -> list[dict[str, int]]:
+        """The entries of one core type (0: AIV, 1: AIC)."""
+        return [c for c in self.cores if c["core_type"] == core_type]
 
     def balance(self) -> float:
         """The busiest core's global-memory traffic over the mean across the launched cores."""
@@ -217,6 +276,7 @@ class SimOp:
                 {name: getattr(report.cores[i], name) for name in STAT_FIELDS}
                 for i in range(report.num_cores)
             ],
+            model=Model.from_report(report),
         )
         if check and not result.ok:
             raise SimError(result)

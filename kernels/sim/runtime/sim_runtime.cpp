@@ -13,6 +13,7 @@
 
 #include "kernel_operator.h"
 #include "recsdk_sim/launch.h"
+#include "recsdk_sim/model.h"
 
 namespace recsdk::sim {
 
@@ -24,32 +25,53 @@ Abort::~Abort() = default;
 namespace {
 
 // Called when a core leaves the kernel body (normally or not): a core that returns while others
-// wait in SyncAll would hang the device.
-void CoreFinished(LaunchState& l, uint32_t idx, bool normally) {
+// wait for it in SyncAll would hang the device. (An AIC leaving while AIVs wait in SyncAll<true>
+// is fine: that barrier is the AIVs'. Other waits notice a core gone through BlockUntil.)
+void CoreFinished(LaunchState& l, const CoreState& c, bool normally) {
     std::unique_lock<std::mutex> lock(l.mu);
     ++l.finished;
-    if (normally && l.waiting > 0 && !l.aborted) {
+    if (c.core_type == kAic) ++l.finished_aic;
+    const bool party = !(l.sync_aiv_only && c.core_type == kAic && l.aiv_per_block > 0);
+    if (normally && party && l.waiting > 0 && !l.aborted) {
         const uint32_t waiting = l.waiting;
         const std::string where = l.waiting_at;
         lock.unlock();
         l.Record(RECSDK_SIM_CHECK_FAILED,
-                 "kernel '" + l.kernel + "', core " + std::to_string(idx) + " of " + std::to_string(l.block_dim) +
-                     ": returned from the kernel while " + std::to_string(waiting) + " core(s) wait in SyncAll at " +
-                     where + "; the device would hang");
+                 "kernel '" + l.kernel + "', " + CoreName(c) + ": returned from the kernel while " +
+                     std::to_string(waiting) + " core(s) wait in SyncAll at " + where + "; the device would hang");
         return;
     }
     l.cv.notify_all();
 }
 
-void RunCore(const KernelRun& run, LaunchState& l, const std::function<void()>& body, uint32_t idx) {
+// Slot s: AICs first, then the AIVs in GetBlockIdx() order (recsdk_sim/mix.h).
+void Identify(const LaunchState& l, uint32_t s, CoreState* c) {
+    const uint32_t aics = l.block_dim * l.aic_per_block;
+    c->slot = s;
+    if (s < aics) {
+        c->core_type = kAic;
+        c->idx = c->block = s;
+        c->sub_idx = 0;
+    } else {
+        const uint32_t j = s - aics;
+        c->core_type = kAiv;
+        c->idx = j;
+        c->block = j / l.aiv_per_block;
+        c->sub_idx = j % l.aiv_per_block;
+    }
+}
+
+void RunCore(const KernelRun& run, LaunchState& l, const std::function<void()>& body, uint32_t slot) {
     CoreState core;
     core.launch = &l;
-    core.idx = idx;
-    core.stats = &l.stats[idx];
-    core.ub_size = run.ub_bytes != 0 ? run.ub_bytes : run.soc->ub_bytes;
-    void* ub = std::aligned_alloc(64, core.ub_size);
+    Identify(l, slot, &core);
+    core.stats = &l.stats[slot];
+    core.stats->core_type = core.core_type;
+    // An AIC has no unified buffer (its L1/L0 budget is checked by the Matmul emulation).
+    core.ub_size = core.core_type == kAic ? 0 : (run.ub_bytes != 0 ? run.ub_bytes : run.soc->ub_bytes);
+    void* ub = core.ub_size != 0 ? std::aligned_alloc(64, core.ub_size) : nullptr;
     core.ub = static_cast<uint8_t*>(ub);
-    if (run.poison_ub) std::memset(core.ub, kPoison, core.ub_size);
+    if (run.poison_ub && ub != nullptr) std::memset(core.ub, kPoison, core.ub_size);
     CoreState* const outer = g_core;  // a launch from inside a kernel is a bug, but restore anyway
     g_core = &core;
     bool normally = false;
@@ -61,13 +83,13 @@ void RunCore(const KernelRun& run, LaunchState& l, const std::function<void()>& 
         l.Record(e.status(), e.what());
     } catch (const Abort&) {
     } catch (const std::exception& e) {
-        l.Record(RECSDK_SIM_INTERNAL, std::string("kernel '") + l.kernel + "', core " + std::to_string(idx) +
+        l.Record(RECSDK_SIM_INTERNAL, std::string("kernel '") + l.kernel + "', " + CoreName(core) +
                                           ": unexpected exception: " + e.what());
     } catch (...) {
-        l.Record(RECSDK_SIM_INTERNAL, std::string("kernel '") + l.kernel + "', core " + std::to_string(idx) +
+        l.Record(RECSDK_SIM_INTERNAL, std::string("kernel '") + l.kernel + "', " + CoreName(core) +
                                           ": unexpected exception of unknown type");
     }
-    CoreFinished(l, idx, normally);
+    CoreFinished(l, core, normally);
     g_core = outer;
     core.queues.clear();
     std::free(ub);
@@ -83,24 +105,52 @@ int32_t RunKernel(const KernelRun& run, const std::function<void()>& body, Recsd
     l.tiling_key = run.tiling_key;
     l.sys_workspace = run.sys_workspace;
     l.regions = run.regions;
-    l.stats.assign(run.block_dim, RecsdkSimCoreStats{});
+    l.kernel_type = run.kernel_type;
+    l.sys_workspace_ptr = run.sys_workspace_ptr;
+    auto refuse = [&](const std::string& why) {
+        if (report != nullptr) {
+            report->status = RECSDK_SIM_INTERNAL;
+            SetMessage(report, "kernel '" + run.kernel + "': " + why);
+        }
+        return RECSDK_SIM_INTERNAL;
+    };
+    if (!KernelShape(run.kernel_type, &l.aic_per_block, &l.aiv_per_block)) {
+        return refuse(std::string("launched as ") + KernelTypeName(run.kernel_type) + ", which the emulation does not run");
+    }
+    if (l.aic_per_block > 0 && run.soc->cube_cores == 0) {
+        return refuse(std::string(KernelTypeName(run.kernel_type)) + " needs cube cores, which are not emulated on " +
+                      run.soc->name);
+    }
+    if (l.aic_per_block > 0 && run.block_dim > run.soc->cube_cores) {
+        return refuse("blockDim " + std::to_string(run.block_dim) + " of a " + KernelTypeName(run.kernel_type) +
+                      " launch exceeds the " + std::to_string(run.soc->cube_cores) + " AI cores (AIC) of " +
+                      run.soc->name);
+    }
+    l.cores_total = run.block_dim * (l.aic_per_block + l.aiv_per_block);
+    if (l.cores_total > RECSDK_SIM_MAX_CORES) {
+        return refuse(std::to_string(l.cores_total) + " cores exceed RECSDK_SIM_MAX_CORES");
+    }
+    l.stats.assign(l.cores_total, RecsdkSimCoreStats{});
+    l.cube = std::make_shared<CubeLaunchState>(l.cores_total, run.block_dim * l.aic_per_block);
 
-    if (run.block_dim == 1) {
+    if (l.cores_total == 1) {
         RunCore(run, l, body, 0);
     } else {
         std::vector<std::thread> threads;
-        threads.reserve(run.block_dim);
-        for (uint32_t i = 0; i < run.block_dim; ++i) {
+        threads.reserve(l.cores_total);
+        for (uint32_t i = 0; i < l.cores_total; ++i) {
             threads.emplace_back([&run, &l, &body, i] { RunCore(run, l, body, i); });
         }
         for (auto& t : threads) t.join();
     }
+    MergeServed(l);
 
     if (report != nullptr) {
         report->block_dim = static_cast<int32_t>(run.block_dim);
         report->tiling_key = run.tiling_key;
-        report->num_cores = static_cast<int32_t>(std::min<uint32_t>(run.block_dim, RECSDK_SIM_MAX_CORES));
+        report->num_cores = static_cast<int32_t>(l.cores_total);
         for (int32_t i = 0; i < report->num_cores; ++i) report->cores[i] = l.stats[i];
+        FillModel(*run.soc, report);
         report->status = l.has_error ? l.status : RECSDK_SIM_OK;
         SetMessage(report, l.has_error ? l.error : std::string());
     }

@@ -16,7 +16,7 @@
 extern "C" {
 #endif
 
-#define RECSDK_SIM_ABI_VERSION 1
+#define RECSDK_SIM_ABI_VERSION 2
 #define RECSDK_SIM_MAX_DIMS 8
 #define RECSDK_SIM_MAX_CORES 128
 #define RECSDK_SIM_MESSAGE_BYTES 2048
@@ -80,8 +80,39 @@ typedef struct RecsdkSimCoreStats {
     uint64_t scalar_ub_accesses; /* LocalTensor::GetValue / SetValue */
     uint64_t ub_peak_bytes;      /* high-water mark of unified buffer allocations */
     uint64_t sync_all;           /* SyncAll calls */
-    uint64_t atomic_write_bytes; /* part of gm_write_bytes done with SetAtomicAdd */
+    uint64_t atomic_write_bytes; /* part of gm_write_bytes done with SetAtomicAdd or a Matmul enAtomic */
+    uint64_t core_type;          /* 0: vector core (AIV), 1: cube core (AIC) */
+    uint64_t vector_repeats;     /* 256-byte repeats of vector instructions (per instruction, rounded up) */
+    uint64_t cube_macs;          /* MACs the Cube issued: m, n padded to 16, k to the fractal's k0 */
+    uint64_t cube_useful_macs;   /* m * n * k of the products asked for (no padding) */
+    uint64_t cube_cycles;        /* cube_macs / the SoC's MACs per cycle for the input dtype */
+    uint64_t gm_to_l1_bytes;     /* MTE2 global memory -> L1 (also counted in gm_read_bytes) */
+    uint64_t l1_to_l0_bytes;     /* MTE1 L1 -> L0A/L0B, fractal padded */
+    uint64_t l0c_out_bytes;      /* FIX L0C -> global memory (also in gm_write_bytes) or unified buffer */
+    uint64_t cross_core_flags;   /* CrossCoreSetFlag calls */
 } RecsdkSimCoreStats;
+
+/* The SoC figures the modelled time used (recsdk_sim/runtime.h SocTable; clock and HBM bandwidth
+   are estimates, see there). */
+typedef struct RecsdkSimPeak {
+    double clock_hz;
+    double hbm_bytes_per_s;
+    double core_dma_bytes_per_s; /* each core's share: hbm_bytes_per_s / vector_cores */
+    uint32_t vector_cores;
+    uint32_t cube_cores;
+    uint32_t cube_macs_b16;      /* per AIC per cycle */
+    uint32_t cube_macs_f32;
+    uint32_t cube_macs_b8;
+    uint32_t vector_bytes_per_cycle;
+} RecsdkSimPeak;
+
+/* Which term bounds the modelled time. */
+enum RecsdkSimBound {
+    RECSDK_SIM_BOUND_CUBE = 0,   /* a core's cube_cycles */
+    RECSDK_SIM_BOUND_VECTOR = 1, /* a core's vector_repeats */
+    RECSDK_SIM_BOUND_DMA = 2,    /* a core's GM bytes over its share of the bandwidth */
+    RECSDK_SIM_BOUND_HBM = 3,    /* all cores' GM bytes over the HBM bandwidth */
+};
 
 enum RecsdkSimStatus {
     RECSDK_SIM_OK = 0,
@@ -97,7 +128,21 @@ typedef struct RecsdkSimReport {
     uint64_t tiling_key;
     uint64_t workspace_bytes; /* user workspace the tiling asked for */
     uint64_t tiling_bytes;
-    int32_t num_cores;        /* entries of cores[] filled (== block_dim) */
+    int32_t num_cores;        /* entries of cores[] filled: block_dim, or with cube cores
+                                 block_dim AICs then the AIVs by GetBlockIdx() */
+    int32_t modelled_bound;   /* RecsdkSimBound of modelled_seconds */
+    int32_t modelled_core;    /* the cores[] entry that bounds it (-1 for RECSDK_SIM_BOUND_HBM) */
+    int32_t reserved;
+    RecsdkSimPeak peak;
+    /* A roofline estimate, not a simulation of time: the maximum over cores of max(cube cycles,
+       vector repeats, GM bytes / the core's share of HBM bandwidth), and the launch's GM bytes over
+       the HBM bandwidth. No latency, pipe stalls, bank conflicts or caches; the pipes of a core
+       overlap perfectly. */
+    double modelled_seconds;
+    double modelled_cube_seconds;   /* the largest term of each kind */
+    double modelled_vector_seconds;
+    double modelled_dma_seconds;
+    double modelled_hbm_seconds;
     RecsdkSimCoreStats cores[RECSDK_SIM_MAX_CORES];
     char message[RECSDK_SIM_MESSAGE_BYTES];
 } RecsdkSimReport;

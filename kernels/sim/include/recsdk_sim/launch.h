@@ -31,6 +31,10 @@ struct KernelRun {
     std::vector<GmRegion> regions;
     bool poison_ub = true;
     uint32_t ub_bytes = 0;  // 0: the SoC's
+    // KERNEL_TYPE_* (recsdk_sim/mix.h): with cube cores, block_dim counts AI cores and each runs
+    // its AIC and AIVs as threads (KERNEL_TYPE_MIX_AIC_1_2: 1 + 2).
+    int32_t kernel_type = 0;
+    uint8_t* sys_workspace_ptr = nullptr;  // what GetSysWorkSpacePtr() returns
 };
 
 inline void SetMessage(RecsdkSimReport* report, const std::string& msg) {
@@ -38,8 +42,9 @@ inline void SetMessage(RecsdkSimReport* report, const std::string& msg) {
     std::snprintf(report->message, sizeof(report->message), "%s", msg.c_str());
 }
 
-// Runs body() once per core, each on its own thread with its own unified buffer, and returns
-// the status; the report gets the message and per-core counters. Implemented by the runtime
+// Runs body() once per core, each on its own thread with its own unified buffer (AIVs) or L1/L0
+// budget (AICs), and returns the status; the report gets the message, per-core counters and the
+// modelled time. Implemented by the runtime
 // library (kernels/sim/runtime/sim_runtime.cpp).
 RECSDK_SIM_RUNTIME_API int32_t RunKernel(const KernelRun& run, const std::function<void()>& body,
                                          RecsdkSimReport* report);

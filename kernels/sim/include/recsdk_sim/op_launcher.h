@@ -15,6 +15,7 @@
 
 #include "recsdk_sim/api.h"
 #include "recsdk_sim/launch.h"
+#include "recsdk_sim/mix.h"
 #include "tiling_common.h"
 
 #define RECSDK_SIM_EXPORT extern "C" __attribute__((visibility("default")))
@@ -41,6 +42,9 @@ struct OpSpec {
     std::vector<TensorSpec> inputs;
     std::vector<TensorSpec> outputs;
     std::vector<AttrSpec> attrs;
+    // KERNEL_TYPE_* the kernel declares with KERNEL_TASK_TYPE_DEFAULT (recsdk_sim/mix.h; op.toml
+    // [op] kernel_type once the generator writes it). With cube cores blockDim counts AI cores.
+    int32_t kernel_type = 0;
 };
 
 inline bool Present(const RecsdkSimTensor& t) { return t.ndim >= 0; }
@@ -176,6 +180,24 @@ inline int32_t LaunchOp(const OpSpec& op, const RecsdkSimTensor* tensors, int32_
         }
         platform.ub_bytes = soc->ub_bytes;
         platform.soc = soc->name;
+        platform.cube_cores = soc->cube_cores;
+        if (options != nullptr && options->max_cores > 0 &&
+            static_cast<uint32_t>(options->max_cores) < platform.cube_cores) {
+            platform.cube_cores = static_cast<uint32_t>(options->max_cores);
+        }
+        platform.l1_bytes = soc->l1_bytes;
+        platform.l0a_bytes = soc->l0a_bytes;
+        platform.l0b_bytes = soc->l0b_bytes;
+        platform.l0c_bytes = soc->l0c_bytes;
+        platform.bt_bytes = soc->bt_bytes;
+        uint32_t aic = 0, aiv = 1;
+        if (!KernelShape(op.kernel_type, &aic, &aiv)) {
+            return reject(RECSDK_SIM_INTERNAL, std::string(op.name) + ": kernel type " + KernelTypeName(op.kernel_type) +
+                                                   " is not emulated");
+        }
+        // blockDim counts AI cores when the kernel has cube cores (AIC-only or mixed).
+        const uint32_t max_block_dim = aic > 0 ? platform.cube_cores : platform.vector_cores;
+        const char* block_unit = aic > 0 ? " AI cores (AIC)" : " vector cores";
         if (options != nullptr && options->min_core_bytes > 0) platform.min_core_bytes = options->min_core_bytes;
         if (options != nullptr && options->ub_bytes > 0 && static_cast<uint64_t>(options->ub_bytes) < soc->ub_bytes) {
             platform.ub_bytes = static_cast<uint64_t>(options->ub_bytes) / 32 * 32;
@@ -194,10 +216,10 @@ inline int32_t LaunchOp(const OpSpec& op, const RecsdkSimTensor* tensors, int32_
 
         mxrec::TilingPlan<TD> plan = tiling(args, platform);
         if (!plan.ok()) return reject(RECSDK_SIM_INVALID_ARGUMENT, std::string(op.name) + ": " + plan.error);
-        if (plan.block_dim == 0 || plan.block_dim > platform.vector_cores) {
+        if (plan.block_dim == 0 || plan.block_dim > max_block_dim) {
             return reject(RECSDK_SIM_INTERNAL, std::string(op.name) + ": tiling chose blockDim " +
                                                    std::to_string(plan.block_dim) + " on a platform with " +
-                                                   std::to_string(platform.vector_cores) + " vector cores");
+                                                   std::to_string(max_block_dim) + block_unit);
         }
 
         const bool poison = options == nullptr || options->no_poison == 0;
@@ -209,6 +231,7 @@ inline int32_t LaunchOp(const OpSpec& op, const RecsdkSimTensor* tensors, int32_
         run.sys_workspace = soc->sys_workspace;
         run.poison_ub = poison;
         run.ub_bytes = static_cast<uint32_t>(platform.ub_bytes);
+        run.kernel_type = op.kernel_type;
 
         std::vector<GM_ADDR> ptrs(n_in + n_out);
         for (size_t i = 0; i < n_in + n_out; ++i) {
@@ -232,6 +255,7 @@ inline int32_t LaunchOp(const OpSpec& op, const RecsdkSimTensor* tensors, int32_
         if (poison) std::memset(user_ptr, kPoison, user);
         if (user > 0) run.regions.push_back(GmRegion{user_ptr, user, true, "workspace"});
         GM_ADDR workspace = user_ptr - soc->sys_workspace;
+        run.sys_workspace_ptr = workspace;
 
         std::unique_ptr<uint8_t[]> tiling_mem(new uint8_t[sizeof(TD) + 64]);
         uint8_t* tiling_ptr = tiling_mem.get() + (64 - reinterpret_cast<uintptr_t>(tiling_mem.get()) % 64) % 64;

@@ -310,6 +310,10 @@ private:
             recsdk::sim::Fail(call, loc, "InitBuffer on a queue/TBuf that already has buffers (Reset the pipe first)");
         }
         if (num == 0) recsdk::sim::Fail(call, loc, "InitBuffer with num == 0");
+        if (c.core_type == recsdk::sim::kAic) {
+            recsdk::sim::Fail(call, loc, "a cube core (AIC) has no unified buffer: guard vector code with "
+                                         "`if ASCEND_IS_AIV` (the Matmul API manages the AIC's L1/L0 itself)");
+        }
         const uint32_t rounded = (len + 31u) / 32u * 32u;  // InitBuffer.md: len is rounded up to 32 bytes
         const uint64_t need = uint64_t(rounded) * num;
         if (uint64_t(c.ub_top) + need > c.ub_size) {

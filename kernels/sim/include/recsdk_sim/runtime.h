@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -36,11 +37,36 @@
 namespace recsdk::sim {
 
 // ---- SoC table ------------------------------------------------------------------------------
-// Figures for the vector cores (AIV) of each product. On hardware the tiling function reads
-// them from the platform (PlatformAscendC::GetCoreNumAiv / GetCoreMemSize(UB)); here they are
-// the emulated platform. Feature flags follow the AscendC API reference's product-support
-// tables (docs/api/SIMD-API/基础API/...: DataCopyPad_GMToUB.md "Atlas 推理系列产品AI Core：不支持",
-// SetAtomicAdd.md data types, TQue简介.md "TQue Buffer限制").
+// The emulated platform: core counts, on-chip buffers and peak rates of each product. On hardware
+// the tiling function reads the sizes from the platform (PlatformAscendC::GetCoreNumAiv/Aic,
+// GetCoreMemSize); here they are the emulated platform. This is the one table every capacity
+// check and the modelled time read.
+//
+// Sources, column by column (docs = mirror-cann/asc-devkit 9.1.0, docs/api/ and docs/guide/):
+// - vector_cores, ub_bytes, sys_workspace, has_datacopy_pad, atomic_add_bf16, que_events: the
+//   AscendC API reference's product-support tables (DataCopyPad_GMToUB.md "Atlas 推理系列产品AI
+//   Core：不支持", SetAtomicAdd.md data types, TQue简介.md "TQue Buffer限制").
+// - cube_cores: arch 2201 (Atlas A2/A3) splits each AI core into one AIC and two AIV
+//   (NPU架构版本2201.md; GetTaskRatio.md: 2 on an AIV of a KERNEL_TYPE_MIX_AIC_1_2 launch), so the
+//   AIC count is half the AIV count. 0: the Cube unit is not emulated on that SoC (Ascend310P's AI
+//   cores are coupled, not modelled).
+// - l1/l0a/l0b/l0c/bt bytes (per AIC): asc-devkit impl/adv_api/tiling/conv/conv3d_tiling_util.h
+//   (L0A 65536, L0B 65536, L0C 131072), impl/adv_api/tiling/conv_backprop/conv3d_bp_input_tiling.cpp
+//   (L1 512 KiB; GetMatmulApiTiling.md's example passes 524288), impl/adv_api/detail/matmul/resource/
+//   bias_buffer/c2_buffer/c2_buffer.h (BIAS_TABLE_SIZE 1024 outside arch 3510).
+// - cube MACs per cycle per AIC: Cube指令理论性能汇总.md table 1, cube_m x cube_n x cube_k:
+//   half/bfloat16 16x16x16 = 4096, float 16x16x4 = 1024, int8 16x16x32 = 8192.
+// - vector bytes per cycle per AIV: Vector指令理论性能汇总.md, Add/Mul/Max on half 128 and on float
+//   64 elements per cycle = 256 bytes (Exp, Ln, Sqrt: 32 elements per cycle; the model uses 256
+//   bytes for every instruction, so it is optimistic for transcendental functions).
+// - clock_hz: ESTIMATE, no AscendC document states it. 1.6 GHz is what makes 24 AIC x 4096 MACs x 2
+//   FLOP x f equal the nominal 313 TFLOPS fp16 of the 910B quoted (unconfirmed) in
+//   /work/shared/research/hstu.md section 6. Ascend310P3: 1.0 GHz, a placeholder.
+// - hbm_bytes_per_s: ESTIMATE, 1.6 TB/s for Atlas A2/A3, the nominal figure hstu.md section 6 uses
+//   (unconfirmed; GetCoreMemBw(HBM) reads the real value on a device). Ascend310P3: 204.8 GB/s
+//   LPDDR4X, also an estimate (no cube kernel runs there).
+// No per-core DMA limit is documented; the model (recsdk_sim/model.h) gives each core an equal
+// share of hbm_bytes_per_s over vector_cores, as if every vector core streamed at once.
 struct SocInfo {
     const char* name;
     const char* compute_unit;   // ASCEND_COMPUTE_UNIT / OpDef AddConfig name
@@ -50,17 +76,39 @@ struct SocInfo {
     bool has_datacopy_pad;
     bool atomic_add_bf16;       // SetAtomicAdd<bfloat16_t> / <int8_t>
     uint32_t que_events;        // tensors concurrently allocated per TPosition (eventID count)
+    uint32_t cube_cores;        // AIC; 0: no Cube emulation on this SoC
+    uint32_t l1_bytes;          // per AIC
+    uint32_t l0a_bytes;
+    uint32_t l0b_bytes;
+    uint32_t l0c_bytes;
+    uint32_t bt_bytes;          // BiasTable
+    uint32_t cube_macs_b16;     // MACs per cycle per AIC, half/bfloat16 inputs
+    uint32_t cube_macs_f32;     // float inputs
+    uint32_t cube_macs_b8;      // int8 inputs
+    uint32_t vector_bytes_per_cycle;  // per AIV
+    double clock_hz;            // estimate (see above)
+    double hbm_bytes_per_s;     // estimate (see above)
 };
 
 inline const SocInfo* SocTable(size_t* count) {
+    constexpr uint32_t KiB = 1024;
     static const SocInfo table[] = {
-        {"Ascend910B1", "ascend910b", 48, 192 * 1024, 16u << 20, true, true, 8},
-        {"Ascend910B2", "ascend910b", 48, 192 * 1024, 16u << 20, true, true, 8},
-        {"Ascend910B3", "ascend910b", 40, 192 * 1024, 16u << 20, true, true, 8},
-        {"Ascend910B4", "ascend910b", 40, 192 * 1024, 16u << 20, true, true, 8},
-        {"Ascend910_9391", "ascend910_93", 48, 192 * 1024, 16u << 20, true, true, 8},
-        {"Ascend910_9392", "ascend910_93", 48, 192 * 1024, 16u << 20, true, true, 8},
-        {"Ascend310P3", "ascend310p", 8, 256 * 1024, 2u << 20, false, false, 8},
+        // name, unit, AIV, UB, sys ws, pad, bf16 atomic, events,
+        //   AIC, L1, L0A, L0B, L0C, BT, MACs b16/f32/b8, vector B/cycle, clock, HBM B/s
+        {"Ascend910B1", "ascend910b", 48, 192 * KiB, 16u << 20, true, true, 8,
+         24, 512 * KiB, 64 * KiB, 64 * KiB, 128 * KiB, 1 * KiB, 4096, 1024, 8192, 256, 1.6e9, 1.6e12},
+        {"Ascend910B2", "ascend910b", 48, 192 * KiB, 16u << 20, true, true, 8,
+         24, 512 * KiB, 64 * KiB, 64 * KiB, 128 * KiB, 1 * KiB, 4096, 1024, 8192, 256, 1.6e9, 1.6e12},
+        {"Ascend910B3", "ascend910b", 40, 192 * KiB, 16u << 20, true, true, 8,
+         20, 512 * KiB, 64 * KiB, 64 * KiB, 128 * KiB, 1 * KiB, 4096, 1024, 8192, 256, 1.6e9, 1.6e12},
+        {"Ascend910B4", "ascend910b", 40, 192 * KiB, 16u << 20, true, true, 8,
+         20, 512 * KiB, 64 * KiB, 64 * KiB, 128 * KiB, 1 * KiB, 4096, 1024, 8192, 256, 1.6e9, 1.6e12},
+        {"Ascend910_9391", "ascend910_93", 48, 192 * KiB, 16u << 20, true, true, 8,
+         24, 512 * KiB, 64 * KiB, 64 * KiB, 128 * KiB, 1 * KiB, 4096, 1024, 8192, 256, 1.6e9, 1.6e12},
+        {"Ascend910_9392", "ascend910_93", 48, 192 * KiB, 16u << 20, true, true, 8,
+         24, 512 * KiB, 64 * KiB, 64 * KiB, 128 * KiB, 1 * KiB, 4096, 1024, 8192, 256, 1.6e9, 1.6e12},
+        {"Ascend310P3", "ascend310p", 8, 256 * KiB, 2u << 20, false, false, 8,
+         0, 0, 0, 0, 0, 0, 0, 0, 0, 256, 1.0e9, 204.8e9},
     };
     *count = sizeof(table) / sizeof(table[0]);
     return table;
@@ -119,6 +167,19 @@ struct GmRegion {
 };
 
 struct QueueState;
+struct CubeLaunchState;  // recsdk_sim/cube.h: per-AIC buffers, cross-core flags
+
+// Core types of a launch (RecsdkSimCoreStats::core_type).
+constexpr uint8_t kAiv = 0;
+constexpr uint8_t kAic = 1;
+
+// A core blocked in a cross-core wait (SyncAll, CrossCoreWaitFlag, ...): what it waits for, and
+// whether that has happened. See BlockUntil.
+struct Waiter {
+    std::string who;   // CoreName of the waiting core
+    const std::function<bool()>* ready;
+    std::string what;
+};
 
 struct LaunchState {
     std::string kernel;
@@ -127,7 +188,18 @@ struct LaunchState {
     uint64_t tiling_key = 0;
     uint64_t sys_workspace = 0;
     std::vector<GmRegion> regions;
-    std::vector<RecsdkSimCoreStats> stats;
+    std::vector<RecsdkSimCoreStats> stats;  // by slot: AICs first, then AIVs by GetBlockIdx
+    // KERNEL_TYPE_* of the launch (recsdk_sim/mix.h): how many AIC and AIV each of the block_dim
+    // logical cores has. AIV-only launches: block_dim AIVs, as before mixed launches existed.
+    int32_t kernel_type = 0;
+    uint32_t aic_per_block = 0;
+    uint32_t aiv_per_block = 1;
+    uint32_t cores_total = 1;   // threads: block_dim * (aic_per_block + aiv_per_block)
+    uint32_t finished_aic = 0;
+    uint8_t* sys_workspace_ptr = nullptr;  // GetSysWorkSpacePtr()
+    std::shared_ptr<CubeLaunchState> cube;
+    std::vector<Waiter*> waiters;          // cores in BlockUntil (under mu)
+    bool sync_aiv_only = true;             // the SyncAll barrier being filled counts AIVs only
 
     // SyncAll barrier and failure propagation.
     std::mutex mu;
@@ -155,7 +227,14 @@ struct LaunchState {
 
 struct CoreState {
     LaunchState* launch = nullptr;
-    uint32_t idx = 0;
+    uint32_t idx = 0;             // GetBlockIdx(): on an AIV of a mixed launch block * ratio + sub-block
+    uint8_t core_type = kAiv;
+    uint32_t block = 0;           // logical AI core (the AIC index in a mixed launch)
+    uint32_t sub_idx = 0;         // GetSubBlockIdx()
+    uint32_t slot = 0;            // index into LaunchState::stats and the report's cores[]
+    uint32_t matmul_objects = 0;  // REGIST_MATMUL_OBJ registrations (at most 4)
+    bool matmul_kfc = false;      // they are served by the AIC (MIX mode): flagIds [0, 2N-1] are taken
+    bool matmul_cube_only = false;  // REGIST_MATMUL_OBJ saw ASCENDC_CUBE_ONLY
     RecsdkSimCoreStats* stats = nullptr;
     uint8_t* ub = nullptr;
     uint32_t ub_size = 0;
@@ -178,7 +257,7 @@ extern RECSDK_SIM_RUNTIME_API thread_local CoreState* g_core;
 // built against other headers than the runtime it finds is refused at launch instead of
 // misreading the runtime's structures (see LaunchOp).
 constexpr uint64_t kRuntimeLayout =
-    (uint64_t{2} << 56) ^ (uint64_t{sizeof(LaunchState)} << 40) ^ (uint64_t{sizeof(CoreState)} << 24) ^
+    (uint64_t{3} << 56) ^ (uint64_t{sizeof(LaunchState)} << 40) ^ (uint64_t{sizeof(CoreState)} << 24) ^
     (uint64_t{sizeof(GmRegion)} << 12) ^ uint64_t{sizeof(RecsdkSimReport)};
 
 inline CoreState& Core() {
@@ -189,10 +268,20 @@ inline CoreState& Core() {
     return *g_core;
 }
 
+// "core 3 of 48"; in a launch with cube cores "AIC core 1 of 24" or "AIV core 3 of 48 (AI core 1,
+// sub-block 1)", GetBlockIdx() being the first number.
+inline std::string CoreName(const CoreState& c) {
+    const LaunchState& l = *c.launch;
+    if (l.aic_per_block == 0) return "core " + std::to_string(c.idx) + " of " + std::to_string(l.block_dim);
+    if (c.core_type == kAic) return "AIC core " + std::to_string(c.idx) + " of " + std::to_string(l.block_dim);
+    return "AIV core " + std::to_string(c.idx) + " of " + std::to_string(l.block_dim * l.aiv_per_block) +
+           " (AI core " + std::to_string(c.block) + ", sub-block " + std::to_string(c.sub_idx) + ")";
+}
+
 inline std::string Where(const char* call, const SrcLoc& loc) {
     CoreState* c = g_core;
     std::string s = "kernel '" + (c ? c->launch->kernel : std::string("?")) + "'";
-    if (c) s += ", core " + std::to_string(c->idx) + " of " + std::to_string(c->launch->block_dim);
+    if (c) s += ", " + CoreName(*c);
     s += ", ";
     s += call;
     s += (loc.line > 0 ? " at " : " ") + loc.str();
@@ -204,6 +293,43 @@ inline std::string Where(const char* call, const SrcLoc& loc) {
 }
 
 inline RecsdkSimCoreStats& Stats() { return *Core().stats; }
+
+// ---- cross-core waits ---------------------------------------------------------------------------
+// Blocks the calling core (holding l.mu through `lock`) until ready() holds. The device has no
+// timeout: a core that waits while every other core of the launch has returned or waits as well,
+// none of them able to go on, hangs it. That is reported here as a deadlock, naming what each core
+// waits for, instead of hanging the host. Whoever changes what a waiter waits for notifies l.cv.
+inline void BlockUntil(std::unique_lock<std::mutex>& lock, const std::function<bool()>& ready, const std::string& what,
+                       const char* call, const SrcLoc& loc) {
+    CoreState& c = *g_core;
+    LaunchState& l = *c.launch;
+    if (ready()) return;
+    Waiter me{CoreName(c), &ready, what};
+    l.waiters.push_back(&me);
+    auto stuck = [&l] {
+        if (l.finished + l.waiters.size() < l.cores_total) return false;
+        for (const Waiter* w : l.waiters) {
+            if ((*w->ready)()) return false;
+        }
+        return true;
+    };
+    l.cv.notify_all();  // the others re-check: this core may have been the last one running
+    l.cv.wait(lock, [&] { return ready() || l.aborted || stuck(); });
+    std::string others;
+    for (const Waiter* w : l.waiters) {
+        if (w != &me) others += (others.empty() ? "" : "; ") + w->who + ": " + w->what;
+    }
+    l.waiters.erase(std::find(l.waiters.begin(), l.waiters.end(), &me));
+    if (ready()) return;
+    if (l.aborted) throw Abort{};
+    const uint32_t done = l.finished;
+    lock.unlock();
+    Fail(call, loc,
+         what + ", but no core can make it happen: " + std::to_string(done) + " core(s) returned from the kernel" +
+             (others.empty() ? std::string() : ", the others wait too (" + others + ")") +
+             "; the device would hang (deadlock)");
+}
+
 
 // ---- global memory ---------------------------------------------------------------------------
 inline std::string DescribeAddress(const void* p) {

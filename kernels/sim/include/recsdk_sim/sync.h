@@ -17,6 +17,7 @@
 #define RECSDK_SIM_SYNC_H
 
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <type_traits>
@@ -27,7 +28,7 @@
 enum pipe_t { PIPE_S = 0, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_ALL, PIPE_V2, PIPE_FIX };
 enum event_t { EVENT_ID0 = 0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_ID5, EVENT_ID6, EVENT_ID7 };
 
-enum KernelTaskType { KERNEL_TYPE_AIV_ONLY = 0, KERNEL_TYPE_AIC_ONLY, KERNEL_TYPE_MIX_AIV_1_0, KERNEL_TYPE_MIX_AIC_1_2 };
+// KERNEL_TYPE_* and KERNEL_TASK_TYPE_DEFAULT: recsdk_sim/mix.h.
 
 namespace AscendC {
 
@@ -62,25 +63,36 @@ inline void SyncAll(recsdk::sim::SrcLoc loc = {}) {
     LaunchState& l = *c.launch;
     ++c.stats->sync_all;
     const uint32_t nth = ++c.sync_count;
+    // With cube cores in the launch, SyncAll<true> meets the AIVs only (an AIC passes through, as
+    // asc-devkit's SoftSyncAllImpl returns on AIC) and SyncAll<false> every core.
+    const bool aiv_only = isAIVOnly && l.aiv_per_block > 0;
+    if (aiv_only && c.core_type == kAic) return;
+    const uint32_t parties = aiv_only ? l.block_dim * l.aiv_per_block : l.cores_total;
     std::unique_lock<std::mutex> lock(l.mu);
     if (l.aborted) throw Abort{};
-    if (l.finished > 0) {
+    auto gone = [&l, aiv_only] { return aiv_only ? l.finished - l.finished_aic : l.finished; };
+    if (gone() > 0) {
         lock.unlock();
         Fail("SyncAll", loc,
              "SyncAll #" + std::to_string(nth) + " after another core returned from the kernel: the remaining "
              "cores would wait forever (every core must call SyncAll the same number of times)");
     }
     const uint64_t gen = l.generation;
-    if (l.waiting == 0) l.waiting_at = loc.str();
-    if (++l.waiting == l.block_dim) {
+    if (l.waiting == 0) {
+        l.waiting_at = loc.str();
+        l.sync_aiv_only = aiv_only;
+    }
+    if (++l.waiting == parties) {
         l.waiting = 0;
         ++l.generation;
         l.cv.notify_all();
         return;
     }
-    l.cv.wait(lock, [&] { return l.generation != gen || l.aborted || l.finished > 0; });
+    // BlockUntil also reports the deadlock of a SyncAll waiting for a core stuck in another wait.
+    const std::function<bool()> ready = [&] { return l.generation != gen || gone() > 0; };
+    BlockUntil(lock, ready, "SyncAll #" + std::to_string(nth) + " at " + loc.str() + " waits for the other cores", "SyncAll",
+               loc);
     if (l.generation != gen) return;
-    if (l.aborted) throw Abort{};
     lock.unlock();
     Fail("SyncAll", loc,
          "waiting in SyncAll #" + std::to_string(nth) + " while another core returned from the kernel: the device "
@@ -173,6 +185,5 @@ inline void LoadTiling(TD* out, GM_ADDR tiling, SrcLoc loc = {}) {
     TYPE VAR;                                          \
     ::recsdk::sim::LoadTiling(&VAR, TILING)
 #define TILING_KEY_IS(KEY) (::recsdk::sim::Core().launch->tiling_key == static_cast<uint64_t>(KEY))
-#define KERNEL_TASK_TYPE_DEFAULT(TYPE) ((void)(TYPE))
 
 #endif  // RECSDK_SIM_SYNC_H

@@ -58,9 +58,12 @@ inline void VecOperand(const AscendC::LocalTensor<T>& t, int32_t count, const ch
     CheckUbAligned(t.SimData(), call, loc, "operand");
 }
 
-inline void VecDone(int32_t count) {
+// elem_bytes: the widest operand's element size; an instruction takes one 256-byte repeat per
+// cycle at best (recsdk_sim/model.h), so the modelled vector time counts repeats.
+inline void VecDone(int32_t count, uint64_t elem_bytes) {
     auto& s = Stats();
     s.vector_elements += static_cast<uint64_t>(count);
+    s.vector_repeats += (static_cast<uint64_t>(count) * elem_bytes + 255) / 256;
     ++s.vector_instrs;
 }
 
@@ -87,7 +90,7 @@ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int
     recsdk::sim::VecOperand(dst, count, "Duplicate", loc);
     T* d = dst.SimData();
     for (int32_t i = 0; i < count; ++i) d[i] = scalarValue;
-    recsdk::sim::VecDone(count);
+    recsdk::sim::VecDone(count, sizeof(T));
 }
 
 #define RECSDK_SIM_SCALAR_OP(NAME, EXPR)                                                                     \
@@ -104,7 +107,7 @@ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int
             const T x = a[i];                                                                              \
             d[i] = static_cast<T>(EXPR);                                                                   \
         }                                                                                                  \
-        recsdk::sim::VecDone(count);                                                                       \
+        recsdk::sim::VecDone(count, sizeof(T));                                                                       \
     }
 
 RECSDK_SIM_SCALAR_OP(Adds, x + s)
@@ -130,7 +133,7 @@ RECSDK_SIM_SCALAR_OP(Mins, (s < x ? s : x))
             const T y = b[i];                                                                              \
             d[i] = static_cast<T>(EXPR);                                                                   \
         }                                                                                                  \
-        recsdk::sim::VecDone(count);                                                                       \
+        recsdk::sim::VecDone(count, sizeof(T));                                                                       \
     }
 
 RECSDK_SIM_BINARY_OP(Div, kFloatType, x / y)
@@ -144,7 +147,7 @@ inline void Sqrt(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int
     T* d = dst.SimData();
     const T* a = src.SimData();
     for (int32_t i = 0; i < count; ++i) d[i] = static_cast<T>(std::sqrt(recsdk::sim::AsFloat(a[i])));
-    recsdk::sim::VecDone(count);
+    recsdk::sim::VecDone(count, sizeof(T));
 }
 
 RECSDK_SIM_BINARY_OP(Add, kArithType, x + y)
@@ -209,7 +212,7 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
             d[i] = T(static_cast<float>(s[i]));
         }
     }
-    VecDone(static_cast<int32_t>(count));
+    VecDone(static_cast<int32_t>(count), sizeof(T) > sizeof(U) ? sizeof(T) : sizeof(U));
 }
 
 template <typename T>
@@ -239,7 +242,7 @@ inline void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src, const L
         }
         std::memcpy(&d[i], s + byte, sizeof(T));
     }
-    VecDone(static_cast<int32_t>(count));
+    VecDone(static_cast<int32_t>(count), sizeof(T));
 }
 
 }  // namespace AscendC
