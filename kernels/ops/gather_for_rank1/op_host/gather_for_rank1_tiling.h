@@ -30,10 +30,11 @@ inline TilingPlan<GatherForRank1TilingData> GatherForRank1Tiling(const OpArgs& a
     TD& td = plan.data;
     td.xLen = x.dims[0];
     td.indexLen = index.dims[0];
-    td.xBufBytes = static_cast<uint32_t>(AlignUp(Max64(td.xLen * elem, 1), kBlockBytes));
-    const bool resident = static_cast<int64_t>(td.xBufBytes) <= ub / 2;
+    // Compared in 64 bits before narrowing: an x of 4 GiB or more must not wrap into "fits".
+    const int64_t xBytes = AlignUp(Max64(td.xLen * elem, 1), kBlockBytes);
+    const bool resident = xBytes <= ub / 2;
     plan.tiling_key = resident ? GATHER_KEY_UB : GATHER_KEY_GM;
-    if (!resident) td.xBufBytes = 0;
+    td.xBufBytes = resident ? static_cast<uint32_t>(xBytes) : 0;
     // The rest of UB: indices and gathered values (double buffered) and int32 byte offsets.
     const int64_t perIndex = 2 * idxElem + 4 + 2 * elem;
     td.chunk = StepElems(ub - static_cast<int64_t>(td.xBufBytes) - 4 * kBlockBytes, perIndex);
