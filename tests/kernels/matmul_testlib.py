@@ -89,6 +89,7 @@ class MmCase(ctypes.Structure):
 
 class Lib:
     def __init__(self, path: Path) -> None:
+        self.path = path
         self.dll = ctypes.CDLL(str(path))
         self.dll.recsdk_sim_mm_tiling.restype = ctypes.c_int32
         self.dll.recsdk_sim_mm_run.restype = ctypes.c_int32

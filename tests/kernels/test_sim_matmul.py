@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from kernel_testlib import arg, simrun
 from matmul_testlib import Lib, build_matmul_library, make_case
 
 OK, CHECK_FAILED, TRAP = 0, 2, 3
@@ -416,3 +417,31 @@ def test_padding_counts_issued_macs(mm: Lib) -> None:
     (core,) = result.cores
     assert core["cube_useful_macs"] == m * n * k
     assert core["cube_macs"] == 32 * 32 * 16  # m, n to 16, k to k0 = 16 for half
+
+
+# ---- a mixed operator through the op launcher --------------------------------------------------
+
+
+class _MmOpSpec:
+    """What simrun.SimOp reads of an operator spec: its name and (no) attributes."""
+
+    name = "mm_op"
+    attrs = ()
+
+
+@pytest.mark.parametrize("max_cores", [0, 3])
+def test_mixed_operator_through_launcher(mm: Lib, max_cores) -> None:
+    """OpSpec::kernel_type = KERNEL_TYPE_MIX_AIC_1_2: the tiling sees the platform's AI cores and
+    L1/L0 sizes, blockDim counts AI cores, the report lists each AI core's AIC and two AIVs."""
+    m, n, k = 200, 300, 96
+    a, b, a64, b64 = operands(m, n, k, torch.float16)
+    c = torch.empty(m, n)
+    op = simrun.SimOp(mm.path, _MmOpSpec())
+    result = op.launch([arg(a), arg(b), arg(c)], max_cores=max_cores)
+    assert result.ok, result.message
+    assert 1 <= result.block_dim <= (max_cores or 24)
+    assert (
+        len(result.kind(AIC)) == result.block_dim and len(result.kind(AIV)) == 2 * result.block_dim
+    )
+    assert bool(((c.double() - a64 @ b64).abs() <= fp32_bound(a64, b64, k)).all())
+    assert sum(x["cube_useful_macs"] for x in result.kind(AIC)) == m * n * k

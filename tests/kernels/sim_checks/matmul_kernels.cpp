@@ -5,6 +5,8 @@
 //
 // recsdk_sim_mm_tiling(case, tiling) runs the host tiling (kernels/common/matmul_tiling.h);
 // recsdk_sim_mm_run(case, tiling, report) runs case->kernel on the given tensors with that tiling.
+// recsdk_sim_mm_op(...) is a mixed operator through the op launcher (recsdk_sim/op_launcher.h), as
+// a generated operator library would be: c = a * b, half in, float out.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -16,6 +18,7 @@
 #include "lib/matmul_intf.h"
 #include "matmul_tiling.h"
 #include "recsdk_sim/launch.h"
+#include "recsdk_sim/op_launcher.h"
 
 using namespace AscendC;
 using recsdk::sim::GmRegion;
@@ -516,4 +519,91 @@ RECSDK_MM_EXPORT int32_t recsdk_sim_mm_run(const MmCase* c, const int32_t* tilin
     // The system workspace in front of the user part is not backed (as the op launcher does).
     run.sys_workspace_ptr = static_cast<uint8_t*>(c->ws);
     return recsdk::sim::RunKernel(run, entry.body, report);
+}
+
+// ---- a mixed operator through the op launcher
+// -------------------------------------------------------
+
+namespace {
+
+struct MmOpTilingData {
+    TCubeTiling cube;
+};
+
+// The tiling an operator's op_host would have: the Matmul tiling over the platform's AI cores,
+// blockDim = the AI cores it uses.
+mxrec::TilingPlan<MmOpTilingData> MmOpTiling(const mxrec::OpArgs& args,
+                                             const mxrec::PlatformInfo& p) {
+    const mxrec::TensorDesc& a = args.inputs[0];
+    const mxrec::TensorDesc& b = args.inputs[1];
+    const mxrec::TensorDesc& c = args.outputs[0];
+    if (a.Dim(1) != b.Dim(0) || c.Dim(0) != a.Dim(0) || c.Dim(1) != b.Dim(1)) {
+        return mxrec::Reject<MmOpTilingData>("c must be [M, N] for a [M, K] and b [K, N]");
+    }
+    mxrec::MatmulTilingArgs m;
+    m.a = m.b = a.dtype;
+    m.c = c.dtype;
+    m.m = a.Dim(0);
+    m.n = b.Dim(1);
+    m.k = a.Dim(1);
+    const mxrec::MatmulTiling t = mxrec::MatmulApiTiling(m, p);
+    if (!t.ok())
+        return mxrec::Reject<MmOpTilingData>(t.error);
+    mxrec::TilingPlan<MmOpTilingData> plan;
+    plan.data.cube = t.tiling;
+    plan.block_dim = static_cast<uint32_t>(t.tiling.usedCoreNum);
+    return plan;
+}
+
+// Sub-block 0 of each AI core drives its AI core's tile (the other AIV would take vector work).
+void mm_op(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR workspace, GM_ADDR tiling) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    GET_TILING_DATA_WITH_STRUCT(MmOpTilingData, td, tiling);
+    using AT = MatmulType<TPosition::GM, CubeFormat::ND, half>;
+    using CT = MatmulType<TPosition::GM, CubeFormat::ND, float>;
+    TPipe pipe;
+    Matmul<AT, AT, CT> mm;
+    if (GetSysWorkSpacePtr() == nullptr)
+        Trap();
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &td.cube);
+    if (GetSubBlockIdx() != 0)
+        return;
+    const TCubeTiling& t = td.cube;
+    const int64_t tile = GetBlockIdx() / GetTaskRation();
+    const int64_t nTiles = (t.N + t.singleCoreN - 1) / t.singleCoreN;
+    const int64_t m0 = tile / nTiles * t.singleCoreM, n0 = tile % nTiles * t.singleCoreN;
+    GlobalTensor<half> ga, gb;
+    GlobalTensor<float> gc;
+    ga.SetGlobalBuffer((__gm__ half*)a, int64_t(t.M) * t.Ka);
+    gb.SetGlobalBuffer((__gm__ half*)b, int64_t(t.Kb) * t.N);
+    gc.SetGlobalBuffer((__gm__ float*)c, int64_t(t.M) * t.N);
+    mm.SetTail(std::min<int64_t>(t.singleCoreM, t.M - m0),
+               std::min<int64_t>(t.singleCoreN, t.N - n0));
+    mm.SetTensorA(ga[m0 * t.Ka]);
+    mm.SetTensorB(gb[n0]);
+    mm.IterateAll(gc[m0 * t.N + n0]);
+    mm.End();
+}
+
+const recsdk::sim::OpSpec kMmOp = {
+    "mm_op",
+    "MmOp",
+    {{"a", false, false, 2, 2, {RECSDK_DT_FLOAT16}},
+     {"b", false, false, 2, 2, {RECSDK_DT_FLOAT16}}},
+    {{"c", false, false, 2, 2, {RECSDK_DT_FLOAT32}}},
+    {},
+    KERNEL_TYPE_MIX_AIC_1_2,
+};
+
+}  // namespace
+
+RECSDK_MM_EXPORT int32_t recsdk_sim_mm_op(const RecsdkSimTensor* tensors, int32_t num_tensors,
+                                          const RecsdkSimAttr* attrs, int32_t num_attrs,
+                                          const RecsdkSimOptions* options,
+                                          RecsdkSimReport* report) {
+    recsdk::sim::Variants variants{
+        [](const RecsdkSimTensor*) { return 0; },
+        [](int, GM_ADDR* p, GM_ADDR ws, GM_ADDR tiling) { mm_op(p[0], p[1], p[2], ws, tiling); }};
+    return recsdk::sim::LaunchOp<MmOpTilingData>(kMmOp, tensors, num_tensors, attrs, num_attrs,
+                                                 options, report, &MmOpTiling, variants);
 }
