@@ -142,6 +142,19 @@ def test_iterate_and_async(mm: Lib, extra) -> None:
     assert bool(((c.double() - a64 @ b64).abs() <= fp32_bound(a64, b64, k)).all())
 
 
+def test_get_tensor_c_into_unified_buffer(mm: Lib) -> None:
+    """Iterate + GetTensorC into a VECIN tensor, doubled by the vector unit, copied out by row."""
+    m, n, k = 150, 200, 40  # tails in every block direction
+    a, b, a64, b64 = operands(m, n, k, torch.float16)
+    c = torch.full((m, n), float("nan"))
+    case = make_case("mm_to_ub", a, b, c, blocks=2, tiles=3)
+    tiling = mm.tiling(case)
+    tiling.update({"baseM": 64, "baseN": 64})
+    result = mm.run(case, tiling)
+    assert result.ok, result.message
+    assert bool(((c.double() - 2 * (a64 @ b64)).abs() <= 2 * fp32_bound(a64, b64, k)).all())
+
+
 def test_atomic_add_across_calls(mm: Lib) -> None:
     m, n, k = 64, 48, 40
     a, b, a64, b64 = operands(m, n, k, torch.float16)

@@ -242,6 +242,63 @@ void MixFlagModes() {
     out.SetValue(GetBlockIdx(), 2);
 }
 
+// C through the unified buffer: each block of every AIV's tile comes out of GetTensorC into a
+// VECIN tensor (row stride baseN), is doubled on the vector unit and copied to C row by row.
+void MmToUb() {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    using AT = MatmulType<TPosition::GM, CubeFormat::ND, half>;
+    using CT = MatmulType<TPosition::VECIN, CubeFormat::ND, float>;
+    TCubeTiling t;
+    recsdk::sim::LoadTiling(&t, g_tiling);
+    TPipe pipe;
+    Matmul<AT, AT, CT> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+    const int64_t M = g->m, N = g->n, K = g->k;
+    const int64_t block = int64_t(t.baseM) * t.baseN;
+    TQue<TPosition::VECIN, 1> inQ;
+    TQue<TPosition::VECOUT, 1> outQ;
+    pipe.InitBuffer(inQ, 1, block * sizeof(float));
+    pipe.InitBuffer(outQ, 1, block * sizeof(float));
+    GlobalTensor<half> a, b;
+    GlobalTensor<float> c;
+    a.SetGlobalBuffer((__gm__ half*)g->a, M * K);
+    b.SetGlobalBuffer((__gm__ half*)g->b, K * N);
+    c.SetGlobalBuffer((__gm__ float*)g->c, M * N);
+    const int64_t nTiles = (N + t.singleCoreN - 1) / t.singleCoreN;
+    const int64_t tiles = ((M + t.singleCoreM - 1) / t.singleCoreM) * nTiles;
+    for (int64_t tile = GetBlockIdx(); tile < tiles; tile += GetBlockNum() * GetTaskRation()) {
+        const int64_t m0 = tile / nTiles * t.singleCoreM, n0 = tile % nTiles * t.singleCoreN;
+        const int64_t m = std::min<int64_t>(t.singleCoreM, M - m0),
+                      n = std::min<int64_t>(t.singleCoreN, N - n0);
+        mm.SetTail(m, n, K);
+        mm.SetTensorA(a[m0 * K]);
+        mm.SetTensorB(b[n0]);
+        // iterateOrder 0: blocks run along M first.
+        const int64_t bm = std::min<int64_t>(t.baseM, (m + 15) / 16 * 16);
+        const int64_t bn = std::min<int64_t>(t.baseN, (n + 15) / 16 * 16);
+        const int64_t mBlocks = (m + bm - 1) / bm;
+        for (int64_t i = 0; mm.Iterate(); ++i) {
+            LocalTensor<float> x = inQ.AllocTensor<float>();
+            mm.GetTensorC(x);
+            inQ.EnQue(x);
+            LocalTensor<float> y = inQ.DeQue<float>();
+            LocalTensor<float> z = outQ.AllocTensor<float>();
+            Muls(z, y, 2.0f, static_cast<int32_t>(block));
+            inQ.FreeTensor(y);
+            outQ.EnQue(z);
+            LocalTensor<float> w = outQ.DeQue<float>();
+            const int64_t r0 = m0 + (i % mBlocks) * bm, c0 = n0 + (i / mBlocks) * bn;
+            const int64_t rows = std::min<int64_t>(bm, m0 + m - r0),
+                          cols = std::min<int64_t>(bn, n0 + n - c0);
+            DataCopyExtParams row{1, static_cast<uint32_t>(cols * sizeof(float)), 0, 0, 0};
+            for (int64_t r = 0; r < rows; ++r)
+                DataCopyPad(c[(r0 + r) * N + c0], w[r * t.baseN], row);
+            outQ.FreeTensor(w);
+        }
+        mm.End();
+    }
+}
+
 // ---- kernels that break a rule
 // --------------------------------------------------------------------
 
@@ -414,6 +471,7 @@ bool Lookup(const std::string& name, KernelEntry* e) {
         {"mix_postprocess", {KERNEL_TYPE_MIX_AIC_1_2, MixPostprocess}},
         {"mix_ids", {KERNEL_TYPE_MIX_AIC_1_2, MixIds}},
         {"mix_flag_modes", {KERNEL_TYPE_MIX_AIC_1_2, MixFlagModes}},
+        {"mm_to_ub", {KERNEL_TYPE_MIX_AIC_1_2, MmToUb}},
         {"bad_five_objects", {KERNEL_TYPE_MIX_AIC_1_2, BadFiveObjects}},
         {"bad_regist_after_initbuffer", {KERNEL_TYPE_MIX_AIC_1_2, BadRegistAfterInitBuffer}},
         {"bad_trans_without_istrans", {KERNEL_TYPE_MIX_AIC_1_2, BadTransWithoutIstrans}},

@@ -213,9 +213,10 @@ public:
     static_assert(A_TYPE::format == CubeFormat::ND && B_TYPE::format == CubeFormat::ND &&
                       C_TYPE::format == CubeFormat::ND && BIAS_TYPE::format == CubeFormat::ND,
                   "Matmul emulation: only CubeFormat::ND is emulated");
-    static_assert(A_TYPE::pos == TPosition::GM && B_TYPE::pos == TPosition::GM &&
-                      BIAS_TYPE::pos == TPosition::GM,
-                  "Matmul emulation: A, B and the bias must be in TPosition::GM");
+    // BIAS_TYPE defaults to C_TYPE, so its position is only checked where a bias is set (SetBias
+    // takes a GlobalTensor; a local one is refused there).
+    static_assert(A_TYPE::pos == TPosition::GM && B_TYPE::pos == TPosition::GM,
+                  "Matmul emulation: A and B must be in TPosition::GM");
     static_assert(C_TYPE::pos == TPosition::GM || C_TYPE::pos == TPosition::VECIN,
                   "Matmul emulation: C must be in TPosition::GM or VECIN");
     static_assert(A_TYPE::layout == LayoutMode::NONE && B_TYPE::layout == LayoutMode::NONE,
