@@ -155,6 +155,20 @@ def test_get_tensor_c_into_unified_buffer(mm: Lib) -> None:
     assert bool(((c.double() - 2 * (a64 @ b64)).abs() <= 2 * fp32_bound(a64, b64, k)).all())
 
 
+def test_async_iterate_all_lands_at_wait(mm: Lib) -> None:
+    """IterateAll<false>(..., waitIterateAll = true) stores C at WaitIterateAll, the latest a device
+    would: a read before the wait sees the old contents."""
+    m, n, k = 32, 32, 32
+    a, b, a64, b64 = operands(m, n, k, torch.float16)
+    c = torch.full((m, n), 7.0)
+    out = torch.full((2,), -1, dtype=torch.int64)
+    case = make_case("mm_async_peek", a, b, c, out=out, blocks=1, tiles=1)
+    result = mm.run(case, mm.tiling(case))
+    assert result.ok, result.message
+    assert out.tolist() == [1, 0]
+    assert bool(((c.double() - a64 @ b64).abs() <= fp32_bound(a64, b64, k)).all())
+
+
 def test_atomic_add_across_calls(mm: Lib) -> None:
     m, n, k = 64, 48, 40
     a, b, a64, b64 = operands(m, n, k, torch.float16)

@@ -299,6 +299,36 @@ void MmToUb() {
     }
 }
 
+// An asynchronous IterateAll with waitIterateAll: C (filled with 7 by the test) is read before and
+// after WaitIterateAll; out[0], out[1] = 1 where it still held 7.
+void MmAsyncPeek() {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    using AT = MatmulType<TPosition::GM, CubeFormat::ND, half>;
+    using CT = MatmulType<TPosition::GM, CubeFormat::ND, float>;
+    TCubeTiling t;
+    recsdk::sim::LoadTiling(&t, g_tiling);
+    TPipe pipe;
+    Matmul<AT, AT, CT> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+    if (GetBlockIdx() != 0)
+        return;
+    GlobalTensor<half> a, b;
+    GlobalTensor<float> c;
+    GlobalTensor<int64_t> out;
+    a.SetGlobalBuffer((__gm__ half*)g->a, g->m * g->k);
+    b.SetGlobalBuffer((__gm__ half*)g->b, g->k * g->n);
+    c.SetGlobalBuffer((__gm__ float*)g->c, g->m * g->n);
+    out.SetGlobalBuffer((__gm__ int64_t*)g->out, g->out_len);
+    mm.SetTail(g->m, g->n, g->k);
+    mm.SetTensorA(a);
+    mm.SetTensorB(b);
+    mm.template IterateAll<false>(c, 0, false, true);
+    out.SetValue(0, c.GetValue(0) == 7.0f ? 1 : 0);
+    mm.WaitIterateAll();
+    out.SetValue(1, c.GetValue(0) == 7.0f ? 1 : 0);
+    mm.End();
+}
+
 // ---- kernels that break a rule
 // --------------------------------------------------------------------
 
@@ -472,6 +502,7 @@ bool Lookup(const std::string& name, KernelEntry* e) {
         {"mix_ids", {KERNEL_TYPE_MIX_AIC_1_2, MixIds}},
         {"mix_flag_modes", {KERNEL_TYPE_MIX_AIC_1_2, MixFlagModes}},
         {"mm_to_ub", {KERNEL_TYPE_MIX_AIC_1_2, MmToUb}},
+        {"mm_async_peek", {KERNEL_TYPE_MIX_AIC_1_2, MmAsyncPeek}},
         {"bad_five_objects", {KERNEL_TYPE_MIX_AIC_1_2, BadFiveObjects}},
         {"bad_regist_after_initbuffer", {KERNEL_TYPE_MIX_AIC_1_2, BadRegistAfterInitBuffer}},
         {"bad_trans_without_istrans", {KERNEL_TYPE_MIX_AIC_1_2, BadTransWithoutIstrans}},
