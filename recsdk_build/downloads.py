@@ -8,7 +8,7 @@ from pathlib import Path
 from packaging.requirements import Requirement
 
 from recsdk_build.errors import RecsdkError
-from recsdk_build.proc import StageLog
+from recsdk_build.proc import StageLog, run_pip
 
 
 def download_wheel(
@@ -18,19 +18,15 @@ def download_wheel(
     command goes to ``log``, progress to its UI."""
     dest.mkdir(parents=True, exist_ok=True)
     with log.ui.status(f"downloading {spec} from the package registry ({why})"):
-        log.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--no-deps",
-                "--only-binary=:all:",
-                "--disable-pip-version-check",
-                "-d",
-                dest,
-                spec,
-            ],
+        run_pip(
+            log,
+            sys.executable,
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "-d",
+            dest,
+            spec,
             error=error,
             what=f"downloading {spec}",
         )

@@ -10,7 +10,7 @@ from pathlib import Path
 from recsdk_build.errors import BuildError
 from recsdk_build.hashing import hash_tree
 from recsdk_build.pipeline.atomic import new_staging_dir
-from recsdk_build.proc import StageLog
+from recsdk_build.proc import StageLog, run_pip
 
 _IGNORE = shutil.ignore_patterns("build", "dist", "*.so", "*.egg-info", "__pycache__", ".*cache")
 
@@ -58,19 +58,15 @@ def build_extension_wheel(
             (src / name).write_text(text, encoding="utf-8")
         out = staging / "out"
         with log.ui.status(f"compiling {what} against the pinned torch"):
-            log.run(
-                [
-                    python,
-                    "-m",
-                    "pip",
-                    "wheel",
-                    "--no-build-isolation",
-                    "--no-deps",
-                    "--disable-pip-version-check",
-                    "-w",
-                    out,
-                    src,
-                ],
+            run_pip(
+                log,
+                python,
+                "wheel",
+                "--no-build-isolation",
+                "--no-deps",
+                "-w",
+                out,
+                src,
                 what=f"building the {what} wheel",
                 # torch's extension builder looks for ninja on PATH: the environment's own.
                 env={"PATH": os.pathsep.join([str(Path(python).parent), os.environ["PATH"]])},

@@ -56,6 +56,24 @@ def probe(cmd: Sequence[str | os.PathLike[str]], *, timeout: float = 20) -> str 
     return out.stdout if out.stdout.strip() else out.stderr
 
 
+def run_pip(
+    log: StageLog,
+    python: str | os.PathLike[str],
+    *args: str | os.PathLike[str],
+    what: str,
+    error: type[RecsdkError] = BuildError,
+    env: Mapping[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """The one way pip runs: ``python``'s own pip (the environment it installs into or builds
+    with), logged, never prompting, without the version nag."""
+    return log.run(
+        [python, "-m", "pip", *args, "--disable-pip-version-check"],
+        error=error,
+        what=what,
+        env={"PIP_NO_INPUT": "1", **(env or {})},
+    )
+
+
 class StageLog:
     """Appends everything a stage does to ``build/logs/<stage>.log``. The one way stages run
     commands: ``run`` logs the command, its output and its exit status, and raises the stage's

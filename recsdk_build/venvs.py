@@ -10,7 +10,7 @@ from pathlib import Path
 
 from recsdk_build.errors import RecsdkError
 from recsdk_build.hashing import sha256_text
-from recsdk_build.proc import StageLog
+from recsdk_build.proc import StageLog, run_pip
 from recsdk_build.ui import UI
 
 MARKER = ".recsdk-runtime.json"
@@ -57,20 +57,15 @@ def ensure_venv(
     with ui.status(
         f"installing {shown}, … into {purpose}: about 3 GB the first time, then from the pip cache"
     ):
-        log.run(
-            [
-                venv_python(venv),
-                "-m",
-                "pip",
-                "install",
-                "--disable-pip-version-check",
-                "--progress-bar",
-                "off",
-                *requirements,
-            ],
+        run_pip(
+            log,
+            venv_python(venv),
+            "install",
+            "--progress-bar",
+            "off",
+            *requirements,
             error=error,
             what=f"installing the pinned requirements into {purpose}",
-            env={"PIP_NO_INPUT": "1"},
         )
     marker.write_text(
         json.dumps(
@@ -85,10 +80,8 @@ def ensure_venv(
 
 
 def installed(venv: Path, log: StageLog, error: type[RecsdkError]) -> set[str]:
-    out = log.run(
-        [venv_python(venv), "-m", "pip", "list", "--format=json", "--disable-pip-version-check"],
-        error=error,
-        what="listing an environment",
+    out = run_pip(
+        log, venv_python(venv), "list", "--format=json", error=error, what="listing an environment"
     ).stdout
     return {item["name"].lower() for item in json.loads(out[out.index("[") :])}
 
@@ -98,16 +91,12 @@ def restore_layer(venv: Path, log: StageLog, error: type[RecsdkError]) -> list[s
     base = set(json.loads((venv / MARKER).read_text()).get("packages", []))
     extra = sorted(installed(venv, log, error) - base)
     if extra:
-        log.run(
-            [
-                venv_python(venv),
-                "-m",
-                "pip",
-                "uninstall",
-                "-y",
-                "--disable-pip-version-check",
-                *extra,
-            ],
+        run_pip(
+            log,
+            venv_python(venv),
+            "uninstall",
+            "-y",
+            *extra,
             error=error,
             what="removing packages of an earlier run",
         )

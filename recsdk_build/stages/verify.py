@@ -26,6 +26,7 @@ from recsdk_build.pipeline.atomic import new_staging_dir, replace_dir, write_tex
 from recsdk_build.pipeline.manifest import Artifact, StageRecord
 from recsdk_build.pipeline.outputs import PluginOutput, StageOutput, VerifyOutput, WheelsOutput
 from recsdk_build.pipeline.stage import Context, Outcome, Stage
+from recsdk_build.proc import run_pip
 from recsdk_build.venvs import ensure_venv, restore_layer, venv_python
 
 
@@ -123,17 +124,13 @@ class VerifyStage(Stage):
             restore_layer(venv, log, VerifyError)
         wheels = self._wheels(ctx)
         with ctx.ui.status(f"installing {len(wheels)} built wheel(s) into the environment"):
-            log.run(
-                [
-                    venv_python(venv),
-                    "-m",
-                    "pip",
-                    "install",
-                    "--disable-pip-version-check",
-                    "--no-deps",
-                    "--force-reinstall",
-                    *[ctx.paths.root / a.path for a in wheels],
-                ],
+            run_pip(
+                log,
+                venv_python(venv),
+                "install",
+                "--no-deps",
+                "--force-reinstall",
+                *[ctx.paths.root / a.path for a in wheels],
                 error=VerifyError,
                 what="installing the built wheels",
             )
@@ -177,8 +174,11 @@ class VerifyStage(Stage):
                 hint=f"see {log.path}",
             )
         summary = parse_junit(junit)
-        freeze = log.run(
-            [venv_python(venv), "-m", "pip", "freeze", "--all"],
+        freeze = run_pip(
+            log,
+            venv_python(venv),
+            "freeze",
+            "--all",
             error=VerifyError,
             what="listing the environment",
         )

@@ -14,6 +14,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from recsdk_build.downloads import download_wheel
 from recsdk_build.errors import BuildError
 from recsdk_build.extbuild import build_extension_wheel
 from recsdk_build.hashing import combine, sha256_file, sha256_text
@@ -109,31 +110,19 @@ def torch_npu_tree(ctx: Context, staging: Path, *, prefer_installed: bool) -> tu
 
 
 def torch_npu_wheel(ctx: Context) -> Path:
+    """The pinned torch_npu wheel, downloaded once into build/downloads (never installed)."""
     version = ctx.project.runtime.torch_npu
     downloads = ctx.paths.downloads / "torch_npu"
     wheel = next(iter(sorted(downloads.glob(f"torch_npu-{version}-*.whl"))), None)
-    if wheel is None:
-        python = ctx.output(EnvOutput).python
-        with ctx.ui.status(f"downloading the torch_npu {version} wheel (headers only)"):
-            ctx.require_log().run(
-                [
-                    python,
-                    "-m",
-                    "pip",
-                    "download",
-                    "--no-deps",
-                    "--disable-pip-version-check",
-                    "--only-binary=:all:",
-                    "-d",
-                    downloads,
-                    f"torch-npu=={version}",
-                ],
-                what=f"downloading torch-npu=={version}",
-            )
-        wheel = next(iter(sorted(downloads.glob(f"torch_npu-{version}-*.whl"))), None)
-        if wheel is None:
-            raise BuildError(f"pip download produced no torch_npu-{version} wheel")
-    return wheel
+    if wheel is not None:
+        return wheel
+    return download_wheel(
+        ctx.require_log(),
+        f"torch-npu=={version}",
+        downloads,
+        error=BuildError,
+        why="its headers and library, for the npu adapter",
+    )
 
 
 def npu_adapter_config(
