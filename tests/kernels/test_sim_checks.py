@@ -5,10 +5,11 @@ the core and the call (with the kernel's source line); and the semantics kernels
 from __future__ import annotations
 
 import ctypes
+import re
 from pathlib import Path
 
 import pytest
-from kernel_testlib import simrun
+from kernel_testlib import CHECKS_SRC, simrun
 
 _Report = simrun._Report
 
@@ -53,6 +54,40 @@ BAD = {
     "bad_atomic_type": (1, CHECK_FAILED, "DataCopy(UB->GM)", "SetAtomicAdd<float> is active"),
     "bad_atomic_int64": (1, CHECK_FAILED, "SetAtomicAdd", "not supported on Ascend910B1"),
     "bad_trap": (1, TRAP, "Trap", "trapped"),
+    "bad_release_event_id": (1, CHECK_FAILED, "TPipe::ReleaseEventID", "AllocEventID did not hand out"),
+    "bad_event_ids_exhausted": (1, CHECK_FAILED, "TPipe::AllocEventID", "all 8 event ids of HardEvent::S_MTE3"),
+}
+
+# Pipe hazards: case -> (compiled with --cce-auto-sync, the earlier call, the reported call, what the
+# message says). The two calls carry "// @hz <case> 1" / "2" in check_kernels.cpp.
+HAZARDS = {
+    "bad_hazard_mte2_v": (True, "DataCopy(GM->UB)", "Muls", "read-after-write"),
+    "bad_hazard_v_mte3": (True, "Duplicate", "DataCopy(UB->GM)", "read-after-write"),
+    "bad_hazard_war_mte2": (True, "Muls", "DataCopy(GM->UB)", "write-after-read"),
+    "bad_hazard_mte2_s": (False, "DataCopy(GM->UB)", "LocalTensor::GetValue", "read-after-write"),
+    "bad_hazard_mte2_waw": (True, "DataCopy(GM->UB)", "DataCopy(GM->UB)", "PipeBarrier<PIPE_MTE2>"),
+    "bad_hazard_v_v": (False, "Duplicate", "Muls", "PipeBarrier<PIPE_V>"),
+    "bad_hazard_vecin_to_gm": (True, "DataCopy(GM->UB)", "DataCopy(UB->GM)", "MTE2_MTE3"),
+    "bad_setflag_twice": (True, "SetFlag", "SetFlag", "still set"),
+    "bad_event_id_in_use": (True, "TQue::EnQue", "SetFlag", "still set"),
+}
+
+# case -> cores, compiled with --cce-auto-sync
+GOOD_HAZARD = {
+    "good_hazard_mte2_v": (1, True),
+    "good_hazard_v_mte3": (1, True),
+    "good_hazard_war_mte2": (1, True),
+    "good_hazard_mte2_s": (1, False),
+    "good_hazard_chain": (1, False),
+    "good_hazard_mte2_waw": (1, True),
+    "good_hazard_v_v": (1, False),
+    "good_hazard_bound_queue": (1, True),
+    "good_hazard_queues": (1, False),
+    "good_hazard_barriers": (4, False),
+    "good_event_ids": (1, True),
+    # What the compiler synchronises by itself is not a hazard when it does.
+    "bad_hazard_mte2_s": (1, True),
+    "bad_hazard_v_v": (1, True),
 }
 
 GOOD = {
@@ -64,11 +99,25 @@ GOOD = {
 }
 
 
-def _run(lib: Path, name: str, cores: int, soc: str = "Ascend910B1") -> tuple[int, str, _Report]:
+def _run(
+    lib: Path, name: str, cores: int, soc: str = "Ascend910B1", auto_sync: bool = True
+) -> tuple[int, str, _Report]:
     dll = ctypes.CDLL(str(lib))
     report = _Report()
-    status = dll.recsdk_sim_run_case(name.encode(), cores, soc.encode(), ctypes.byref(report))
+    status = dll.recsdk_sim_run_case_sync(
+        name.encode(), cores, soc.encode(), int(auto_sync), ctypes.byref(report)
+    )
     return status, report.message.decode(), report
+
+
+def _marked_lines() -> dict[tuple[str, str], int]:
+    """(case, "1"|"2") -> line of check_kernels.cpp carrying "// @hz <case> <n>"."""
+    lines = {}
+    for number, text in enumerate(CHECKS_SRC.read_text().splitlines(), start=1):
+        m = re.search(r"// @hz (\w+) ([12])$", text)
+        if m:
+            lines[(m.group(1), m.group(2))] = number
+    return lines
 
 
 @pytest.mark.parametrize("name", sorted(BAD))
@@ -102,3 +151,22 @@ def test_datacopypad_missing_on_310p(checks_library: Path) -> None:
     status, message, _ = _run(checks_library, "good_datacopypad_dummy", 1, soc="Ascend310P3")
     assert status == CHECK_FAILED
     assert "DataCopyPad is not available on Ascend310P3" in message
+
+
+@pytest.mark.parametrize("name", sorted(HAZARDS))
+def test_hazard_names_both_calls(checks_library: Path, name: str) -> None:
+    auto_sync, first, second, detail = HAZARDS[name]
+    status, message, _ = _run(checks_library, name, 1, auto_sync=auto_sync)
+    assert status == CHECK_FAILED, message
+    lines = _marked_lines()
+    assert f"kernel '{name}', core 0 of 1, {second} at check_kernels.cpp:{lines[(name, '2')]}:" in message
+    assert f"{first} at check_kernels.cpp:{lines[(name, '1')]}" in message, message
+    assert detail in message, message
+
+
+@pytest.mark.parametrize("name", sorted(GOOD_HAZARD))
+def test_hazard_free(checks_library: Path, name: str) -> None:
+    cores, auto_sync = GOOD_HAZARD[name]
+    status, message, _ = _run(checks_library, name, cores, auto_sync=auto_sync)
+    assert status == 0, message
+

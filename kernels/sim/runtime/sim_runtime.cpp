@@ -24,6 +24,13 @@ Abort::~Abort() = default;
 
 namespace {
 
+// RECSDK_SIM_CCE_AUTO_SYNC=off: check every launch as if its kernel had been compiled with
+// --cce-auto-sync=off (every pipe pair needs the kernel's own synchronisation; hazard.h).
+bool AutoSyncOffInEnvironment() {
+    const char* v = std::getenv("RECSDK_SIM_CCE_AUTO_SYNC");
+    return v != nullptr && (std::strcmp(v, "off") == 0 || std::strcmp(v, "0") == 0);
+}
+
 // Called when a core leaves the kernel body (normally or not): a core that returns while others
 // wait for it in SyncAll would hang the device. (An AIC leaving while AIVs wait in SyncAll<true>
 // is fine: that barrier is the AIVs'. Other waits notice a core gone through BlockUntil.)
@@ -104,6 +111,7 @@ int32_t RunKernel(const KernelRun& run, const std::function<void()>& body, Recsd
     l.block_dim = run.block_dim;
     l.tiling_key = run.tiling_key;
     l.sys_workspace = run.sys_workspace;
+    l.cce_auto_sync = run.cce_auto_sync && !AutoSyncOffInEnvironment();
     l.regions = run.regions;
     l.kernel_type = run.kernel_type;
     l.sys_workspace_ptr = run.sys_workspace_ptr;

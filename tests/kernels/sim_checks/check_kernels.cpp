@@ -2,7 +2,12 @@
 // hardware enforces and the emulator must report it (naming kernel, core and call); each
 // "good_*" kernel exercises a semantic whose result the test checks.
 //
-// recsdk_sim_run_case(name, blockDim, report) runs one kernel on fresh global memory and returns the status.
+// recsdk_sim_run_case(name, blockDim, soc, report) runs one kernel on fresh global memory and returns the status;
+// recsdk_sim_run_case_sync(..., cce_auto_sync, report) also says whether the kernel counts as compiled with
+// the compiler's automatic synchronisation (recsdk_sim/hazard.h).
+//
+// Pipe-hazard cases mark the two racing calls with "// @hz <case> 1" (the earlier) and "2" (the
+// one reported); the test checks that the message names both with these lines.
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -11,6 +16,7 @@
 #include <vector>
 
 #include "kernel_operator.h"
+#include "kernel_copy.h"
 #include "recsdk_sim/launch.h"
 
 using namespace AscendC;
@@ -244,6 +250,7 @@ void bad_atomic_type() {  // SetAtomicAdd<float> but the copy moves int32
     dst.SetGlobalBuffer((__gm__ int32_t*)g->iout.data(), kN);
     LocalTensor<int32_t> t = buf.Get<int32_t>();
     Duplicate(t, 1, 8);
+    mxrec::PipeSync<HardEvent::V_MTE3>();
     SetAtomicAdd<float>();
     DataCopy(dst, t, 8);
     SetAtomicNone();
@@ -263,6 +270,7 @@ void good_atomic_add() {  // every core adds 1 to the same 8 floats and to its o
     dst.SetGlobalBuffer((__gm__ float*)Out(), kN);
     LocalTensor<float> t = buf.Get<float>();
     Duplicate(t, 1.0f, 8);
+    mxrec::PipeSync<HardEvent::V_MTE3>();
     SetAtomicAdd<float>();
     for (int rep = 0; rep < 100; ++rep) DataCopy(dst, t, 8);
     DataCopyExtParams one{1, sizeof(float), 0, 0, 0};
@@ -318,6 +326,7 @@ void good_datacopypad_dummy() {
     DataCopyPadExtParams<float> pad{false, 0, 0, 0.0f};
     DataCopyPad(t, src[3], p, pad);
     for (int i = 5; i < 8; ++i) Expect(t.GetValue(i) == t.GetValue(0), "dummy repeats the first element");
+    mxrec::PipeSync<HardEvent::MTE2_MTE3>();  // a TBuf: nothing else orders the DMA out after the DMA in
     // Unaligned store: only 5 floats reach GM, at an odd offset.
     DataCopyPad(dst[1], t, p);
 }
@@ -343,6 +352,260 @@ void good_counters() {  // one core: 64 floats in, 64 out, one vector op of 64
     LocalTensor<float> d = outQ.DeQue<float>();
     DataCopy(dst, d, 64);
     outQ.FreeTensor(d);
+}
+
+// ---- pipe hazards (recsdk_sim/hazard.h) ---------------------------------------------------------
+// Each bad_hazard_* kernel races two calls on different pipes (or on one pipe with overlapping
+// destinations) over a TBuf, which no queue synchronises; its good_hazard_* twin orders them.
+
+struct HazardBufs {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a;
+    TBuf<TPosition::VECCALC> b;
+    GlobalTensor<float> src;
+    GlobalTensor<float> dst;
+    LocalTensor<float> x;
+    LocalTensor<float> y;
+    HazardBufs() {
+        pipe.InitBuffer(a, 1024);
+        pipe.InitBuffer(b, 1024);
+        src.SetGlobalBuffer((__gm__ float*)In(), kN);
+        dst.SetGlobalBuffer((__gm__ float*)Out(), kN);
+        x = a.Get<float>();
+        y = b.Get<float>();
+    }
+};
+
+void bad_hazard_mte2_v() {  // DMA in, vector op reads it: no MTE2 -> V
+    HazardBufs h;
+    DataCopy(h.x, h.src, 64);  // @hz bad_hazard_mte2_v 1
+    Muls(h.y, h.x, 2.0f, 64);  // @hz bad_hazard_mte2_v 2
+}
+
+void good_hazard_mte2_v() {
+    HazardBufs h;
+    DataCopy(h.x, h.src, 64);
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    Muls(h.y, h.x, 2.0f, 64);
+    mxrec::PipeSync<HardEvent::V_MTE3>();
+    DataCopy(h.dst, h.y, 64);
+}
+
+void bad_hazard_v_mte3() {  // vector result copied out: no V -> MTE3
+    HazardBufs h;
+    Duplicate(h.x, 3.0f, 64);  // @hz bad_hazard_v_mte3 1
+    DataCopy(h.dst, h.x, 64);  // @hz bad_hazard_v_mte3 2
+}
+
+void good_hazard_v_mte3() {
+    HazardBufs h;
+    Duplicate(h.x, 3.0f, 64);
+    const TEventID id = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+    SetFlag<HardEvent::V_MTE3>(id);
+    WaitFlag<HardEvent::V_MTE3>(id);
+    DataCopy(h.dst, h.x, 64);
+}
+
+void bad_hazard_war_mte2() {  // the buffer is refilled while the vector unit may still read it
+    HazardBufs h;
+    DataCopy(h.x, h.src, 64);
+    mxrec::PipeSync<HardEvent::MTE2_V>();
+    Muls(h.y, h.x, 2.0f, 64);       // @hz bad_hazard_war_mte2 1
+    DataCopy(h.x, h.src[64], 64);  // @hz bad_hazard_war_mte2 2
+}
+
+void good_hazard_war_mte2() {
+    HazardBufs h;
+    for (int i = 0; i < 3; ++i) {
+        if (i > 0) mxrec::PipeSync<HardEvent::V_MTE2>();  // the last Muls has read x
+        DataCopy(h.x, h.src[i * 64], 64);
+        mxrec::PipeSync<HardEvent::MTE2_V>();
+        Muls(h.y, h.x, 2.0f, 64);
+    }
+}
+
+// With --cce-auto-sync the compiler synchronises MTE2 -> S (not a hazard); without, the kernel must.
+void bad_hazard_mte2_s() {
+    HazardBufs h;
+    DataCopy(h.x, h.src, 64);                          // @hz bad_hazard_mte2_s 1
+    Expect(h.x.GetValue(3) == 1.0f, "value after DMA");  // @hz bad_hazard_mte2_s 2
+}
+
+void good_hazard_mte2_s() {
+    HazardBufs h;
+    DataCopy(h.x, h.src, 64);
+    mxrec::PipeSync<HardEvent::MTE2_S>();
+    Expect(h.x.GetValue(3) == 1.0f, "value after DMA");
+}
+
+// A pipe's ordering is transitive: MTE2 -> S, then S -> V orders the vector read after the DMA.
+void good_hazard_chain() {
+    HazardBufs h;
+    DataCopy(h.x, h.src, 64);
+    mxrec::PipeSync<HardEvent::MTE2_S>();
+    h.y.SetValue(0, h.x.GetValue(0));
+    mxrec::PipeSync<HardEvent::S_V>();
+    Add(h.y, h.x, h.x, 64);
+}
+
+void bad_hazard_mte2_waw() {  // two DMAs into overlapping UB: PipeBarrier<PIPE_MTE2> needed
+    HazardBufs h;
+    DataCopy(h.x, h.src, 64);          // @hz bad_hazard_mte2_waw 1
+    DataCopy(h.x[8], h.src[64], 64);  // @hz bad_hazard_mte2_waw 2
+}
+
+void good_hazard_mte2_waw() {
+    HazardBufs h;
+    DataCopy(h.x, h.src, 64);
+    PipeBarrier<PIPE_MTE2>();
+    DataCopy(h.x[8], h.src[64], 64);
+    DataCopy(h.x[128], h.src, 64);  // disjoint bytes need nothing
+}
+
+// Dependent vector instructions: the compiler's PipeBarrier<PIPE_V> with auto sync, else the kernel's.
+void bad_hazard_v_v() {
+    HazardBufs h;
+    Duplicate(h.x, 1.0f, 64);   // @hz bad_hazard_v_v 1
+    Muls(h.y, h.x, 2.0f, 64);  // @hz bad_hazard_v_v 2
+}
+
+void good_hazard_v_v() {
+    HazardBufs h;
+    Duplicate(h.x, 1.0f, 64);
+    PipeBarrier<PIPE_V>();
+    Muls(h.y, h.x, 2.0f, 64);
+    Muls(h.x, h.x, 3.0f, 64);  // in place: the instruction reads before it writes
+}
+
+// A VECIN queue orders MTE2 before V only: a tensor dequeued from it and copied straight out races.
+void bad_hazard_vecin_to_gm() {
+    TPipe pipe;
+    TQue<TPosition::VECIN, 1> que;
+    pipe.InitBuffer(que, 1, 256);
+    GlobalTensor<float> src;
+    src.SetGlobalBuffer((__gm__ float*)In(), kN);
+    GlobalTensor<float> dst;
+    dst.SetGlobalBuffer((__gm__ float*)Out(), kN);
+    LocalTensor<float> t = que.AllocTensor<float>();
+    DataCopy(t, src, 64);  // @hz bad_hazard_vecin_to_gm 1
+    que.EnQue(t);
+    t = que.DeQue<float>();
+    DataCopy(dst, t, 64);  // @hz bad_hazard_vecin_to_gm 2
+    que.FreeTensor(t);
+}
+
+// TQueBind<VECIN, VECOUT> is a UB -> UB queue: EnQue/DeQue order MTE2 before MTE3, FreeTensor/
+// AllocTensor MTE3 before the next MTE2 into that buffer (double buffered here).
+void good_hazard_bound_queue() {
+    TPipe pipe;
+    TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> que;
+    pipe.InitBuffer(que, 2, 256);
+    GlobalTensor<float> src;
+    src.SetGlobalBuffer((__gm__ float*)In(), kN);
+    GlobalTensor<float> dst;
+    dst.SetGlobalBuffer((__gm__ float*)Out(), kN);
+    for (int i = 0; i < 4; ++i) {
+        LocalTensor<float> t = que.AllocTensor<float>();
+        DataCopy(t, src[i * 64], 64);
+        que.EnQue(t);
+        t = que.DeQue<float>();
+        DataCopy(dst[i * 64], t, 64);
+        que.FreeTensor(t);
+    }
+}
+
+// In, compute, out through queues only: the framework's events order every step.
+void good_hazard_queues() {
+    TPipe pipe;
+    TQue<TPosition::VECIN, 1> inQ;
+    TQue<TPosition::VECOUT, 1> outQ;
+    pipe.InitBuffer(inQ, 2, 256);
+    pipe.InitBuffer(outQ, 2, 256);
+    GlobalTensor<float> src;
+    src.SetGlobalBuffer((__gm__ float*)In(), kN);
+    GlobalTensor<float> dst;
+    dst.SetGlobalBuffer((__gm__ float*)Out(), kN);
+    for (int i = 0; i < 4; ++i) {
+        LocalTensor<float> a = inQ.AllocTensor<float>();
+        DataCopy(a, src[i * 64], 64);
+        inQ.EnQue(a);
+        LocalTensor<float> b = inQ.DeQue<float>();
+        LocalTensor<float> c = outQ.AllocTensor<float>();
+        Adds(c, b, static_cast<float>(i), 64);
+        inQ.FreeTensor(b);
+        outQ.EnQue(c);
+        LocalTensor<float> d = outQ.DeQue<float>();
+        DataCopy(dst[i * 64], d, 64);
+        outQ.FreeTensor(d);
+    }
+}
+
+// PipeBarrier<PIPE_ALL> and SyncAll wait for every pipe.
+void good_hazard_barriers() {
+    HazardBufs h;
+    const int64_t me = GetBlockIdx();
+    DataCopy(h.x, h.src[me * 64], 64);
+    PipeBarrier<PIPE_ALL>();
+    Muls(h.y, h.x, 2.0f, 64);
+    SyncAll();
+    DataCopy(h.dst[me * 64], h.y, 64);
+}
+
+void bad_setflag_twice() {  // SetFlag_WaitFlag_ISASI.md: undefined
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID1);  // @hz bad_setflag_twice 1
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID1);  // @hz bad_setflag_twice 2
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID1);
+}
+
+// An enqueued VECIN tensor holds MTE2_V event id 0 until DeQue: a hand-picked id 0 collides.
+void bad_event_id_in_use() {
+    TPipe pipe;
+    TQue<TPosition::VECIN, 1> que;
+    pipe.InitBuffer(que, 1, 256);
+    GlobalTensor<float> src;
+    src.SetGlobalBuffer((__gm__ float*)In(), kN);
+    LocalTensor<float> t = que.AllocTensor<float>();
+    DataCopy(t, src, 64);
+    que.EnQue(t);                           // @hz bad_event_id_in_use 1
+    SetFlag<HardEvent::MTE2_V>(EVENT_ID0);  // @hz bad_event_id_in_use 2
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+    t = que.DeQue<float>();
+    que.FreeTensor(t);
+}
+
+void good_event_ids() {  // FetchEventID / AllocEventID / ReleaseEventID (TPipe/*.md)
+    TPipe pipe;
+    TQue<TPosition::VECIN, 1> que;
+    pipe.InitBuffer(que, 1, 256);
+    GlobalTensor<float> src;
+    src.SetGlobalBuffer((__gm__ float*)In(), kN);
+    LocalTensor<float> t = que.AllocTensor<float>();
+    DataCopy(t, src, 64);
+    que.EnQue(t);
+    Expect(pipe.FetchEventID(HardEvent::MTE2_V) == 1, "FetchEventID skips the id the EnQue holds");
+    Expect(pipe.FetchEventID<HardEvent::MTE2_V>() == 1, "FetchEventID is repeatable");
+    t = que.DeQue<float>();
+    Expect(pipe.FetchEventID(HardEvent::MTE2_V) == 0, "DeQue released the id");
+    que.FreeTensor(t);
+    const TEventID a = pipe.AllocEventID<HardEvent::V_S>();
+    const TEventID b = GetTPipePtr()->AllocEventID<HardEvent::V_S>();
+    Expect(a == 0 && b == 1, "AllocEventID takes the lowest free ids");
+    pipe.ReleaseEventID<HardEvent::V_S>(a);
+    Expect(pipe.FetchEventID(HardEvent::V_S) == 0, "ReleaseEventID frees the id");
+    SetFlag<HardEvent::V_S>(b);
+    WaitFlag<HardEvent::V_S>(b);
+    pipe.ReleaseEventID<HardEvent::V_S>(b);
+}
+
+void bad_release_event_id() {
+    TPipe pipe;
+    pipe.ReleaseEventID<HardEvent::V_S>(3);
+}
+
+void bad_event_ids_exhausted() {  // eight ids per event
+    TPipe pipe;
+    for (int i = 0; i < 9; ++i) pipe.AllocEventID<HardEvent::S_MTE3>();
 }
 
 const std::map<std::string, std::function<void()>>& Cases() {
@@ -377,14 +640,37 @@ const std::map<std::string, std::function<void()>>& Cases() {
         {"good_datacopypad_padding", good_datacopypad_padding},
         {"good_datacopypad_dummy", good_datacopypad_dummy},
         {"good_counters", good_counters},
+        {"bad_hazard_mte2_v", bad_hazard_mte2_v},
+        {"good_hazard_mte2_v", good_hazard_mte2_v},
+        {"bad_hazard_v_mte3", bad_hazard_v_mte3},
+        {"good_hazard_v_mte3", good_hazard_v_mte3},
+        {"bad_hazard_war_mte2", bad_hazard_war_mte2},
+        {"good_hazard_war_mte2", good_hazard_war_mte2},
+        {"bad_hazard_mte2_s", bad_hazard_mte2_s},
+        {"good_hazard_mte2_s", good_hazard_mte2_s},
+        {"good_hazard_chain", good_hazard_chain},
+        {"bad_hazard_mte2_waw", bad_hazard_mte2_waw},
+        {"good_hazard_mte2_waw", good_hazard_mte2_waw},
+        {"bad_hazard_v_v", bad_hazard_v_v},
+        {"good_hazard_v_v", good_hazard_v_v},
+        {"bad_hazard_vecin_to_gm", bad_hazard_vecin_to_gm},
+        {"good_hazard_bound_queue", good_hazard_bound_queue},
+        {"good_hazard_queues", good_hazard_queues},
+        {"good_hazard_barriers", good_hazard_barriers},
+        {"bad_setflag_twice", bad_setflag_twice},
+        {"bad_event_id_in_use", bad_event_id_in_use},
+        {"good_event_ids", good_event_ids},
+        {"bad_release_event_id", bad_release_event_id},
+        {"bad_event_ids_exhausted", bad_event_ids_exhausted},
     };
     return cases;
 }
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) int32_t recsdk_sim_run_case(const char* name, int32_t block_dim,
-                                                                   const char* soc, RecsdkSimReport* report) {
+extern "C" __attribute__((visibility("default"))) int32_t recsdk_sim_run_case_sync(const char* name, int32_t block_dim,
+                                                                        const char* soc, int32_t cce_auto_sync,
+                                                                        RecsdkSimReport* report) {
     std::memset(report, 0, sizeof(*report));
     auto it = Cases().find(name);
     if (it == Cases().end()) {
@@ -398,6 +684,7 @@ extern "C" __attribute__((visibility("default"))) int32_t recsdk_sim_run_case(co
     run.kernel = name;
     run.soc = recsdk::sim::FindSoc(soc);
     run.block_dim = static_cast<uint32_t>(block_dim);
+    run.cce_auto_sync = cce_auto_sync != 0;
     run.regions = {
         GmRegion{reinterpret_cast<const uint8_t*>(gm.in.data()), kN * sizeof(float), false, "input in"},
         GmRegion{reinterpret_cast<const uint8_t*>(gm.out.data()), kN * sizeof(float), true, "output out"},
@@ -424,6 +711,22 @@ extern "C" __attribute__((visibility("default"))) int32_t recsdk_sim_run_case(co
             }
         }
     }
+    if (status == RECSDK_SIM_OK && std::string(name) == "good_hazard_queues") {
+        for (int i = 0; i < kN; ++i) {
+            if (gm.out[i] != 1.0f + static_cast<float>(i / 64)) {
+                std::snprintf(report->message, sizeof(report->message), "out[%d] = %g", i, gm.out[i]);
+                return report->status = RECSDK_SIM_INTERNAL;
+            }
+        }
+    }
+    if (status == RECSDK_SIM_OK && std::string(name) == "good_hazard_barriers") {
+        for (int i = 0; i < 64 * block_dim; ++i) {
+            if (gm.out[i] != 2.0f) {
+                std::snprintf(report->message, sizeof(report->message), "out[%d] = %g", i, gm.out[i]);
+                return report->status = RECSDK_SIM_INTERNAL;
+            }
+        }
+    }
     if (status == RECSDK_SIM_OK && std::string(name) == "good_datacopypad_dummy") {
         if (gm.out[0] != 0.0f || gm.out[1] != 1.0f || gm.out[5] != 1.0f || gm.out[6] != 0.0f) {
             std::snprintf(report->message, sizeof(report->message), "unaligned DataCopyPad store wrong");
@@ -431,4 +734,9 @@ extern "C" __attribute__((visibility("default"))) int32_t recsdk_sim_run_case(co
         }
     }
     return status;
+}
+
+extern "C" __attribute__((visibility("default"))) int32_t recsdk_sim_run_case(const char* name, int32_t block_dim,
+                                                                   const char* soc, RecsdkSimReport* report) {
+    return recsdk_sim_run_case_sync(name, block_dim, soc, 1, report);
 }

@@ -7,6 +7,7 @@
 // [0, x0, x1, ...] and is written out with the zero in one transfer.
 #include "kernel_operator.h"
 #include "mxrec_common.h"
+#include "kernel_copy.h"
 #include "asynchronous_complete_cumsum_tiling_data.h"
 
 using namespace AscendC;
@@ -95,6 +96,9 @@ private:
         const uint8_t lead = k0 == 0 ? 1 : 0;
         DataCopyExtParams copy{1, static_cast<uint32_t>(len * sizeof(T)), 0, 0, 0};
         DataCopyPadExtParams<T> pad{lead != 0, lead, 0, static_cast<T>(0)};
+        // dataBuf_ is a TBuf: the previous chunk's DMA out (Store) must have read it before
+        // this DMA in overwrites it; nothing else orders MTE3 before MTE2.
+        mxrec::PipeSync<HardEvent::MTE3_MTE2>();
         DataCopyPad(data, xGm_[row * cols_ + k0], copy, pad);
         T acc = carry;
         for (int64_t i = lead; i < lead + len; ++i) {
@@ -109,6 +113,7 @@ private:
     __aicore__ inline void AddOffset(LocalTensor<T>& data, int64_t len, T add) {
         if constexpr (sizeof(T) == 4) {
             Adds(data, data, add, static_cast<int32_t>(len));
+            mxrec::PipeSync<HardEvent::V_MTE3>();  // Store's DMA reads the vector result
         } else {
             for (int64_t i = 0; i < len; ++i) {
                 data.SetValue(static_cast<uint32_t>(i), static_cast<T>(data.GetValue(static_cast<uint32_t>(i)) + add));

@@ -19,6 +19,11 @@
 // - SetAtomicAdd.md: with atomic add enabled, UB->GM copies add element-wise into GM.
 //
 // Undefined bytes are filled with a poison pattern so that kernels relying on them fail tests.
+//
+// Pipes (核内同步能力概述.md table 1, for the hazard checker, recsdk_sim/hazard.h): GM->UB is
+// PIPE_MTE2, UB->GM PIPE_MTE3; UB->UB is a vector-pipe copy (C-API asc_copy_ub2ub.md "流水类型
+// PIPE_V", the copy DataCopy_UBToUB issues). The unified-buffer side of a DMA is counted in the
+// 32-byte blocks it moves (padding and dummy bytes of DataCopyPad included).
 #ifndef RECSDK_SIM_DATACOPY_H
 #define RECSDK_SIM_DATACOPY_H
 
@@ -68,6 +73,19 @@ struct DataCopyPadExtParams {
 namespace recsdk::sim {
 
 constexpr uint8_t kPoison = 0xA7;
+
+// count blocks of `block` bytes, `stride` bytes apart, from the tensor's start: one access when
+// they are contiguous, else one per block.
+template <typename T>
+inline void DmaBlocks(const AscendC::LocalTensor<T>& t, uint64_t count, uint64_t block, uint64_t stride, Pipe pipe,
+                      Acc acc, const char* call, const SrcLoc& loc) {
+    if (count == 0 || block == 0) return;
+    if (stride == block) {
+        t.SimAccess(0, count * block, pipe, acc, call, loc);
+        return;
+    }
+    for (uint64_t i = 0; i < count; ++i) t.SimAccess(i * stride, block, pipe, acc, call, loc);
+}
 
 inline void CheckUbAligned(const void* p, const char* call, const SrcLoc& loc, const char* what) {
     const auto off = static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(p) - Core().ub);
@@ -157,6 +175,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     const uint64_t bytes = uint64_t(count) * sizeof(T);
     CheckMultipleOf32(bytes, call, loc);
     CheckGm(src.SimData(), bytes, false, call, loc);
+    dst.SimAccess(0, bytes, Pipe::MTE2, Acc::kWrite, call, loc);
     std::memcpy(dst.SimData(), src.SimData(), bytes);
     auto& s = Stats();
     s.gm_read_bytes += bytes;
@@ -174,6 +193,7 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
     const uint64_t bytes = uint64_t(count) * sizeof(T);
     CheckMultipleOf32(bytes, call, loc);
     CheckGm(dst.SimData(), bytes, true, call, loc);
+    src.SimAccess(0, bytes, Pipe::MTE3, Acc::kRead, call, loc);
     WriteGm(dst.SimData(), src.SimData(), count, call, loc);
     ++Stats().dma_transfers;
 }
@@ -189,6 +209,8 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     CheckUbAligned(src.SimData(), call, loc, "source");
     const uint64_t bytes = uint64_t(count) * sizeof(T);
     CheckMultipleOf32(bytes, call, loc);
+    src.SimAccess(0, bytes, Pipe::V, Acc::kRead, call, loc);
+    dst.SimAccess(0, bytes, Pipe::V, Acc::kWrite, call, loc);
     std::memmove(dst.SimData(), src.SimData(), bytes);
 }
 
@@ -204,6 +226,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     const uint64_t block = uint64_t(p.blockLen) * 32;
     const uint64_t ub_span = p.blockCount == 0 ? 0 : (p.blockCount - 1) * (block + p.dstStride * 32ull) + block;
     dst.CheckSpan((ub_span + sizeof(T) - 1) / sizeof(T), call, loc);
+    DmaBlocks(dst, p.blockCount, block, block + p.dstStride * 32ull, Pipe::MTE2, Acc::kWrite, call, loc);
     auto* d = reinterpret_cast<uint8_t*>(dst.SimData());
     const auto* s = reinterpret_cast<const uint8_t*>(src.SimData());
     for (uint32_t i = 0; i < p.blockCount; ++i) {
@@ -226,6 +249,7 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
     const uint64_t block = uint64_t(p.blockLen) * 32;
     const uint64_t ub_span = p.blockCount == 0 ? 0 : (p.blockCount - 1) * (block + p.srcStride * 32ull) + block;
     src.CheckSpan((ub_span + sizeof(T) - 1) / sizeof(T), call, loc);
+    DmaBlocks(src, p.blockCount, block, block + p.srcStride * 32ull, Pipe::MTE3, Acc::kRead, call, loc);
     auto* d = reinterpret_cast<uint8_t*>(dst.SimData());
     const auto* s = reinterpret_cast<const uint8_t*>(src.SimData());
     for (uint32_t i = 0; i < p.blockCount; ++i) {
@@ -271,6 +295,7 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
     const uint64_t ub_stride = ub_block + uint64_t(p.dstStride) * 32;
     const uint64_t ub_span = (p.blockCount - 1) * ub_stride + ub_block;
     dst.CheckSpan((ub_span + sizeof(T) - 1) / sizeof(T), call, loc);
+    DmaBlocks(dst, p.blockCount, ub_block, ub_stride, Pipe::MTE2, Acc::kWrite, call, loc);
     auto* d = reinterpret_cast<uint8_t*>(dst.SimData());
     const auto* s = reinterpret_cast<const uint8_t*>(src.SimData());
     for (uint32_t i = 0; i < p.blockCount; ++i) {
@@ -320,6 +345,7 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
     // The last block is read only up to blockLen (the rest of its 32-byte unit is dummy).
     const uint64_t ub_span = (p.blockCount - 1) * ub_stride + p.blockLen;
     src.CheckSpan((ub_span + sizeof(T) - 1) / sizeof(T), call, loc);
+    DmaBlocks(src, p.blockCount, ub_block, ub_stride, Pipe::MTE3, Acc::kRead, call, loc);
     auto* d = reinterpret_cast<uint8_t*>(dst.SimData());
     const auto* s = reinterpret_cast<const uint8_t*>(src.SimData());
     for (uint32_t i = 0; i < p.blockCount; ++i) {

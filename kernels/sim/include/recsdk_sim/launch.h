@@ -31,6 +31,9 @@ struct KernelRun {
     std::vector<GmRegion> regions;
     bool poison_ub = true;
     uint32_t ub_bytes = 0;  // 0: the SoC's
+    // Compiled with --cce-auto-sync (the default; see recsdk_sim/hazard.h). The environment
+    // variable RECSDK_SIM_CCE_AUTO_SYNC=off turns it off for every launch.
+    bool cce_auto_sync = true;
     // KERNEL_TYPE_* (recsdk_sim/mix.h): with cube cores, block_dim counts AI cores and each runs
     // its AIC and AIVs as threads (KERNEL_TYPE_MIX_AIC_1_2: 1 + 2).
     int32_t kernel_type = 0;

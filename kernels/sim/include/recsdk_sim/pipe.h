@@ -18,6 +18,19 @@
 //
 // A queue object is a handle: copies share the same blocks, as on the device (kernels pass
 // queues by value into helper classes).
+//
+// Synchronisation (for the pipe-hazard checker, recsdk_sim/hazard.h): guide TPipe-TQue框架编程
+// 原理.md, "数据依赖与同步机制": EnQue issues a Set and DeQue the matching Wait (the producer's
+// writes finish before the consumer reads); FreeTensor issues a Set and the AllocTensor that next
+// hands out that buffer the Wait (the consumer's reads finish before the producer overwrites).
+// Which pipes, the reference leaves to the implementation; asc-devkit impl/basic_api/
+// kernel_event.h GetQueEvt and kernel_tquebind_impl.h: TQue<VECIN> is a GM->UB queue (EnQue
+// MTE2_V, FreeTensor V_MTE2), TQue<VECOUT> UB->GM (V_MTE3, MTE3_V), TQueBind<VECIN, VECOUT>
+// UB->UB (MTE2_MTE3, MTE3_MTE2); GM->L1 queues (A1/B1/C1) MTE2_MTE1, L1->L0A/L0B (A2/B2)
+// MTE1_M, L0C (CO1) M_FIX. Each Set takes an event id with AllocEventID until its Wait, so ids
+// held by queue buffers are not handed out by FetchEventID/AllocEventID (TQue简介.md "TQue
+// Buffer限制"). The buffers are handed out round robin (kernel_tquebind_impl.h AllocBuffer's
+// bufCursor), so double buffering alternates buffers as on the device. A TBuf has no events.
 #ifndef RECSDK_SIM_PIPE_H
 #define RECSDK_SIM_PIPE_H
 
@@ -26,7 +39,9 @@
 #include <string>
 #include <vector>
 
+#include "recsdk_sim/hazard.h"
 #include "recsdk_sim/runtime.h"
+#include "recsdk_sim/sync.h"
 #include "recsdk_sim/tensor.h"
 
 namespace recsdk::sim {
@@ -40,7 +55,60 @@ struct QueueState {
     std::deque<BufSlot*> fifo;
     bool alive = true;
     const void* pipe = nullptr;
+    // EnQue sets prod -> cons, FreeTensor cons -> prod (see above); no events: a TBuf.
+    bool events = false;
+    Pipe prod = Pipe::MTE2;
+    Pipe cons = Pipe::V;
+    size_t cursor = 0;  // where AllocTensor looks first
 };
+
+// The event of a queue between TPosition src and dst, as asc-devkit's GetQueEvt picks it. TQue<pos>
+// reaches here as (pos, pos) and stands for the logical path of its position.
+inline bool QueueEvent(AscendC::TPosition src, AscendC::TPosition dst, Pipe* prod, Pipe* cons) {
+    using AscendC::TPosition;
+    enum class Mem { GM, UB, L1, L0A, L0B, L0C, Other };
+    auto phys = [](TPosition p) {
+        switch (p) {
+            case TPosition::GM: return Mem::GM;
+            case TPosition::VECIN: case TPosition::VECOUT: case TPosition::VECCALC: return Mem::UB;
+            case TPosition::A1: case TPosition::B1: case TPosition::C1: return Mem::L1;
+            case TPosition::A2: return Mem::L0A;
+            case TPosition::B2: return Mem::L0B;
+            case TPosition::CO1: return Mem::L0C;
+            case TPosition::CO2: return Mem::GM;  // arch 2201: CO2 is GM
+            default: return Mem::Other;
+        }
+    };
+    if (src == dst) {  // TQue<pos>: kernel_tpipe.h GetBufferLogicPos
+        switch (src) {
+            case TPosition::VECIN: case TPosition::A1: case TPosition::B1: case TPosition::C1:
+                src = TPosition::GM;
+                break;
+            case TPosition::VECOUT: dst = TPosition::GM; break;
+            case TPosition::A2: src = TPosition::A1; break;
+            case TPosition::B2: src = TPosition::B1; break;
+            case TPosition::CO1: dst = TPosition::CO2; break;
+            default: return false;
+        }
+    }
+    const Mem s = phys(src);
+    const Mem d = phys(dst);
+    auto set = [&](Pipe a, Pipe b) {
+        *prod = a;
+        *cons = b;
+        return true;
+    };
+    if (s == Mem::GM && d == Mem::UB) return set(Pipe::MTE2, Pipe::V);
+    if (s == Mem::GM && d == Mem::L1) return set(Pipe::MTE2, Pipe::MTE1);
+    if (s == Mem::GM && (d == Mem::L0A || d == Mem::L0B)) return set(Pipe::MTE2, Pipe::M);
+    if (s == Mem::UB && d == Mem::GM) return set(Pipe::V, Pipe::MTE3);
+    if (s == Mem::UB && d == Mem::UB) return set(Pipe::MTE2, Pipe::MTE3);
+    if (s == Mem::UB && d == Mem::L1) return set(Pipe::MTE3, Pipe::MTE1);
+    if (s == Mem::L1 && d == Mem::UB) return set(Pipe::MTE1, Pipe::V);
+    if (s == Mem::L1 && (d == Mem::L0A || d == Mem::L0B)) return set(Pipe::MTE1, Pipe::M);
+    if (s == Mem::L0C && d == Mem::GM) return set(Pipe::M, Pipe::FIX);
+    return false;
+}
 
 inline uint32_t AllocatedOnPosition(const CoreState& c, AscendC::TPosition pos) {
     uint32_t n = 0;
@@ -68,9 +136,12 @@ public:
                               "the non-inplace AllocTensor needs a queue depth > 0");
         }
         recsdk::sim::BufSlot* free_slot = nullptr;
-        for (auto& s : q.slots) {
-            if (s->state == 0) {
-                free_slot = s.get();
+        const size_t n = q.slots.size();
+        for (size_t k = 0; k < n; ++k) {
+            const size_t at = (q.cursor + k) % n;
+            if (q.slots[at]->state == 0) {
+                free_slot = q.slots[at].get();
+                q.cursor = (at + 1) % n;
                 break;
             }
         }
@@ -87,6 +158,11 @@ public:
                                   " tensors allocated at once on TPosition " + PositionName(q.pos) +
                                   " (hardware event ids)");
         }
+        if (free_slot->free_event >= 0) {  // the last FreeTensor of this buffer
+            recsdk::sim::HzWaitFlag(q.cons, q.prod, free_slot->free_event, "TQue::AllocTensor", loc);
+            recsdk::sim::HzReleaseEventID(q.cons, q.prod, free_slot->free_event, "TQue::AllocTensor", loc);
+            free_slot->free_event = -1;
+        }
         free_slot->state = 1;
         ++free_slot->gen;
         return Tensor<T>(free_slot);
@@ -95,23 +171,17 @@ public:
     template <typename T>
     bool EnQue(const LocalTensor<T>& tensor, recsdk::sim::SrcLoc loc = {}) {
         auto& q = State("TQue::EnQue", loc);
-        recsdk::sim::BufSlot* s = Owned(q, tensor, "TQue::EnQue", loc);
-        if (s->state != 1) {
-            recsdk::sim::Fail("TQue::EnQue", loc, "the tensor is already enqueued");
-        }
-        if (static_cast<int32_t>(q.fifo.size()) >= depth) {
-            recsdk::sim::Fail("TQue::EnQue", loc,
-                              "EnQue beyond the queue depth " + std::to_string(depth) +
-                                  " (that many tensors are already enqueued without DeQue)");
-        }
-        s->state = 2;
-        q.fifo.push_back(s);
-        return true;
+        return EnQueOn(q, tensor, q.prod, q.cons, loc);
     }
 
+    // EnQue.md: with user positions (TQueBind of VECIN and VECOUT) the event is the user path's
+    // (GM->VECIN: MTE2_V, VECOUT->GM: V_MTE3), and DeQue must name the same path.
     template <TPosition srcUserPos, TPosition dstUserPos, typename T>
     bool EnQue(const LocalTensor<T>& tensor, recsdk::sim::SrcLoc loc = {}) {
-        return EnQue(tensor, loc);
+        auto& q = State("TQue::EnQue", loc);
+        recsdk::sim::Pipe prod = q.prod, cons = q.cons;
+        recsdk::sim::QueueEvent(srcUserPos, dstUserPos, &prod, &cons);
+        return EnQueOn(q, tensor, prod, cons, loc);
     }
 
     template <typename T>
@@ -125,11 +195,27 @@ public:
         recsdk::sim::BufSlot* s = q.fifo.front();
         q.fifo.pop_front();
         s->state = 1;
+        if (s->enq_event >= 0) {
+            recsdk::sim::HzWaitFlag(s->enq_prod, s->enq_cons, s->enq_event, "TQue::DeQue", loc);
+            recsdk::sim::HzReleaseEventID(s->enq_prod, s->enq_cons, s->enq_event, "TQue::DeQue", loc);
+            s->enq_event = -1;
+        }
         return Tensor<T>(s);
     }
 
     template <TPosition srcUserPos, TPosition dstUserPos, typename T>
     LocalTensor<T> DeQue(recsdk::sim::SrcLoc loc = {}) {
+        auto& q = State("TQue::DeQue", loc);
+        recsdk::sim::Pipe prod, cons;
+        if (q.events && !q.fifo.empty() && q.fifo.front()->enq_event >= 0 &&
+            recsdk::sim::QueueEvent(srcUserPos, dstUserPos, &prod, &cons) &&
+            (prod != q.fifo.front()->enq_prod || cons != q.fifo.front()->enq_cons)) {
+            recsdk::sim::Fail("TQue::DeQue", loc,
+                              "DeQue names another path than the EnQue of this tensor (HardEvent::" +
+                                  recsdk::sim::EventName(q.fifo.front()->enq_prod, q.fifo.front()->enq_cons) +
+                                  " at EnQue, " + recsdk::sim::EventName(prod, cons) +
+                                  " here): the Wait would not match the Set");
+        }
         return DeQue<T>(loc);
     }
 
@@ -152,6 +238,11 @@ public:
         if (s->state == 2) {
             recsdk::sim::Fail("TQue::FreeTensor", loc, "the tensor is still enqueued (DeQue it first)");
         }
+        if (q.events) {
+            s->free_event = static_cast<int8_t>(
+                recsdk::sim::HzAllocEventID(q.cons, q.prod, "TQue::FreeTensor", loc));
+            recsdk::sim::HzSetFlag(q.cons, q.prod, s->free_event, "TQue::FreeTensor", loc);
+        }
         s->state = 0;
         ++s->gen;
     }
@@ -169,7 +260,16 @@ public:
         }
         return false;
     }
-    void FreeAllEvent() {}
+    // FreeAllEvent.md: waits for and releases the events the queue's freed buffers hold.
+    void FreeAllEvent(recsdk::sim::SrcLoc loc = {}) {
+        auto& q = State("TQue::FreeAllEvent", loc);
+        for (auto& s : q.slots) {
+            if (s->free_event < 0) continue;
+            recsdk::sim::HzWaitFlag(q.cons, q.prod, s->free_event, "TQue::FreeAllEvent", loc);
+            recsdk::sim::HzReleaseEventID(q.cons, q.prod, s->free_event, "TQue::FreeAllEvent", loc);
+            s->free_event = -1;
+        }
+    }
 
     // ---- simulator internals ----
     std::shared_ptr<recsdk::sim::QueueState> sim_state;
@@ -187,6 +287,33 @@ protected:
         auto* base = recsdk::sim::Core().ub + s->offset;
         return LocalTensor<T>(reinterpret_cast<T*>(base), s->bytes / static_cast<uint32_t>(sizeof(T)), s,
                               s->gen, s->pos);
+    }
+
+    template <typename T>
+    bool EnQueOn(recsdk::sim::QueueState& q, const LocalTensor<T>& tensor, recsdk::sim::Pipe prod,
+                 recsdk::sim::Pipe cons, const recsdk::sim::SrcLoc& loc) {
+        recsdk::sim::BufSlot* s = Owned(q, tensor, "TQue::EnQue", loc);
+        if (s->state != 1) {
+            recsdk::sim::Fail("TQue::EnQue", loc, "the tensor is already enqueued");
+        }
+        if (static_cast<int32_t>(q.fifo.size()) >= depth) {
+            recsdk::sim::Fail("TQue::EnQue", loc,
+                              "EnQue beyond the queue depth " + std::to_string(depth) +
+                                  " (that many tensors are already enqueued without DeQue)");
+        }
+        s->state = 2;
+        q.fifo.push_back(s);
+        if (q.events) Signal(s, prod, cons, loc);
+        return true;
+    }
+
+    // EnQue's Set: an event id held until the DeQue.
+    void Signal(recsdk::sim::BufSlot* s, recsdk::sim::Pipe prod, recsdk::sim::Pipe cons,
+                const recsdk::sim::SrcLoc& loc) {
+        s->enq_prod = prod;
+        s->enq_cons = cons;
+        s->enq_event = static_cast<int8_t>(recsdk::sim::HzAllocEventID(prod, cons, "TQue::EnQue", loc));
+        recsdk::sim::HzSetFlag(prod, cons, s->enq_event, "TQue::EnQue", loc);
     }
 
     template <typename T>
@@ -261,7 +388,7 @@ public:
         c.pipe = this;
     }
     ~TPipe() {
-        Release();
+        Release(true);
         if (recsdk::sim::g_core != nullptr && recsdk::sim::g_core->pipe == this) recsdk::sim::g_core->pipe = prev_;
     }
     TPipe(const TPipe&) = delete;
@@ -272,6 +399,7 @@ public:
         auto st = Carve("TPipe::InitBuffer", loc, que.sim_state, num, len, "TQue");
         st->depth = QueDepth(que);
         st->pos = QuePos(que);
+        st->events = recsdk::sim::QueueEvent(QuePos(que), QueDst(que), &st->prod, &st->cons);
         return true;
     }
 
@@ -284,16 +412,34 @@ public:
         return true;
     }
 
-    void Reset() { Release(); }
-    void Destroy() { Release(); }
+    // Reset.md / Destroy.md: both wait for the events freed queue buffers hold; Destroy (and the
+    // destructor, asc-devkit kernel_tpipe_impl.h ~TPipe) then waits for every pipe (PIPE_ALL).
+    void Reset() { Release(false); }
+    void Destroy() { Release(true); }
     void Init() {}
 
-    // TPipe/FetchEventID.md: an event id for a SetFlag/WaitFlag pair. The emulator runs each
-    // core in program order, so any id serves; the pairing itself is still checked.
-    template <typename E>
-    TEventID FetchEventID(E) {
-        recsdk::sim::Core();
-        return 0;
+    // FetchEventID.md: the lowest id of the event not held by AllocEventID (or a queue buffer);
+    // it stays free. AllocEventID.md / ReleaseEventID.md: take it until released.
+    TEventID FetchEventID(HardEvent evt, recsdk::sim::SrcLoc loc = {}) {
+        recsdk::sim::Pipe src, dst;
+        EventPipes(evt, &src, &dst);
+        return static_cast<TEventID>(recsdk::sim::HzFetchEventID(src, dst, "TPipe::FetchEventID", loc));
+    }
+    template <HardEvent evt>
+    TEventID FetchEventID(recsdk::sim::SrcLoc loc = {}) {
+        return FetchEventID(evt, loc);
+    }
+    template <HardEvent evt>
+    TEventID AllocEventID(recsdk::sim::SrcLoc loc = {}) {
+        recsdk::sim::Pipe src, dst;
+        EventPipes(evt, &src, &dst);
+        return static_cast<TEventID>(recsdk::sim::HzAllocEventID(src, dst, "TPipe::AllocEventID", loc));
+    }
+    template <HardEvent evt>
+    void ReleaseEventID(TEventID id, recsdk::sim::SrcLoc loc = {}) {
+        recsdk::sim::Pipe src, dst;
+        EventPipes(evt, &src, &dst);
+        recsdk::sim::HzReleaseEventID(src, dst, id, "TPipe::ReleaseEventID", loc);
     }
 
 private:
@@ -301,6 +447,8 @@ private:
     static int32_t QueDepth(const TQueBind<s, d, depth, m>&) { return depth; }
     template <TPosition s, TPosition d, int32_t depth, auto m>
     static TPosition QuePos(const TQueBind<s, d, depth, m>&) { return s; }
+    template <TPosition s, TPosition d, int32_t depth, auto m>
+    static TPosition QueDst(const TQueBind<s, d, depth, m>&) { return d; }
 
     std::shared_ptr<recsdk::sim::QueueState> Carve(const char* call, const recsdk::sim::SrcLoc& loc,
                                                    std::shared_ptr<recsdk::sim::QueueState>& handle,
@@ -335,6 +483,9 @@ private:
             s->offset = c.ub_top + i * rounded;
             s->bytes = rounded;
             s->owner = kind;
+            s->hz.base = reinterpret_cast<uintptr_t>(c.ub + s->offset);
+            s->hz.base_offset = s->offset;
+            s->hz.owner = kind;
             st->slots.push_back(std::move(s));
         }
         c.ub_top += static_cast<uint32_t>(need);
@@ -345,12 +496,16 @@ private:
         return st;
     }
 
-    void Release() {
+    void Release(bool destroy) {
         recsdk::sim::CoreState* c = recsdk::sim::g_core;
         if (c == nullptr) return;
         for (auto& q : c->queues) {
             if (q->pipe != this || !q->alive) continue;
             q->alive = false;
+            for (auto& s : q->slots) {
+                if (s->free_event >= 0) recsdk::sim::HzDrainNoThrow(*c, q->cons, q->prod, s->free_event);
+                s->free_event = -1;
+            }
             if (std::string(q->kind) == "TBuf") continue;
             uint32_t held = 0;
             for (const auto& s : q->slots) held += s->state != 0 ? 1 : 0;
@@ -362,6 +517,7 @@ private:
             }
         }
         if (c->ub_top > base_) c->ub_top = base_;
+        if (destroy) recsdk::sim::HzBarrierAllNoThrow(*c);
     }
 
     uint32_t base_ = 0;

@@ -167,6 +167,10 @@ struct GmRegion {
 };
 
 struct QueueState;
+// recsdk_sim/hazard.h: a core's pipe clocks and flags, created (and freed) by the operator
+// library that runs the kernel, so the runtime never needs its layout.
+struct HazardState;
+using HazardPtr = std::unique_ptr<HazardState, void (*)(HazardState*)>;
 struct CubeLaunchState;  // recsdk_sim/cube.h: per-AIC buffers, cross-core flags
 
 // Core types of a launch (RecsdkSimCoreStats::core_type).
@@ -188,6 +192,9 @@ struct LaunchState {
     uint64_t tiling_key = 0;
     uint64_t sys_workspace = 0;
     std::vector<GmRegion> regions;
+    // The kernel was compiled with the compiler's automatic synchronisation (--cce-auto-sync,
+    // the default): the pipe-hazard checker does not flag what it synchronises (hazard.h).
+    bool cce_auto_sync = true;
     std::vector<RecsdkSimCoreStats> stats;  // by slot: AICs first, then AIVs by GetBlockIdx
     // KERNEL_TYPE_* of the launch (recsdk_sim/mix.h): how many AIC and AIV each of the block_dim
     // logical cores has. AIV-only launches: block_dim AIVs, as before mixed launches existed.
@@ -244,7 +251,7 @@ struct CoreState {
     const char* atomic_type = nullptr;
     uint32_t sync_count = 0;
     std::vector<std::shared_ptr<QueueState>> queues;
-    int32_t flags[16][8] = {};    // SetFlag/WaitFlag balance per HardEvent and event id
+    HazardPtr hazard{nullptr, nullptr};  // pipe clocks, flags, event ids (hazard.h)
     std::string leak;             // set when a TPipe goes away with tensors still held
     void* pipe = nullptr;         // the TPipe GetTPipePtr() returns
 };
@@ -257,7 +264,7 @@ extern RECSDK_SIM_RUNTIME_API thread_local CoreState* g_core;
 // built against other headers than the runtime it finds is refused at launch instead of
 // misreading the runtime's structures (see LaunchOp).
 constexpr uint64_t kRuntimeLayout =
-    (uint64_t{3} << 56) ^ (uint64_t{sizeof(LaunchState)} << 40) ^ (uint64_t{sizeof(CoreState)} << 24) ^
+    (uint64_t{4} << 56) ^ (uint64_t{sizeof(LaunchState)} << 40) ^ (uint64_t{sizeof(CoreState)} << 24) ^
     (uint64_t{sizeof(GmRegion)} << 12) ^ uint64_t{sizeof(RecsdkSimReport)};
 
 inline CoreState& Core() {

@@ -5,9 +5,11 @@
 //   [0, blockDim) and blockDim.
 // - 同步控制/核间同步/SyncAll.md: all cores of the launch meet; a core that has returned from
 //   the kernel never arrives, so the others would hang (reported here as a deadlock).
-// - 同步控制/核内同步/PipeBarrier_ISASI.md, SetFlag-WaitFlag.md: ordering between the pipes of
-//   one core. The emulator executes a core's instructions in program order, so these are
-//   no-ops, except that a WaitFlag with no SetFlag before it would hang and is reported.
+// - 同步控制/核内同步/PipeBarrier_ISASI.md, SetFlag_WaitFlag_ISASI.md, SetFlag-WaitFlag.md
+//   (TQueSync): ordering between the pipes of one core. The emulator executes a core's
+//   instructions in program order; the pipe-hazard checker (recsdk_sim/hazard.h) keeps what each
+//   pipe may assume finished and fails an access that races. A WaitFlag with no SetFlag before
+//   it would hang, and a second SetFlag on a set event id is undefined: both are reported.
 // - 原子操作/SetAtomicAdd.md: later UB->GM copies add element-wise into GM until
 //   SetAtomicNone/DisableDmaAtomic; A2/A3 types int8/int16/half/bfloat16/int32/float.
 // - 资源管理/workspace/GetUserWorkspace.md: the user workspace follows the system part.
@@ -22,6 +24,7 @@
 #include <string>
 #include <type_traits>
 
+#include "recsdk_sim/hazard.h"
 #include "recsdk_sim/runtime.h"
 #include "recsdk_sim/tensor.h"
 
@@ -32,21 +35,76 @@ enum event_t { EVENT_ID0 = 0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_
 
 namespace AscendC {
 
+// <source pipe>_<destination pipe> (SetFlag_WaitFlag_ISASI.md); the names of asc-devkit's
+// impl/basic_api/kernel_event.h.
 enum class HardEvent : uint8_t {
-    MTE2_V = 0,
+    MTE2_MTE1,
+    MTE1_MTE2,
+    MTE1_M,
+    M_MTE1,
+    MTE2_V,
     V_MTE2,
     MTE3_V,
     V_MTE3,
-    MTE2_MTE3,
+    M_V,
+    V_M,
+    V_V,
+    MTE3_MTE1,
+    MTE1_MTE3,
+    MTE1_V,
+    MTE2_M,
+    M_MTE2,
+    V_MTE1,
+    M_FIX,
+    FIX_M,
     MTE3_MTE2,
+    MTE2_MTE3,
     S_V,
     V_S,
-    MTE2_S,
     S_MTE2,
-    MTE3_S,
+    MTE2_S,
     S_MTE3,
+    MTE3_S,
+    MTE2_FIX,
+    FIX_MTE2,
+    FIX_S,
+    M_S,
+    FIX_MTE3,
+    MTE1_FIX,
+    FIX_MTE1,
+    FIX_FIX,
     MAX,
 };
+
+// The source and destination pipe of an event (the checker's view, recsdk_sim/hazard.h).
+inline void EventPipes(HardEvent e, recsdk::sim::Pipe* src, recsdk::sim::Pipe* dst) {
+    using P = recsdk::sim::Pipe;
+    static constexpr P table[][2] = {
+        {P::MTE2, P::MTE1}, {P::MTE1, P::MTE2}, {P::MTE1, P::M},   {P::M, P::MTE1},    {P::MTE2, P::V},
+        {P::V, P::MTE2},    {P::MTE3, P::V},    {P::V, P::MTE3},   {P::M, P::V},       {P::V, P::M},
+        {P::V, P::V},       {P::MTE3, P::MTE1}, {P::MTE1, P::MTE3}, {P::MTE1, P::V},   {P::MTE2, P::M},
+        {P::M, P::MTE2},    {P::V, P::MTE1},    {P::M, P::FIX},    {P::FIX, P::M},     {P::MTE3, P::MTE2},
+        {P::MTE2, P::MTE3}, {P::S, P::V},       {P::V, P::S},      {P::S, P::MTE2},    {P::MTE2, P::S},
+        {P::S, P::MTE3},    {P::MTE3, P::S},    {P::MTE2, P::FIX}, {P::FIX, P::MTE2},  {P::FIX, P::S},
+        {P::M, P::S},       {P::FIX, P::MTE3},  {P::MTE1, P::FIX}, {P::FIX, P::MTE1},  {P::FIX, P::FIX},
+    };
+    static_assert(sizeof(table) / sizeof(table[0]) == static_cast<size_t>(HardEvent::MAX), "one row per event");
+    *src = table[static_cast<int>(e)][0];
+    *dst = table[static_cast<int>(e)][1];
+}
+
+inline recsdk::sim::Pipe PipeOf(pipe_t p) {
+    using P = recsdk::sim::Pipe;
+    switch (p) {
+        case PIPE_S: return P::S;
+        case PIPE_M: return P::M;
+        case PIPE_MTE1: return P::MTE1;
+        case PIPE_MTE2: return P::MTE2;
+        case PIPE_MTE3: return P::MTE3;
+        case PIPE_FIX: return P::FIX;
+        default: return P::V;  // PIPE_V, PIPE_V2
+    }
+}
 
 enum class CacheLine { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE };
 enum class DcciDst { CACHELINE_ALL = 0, CACHELINE_UB, CACHELINE_OUT, CACHELINE_ATOMIC };
@@ -60,6 +118,10 @@ template <bool isAIVOnly = true>
 inline void SyncAll(recsdk::sim::SrcLoc loc = {}) {
     using namespace recsdk::sim;
     CoreState& c = Core();
+    // SyncAll.md does not say what it orders inside a core; asc-devkit's dav_c220 SyncAllImpl
+    // starts with PipeBarrier<PIPE_ALL>() (a core's writes must have landed before the others
+    // may read them), so every pipe's earlier work is complete after it.
+    HzBarrierAll();
     LaunchState& l = *c.launch;
     ++c.stats->sync_all;
     const uint32_t nth = ++c.sync_count;
@@ -99,31 +161,50 @@ inline void SyncAll(recsdk::sim::SrcLoc loc = {}) {
          "would hang");
 }
 
+// PipeBarrier<PIPE_S> is not supported ("Scalar流水之间的同步由硬件自动保证"): a no-op here.
+inline void pipe_barrier(pipe_t pipe) {
+    if (pipe == PIPE_ALL) {
+        recsdk::sim::HzBarrierAll();
+    } else if (pipe != PIPE_S) {
+        recsdk::sim::HzBarrier(PipeOf(pipe));
+    } else {
+        recsdk::sim::Core();
+    }
+}
 template <pipe_t pipe>
 inline void PipeBarrier() {
-    recsdk::sim::Core();
+    pipe_barrier(pipe);
 }
-inline void pipe_barrier(pipe_t) { recsdk::sim::Core(); }
 
 template <HardEvent event>
 inline void SetFlag(int32_t eventID, recsdk::sim::SrcLoc loc = {}) {
-    auto& c = recsdk::sim::Core();
     if (eventID < 0 || eventID > 7) recsdk::sim::Fail("SetFlag", loc, "event id out of range");
-    ++c.flags[static_cast<int>(event)][eventID];
+    recsdk::sim::Pipe src, dst;
+    EventPipes(event, &src, &dst);
+    recsdk::sim::HzSetFlag(src, dst, eventID, "SetFlag", loc);
 }
 
 template <HardEvent event>
 inline void WaitFlag(int32_t eventID, recsdk::sim::SrcLoc loc = {}) {
-    auto& c = recsdk::sim::Core();
     if (eventID < 0 || eventID > 7) recsdk::sim::Fail("WaitFlag", loc, "event id out of range");
-    int32_t& n = c.flags[static_cast<int>(event)][eventID];
-    if (n <= 0) {
-        recsdk::sim::Fail("WaitFlag", loc,
-                          "WaitFlag for event id " + std::to_string(eventID) +
-                              " with no SetFlag before it: the pipe would wait forever");
-    }
-    --n;
+    recsdk::sim::Pipe src, dst;
+    EventPipes(event, &src, &dst);
+    recsdk::sim::HzWaitFlag(src, dst, eventID, "WaitFlag", loc);
 }
+
+// 核内同步/TQueSync模板参数.md, SetFlag-WaitFlag.md: the same flags, named by pipes.
+template <pipe_t src, pipe_t dst>
+class TQueSync {
+public:
+    void SetFlag(int32_t id, recsdk::sim::SrcLoc loc = {}) {
+        if (id < 0 || id > 7) recsdk::sim::Fail("TQueSync::SetFlag", loc, "event id out of range");
+        recsdk::sim::HzSetFlag(PipeOf(src), PipeOf(dst), id, "TQueSync::SetFlag", loc);
+    }
+    void WaitFlag(int32_t id, recsdk::sim::SrcLoc loc = {}) {
+        if (id < 0 || id > 7) recsdk::sim::Fail("TQueSync::WaitFlag", loc, "event id out of range");
+        recsdk::sim::HzWaitFlag(PipeOf(src), PipeOf(dst), id, "TQueSync::WaitFlag", loc);
+    }
+};
 
 template <typename T>
 inline void SetAtomicAdd(recsdk::sim::SrcLoc loc = {}) {

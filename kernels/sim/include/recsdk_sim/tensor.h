@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <string>
 
+#include "recsdk_sim/hazard.h"
 #include "recsdk_sim/runtime.h"
 
 namespace AscendC {
@@ -64,6 +65,11 @@ struct BufSlot {
     bool is_tbuf = false;
     AscendC::TPosition pos = AscendC::TPosition::VECCALC;
     const char* owner = "TQue";
+    HazardRanges hz;       // which pipes wrote and read which bytes (recsdk_sim/hazard.h)
+    int8_t enq_event = -1;   // event id its EnQue's SetFlag holds until DeQue
+    Pipe enq_prod = Pipe::MTE2;  // the pipes of that event
+    Pipe enq_cons = Pipe::V;
+    int8_t free_event = -1;  // event id its FreeTensor's SetFlag holds until the next AllocTensor
 };
 
 }  // namespace recsdk::sim
@@ -85,6 +91,8 @@ public:
         Validate("LocalTensor::GetValue", loc);
         CheckIndex(index, "LocalTensor::GetValue", loc);
         ++recsdk::sim::Stats().scalar_ub_accesses;
+        SimAccess(uint64_t(index) * sizeof(T), sizeof(T), recsdk::sim::Pipe::S, recsdk::sim::Acc::kRead,
+                  "LocalTensor::GetValue", loc);
         return ptr_[index];
     }
 
@@ -93,6 +101,8 @@ public:
         Validate("LocalTensor::SetValue", loc);
         CheckIndex(index, "LocalTensor::SetValue", loc);
         ++recsdk::sim::Stats().scalar_ub_accesses;
+        SimAccess(uint64_t(index) * sizeof(T), sizeof(T), recsdk::sim::Pipe::S, recsdk::sim::Acc::kWrite,
+                  "LocalTensor::SetValue", loc);
         ptr_[index] = static_cast<T>(value);
     }
 
@@ -101,6 +111,11 @@ public:
         Validate("LocalTensor::operator()", loc);
         CheckIndex(index, "LocalTensor::operator()", loc);
         ++recsdk::sim::Stats().scalar_ub_accesses;
+        // The reference may be read or written: both, for the hazard checker.
+        SimAccess(uint64_t(index) * sizeof(T), sizeof(T), recsdk::sim::Pipe::S, recsdk::sim::Acc::kRead,
+                  "LocalTensor::operator()", loc);
+        SimAccess(uint64_t(index) * sizeof(T), sizeof(T), recsdk::sim::Pipe::S, recsdk::sim::Acc::kWrite,
+                  "LocalTensor::operator()", loc);
         return ptr_[index];
     }
 
@@ -151,6 +166,16 @@ public:
         if (slot_ != nullptr && !slot_->is_tbuf && (slot_->gen != gen_ || slot_->state == 0)) {
             recsdk::sim::Fail(call, loc,
                               "LocalTensor used after FreeTensor returned its buffer to the queue");
+        }
+    }
+
+    // An instruction on `pipe` reads or writes bytes [offset, offset + bytes) of the tensor
+    // (recsdk_sim/hazard.h). Call after the operand's own checks, before the data moves.
+    void SimAccess(uint64_t offset, uint64_t bytes, recsdk::sim::Pipe pipe, recsdk::sim::Acc acc, const char* call,
+                   const recsdk::sim::SrcLoc& loc) const {
+        if (slot_ != nullptr) {
+            recsdk::sim::HzAccess(slot_->hz, reinterpret_cast<const uint8_t*>(ptr_) + offset, bytes, pipe, acc, call,
+                                  loc);
         }
     }
 

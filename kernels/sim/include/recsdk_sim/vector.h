@@ -67,6 +67,16 @@ inline void VecDone(int32_t count, uint64_t elem_bytes) {
     ++s.vector_instrs;
 }
 
+// The first `count` elements of an operand are read / written on PIPE_V (recsdk_sim/hazard.h).
+template <typename T>
+inline void VecRead(const AscendC::LocalTensor<T>& t, uint64_t count, const char* call, const SrcLoc& loc) {
+    t.SimAccess(0, count * sizeof(T), Pipe::V, Acc::kRead, call, loc);
+}
+template <typename T>
+inline void VecWrite(const AscendC::LocalTensor<T>& t, uint64_t count, const char* call, const SrcLoc& loc) {
+    t.SimAccess(0, count * sizeof(T), Pipe::V, Acc::kWrite, call, loc);
+}
+
 template <bool ok, typename T>
 inline void VecType(const char* call, const SrcLoc& loc) {
     if constexpr (!ok) {
@@ -88,6 +98,7 @@ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int
                       recsdk::sim::SrcLoc loc = {}) {
     recsdk::sim::VecType<recsdk::sim::kDuplicateType<T>, T>("Duplicate", loc);
     recsdk::sim::VecOperand(dst, count, "Duplicate", loc);
+    recsdk::sim::VecWrite(dst, count, "Duplicate", loc);
     T* d = dst.SimData();
     for (int32_t i = 0; i < count; ++i) d[i] = scalarValue;
     recsdk::sim::VecDone(count, sizeof(T));
@@ -100,6 +111,8 @@ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int
         recsdk::sim::VecType<recsdk::sim::kArithType<T>, T>(#NAME, loc);                                   \
         recsdk::sim::VecOperand(dst, count, #NAME, loc);                                                   \
         recsdk::sim::VecOperand(src, count, #NAME, loc);                                                   \
+        recsdk::sim::VecRead(src, count, #NAME, loc);                                                      \
+        recsdk::sim::VecWrite(dst, count, #NAME, loc);                                                     \
         const T s = static_cast<T>(scalarValue);                                                           \
         T* d = dst.SimData();                                                                              \
         const T* a = src.SimData();                                                                        \
@@ -125,6 +138,9 @@ RECSDK_SIM_SCALAR_OP(Mins, (s < x ? s : x))
         recsdk::sim::VecOperand(dst, count, #NAME, loc);                                                   \
         recsdk::sim::VecOperand(src0, count, #NAME, loc);                                                  \
         recsdk::sim::VecOperand(src1, count, #NAME, loc);                                                  \
+        recsdk::sim::VecRead(src0, count, #NAME, loc);                                                     \
+        recsdk::sim::VecRead(src1, count, #NAME, loc);                                                     \
+        recsdk::sim::VecWrite(dst, count, #NAME, loc);                                                     \
         T* d = dst.SimData();                                                                              \
         const T* a = src0.SimData();                                                                       \
         const T* b = src1.SimData();                                                                       \
@@ -144,6 +160,8 @@ inline void Sqrt(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int
     recsdk::sim::VecType<recsdk::sim::kFloatType<T>, T>("Sqrt", loc);
     recsdk::sim::VecOperand(dst, count, "Sqrt", loc);
     recsdk::sim::VecOperand(src, count, "Sqrt", loc);
+    recsdk::sim::VecRead(src, count, "Sqrt", loc);
+    recsdk::sim::VecWrite(dst, count, "Sqrt", loc);
     T* d = dst.SimData();
     const T* a = src.SimData();
     for (int32_t i = 0; i < count; ++i) d[i] = static_cast<T>(std::sqrt(recsdk::sim::AsFloat(a[i])));
@@ -201,6 +219,8 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
     }
     VecOperand(dst, static_cast<int32_t>(count), "Cast", loc);
     VecOperand(src, static_cast<int32_t>(count), "Cast", loc);
+    VecRead(src, count, "Cast", loc);
+    VecWrite(dst, count, "Cast", loc);
     T* d = dst.SimData();
     const U* s = src.SimData();
     for (uint32_t i = 0; i < count; ++i) {
@@ -229,6 +249,9 @@ inline void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src, const L
     const auto* s = reinterpret_cast<const uint8_t*>(src.SimData());
     if (s == reinterpret_cast<const uint8_t*>(dst.SimData())) Fail("Gather", loc, "dst and src are the same memory");
     const uint64_t limit = src.GetLength();
+    VecRead(srcOffset, count, "Gather", loc);
+    src.SimAccess(0, limit, Pipe::V, Acc::kRead, "Gather", loc);  // any element may be gathered
+    VecWrite(dst, count, "Gather", loc);
     const uint32_t* off = srcOffset.SimData();
     T* d = dst.SimData();
     for (uint32_t i = 0; i < count; ++i) {
