@@ -36,6 +36,11 @@ DTYPES: dict[str, tuple[int, str, str, int]] = {
 }
 ATTR_TYPES = {"int": 0, "float": 1, "bool": 2, "int_list": 3}
 COMPUTE_UNITS = ("ascend910b", "ascend910_93", "ascend310p", "ascend950")
+# [op] kernel_type: which cores run the kernel (the KERNEL_TYPE_* a kernel declares with
+# KERNEL_TASK_TYPE_DEFAULT), numbered as asc-devkit's KernelMetaType (kernels/sim mix.h).
+# Vector-only operators leave it out; mix_aic_1_2 runs a Cube core and two Vector cores per
+# logical AI core (Matmul on the Cube, element-wise work on the Vector cores).
+KERNEL_TYPES = {"aiv_only": 0, "aic_only": 1, "mix_aic_1_1": 4, "mix_aic_1_2": 5}
 _SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
 _PASCAL = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -101,6 +106,7 @@ class OpSpec:
     # "stopped on invalid input". Literal text and C++ expressions alternate (even indices
     # text, odd ones expressions such as "permute.size(0) - 1"); empty when not given.
     trap_error: tuple[str, ...] = ()
+    kernel_type: str = "aiv_only"
 
     @property
     def kernel_file(self) -> Path:
@@ -289,6 +295,11 @@ def load_op(path: Path) -> OpSpec:
             raise ConfigError(f"{where}: optional inputs must come after the required ones")
         optional_seen = optional_seen or t.optional
     groups = tuple(op.get("groups", []))
+    kernel_type = _str(op, "kernel_type", where, "aiv_only")
+    if kernel_type not in KERNEL_TYPES:
+        raise ConfigError(
+            f"{where}: kernel_type {kernel_type!r} must be one of {', '.join(KERNEL_TYPES)}"
+        )
     notes, error_name, trap_error = _host(data, where, name, inputs + outputs, attrs)
     return OpSpec(
         name=name,
@@ -304,6 +315,7 @@ def load_op(path: Path) -> OpSpec:
         directory=path.parent,
         error_name=error_name,
         trap_error=trap_error,
+        kernel_type=kernel_type,
     )
 
 

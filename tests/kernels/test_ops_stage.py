@@ -94,6 +94,27 @@ def test_op_toml_rejects_optional_before_required(tmp_path: Path) -> None:
         catalogue.load_op(op / "op.toml")
 
 
+def test_kernel_type_reaches_the_sim_launcher(tmp_path: Path, specs) -> None:
+    """[op] kernel_type says which cores run the kernel; the launcher's OpSpec carries it as
+    asc-devkit's KernelMetaType number (vector-only operators leave it out: 0)."""
+    assert all(s.kernel_type == "aiv_only" for s in specs.values())
+    assert "0 /* KERNEL_TYPE_AIV_ONLY */" in codegen.sim_launcher(specs["invert_permute"])
+    op = tmp_path / "ops" / "mm_op"
+    (op / "op_kernel").mkdir(parents=True)
+    (op / "op_kernel" / "mm_op.cpp").write_text('#include "kernel_operator.h"\n')
+    toml = (
+        '[op]\nname = "mm_op"\nop_type = "MmOp"\ncompute_units = ["ascend910b"]\n'
+        'kernel_type = "{}"\n[[inputs]]\nname = "a"\ndtypes = ["float32"]\n'
+        '[[outputs]]\nname = "c"\ndtype = "a"\n'
+    )
+    (op / "op.toml").write_text(toml.format("mix_aic_1_2"))
+    mixed = catalogue.load_op(op / "op.toml")
+    assert "5 /* KERNEL_TYPE_MIX_AIC_1_2 */" in codegen.sim_launcher(mixed)
+    (op / "op.toml").write_text(toml.format("cube"))
+    with pytest.raises(ConfigError, match="kernel_type 'cube' must be one of aiv_only"):
+        catalogue.load_op(op / "op.toml")
+
+
 def test_soc_tables_agree() -> None:
     """The sim's C++ SoC table and the project generator's agree."""
     text = (KERNELS / "sim" / "include" / "recsdk_sim" / "runtime.h").read_text()
