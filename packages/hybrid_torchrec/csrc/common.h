@@ -1,0 +1,102 @@
+// Definitions shared by the hybrid_torchrec core: error types, the two id hashes, buffers.
+//
+// The core is plain C++17 without torch: only bindings.cpp sees tensors, so the core builds
+// fast and a sharder can drive it from any thread without touching Python.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+namespace hybrid {
+
+// A table cannot take the ids of a batch: it is full and has no eviction policy, or every
+// row it could evict is protected. Raised before anything changes.
+class CapacityError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Positions inside one batch are stored in 32 bits to halve the memory traffic of the
+// scatter passes; a batch of 2^31 ids would need 40+ GB of workspace anyway.
+constexpr int64_t kMaxBatch = (int64_t{1} << 31) - 1;
+
+// Row links are 32-bit for the same reason, so a table holds at most this many rows.
+constexpr int64_t kMaxCapacity = (int64_t{1} << 31) - 1;
+
+inline void check_batch_size(int64_t n) {
+    if (n < 0 || n > kMaxBatch) {
+        throw std::invalid_argument("a batch may hold at most 2^31 - 1 ids, got " +
+                                    std::to_string(n));
+    }
+}
+
+// Hash that places an id in the mapper's partitions and hash tables (splitmix64's
+// finaliser). Sequential ids and ids sharing low bits are common, so every output bit must
+// depend on every input bit.
+inline uint64_t hash_for_map(int64_t id) {
+    uint64_t x = static_cast<uint64_t>(id) + 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+// Hash that routes an id to a bucket (rank) in hash bucketization: murmur3's fmix64, a
+// different function from hash_for_map on purpose. All ids of one rank share the top bits
+// of their routing hash; if the mapper partitioned by the same bits, a rank would use only
+// 1/world of its partitions.
+inline uint64_t hash_for_route(int64_t id) {
+    uint64_t x = static_cast<uint64_t>(id);
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    return x ^ (x >> 33);
+}
+
+// floor(h * n / 2^64): maps a 64-bit hash onto [0, n) by ranges of the hash, so bucket r of
+// n buckets holds the hash range [r/n, (r+1)/n). Ranges nest when n changes, which is what
+// lets a checkpoint of W ranks be split or merged for W' ranks.
+inline uint64_t scale_hash(uint64_t h, uint64_t n) {
+    return static_cast<uint64_t>((static_cast<unsigned __int128>(h) * n) >> 64);
+}
+
+// An array that grows without initialising and never shrinks: the per-batch workspaces are
+// reused across batches, and value-initialising megabytes per batch would cost as much as
+// the work itself.
+template <class T>
+class Buffer {
+public:
+    T* data() { return data_.get(); }
+    const T* data() const { return data_.get(); }
+    T& operator[](int64_t i) { return data_[i]; }
+    const T& operator[](int64_t i) const { return data_[i]; }
+    int64_t capacity() const { return capacity_; }
+    // Contents are not preserved.
+    void ensure(int64_t n) {
+        if (n <= capacity_)
+            return;
+        int64_t cap = capacity_ > 0 ? capacity_ : 1024;
+        while (cap < n)
+            cap *= 2;
+        data_.reset(new T[static_cast<size_t>(cap)]);
+        capacity_ = cap;
+    }
+    size_t memory_bytes() const { return static_cast<size_t>(capacity_) * sizeof(T); }
+
+private:
+    std::unique_ptr<T[]> data_;
+    int64_t capacity_ = 0;
+};
+
+inline int ceil_log2(uint64_t x) {
+    int k = 0;
+    while ((uint64_t{1} << k) < x)
+        ++k;
+    return k;
+}
+
+}  // namespace hybrid

@@ -1,0 +1,457 @@
+#include "id_mapper.h"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+#include <utility>
+
+#include "thread_pool.h"
+
+namespace hybrid {
+
+namespace {
+
+// About 8192 mapped ids per partition when the table is full: a partition's hash table then
+// stays within the L2 cache while a batch's partition is processed.
+int mapper_log2_parts(int64_t capacity) {
+    const int lg = ceil_log2(static_cast<uint64_t>(capacity)) - 13;
+    return std::min(std::max(lg, 0), 8);
+}
+
+uint32_t saturating_increment(uint32_t c) {
+    return c == 0xffffffffu ? c : c + 1;
+}
+
+}  // namespace
+
+const char* policy_name(Policy p) {
+    switch (p) {
+        case Policy::kNone:
+            return "none";
+        case Policy::kLRU:
+            return "lru";
+        case Policy::kLFU:
+            return "lfu";
+    }
+    return "?";
+}
+
+IdMapper::IdMapper(int64_t capacity, Policy policy, int64_t protect_batches, std::string name)
+    : capacity_(capacity),
+      policy_(policy),
+      protect_batches_(protect_batches),
+      name_(std::move(name)),
+      log2_parts_(mapper_log2_parts(capacity > 0 ? capacity : 1)) {
+    if (capacity < 1 || capacity > kMaxCapacity) {
+        throw std::invalid_argument("table '" + name_ +
+                                    "': capacity must be in [1, 2^31 - 1], got " +
+                                    std::to_string(capacity));
+    }
+    if (protect_batches < 1) {
+        throw std::invalid_argument("table '" + name_ + "': protect_batches must be >= 1, got " +
+                                    std::to_string(protect_batches));
+    }
+    t_.maps.resize(static_cast<size_t>(int64_t{1} << log2_parts_));
+}
+
+int64_t IdMapper::size() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return t_.size;
+}
+
+int64_t IdMapper::step() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return t_.step;
+}
+
+size_t IdMapper::memory_bytes() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    size_t bytes = ws_.memory_bytes() + t_.order.memory_bytes();
+    for (const FlatMap& m : t_.maps)
+        bytes += m.memory_bytes();
+    bytes += t_.id_of_row.capacity() * sizeof(int64_t) + t_.count.capacity() * sizeof(uint32_t) +
+             t_.last_used.capacity() * sizeof(int64_t) + t_.free_rows.size() * sizeof(int64_t);
+    return bytes;
+}
+
+void IdMapper::clear() {
+    std::lock_guard<std::mutex> lock(mu_);
+    Tables fresh;
+    fresh.maps.resize(t_.maps.size());
+    std::swap(t_, fresh);
+}
+
+void IdMapper::probe(DedupWorkspace& w) const {
+    parallel_tasks(w.num_parts, [&](int64_t p) {
+        const FlatMap& m = t_.maps[static_cast<size_t>(p)];
+        const int64_t lo = w.begin[static_cast<size_t>(p)];
+        const int64_t end = lo + w.distinct[static_cast<size_t>(p)];
+        for (int64_t d = lo; d < end; ++d)
+            w.d_value[d] = m.find(w.d_id[d], hash_for_map(w.d_id[d]));
+    });
+}
+
+int64_t IdMapper::take_free_row(Tables& t) {
+    if (!t.free_rows.empty()) {
+        const int64_t row = t.free_rows.top();
+        t.free_rows.pop();
+        return row;
+    }
+    if (t.high_water < capacity_)
+        return t.high_water++;
+    return -1;
+}
+
+// Walks the eviction order from the front. Rows of this batch carry last_used == step (the
+// caller marked them) and are skipped; within a bucket last_used never decreases, so the
+// first row that is protected by age ends the bucket.
+void IdMapper::find_victims(int64_t needed, int64_t step, std::vector<int32_t>& victims) const {
+    const EvictionOrder& order = t_.order;
+    for (int32_t b = order.first_bucket();
+         b != EvictionOrder::kNone && static_cast<int64_t>(victims.size()) < needed;
+         b = order.next_bucket(b)) {
+        for (int32_t r = order.bucket_head(b);
+             r != EvictionOrder::kNone && static_cast<int64_t>(victims.size()) < needed;
+             r = order.next_row(r)) {
+            const int64_t used = t_.last_used[static_cast<size_t>(r)];
+            if (used == step)
+                continue;
+            if (used + protect_batches_ > step)
+                break;
+            victims.push_back(r);
+        }
+    }
+}
+
+void IdMapper::throw_full(int64_t new_ids, int64_t evictable) const {
+    std::string msg = "table '" + name_ + "' is full: capacity " + std::to_string(capacity_) +
+                      " rows, " + std::to_string(t_.size) + " mapped, and the batch has " +
+                      std::to_string(new_ids) + " new ids; ";
+    if (policy_ == Policy::kNone) {
+        msg +=
+            "the table has no eviction policy (set eviction=LRU() or LFU() in its config, "
+            "or raise num_embeddings)";
+    } else {
+        msg += "its " + std::string(policy_name(policy_)) + " policy may evict only " +
+               std::to_string(evictable) + " rows (rows of the last " +
+               std::to_string(protect_batches_) + " batches are protected)";
+    }
+    throw CapacityError(msg);
+}
+
+MapResult IdMapper::map(const int64_t* ids, int64_t n, bool insert) {
+    std::lock_guard<std::mutex> lock(mu_);
+    DedupWorkspace& w = ws_;
+    dedup(ids, n, log2_parts_, w);
+    probe(w);
+
+    MapResult out;
+    const int64_t u = w.num_unique;
+    out.unique_ids.allocate(u);
+    out.rows.allocate(u);
+    out.counts.allocate(u);
+    out.inverse.allocate(n);
+    write_dedup(w, out.unique_ids.data.get(), out.counts.data.get(), out.inverse.data.get());
+    int64_t* rows = out.rows.data.get();
+    parallel_tasks(w.num_parts, [&](int64_t p) {
+        const int64_t lo = w.begin[static_cast<size_t>(p)];
+        const int64_t end = lo + w.distinct[static_cast<size_t>(p)];
+        for (int64_t d = lo; d < end; ++d)
+            rows[w.d_global[d]] = w.d_value[d];
+    });
+    if (!insert)
+        return out;
+
+    if (u > capacity_) {
+        throw CapacityError("table '" + name_ + "' holds at most " + std::to_string(capacity_) +
+                            " rows but the batch has " + std::to_string(u) + " distinct ids");
+    }
+    int64_t misses = 0;
+    for (int64_t g = 0; g < u; ++g)
+        misses += rows[g] < 0;
+    const int64_t step = t_.step + 1;
+    const int64_t available =
+        static_cast<int64_t>(t_.free_rows.size()) + (capacity_ - t_.high_water);
+    std::vector<int32_t> victims;
+    if (misses > available) {
+        if (policy_ == Policy::kNone)
+            throw_full(misses, 0);
+        // Mark this batch's rows so that the walk skips them; undone if the batch fails.
+        std::vector<std::pair<int64_t, int64_t>> saved;
+        for (int64_t g = 0; g < u; ++g) {
+            if (rows[g] < 0)
+                continue;
+            int64_t& used = t_.last_used[static_cast<size_t>(rows[g])];
+            saved.emplace_back(rows[g], used);
+            used = step;
+        }
+        find_victims(misses - available, step, victims);
+        if (static_cast<int64_t>(victims.size()) < misses - available) {
+            for (const auto& [row, used] : saved)
+                t_.last_used[static_cast<size_t>(row)] = used;
+            throw_full(misses, static_cast<int64_t>(victims.size()));
+        }
+    }
+
+    // From here on nothing can fail.
+    t_.step = step;
+    for (int64_t g = 0; g < u; ++g) {
+        const int64_t row = rows[g];
+        if (row < 0)
+            continue;
+        uint32_t& c = t_.count[static_cast<size_t>(row)];
+        c = saturating_increment(c);
+        t_.last_used[static_cast<size_t>(row)] = step;
+        if (policy_ != Policy::kNone)
+            t_.order.touch(static_cast<int32_t>(row), key_of(c));
+    }
+    for (int32_t v : victims)
+        t_.order.unlink(v);
+
+    size_t next_victim = 0;
+    const int64_t* unique = out.unique_ids.data.get();
+    for (int64_t g = 0; g < u; ++g) {
+        if (rows[g] >= 0)
+            continue;
+        int64_t row = take_free_row(t_);
+        if (row < 0) {
+            row = victims[next_victim++];
+            out.evicted_ids.push_back(t_.id_of_row[static_cast<size_t>(row)]);
+            out.evicted_rows.push_back(row);
+        } else if (row >= static_cast<int64_t>(t_.id_of_row.size())) {
+            const size_t grown = std::min<size_t>(static_cast<size_t>(capacity_),
+                                                  std::max<size_t>(1024, t_.id_of_row.size() * 2));
+            t_.id_of_row.resize(grown);
+            t_.count.resize(grown, 0);
+            t_.last_used.resize(grown, 0);
+            if (policy_ != Policy::kNone)
+                t_.order.ensure_rows(static_cast<int64_t>(grown));
+        }
+        rows[g] = row;
+        t_.id_of_row[static_cast<size_t>(row)] = unique[g];
+        t_.count[static_cast<size_t>(row)] = 1;
+        t_.last_used[static_cast<size_t>(row)] = step;
+        if (policy_ != Policy::kNone)
+            t_.order.add_first(static_cast<int32_t>(row), key_of(1));
+    }
+    out.num_new = misses;
+
+    // The hash tables last: evicted ids out, new ids in, each partition by one task.
+    std::vector<std::vector<int64_t>> evicted_by_part(t_.maps.size());
+    for (int64_t id : out.evicted_ids) {
+        evicted_by_part[static_cast<size_t>(partition_of(hash_for_map(id), log2_parts_))].push_back(
+            id);
+    }
+    parallel_tasks(w.num_parts, [&](int64_t p) {
+        FlatMap& m = t_.maps[static_cast<size_t>(p)];
+        for (int64_t id : evicted_by_part[static_cast<size_t>(p)])
+            m.erase(id, hash_for_map(id));
+        const int64_t lo = w.begin[static_cast<size_t>(p)];
+        const int64_t end = lo + w.distinct[static_cast<size_t>(p)];
+        for (int64_t d = lo; d < end; ++d) {
+            if (w.d_value[d] >= 0)
+                continue;
+            m.insert_new(w.d_id[d], hash_for_map(w.d_id[d]), rows[w.d_global[d]]);
+        }
+    });
+    t_.size += misses - static_cast<int64_t>(out.evicted_ids.size());
+    return out;
+}
+
+void IdMapper::lookup(const int64_t* ids, int64_t n, int64_t* rows) const {
+    check_batch_size(n);
+    std::lock_guard<std::mutex> lock(mu_);
+    parallel_chunks(n, int64_t{1} << 14, [&](int64_t, int64_t lo, int64_t hi) {
+        for (int64_t i = lo; i < hi; ++i) {
+            const uint64_t h = hash_for_map(ids[i]);
+            rows[i] = t_.maps[static_cast<size_t>(partition_of(h, log2_parts_))].find(ids[i], h);
+        }
+    });
+}
+
+void IdMapper::remove(const int64_t* ids, int64_t n, int64_t* rows) {
+    std::lock_guard<std::mutex> lock(mu_);
+    DedupWorkspace& w = ws_;
+    dedup(ids, n, log2_parts_, w);
+    probe(w);
+    parallel_tasks(w.num_parts, [&](int64_t p) {
+        FlatMap& m = t_.maps[static_cast<size_t>(p)];
+        const int64_t lo = w.begin[static_cast<size_t>(p)];
+        const int64_t hi = w.begin[static_cast<size_t>(p + 1)];
+        const int64_t end = lo + w.distinct[static_cast<size_t>(p)];
+        for (int64_t d = lo; d < end; ++d) {
+            if (w.d_value[d] >= 0)
+                m.erase(w.d_id[d], hash_for_map(w.d_id[d]));
+        }
+        for (int64_t e = lo; e < hi; ++e)
+            rows[w.pos[e]] = w.d_value[w.slot[e]];
+    });
+    // Freed rows in first-occurrence order, so the free list is independent of threads.
+    std::vector<std::pair<uint32_t, int64_t>> freed;
+    for (int64_t p = 0; p < w.num_parts; ++p) {
+        const int64_t lo = w.begin[static_cast<size_t>(p)];
+        const int64_t end = lo + w.distinct[static_cast<size_t>(p)];
+        for (int64_t d = lo; d < end; ++d) {
+            if (w.d_value[d] >= 0)
+                freed.emplace_back(w.d_global[d], w.d_value[d]);
+        }
+    }
+    std::sort(freed.begin(), freed.end());
+    for (const auto& [g, row] : freed) {
+        if (policy_ != Policy::kNone)
+            t_.order.unlink(static_cast<int32_t>(row));
+        t_.count[static_cast<size_t>(row)] = 0;
+        t_.last_used[static_cast<size_t>(row)] = 0;
+        t_.free_rows.push(row);
+    }
+    t_.size -= static_cast<int64_t>(freed.size());
+}
+
+MappingState IdMapper::export_state() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    MappingState s;
+    s.step = t_.step;
+    const size_t m = static_cast<size_t>(t_.size);
+    s.ids.reserve(m);
+    s.rows.reserve(m);
+    s.counts.reserve(m);
+    s.last_used.reserve(m);
+    auto emit = [&](int64_t row) {
+        const size_t r = static_cast<size_t>(row);
+        s.ids.push_back(t_.id_of_row[r]);
+        s.rows.push_back(row);
+        s.counts.push_back(t_.count[r]);
+        s.last_used.push_back(t_.last_used[r]);
+    };
+    if (policy_ == Policy::kNone) {
+        for (int64_t row = 0; row < t_.high_water; ++row) {
+            if (t_.count[static_cast<size_t>(row)] != 0)
+                emit(row);
+        }
+    } else {
+        const EvictionOrder& order = t_.order;
+        for (int32_t b = order.first_bucket(); b != EvictionOrder::kNone;
+             b = order.next_bucket(b)) {
+            for (int32_t r = order.bucket_head(b); r != EvictionOrder::kNone;
+                 r = order.next_row(r)) {
+                emit(r);
+            }
+        }
+    }
+    return s;
+}
+
+void IdMapper::load_state(const MappingState& s) {
+    const int64_t m = static_cast<int64_t>(s.ids.size());
+    const std::string where = "mapping of table '" + name_ + "': ";
+    if (static_cast<int64_t>(s.rows.size()) != m || static_cast<int64_t>(s.counts.size()) != m ||
+        static_cast<int64_t>(s.last_used.size()) != m) {
+        throw std::invalid_argument(where + "ids, rows, counts and last_used differ in length");
+    }
+    if (m > capacity_) {
+        throw std::invalid_argument(where + std::to_string(m) + " ids do not fit the capacity of " +
+                                    std::to_string(capacity_) + " rows");
+    }
+    if (s.step < 0)
+        throw std::invalid_argument(where + "negative step");
+    int64_t high_water = 0;
+    for (int64_t i = 0; i < m; ++i) {
+        if (s.rows[i] < 0 || s.rows[i] >= capacity_) {
+            throw std::invalid_argument(where + "row " + std::to_string(s.rows[i]) + " of id " +
+                                        std::to_string(s.ids[i]) + " is outside [0, " +
+                                        std::to_string(capacity_) + ")");
+        }
+        if (s.counts[i] < 1 || s.counts[i] > 0xffffffffLL) {
+            throw std::invalid_argument(where + "count of id " + std::to_string(s.ids[i]) +
+                                        " must be in [1, 2^32 - 1]");
+        }
+        if (s.last_used[i] < 0 || s.last_used[i] > s.step) {
+            throw std::invalid_argument(where + "last_used of id " + std::to_string(s.ids[i]) +
+                                        " is not in [0, step]");
+        }
+        high_water = std::max(high_water, s.rows[i] + 1);
+    }
+
+    Tables t;
+    t.maps.resize(t_.maps.size());
+    t.step = s.step;
+    t.size = m;
+    t.high_water = high_water;
+    const size_t rows_needed = static_cast<size_t>(high_water);
+    t.id_of_row.resize(rows_needed);
+    t.count.assign(rows_needed, 0);
+    t.last_used.assign(rows_needed, 0);
+    for (int64_t i = 0; i < m; ++i) {
+        const size_t r = static_cast<size_t>(s.rows[i]);
+        if (t.count[r] != 0) {
+            throw std::invalid_argument(where + "row " + std::to_string(s.rows[i]) +
+                                        " is given to two ids");
+        }
+        t.id_of_row[r] = s.ids[i];
+        t.count[r] = static_cast<uint32_t>(s.counts[i]);
+        t.last_used[r] = s.last_used[i];
+    }
+    std::vector<int64_t> per_part(t.maps.size(), 0);
+    for (int64_t i = 0; i < m; ++i) {
+        ++per_part[static_cast<size_t>(partition_of(hash_for_map(s.ids[i]), log2_parts_))];
+    }
+    for (size_t p = 0; p < t.maps.size(); ++p)
+        t.maps[p].reserve(per_part[p]);
+    for (int64_t i = 0; i < m; ++i) {
+        const uint64_t h = hash_for_map(s.ids[i]);
+        FlatMap& map = t.maps[static_cast<size_t>(partition_of(h, log2_parts_))];
+        if (map.find(s.ids[i], h) >= 0) {
+            throw std::invalid_argument(where + "id " + std::to_string(s.ids[i]) +
+                                        " appears twice");
+        }
+        map.insert_new(s.ids[i], h, s.rows[i]);
+    }
+    for (int64_t row = 0; row < high_water; ++row) {
+        if (t.count[static_cast<size_t>(row)] == 0)
+            t.free_rows.push(row);
+    }
+    if (policy_ != Policy::kNone) {
+        // Rebuild the order from the policy's keys; the stable sort keeps the given order
+        // among equal keys, so a state exported under the same policy comes back exactly.
+        std::vector<int64_t> order(static_cast<size_t>(m));
+        std::iota(order.begin(), order.end(), 0);
+        std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+            const uint32_t ka = key_of(static_cast<uint32_t>(s.counts[a]));
+            const uint32_t kb = key_of(static_cast<uint32_t>(s.counts[b]));
+            if (ka != kb)
+                return ka < kb;
+            return s.last_used[a] < s.last_used[b];
+        });
+        t.order.ensure_rows(high_water);
+        for (int64_t i : order) {
+            t.order.add_last(static_cast<int32_t>(s.rows[i]),
+                             key_of(static_cast<uint32_t>(s.counts[i])));
+        }
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    std::swap(t_, t);
+}
+
+std::vector<MapResult> map_tables(const std::vector<IdMapper*>& mappers,
+                                  const std::vector<const int64_t*>& ids,
+                                  const std::vector<int64_t>& sizes, bool insert) {
+    const int64_t k = static_cast<int64_t>(mappers.size());
+    if (static_cast<int64_t>(ids.size()) != k || static_cast<int64_t>(sizes.size()) != k) {
+        throw std::invalid_argument("map_tables: one id batch per mapper");
+    }
+    for (int64_t i = 0; i < k; ++i) {
+        for (int64_t j = 0; j < i; ++j) {
+            if (mappers[static_cast<size_t>(i)] == mappers[static_cast<size_t>(j)]) {
+                throw std::invalid_argument("map_tables: the same mapper is given twice");
+            }
+        }
+    }
+    std::vector<MapResult> out(static_cast<size_t>(k));
+    parallel_tasks(k, [&](int64_t i) {
+        const size_t s = static_cast<size_t>(i);
+        out[s] = mappers[s]->map(ids[s], sizes[s], insert);
+    });
+    return out;
+}
+
+}  // namespace hybrid

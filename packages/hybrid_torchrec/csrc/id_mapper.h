@@ -1,0 +1,126 @@
+// IdMapper: the id -> row mapping of one table (or of one shard of a table).
+//
+// Rows are handed out as ids arrive, smallest free row first, until `capacity` rows are in
+// use. Then a batch with new ids either fails with CapacityError (no policy) or takes the
+// rows of the ids the policy gives up (LRU or LFU order); the evicted ids and their rows are
+// returned so that the caller can reset those rows' embeddings and optimiser state.
+//
+// Per batch (map): the ids are de-duplicated (first-occurrence order), the distinct ids are
+// looked up, and with `insert` the missing ones get rows. Within a batch the ids already
+// mapped are touched first, in order of first occurrence, then the new ids are added in the
+// same order; rows used by the last `protect_batches` batches (this one included) are never
+// evicted. A failing batch changes nothing.
+//
+// Everything the mapper does is a function of its state and the batch: the thread count,
+// timing and memory addresses play no part, so ranks that feed identical ids to identical
+// mappers hold identical mappings.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "common.h"
+#include "dedup.h"
+#include "eviction_order.h"
+#include "flat_map.h"
+
+namespace hybrid {
+
+enum class Policy : int { kNone = 0, kLRU = 1, kLFU = 2 };
+
+const char* policy_name(Policy p);
+
+// An int64 array handed to the caller without being initialised first.
+struct Int64Array {
+    std::unique_ptr<int64_t[]> data;
+    int64_t size = 0;
+    void allocate(int64_t n) {
+        data.reset(new int64_t[static_cast<size_t>(n > 0 ? n : 1)]);
+        size = n;
+    }
+};
+
+struct MapResult {
+    Int64Array unique_ids;  // distinct ids of the batch, in order of first occurrence
+    Int64Array rows;        // row of each distinct id; -1 for an unmapped id without insert
+    Int64Array counts;      // occurrences of each distinct id in the batch
+    Int64Array inverse;     // per input id, its index in unique_ids
+    std::vector<int64_t> evicted_ids;   // ids that lost their rows to this batch
+    std::vector<int64_t> evicted_rows;  // their rows, now held by new ids of this batch
+    int64_t num_new = 0;                // distinct ids that got a row in this batch
+};
+
+// The mapping in eviction order (row order without a policy): what a checkpoint holds.
+struct MappingState {
+    std::vector<int64_t> ids, rows, counts, last_used;
+    int64_t step = 0;
+};
+
+class IdMapper {
+public:
+    IdMapper(int64_t capacity, Policy policy, int64_t protect_batches, std::string name);
+
+    MapResult map(const int64_t* ids, int64_t n, bool insert);
+    // Row of each id, -1 for unmapped ids; changes nothing.
+    void lookup(const int64_t* ids, int64_t n, int64_t* rows) const;
+    // Unmaps the ids; writes the row each id had (-1 if unmapped). Freed rows are handed out
+    // again smallest first.
+    void remove(const int64_t* ids, int64_t n, int64_t* rows);
+    MappingState export_state() const;
+    // Replaces the mapping. Validates everything first: on error nothing changes.
+    void load_state(const MappingState& state);
+    void clear();
+
+    int64_t size() const;
+    int64_t capacity() const { return capacity_; }
+    int64_t step() const;
+    Policy policy() const { return policy_; }
+    int64_t protect_batches() const { return protect_batches_; }
+    const std::string& name() const { return name_; }
+    int log2_partitions() const { return log2_parts_; }
+    size_t memory_bytes() const;
+
+private:
+    struct Tables {
+        std::vector<FlatMap> maps;  // one per partition of the id hash
+        // Per row below `high_water`: its id, the batches it occurred in (0: free row) and
+        // the step of its last batch.
+        std::vector<int64_t> id_of_row;
+        std::vector<uint32_t> count;
+        std::vector<int64_t> last_used;
+        int64_t high_water = 0;
+        std::priority_queue<int64_t, std::vector<int64_t>, std::greater<int64_t>> free_rows;
+        EvictionOrder order;
+        int64_t step = 0;
+        int64_t size = 0;
+    };
+
+    uint32_t key_of(uint32_t count) const { return policy_ == Policy::kLFU ? count : 0; }
+    int64_t take_free_row(Tables& t);
+    void find_victims(int64_t needed, int64_t step, std::vector<int32_t>& victims) const;
+    [[noreturn]] void throw_full(int64_t new_ids, int64_t evictable) const;
+    void probe(DedupWorkspace& w) const;
+
+    const int64_t capacity_;
+    const Policy policy_;
+    const int64_t protect_batches_;
+    const std::string name_;
+    const int log2_parts_;
+
+    mutable std::mutex mu_;
+    Tables t_;
+    DedupWorkspace ws_;
+};
+
+// Maps the batches of several tables at once, one table per task (the tables' own work then
+// runs inline on that task's thread). Each table is atomic on its own: if one fails, the
+// tables that succeeded keep their new mappings.
+std::vector<MapResult> map_tables(const std::vector<IdMapper*>& mappers,
+                                  const std::vector<const int64_t*>& ids,
+                                  const std::vector<int64_t>& sizes, bool insert);
+
+}  // namespace hybrid

@@ -1,0 +1,21 @@
+"""Exception types of hybrid_torchrec.
+
+Errors of the C++ core arrive as these classes. Invalid arguments raise the built-in
+TypeError (wrong dtype) or ValueError (bad value).
+"""
+
+from __future__ import annotations
+
+
+class HybridTorchrecError(RuntimeError):
+    """Base class of the package's own errors."""
+
+
+class CapacityError(HybridTorchrecError):
+    """A table cannot take a batch's new ids.
+
+    Raised when the table is full and has no eviction policy, when every row the policy could
+    give up is protected, or when one batch has more distinct ids than the table has rows.
+    The message names the table, its capacity and the numbers involved. Nothing has changed
+    when this is raised: the mapping is as before the batch.
+    """
