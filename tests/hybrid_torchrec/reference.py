@@ -1,0 +1,150 @@
+"""Independent references for the hybrid_torchrec tests, in plain Python.
+
+RefMapper is the documented mapping semantics written the obvious way (a dict id -> row, a
+heap of free rows, victims chosen by sorting every candidate), with none of the core's
+partitions, buckets or linked lists. The hash routing reference recomputes the documented
+hash with Python integers.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+MASK64 = (1 << 64) - 1
+
+
+class RefCapacityError(Exception):
+    pass
+
+
+@dataclass
+class RefResult:
+    unique_ids: list[int]
+    rows: list[int]
+    counts: list[int]
+    inverse: list[int]
+    evicted_ids: list[int]
+    evicted_rows: list[int]
+    num_new: int
+
+
+@dataclass
+class RefMapper:
+    capacity: int
+    policy: str | None = None  # None, "lru", "lfu"
+    protect_batches: int = 1
+    row_of: dict[int, int] = field(default_factory=dict)
+    count: dict[int, int] = field(default_factory=dict)
+    last_used: dict[int, int] = field(default_factory=dict)
+    touched: dict[int, int] = field(default_factory=dict)  # global touch sequence number
+    free: list[int] = field(default_factory=list)  # heap
+    high_water: int = 0
+    step: int = 0
+    clock: int = 0
+
+    def _order_key(self, i: int) -> tuple[int, int]:
+        if self.policy == "lfu":
+            return (self.count[i], self.touched[i])
+        return (0, self.touched[i])
+
+    def _touch(self, i: int) -> None:
+        self.clock += 1
+        self.touched[i] = self.clock
+
+    def map(self, ids: list[int], insert: bool = True) -> RefResult:
+        unique = list(dict.fromkeys(ids))
+        index = {u: k for k, u in enumerate(unique)}
+        counts = [0] * len(unique)
+        for i in ids:
+            counts[index[i]] += 1
+        inverse = [index[i] for i in ids]
+        if not insert:
+            rows = [self.row_of.get(u, -1) for u in unique]
+            return RefResult(unique, rows, counts, inverse, [], [], 0)
+        if len(unique) > self.capacity:
+            raise RefCapacityError("batch larger than the table")
+        misses = [u for u in unique if u not in self.row_of]
+        available = len(self.free) + self.capacity - self.high_water
+        need = len(misses) - available
+        step = self.step + 1
+        victims: list[int] = []
+        if need > 0:
+            if self.policy is None:
+                raise RefCapacityError("full")
+            batch = set(unique)
+            candidates = [
+                i
+                for i in self.row_of
+                if i not in batch and self.last_used[i] + self.protect_batches <= step
+            ]
+            candidates.sort(key=self._order_key)
+            if len(candidates) < need:
+                raise RefCapacityError("not enough evictable rows")
+            victims = candidates[:need]
+        self.step = step
+        for u in unique:
+            if u in self.row_of:
+                self.count[u] += 1
+                self.last_used[u] = step
+                self._touch(u)
+        evicted_ids: list[int] = []
+        evicted_rows: list[int] = []
+        victim_iter = iter(victims)
+        for u in misses:
+            if self.free:
+                row = heapq.heappop(self.free)
+            elif self.high_water < self.capacity:
+                row = self.high_water
+                self.high_water += 1
+            else:
+                old = next(victim_iter)
+                row = self.row_of.pop(old)
+                for d in (self.count, self.last_used, self.touched):
+                    del d[old]
+                evicted_ids.append(old)
+                evicted_rows.append(row)
+            self.row_of[u] = row
+            self.count[u] = 1
+            self.last_used[u] = step
+            self._touch(u)
+        rows = [self.row_of[u] for u in unique]
+        return RefResult(unique, rows, counts, inverse, evicted_ids, evicted_rows, len(misses))
+
+    def remove(self, ids: list[int]) -> list[int]:
+        before = {i: self.row_of.get(i, -1) for i in ids}
+        for i in dict.fromkeys(ids):
+            if i in self.row_of:
+                heapq.heappush(self.free, self.row_of.pop(i))
+                for d in (self.count, self.last_used, self.touched):
+                    del d[i]
+        return [before[i] for i in ids]
+
+    def state(self) -> tuple[list[int], list[int], list[int], list[int], int]:
+        """(ids, rows, counts, last_used, step) in the documented export order."""
+        if self.policy is None:
+            order = sorted(self.row_of, key=lambda i: self.row_of[i])
+        else:
+            order = sorted(self.row_of, key=self._order_key)
+        return (
+            order,
+            [self.row_of[i] for i in order],
+            [self.count[i] for i in order],
+            [self.last_used[i] for i in order],
+            self.step,
+        )
+
+
+def fmix64(x: int) -> int:
+    """murmur3's 64-bit finaliser, as documented for hash routing."""
+    x &= MASK64
+    x ^= x >> 33
+    x = (x * 0xFF51AFD7ED558CCD) & MASK64
+    x ^= x >> 33
+    x = (x * 0xC4CEB9FE1A85EC53) & MASK64
+    return x ^ (x >> 33)
+
+
+def hash_bucket(i: int, num_buckets: int) -> int:
+    """Bucket of id i under hash routing: its hash's range among num_buckets equal ranges."""
+    return (fmix64(i) * num_buckets) >> 64
