@@ -29,6 +29,7 @@ OPS = [
     "bounds_check_indices",
     "dense_to_jagged",
     "gather_for_rank1",
+    "hstu_dense_forward",
     "index_select_for_rank1_backward",
     "invert_permute",
     "jagged_to_padded_dense",
@@ -36,6 +37,8 @@ OPS = [
     "split_embedding_backward",
     "split_embedding_forward",
 ]
+
+TOOLKIT_HEADERS = ("kernel_operator.h", "lib/matmul_intf.h")
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +49,7 @@ def specs() -> dict[str, catalogue.OpSpec]:
 # ---- catalogue --------------------------------------------------------------------------------
 
 
-def test_catalogue_has_the_eleven_operators(specs) -> None:
+def test_catalogue_has_the_twelve_operators(specs) -> None:
     assert sorted(specs) == OPS
     groups = catalogue.groups(specs)
     assert sorted(groups["jagged"]) == [
@@ -59,7 +62,11 @@ def test_catalogue_has_the_eleven_operators(specs) -> None:
         "split_embedding_backward",
         "split_embedding_forward",
     ]
-    assert sorted(groups["hstu"]) == ["dense_to_jagged", "jagged_to_padded_dense"]
+    assert sorted(groups["hstu"]) == [
+        "dense_to_jagged",
+        "hstu_dense_forward",
+        "jagged_to_padded_dense",
+    ]
 
 
 def test_only_takes_names_and_groups(specs) -> None:
@@ -97,7 +104,9 @@ def test_op_toml_rejects_optional_before_required(tmp_path: Path) -> None:
 def test_kernel_type_reaches_the_sim_launcher(tmp_path: Path, specs) -> None:
     """[op] kernel_type says which cores run the kernel; the launcher's OpSpec carries it as
     asc-devkit's KernelMetaType number (vector-only operators leave it out: 0)."""
-    assert all(s.kernel_type == "aiv_only" for s in specs.values())
+    cube_users = {n for n, s in specs.items() if s.kernel_type != "aiv_only"}
+    assert cube_users == {"hstu_dense_forward"}
+    assert specs["hstu_dense_forward"].kernel_type == "mix_aic_1_2"
     assert "0 /* KERNEL_TYPE_AIV_ONLY */" in codegen.sim_launcher(specs["invert_permute"])
     op = tmp_path / "ops" / "mm_op"
     (op / "op_kernel").mkdir(parents=True)
@@ -273,11 +282,12 @@ def test_cann_dry_run_writes_complete_projects(ops_project: Path, tmp_path: Path
             f"include/aclnn_{name}_decl.h",
         ):
             assert (project / rel).is_file(), rel
-        # Every header the kernel includes ships next to it (CANN copies the kernel directory).
+        # Every header the kernel includes ships next to it (CANN copies the kernel directory),
+        # except the toolkit's own (the AscendC API and its Matmul library).
         kernel = (project / "op_kernel" / name / f"{name}.cpp").read_text()
         for header in re.findall(r'#include "([^"]+)"', kernel):
             assert (
-                header == "kernel_operator.h" or (project / "op_kernel" / name / header).is_file()
+                header in TOOLKIT_HEADERS or (project / "op_kernel" / name / header).is_file()
             )
         commands = json.loads((project / "commands.json").read_text())
         assert [c["argv"][:2] for c in commands] == [

@@ -127,7 +127,9 @@ def test_npu_calls_pass_the_aclnn_arguments_in_its_order(specs) -> None:
         start = decl.index("GetWorkspaceSize(") + len("GetWorkspaceSize(")
         declared = decl[start : decl.index(");", start)].split(",")
         assert len(args) == len(declared), spec.name
-        expected = [f"acl_{t.name}.get()" for t in spec.inputs] + [a.name for a in spec.attrs]
+        expected = [f"acl_{t.name}.get()" for t in spec.inputs]
+        # int_list attributes go as the aclIntArray made from them, the others by value.
+        expected += [f"acl_{a.name}.get()" if a.type == "int_list" else a.name for a in spec.attrs]
         expected += [f"acl_{t.name}.get()" for t in spec.outputs]
         assert args == [*expected, "workspace_size", "executor"], spec.name
         assert f'run("{spec.op_type}", "mxrec_opp_{spec.name}", ' in body

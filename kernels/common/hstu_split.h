@@ -1,0 +1,221 @@
+// Host side of the HSTU attention tilings: the cost of each piece of work and the cut of the work
+// order (hstu_common.h) into one contiguous range per vector core, balanced by cost. Pure
+// functions of the sequence lengths (the seq_offset attribute), heads and mask type, like every
+// tiling (tiling_common.h).
+//
+// Cost. Query rows [r0, r1) of a sequence of length len are computed against the keys they need,
+// [0, HstuKeyEnd) (causal: up to r1, so blocks above the diagonal are skipped), in Cube calls of
+// at most kHstuBlockK keys. Both the Cube (Q K^T and P V, each rows x keys x D MACs) and the
+// vector cores (SiLU and masking of every score) work in proportion to rows x keys, with rows
+// padded to the Cube's 16-row fractal and each call's keys padded to 16, so a piece costs
+//     AlignUp(r1 - r0, 16) x PaddedKeys(keyEnd) + kHstuCallCost x calls
+// (kHstuCallCost stands for the fixed work of one key block: two Matmul calls and the vector
+// setup). The cost of a sequence grows with the square of its length under the causal mask.
+//
+// Balance. Work is cut at 16-row groups: group g of a sequence (rows 16g .. 16g + 15) costs
+// 16 x PaddedKeys(keyEnd of its last row), plus the call costs at the first group of each query
+// block. Worker w starts at the group boundary nearest to w / W of the total cost, so each
+// worker's share is within about one group (16 rows x the longest key range) of the mean: a cut
+// may fall inside a query block, whose rows then go to two workers (different output rows, so
+// nothing is shared). Balancing by cost rather than by counting blocks matters for jagged
+// batches, whose sequences differ in length by orders of magnitude.
+//
+// Query block height. Under the causal mask a query block computes its diagonal key block in
+// full, so taller blocks issue more Cube work than the mask keeps; shorter blocks mean more Cube
+// calls. The tiling takes the tallest of 128, 64, 32, 16 rows whose issued work stays within 5%
+// of the 16-row staircase (the least the Cube can issue); without the causal mask, 128.
+#ifndef MXREC_HSTU_SPLIT_H
+#define MXREC_HSTU_SPLIT_H
+
+#include <cstdint>
+#include <vector>
+
+#include "hstu_common.h"
+#include "mxrec_common.h"
+
+namespace mxrec {
+
+constexpr int64_t kHstuCallCost = 16 * 64;
+
+struct HstuWork {
+    std::vector<int64_t> lengths;  // per batch
+    int64_t heads = 1;
+    bool causal = true;
+    int64_t blockQ = 128;
+};
+
+// Keys [0, keyEnd) in calls of kHstuBlockK keys, each padded to 16.
+inline int64_t HstuPaddedKeys(int64_t keyEnd) {
+    if (keyEnd <= 0)
+        return 0;
+    const int64_t full = (keyEnd - 1) / kHstuBlockK;
+    return full * kHstuBlockK + AlignUp(keyEnd - full * kHstuBlockK, 16);
+}
+
+inline int64_t HstuCalls(int64_t keyEnd) {
+    return CeilDiv(keyEnd, kHstuBlockK);
+}
+
+// Query rows [r0, r1) of a sequence of length len, as one piece.
+inline int64_t HstuPieceCost(bool causal, int64_t r0, int64_t r1, int64_t len) {
+    const int64_t keyEnd = HstuKeyEnd(causal, r1, len);
+    return AlignUp(r1 - r0, 16) * HstuPaddedKeys(keyEnd) + kHstuCallCost * HstuCalls(keyEnd);
+}
+
+// Group g (rows [16g, 16g + 16) clipped to len) of a sequence with query blocks of blockQ rows.
+inline int64_t HstuGroupCost(bool causal, int64_t blockQ, int64_t g, int64_t len) {
+    const int64_t r0 = g * kHstuRowGroup;
+    const int64_t r1 = Min64(len, r0 + kHstuRowGroup);
+    int64_t cost = kHstuRowGroup * HstuPaddedKeys(HstuKeyEnd(causal, r1, len));
+    if (r0 % blockQ == 0) {
+        const int64_t blockEnd = Min64(len, r0 + blockQ);
+        cost += kHstuCallCost * HstuCalls(HstuKeyEnd(causal, blockEnd, len));
+    }
+    return cost;
+}
+
+inline int64_t HstuSequenceCost(bool causal, int64_t blockQ, int64_t len) {
+    int64_t cost = 0;
+    for (int64_t g = 0; g * kHstuRowGroup < len; ++g)
+        cost += HstuGroupCost(causal, blockQ, g, len);
+    return cost;
+}
+
+// Cube MACs per D issued for a sequence cut into query blocks of blockQ rows.
+inline int64_t HstuIssued(bool causal, int64_t blockQ, int64_t len) {
+    int64_t issued = 0;
+    for (int64_t r0 = 0; r0 < len; r0 += blockQ) {
+        const int64_t r1 = Min64(len, r0 + blockQ);
+        issued += AlignUp(r1 - r0, 16) * HstuPaddedKeys(HstuKeyEnd(causal, r1, len));
+    }
+    return issued;
+}
+
+inline int64_t HstuChooseBlockQ(const std::vector<int64_t>& lengths, bool causal) {
+    if (!causal)
+        return 128;
+    auto total = [&](int64_t bq) {
+        int64_t s = 0;
+        for (int64_t len : lengths)
+            s += HstuIssued(causal, bq, len);
+        return s;
+    };
+    const int64_t least = total(16);
+    for (int64_t bq : {128, 64, 32}) {
+        if (total(bq) * 100 <= least * 105)
+            return bq;
+    }
+    return 16;
+}
+
+// Position of the first work at or after (b, h, g): normalised so that a position at the end
+// of a sequence moves to the next non-empty one; (B, 0, 0, 0) is the end.
+inline HstuPos HstuNormalize(const HstuWork& w, int64_t b, int64_t h, int64_t g) {
+    const int64_t nb = static_cast<int64_t>(w.lengths.size());
+    for (;;) {
+        if (b >= nb)
+            return HstuPos{static_cast<int32_t>(nb), 0, 0, 0};
+        const int64_t groups = CeilDiv(w.lengths[b], kHstuRowGroup);
+        if (g >= groups) {
+            g = 0;
+            if (++h >= w.heads) {
+                h = 0;
+                ++b;
+            }
+            continue;
+        }
+        const int64_t row = g * kHstuRowGroup;
+        return HstuPos{static_cast<int32_t>(b), static_cast<int32_t>(h),
+                       static_cast<int32_t>(row / w.blockQ), static_cast<int32_t>(row % w.blockQ)};
+    }
+}
+
+// start[0..workers]: worker i takes [start[i], start[i + 1]).
+inline std::vector<HstuPos> HstuSplit(const HstuWork& w, int64_t workers) {
+    const int64_t nb = static_cast<int64_t>(w.lengths.size());
+    std::vector<int64_t> seqCost(static_cast<size_t>(nb));
+    std::vector<int64_t> prefix(static_cast<size_t>(nb) + 1, 0);  // cost before batch b (all heads)
+    for (int64_t b = 0; b < nb; ++b) {
+        seqCost[b] = HstuSequenceCost(w.causal, w.blockQ, w.lengths[b]);
+        prefix[b + 1] = prefix[b] + w.heads * seqCost[b];
+    }
+    const int64_t total = prefix[nb];
+    std::vector<HstuPos> start(static_cast<size_t>(workers) + 1);
+    start[0] = HstuNormalize(w, 0, 0, 0);
+    start[workers] = HstuPos{static_cast<int32_t>(nb), 0, 0, 0};
+    int64_t b = 0;
+    for (int64_t i = 1; i < workers; ++i) {
+        // The target as a fraction of the total, without overflowing int64.
+        const double target =
+            static_cast<double>(total) * static_cast<double>(i) / static_cast<double>(workers);
+        while (b < nb && static_cast<double>(prefix[b + 1]) <= target)
+            ++b;
+        if (b >= nb) {
+            start[i] = start[workers];
+            continue;
+        }
+        double rem = target - static_cast<double>(prefix[b]);
+        const int64_t h =
+            seqCost[b] > 0
+                ? Min64(static_cast<int64_t>(rem / static_cast<double>(seqCost[b])), w.heads - 1)
+                : 0;
+        rem -= static_cast<double>(h) * static_cast<double>(seqCost[b]);
+        // The group boundary nearest to the target.
+        int64_t g = 0;
+        double acc = 0;
+        const int64_t groups = CeilDiv(w.lengths[b], kHstuRowGroup);
+        while (g < groups) {
+            const double c =
+                static_cast<double>(HstuGroupCost(w.causal, w.blockQ, g, w.lengths[b]));
+            if (acc + c / 2 > rem)
+                break;
+            acc += c;
+            ++g;
+        }
+        HstuPos p = HstuNormalize(w, b, h, g);
+        if (HstuBefore(p, start[i - 1]))
+            p = start[i - 1];
+        start[i] = p;
+    }
+    return start;
+}
+
+// The cost of every worker's range (for tests and the benchmark's balance figures): pieces are
+// costed as the kernel runs them (a query block shared by two workers is two pieces).
+inline std::vector<int64_t> HstuWorkerCosts(const HstuWork& w, const std::vector<HstuPos>& start) {
+    const int64_t workers = static_cast<int64_t>(start.size()) - 1;
+    std::vector<int64_t> cost(static_cast<size_t>(workers), 0);
+    for (int64_t i = 0; i < workers; ++i) {
+        HstuPos cur = start[i];
+        const HstuPos end = start[i + 1];
+        while (HstuBefore(cur, end)) {
+            const int64_t len = w.lengths[cur.b];
+            const int64_t blocks = CeilDiv(len, w.blockQ);
+            if (cur.qb >= blocks) {
+                cur = HstuPos{cur.b + 1, 0, 0, 0};
+                continue;
+            }
+            const int64_t q0 = static_cast<int64_t>(cur.qb) * w.blockQ;
+            const int64_t rows = Min64(w.blockQ, len - q0);
+            const bool last = end.b == cur.b && end.h == cur.h && end.qb == cur.qb;
+            const int64_t rowEnd = last ? end.row : rows;
+            if (rowEnd > cur.row)
+                cost[i] += HstuPieceCost(w.causal, q0 + cur.row, q0 + rowEnd, len);
+            if (last)
+                break;
+            cur.row = 0;
+            if (++cur.qb == blocks) {
+                cur.qb = 0;
+                if (++cur.h == w.heads) {
+                    cur.h = 0;
+                    ++cur.b;
+                }
+            }
+        }
+    }
+    return cost;
+}
+
+}  // namespace mxrec
+
+#endif  // MXREC_HSTU_SPLIT_H

@@ -1,0 +1,389 @@
+// HstuDenseForward: HSTU attention, O = (silu(Q K^T + bias) * s * M) V per batch b and head h
+// (shared/research/hstu.md §2; the mask M is causal with the diagonal, none, or a custom
+// multiplicative tensor).
+//
+// A mixed kernel (KERNEL_TYPE_MIX_AIC_1_2) in the Matmul API's MIX mode: each vector core (AIV)
+// drives the Cube of its AI core through two Matmul objects, and the AIC only serves them
+// (REGIST_MATMUL_OBJ sends it back). Each AIV takes its range of the work (tiling: rows of
+// (batch, head, query block), balanced by cost) and, per piece of query rows [r0, r1) and per
+// key block of at most kHstuBlockK keys (causal: only keys <= r1 - 1):
+//   1. Cube: S = Q K^T into the AIV's workspace slot, in q's dtype (rounding point 1). Q and K
+//      rows are strided by N * D (SetOrgShape), K transposed.
+//   2. Vector, in chunks of score rows, float32 (point 2): S (+ bias) -> silu -> * s and the
+//      mask (causal: a ramp clamped to 0/1 where the block crosses the diagonal; custom: the
+//      mask tensor times s) -> P in q's dtype (point 3, round to nearest even), written back
+//      over S in the slot.
+//   3. Cube: O += P V into the AIV's float32 accumulator (enAtomic 1 after the first key block:
+//      point 4).
+// and then casts the accumulator rows once to q's dtype into O (point 5).
+//
+// The vector cores of the emulation have no Exp: silu(z) = z / (1 + exp(-z)) takes exp from
+// its definition, 2^k * e^y with k = rint(-z log2 e) (clamped to +-126) and |y| <= ln2 / 2
+// (Cody-Waite), e^y by its Taylor polynomial to degree 7 (error < 1e-8 relative) and 2^k built
+// from k's bits, with Muls/Adds/Cast/Mul/Div only. A device kernel would use Exp.
+//
+// Synchronisation: score, bias, mask and O rows pass through queues (MTE2 -> V -> MTE3); the
+// float32 work buffers are vector-only. The Cube reads P from global memory, so the MTE3 writes
+// of P complete before the Matmul call that reads them (MTE3_S). Synchronous IterateAll returns
+// once the Cube's result is in global memory.
+#include "kernel_operator.h"
+#include "lib/matmul_intf.h"
+#include "mxrec_common.h"
+#include "kernel_copy.h"
+#include "hstu_common.h"
+#include "hstu_dense_forward_tiling_data.h"
+
+using namespace AscendC;
+
+namespace {
+
+constexpr float kLog2e = 1.44269504088896341f;
+constexpr float kLn2Hi = 0.693145751953125f;  // ln 2 to 17 bits: k * kLn2Hi is exact
+constexpr float kLn2Lo = 1.42860682030941723212e-6f;
+constexpr float kExpClamp = 126.0f;
+// 1 / n! for the Taylor polynomial of e^y, n = 0..7.
+constexpr float kInvFact[8] = {1.0f,         1.0f,          0.5f,          1.0f / 6.0f,
+                               1.0f / 24.0f, 1.0f / 120.0f, 1.0f / 720.0f, 1.0f / 5040.0f};
+
+// dst = silu(z) = z / (1 + exp(-z)), float32; t1 and t2 are scratch (t2 also as int32). dst,
+// t1 and t2 are distinct from z.
+__aicore__ inline void SiluF32(const LocalTensor<float>& dst, const LocalTensor<float>& z,
+                               const LocalTensor<float>& t1, const LocalTensor<float>& t2,
+                               int32_t n) {
+    LocalTensor<int32_t> k = t2.ReinterpretCast<int32_t>();
+    Muls(t1, z, -kLog2e, n);  // -z log2 e, clamped so that 2^k stays a normal float
+    Maxs(t1, t1, -kExpClamp, n);
+    Mins(t1, t1, kExpClamp, n);
+    Cast(k, t1, RoundMode::CAST_RINT, n);
+    Cast(t1, k, RoundMode::CAST_NONE, n);
+    Muls(dst, t1, -kLn2Hi, n);  // y = -z - k ln 2, in two parts
+    Sub(dst, dst, z, n);
+    Muls(t1, t1, kLn2Lo, n);
+    Sub(dst, dst, t1, n);
+    Muls(t1, dst, kInvFact[7], n);  // e^y by Horner
+    for (int i = 6; i >= 1; --i) {
+        Adds(t1, t1, kInvFact[i], n);
+        Mul(t1, t1, dst, n);
+    }
+    Adds(t1, t1, kInvFact[0], n);
+    Adds(k, k, 127, n);  // 2^k: the float with exponent field k + 127
+    Muls(k, k, 1 << 23, n);
+    Mul(t1, t1, t2, n);
+    Adds(t1, t1, 1.0f, n);
+    Div(dst, z, t1, n);
+}
+
+template <typename T>
+class HstuDenseForward {
+public:
+    using AType = MatmulType<TPosition::GM, CubeFormat::ND, T, false>;
+    using BTransType = MatmulType<TPosition::GM, CubeFormat::ND, T, true>;
+    using BType = MatmulType<TPosition::GM, CubeFormat::ND, T, false>;
+    using ScoreType = MatmulType<TPosition::GM, CubeFormat::ND, T>;
+    using AccType = MatmulType<TPosition::GM, CubeFormat::ND, float>;
+    using BiasType = MatmulType<TPosition::GM, CubeFormat::ND, float>;
+    static constexpr bool kFloat = sizeof(T) == 4;
+    static constexpr int64_t kBlockElems = 32 / sizeof(T);
+
+    Matmul<AType, BTransType, ScoreType, BiasType> qk;  // S = Q K^T
+    Matmul<AType, BType, AccType, BiasType> sv;         // O += P V
+
+    __aicore__ inline void Init(GM_ADDR q, GM_ADDR k, GM_ADDR v, GM_ADDR mask, GM_ADDR bias,
+                                GM_ADDR offsets, GM_ADDR out, GM_ADDR workspace,
+                                const HstuDenseForwardTilingData& td, TPipe* pipe) {
+        td_ = &td;
+        nd_ = td.heads * td.dim;
+        const int64_t elems = td.rows * nd_;
+        qGm_.SetGlobalBuffer((__gm__ T*)q, elems);
+        kGm_.SetGlobalBuffer((__gm__ T*)k, elems);
+        vGm_.SetGlobalBuffer((__gm__ T*)v, elems);
+        outGm_.SetGlobalBuffer((__gm__ T*)out, elems);
+        const int64_t square = td.squareBatch * td.heads * td.seqLen * td.seqLen;
+        if (td.maskType == 3)
+            maskGm_.SetGlobalBuffer((__gm__ T*)mask, square);
+        if (td.hasBias)
+            biasGm_.SetGlobalBuffer((__gm__ T*)bias, square);
+        if (td.jagged)
+            offGm_.SetGlobalBuffer((__gm__ int64_t*)offsets, td.batch + 1);
+        worker_ = GetBlockIdx();
+        GM_ADDR ws = GetUserWorkspace(workspace);
+        slotGm_.SetGlobalBuffer((__gm__ T*)(ws + worker_ * td.slotBytes),
+                                td.blockQ * mxrec::kHstuBlockK);
+        accGm_.SetGlobalBuffer(
+            (__gm__ float*)(ws + td.workers * td.slotBytes + worker_ * td.accBytes),
+            td.blockQ * td.dimPad);
+        pipe->InitBuffer(scoreQue_, 1, td.scoreInBytes);
+        if (td.hasBias)
+            pipe->InitBuffer(biasQue_, 1, td.scoreInBytes);
+        if (td.maskType == 3)
+            pipe->InitBuffer(maskQue_, 1, td.scoreInBytes);
+        pipe->InitBuffer(pQue_, 1, td.scoreOutBytes);
+        pipe->InitBuffer(zBuf_, td.tempBytes);
+        pipe->InitBuffer(t0Buf_, td.tempBytes);
+        pipe->InitBuffer(t1Buf_, td.tempBytes);
+        pipe->InitBuffer(t2Buf_, td.tempBytes);
+        pipe->InitBuffer(accInQue_, 1, td.accInBytes);
+        pipe->InitBuffer(accOutQue_, 1, td.accOutBytes);
+        if (td.maskType == 0) {
+            pipe->InitBuffer(rampBuf_, td.rampBytes);
+            LocalTensor<float> ramp = rampBuf_.Get<float>();
+            for (int64_t j = 0; j < mxrec::kHstuBlockK; ++j) {
+                ramp.SetValue(static_cast<uint32_t>(j), -static_cast<float>(j));
+            }
+        }
+    }
+
+    __aicore__ inline void Process() {
+        if (worker_ >= td_->workers)
+            return;
+        if (td_->jagged && worker_ == 0)
+            CheckOffsets();
+        mxrec::HstuPos cur = td_->start[worker_];
+        const mxrec::HstuPos end = td_->start[worker_ + 1];
+        while (mxrec::HstuBefore(cur, end)) {
+            const int64_t len = Sequence(cur.b);
+            const int64_t blocks = mxrec::CeilDiv(len, td_->blockQ);
+            if (cur.qb >= blocks) {  // an empty sequence
+                cur = mxrec::HstuPos{cur.b + 1, 0, 0, 0};
+                continue;
+            }
+            const int64_t q0 = static_cast<int64_t>(cur.qb) * td_->blockQ;
+            const int64_t rows = mxrec::Min64(td_->blockQ, len - q0);
+            const bool last = end.b == cur.b && end.h == cur.h && end.qb == cur.qb;
+            const int64_t rowEnd = last ? end.row : rows;
+            if (rowEnd > cur.row)
+                Piece(cur.h, q0 + cur.row, q0 + rowEnd, len);
+            if (last)
+                break;
+            cur.row = 0;
+            if (++cur.qb == blocks) {
+                cur.qb = 0;
+                if (++cur.h == td_->heads) {
+                    cur.h = 0;
+                    ++cur.b;
+                }
+            }
+        }
+    }
+
+private:
+    // Length of sequence b; seqRow_ = its first row. Jagged offsets are checked where used, as
+    // the addresses come from them.
+    __aicore__ inline int64_t Sequence(int64_t b) {
+        batch_ = b;
+        if (!td_->jagged) {
+            seqRow_ = b * td_->seqLen;
+            return td_->seqLen;
+        }
+        const int64_t start = offGm_.GetValue(b);
+        const int64_t stop = offGm_.GetValue(b + 1);
+        if (start < 0 || stop < start || stop > td_->rows || stop - start > td_->seqLen)
+            Trap();
+        seqRow_ = start;
+        return stop - start;
+    }
+
+    // The offsets tensor must hold the seq_offset attribute the tiling balanced with.
+    __aicore__ inline void CheckOffsets() {
+        uint64_t sum = 0;
+        for (int64_t i = 0; i <= td_->batch; ++i) {
+            sum += static_cast<uint64_t>(offGm_.GetValue(i)) * static_cast<uint64_t>(i + 1);
+        }
+        if (static_cast<int64_t>(sum) != td_->offsetSum)
+            Trap();
+    }
+
+    // Query rows [r0, r1) of the current sequence (length len) and head h.
+    __aicore__ inline void Piece(int64_t h, int64_t r0, int64_t r1, int64_t len) {
+        const int64_t m = r1 - r0;
+        const int64_t keyEnd = mxrec::HstuKeyEnd(td_->maskType == 0, r1, len);
+        const int64_t qOff = (seqRow_ + r0) * nd_ + h * td_->dim;
+        for (int64_t k0 = 0; k0 < keyEnd; k0 += mxrec::kHstuBlockK) {
+            const int64_t kn = mxrec::Min64(mxrec::kHstuBlockK, keyEnd - k0);
+            const int64_t kp = mxrec::AlignUp(kn, kBlockElems);  // row stride of S / P
+            const int64_t kvOff = (seqRow_ + k0) * nd_ + h * td_->dim;
+            qk.SetOrgShape(static_cast<int>(m), static_cast<int>(kp), static_cast<int>(nd_),
+                           static_cast<int>(nd_), static_cast<int>(kp));
+            qk.SetTail(static_cast<int>(m), static_cast<int>(kn), static_cast<int>(td_->dim));
+            qk.SetTensorA(qGm_[qOff]);
+            qk.SetTensorB(kGm_[kvOff], true);
+            qk.IterateAll(slotGm_);
+            qk.End();
+            ScoresToP(h, r0, m, k0, kn, kp);
+            mxrec::PipeSync<HardEvent::MTE3_S>();  // P is in global memory before the Cube reads it
+            sv.SetOrgShape(static_cast<int>(m), static_cast<int>(nd_), static_cast<int>(kp),
+                           static_cast<int>(kp), static_cast<int>(td_->dimPad));
+            sv.SetTail(static_cast<int>(m), static_cast<int>(td_->dim), static_cast<int>(kn));
+            sv.SetTensorA(slotGm_);
+            sv.SetTensorB(vGm_[kvOff]);
+            sv.IterateAll(accGm_, k0 > 0 ? 1 : 0);
+            sv.End();
+        }
+        WriteOut(h, r0, m);
+    }
+
+    // S rows of the slot -> P (in place), chunk by chunk.
+    __aicore__ inline void ScoresToP(int64_t h, int64_t r0, int64_t m, int64_t k0, int64_t kn,
+                                     int64_t kp) {
+        // Bias and mask exist for the first squareBatch sequences (the others are empty).
+        if ((td_->hasBias || td_->maskType == 3) && batch_ >= td_->squareBatch)
+            Trap();
+        const int64_t squareRow = (batch_ * td_->heads + h) * td_->seqLen;
+        for (int64_t c0 = 0; c0 < m; c0 += td_->chunkRows) {
+            const int64_t rc = mxrec::Min64(td_->chunkRows, m - c0);
+            const int32_t n = static_cast<int32_t>(rc * kp);
+            DataCopyPadExtParams<T> zero{true, 0, 0, static_cast<T>(0)};
+            const uint32_t rowBytes = static_cast<uint32_t>(kn * sizeof(T));
+            LocalTensor<T> sIn = scoreQue_.AllocTensor<T>();
+            DataCopyPad(sIn, slotGm_[c0 * kp],
+                        DataCopyExtParams{static_cast<uint16_t>(rc), rowBytes,
+                                          static_cast<uint32_t>((kp - kn) * sizeof(T)), 0, 0},
+                        zero);
+            scoreQue_.EnQue(sIn);
+            // Bias and mask rows: positions r0 + c0.. of the sequence, columns k0.., stride S.
+            const int64_t squareOff = (squareRow + r0 + c0) * td_->seqLen + k0;
+            const DataCopyExtParams squareRows{
+                static_cast<uint16_t>(rc), rowBytes,
+                static_cast<uint32_t>((td_->seqLen - kn) * sizeof(T)), 0, 0};
+            if (td_->hasBias) {
+                LocalTensor<T> bIn = biasQue_.AllocTensor<T>();
+                DataCopyPad(bIn, biasGm_[squareOff], squareRows, zero);
+                biasQue_.EnQue(bIn);
+            }
+            if (td_->maskType == 3) {
+                LocalTensor<T> mIn = maskQue_.AllocTensor<T>();
+                DataCopyPad(mIn, maskGm_[squareOff], squareRows, zero);
+                maskQue_.EnQue(mIn);
+            }
+            LocalTensor<float> z = zBuf_.Get<float>();
+            LocalTensor<float> t0 = t0Buf_.Get<float>();
+            LocalTensor<float> t1 = t1Buf_.Get<float>();
+            LocalTensor<float> t2 = t2Buf_.Get<float>();
+            sIn = scoreQue_.DeQue<T>();
+            ToFloat(z, sIn, n);
+            scoreQue_.FreeTensor(sIn);
+            if (td_->hasBias) {
+                LocalTensor<T> bIn = biasQue_.DeQue<T>();
+                ToFloat(t0, bIn, n);
+                biasQue_.FreeTensor(bIn);
+                Add(z, z, t0, n);
+            }
+            SiluF32(t0, z, t1, t2, n);
+            if (td_->maskType == 3) {
+                LocalTensor<T> mIn = maskQue_.DeQue<T>();
+                ToFloat(t1, mIn, n);
+                maskQue_.FreeTensor(mIn);
+                Muls(t1, t1, td_->scale, n);  // mask * s, then into silu
+                Mul(t0, t0, t1, n);
+            } else {
+                Muls(t0, t0, td_->scale, n);
+                // Causal: rows whose keys reach past the diagonal get M_ij = clamp(i - j + 1, 0,
+                // 1).
+                if (td_->maskType == 0 && k0 + kn - 1 > r0 + c0) {
+                    LocalTensor<float> ramp = rampBuf_.Get<float>();
+                    for (int64_t i = 0; i < rc; ++i) {
+                        Adds(t1[static_cast<uint32_t>(i * kp)], ramp,
+                             static_cast<float>(r0 + c0 + i - k0 + 1), static_cast<int32_t>(kp));
+                    }
+                    Maxs(t1, t1, 0.0f, n);
+                    Mins(t1, t1, 1.0f, n);
+                    Mul(t0, t0, t1, n);
+                }
+            }
+            LocalTensor<T> pOut = pQue_.AllocTensor<T>();
+            FromFloat(pOut, t0, n);
+            pQue_.EnQue(pOut);
+            pOut = pQue_.DeQue<T>();
+            DataCopy(slotGm_[c0 * kp], pOut, static_cast<uint32_t>(n));
+            pQue_.FreeTensor(pOut);
+        }
+    }
+
+    // The accumulator's rows (float32) -> O rows of head h, in q's dtype.
+    __aicore__ inline void WriteOut(int64_t h, int64_t r0, int64_t m) {
+        const int64_t dp = td_->dimPad;
+        const uint32_t rowBytes = static_cast<uint32_t>(td_->dim * sizeof(T));
+        const uint32_t gapBlocks = static_cast<uint32_t>(
+            (dp * static_cast<int64_t>(sizeof(T)) - mxrec::AlignUp(rowBytes, mxrec::kBlockBytes)) /
+            mxrec::kBlockBytes);
+        const uint32_t gmGap = static_cast<uint32_t>((nd_ - td_->dim) * sizeof(T));
+        for (int64_t c0 = 0; c0 < m; c0 += td_->outRows) {
+            const int64_t rc = mxrec::Min64(td_->outRows, m - c0);
+            const int32_t n = static_cast<int32_t>(rc * dp);
+            LocalTensor<float> acc = accInQue_.AllocTensor<float>();
+            DataCopy(acc, accGm_[c0 * dp], static_cast<uint32_t>(n));
+            accInQue_.EnQue(acc);
+            acc = accInQue_.DeQue<float>();
+            LocalTensor<T> o = accOutQue_.AllocTensor<T>();
+            FromFloat(o, acc, n);
+            accInQue_.FreeTensor(acc);
+            accOutQue_.EnQue(o);
+            o = accOutQue_.DeQue<T>();
+            DataCopyPad(
+                outGm_[(seqRow_ + r0 + c0) * nd_ + h * td_->dim], o,
+                DataCopyExtParams{static_cast<uint16_t>(rc), rowBytes, gapBlocks, gmGap, 0});
+            accOutQue_.FreeTensor(o);
+        }
+    }
+
+    __aicore__ inline void ToFloat(const LocalTensor<float>& dst, const LocalTensor<T>& src,
+                                   int32_t n) {
+        if constexpr (kFloat) {
+            DataCopy(dst, src.template ReinterpretCast<float>(), static_cast<uint32_t>(n));
+        } else {
+            Cast(dst, src, RoundMode::CAST_NONE, static_cast<uint32_t>(n));
+        }
+    }
+
+    __aicore__ inline void FromFloat(const LocalTensor<T>& dst, const LocalTensor<float>& src,
+                                     int32_t n) {
+        if constexpr (kFloat) {
+            DataCopy(dst.template ReinterpretCast<float>(), src, static_cast<uint32_t>(n));
+        } else {
+            Cast(dst, src, RoundMode::CAST_RINT, static_cast<uint32_t>(n));
+        }
+    }
+
+    const HstuDenseForwardTilingData* td_ = nullptr;
+    int64_t nd_ = 0;
+    int64_t worker_ = 0;
+    int64_t batch_ = 0;
+    int64_t seqRow_ = 0;
+    GlobalTensor<T> qGm_;
+    GlobalTensor<T> kGm_;
+    GlobalTensor<T> vGm_;
+    GlobalTensor<T> outGm_;
+    GlobalTensor<T> maskGm_;
+    GlobalTensor<T> biasGm_;
+    GlobalTensor<int64_t> offGm_;
+    GlobalTensor<T> slotGm_;
+    GlobalTensor<float> accGm_;
+    TQue<TPosition::VECIN, 1> scoreQue_;
+    TQue<TPosition::VECIN, 1> biasQue_;
+    TQue<TPosition::VECIN, 1> maskQue_;
+    TQue<TPosition::VECOUT, 1> pQue_;
+    TQue<TPosition::VECIN, 1> accInQue_;
+    TQue<TPosition::VECOUT, 1> accOutQue_;
+    TBuf<TPosition::VECCALC> zBuf_;
+    TBuf<TPosition::VECCALC> t0Buf_;
+    TBuf<TPosition::VECCALC> t1Buf_;
+    TBuf<TPosition::VECCALC> t2Buf_;
+    TBuf<TPosition::VECCALC> rampBuf_;
+};
+
+}  // namespace
+
+extern "C" __global__ __aicore__ void hstu_dense_forward(GM_ADDR q, GM_ADDR k, GM_ADDR v,
+                                                         GM_ADDR mask, GM_ADDR attn_bias,
+                                                         GM_ADDR offsets, GM_ADDR out,
+                                                         GM_ADDR workspace, GM_ADDR tiling) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    REGISTER_TILING_DEFAULT(HstuDenseForwardTilingData);
+    GET_TILING_DATA(td, tiling);
+    TPipe pipe;
+    HstuDenseForward<DTYPE_Q> op;
+    // The AIC serves the AIVs' Matmul calls and leaves here; the AIVs go on.
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), op.qk, &td.qk, op.sv, &td.sv);
+    op.Init(q, k, v, mask, attn_bias, offsets, out, workspace, td, &pipe);
+    op.Process();
+}
