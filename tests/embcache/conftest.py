@@ -75,16 +75,27 @@ def _provide_torchrec(config: pytest.Config) -> str:
 
         shutil.rmtree(staging, ignore_errors=True)
         result = subprocess.run(
-            [sys.executable, "-m", "pip", "install", "--no-deps", "--quiet",
-             "--target", str(staging), requirement],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "--no-deps",
+                "--quiet",
+                "--target",
+                str(staging),
+                requirement,
+            ],
             capture_output=True,
             text=True,
             check=False,
         )
         if result.returncode != 0:
-            return f"not available ({requirement} could not be installed: " + (
-                result.stderr.strip().splitlines() or ["pip failed"]
-            )[-1] + ")"
+            return (
+                f"not available ({requirement} could not be installed: "
+                + (result.stderr.strip().splitlines() or ["pip failed"])[-1]
+                + ")"
+            )
         shutil.rmtree(target, ignore_errors=True)
         staging.rename(target)
     # This process only: the environment (and the other tests' child processes) stay as they

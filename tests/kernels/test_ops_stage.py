@@ -207,7 +207,10 @@ def _context(
 
     ui = UI(console=Console(file=out or io.StringIO(), width=400))
     return Context(
-        load_project(project), BuildPaths(build), Manifest.load(build), ui,
+        load_project(project),
+        BuildPaths(build),
+        Manifest.load(build),
+        ui,
         compute_options(**extra),  # type: ignore[arg-type]
     )
 
@@ -286,9 +289,7 @@ def test_cann_dry_run_writes_complete_projects(ops_project: Path, tmp_path: Path
         # except the toolkit's own (the AscendC API and its Matmul library).
         kernel = (project / "op_kernel" / name / f"{name}.cpp").read_text()
         for header in re.findall(r'#include "([^"]+)"', kernel):
-            assert (
-                header in TOOLKIT_HEADERS or (project / "op_kernel" / name / header).is_file()
-            )
+            assert header in TOOLKIT_HEADERS or (project / "op_kernel" / name / header).is_file()
         commands = json.loads((project / "commands.json").read_text())
         assert [c["argv"][:2] for c in commands] == [
             ["cmake", "--preset=default"],

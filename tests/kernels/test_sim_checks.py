@@ -54,8 +54,18 @@ BAD = {
     "bad_atomic_type": (1, CHECK_FAILED, "DataCopy(UB->GM)", "SetAtomicAdd<float> is active"),
     "bad_atomic_int64": (1, CHECK_FAILED, "SetAtomicAdd", "not supported on Ascend910B1"),
     "bad_trap": (1, TRAP, "Trap", "trapped"),
-    "bad_release_event_id": (1, CHECK_FAILED, "TPipe::ReleaseEventID", "AllocEventID did not hand out"),
-    "bad_event_ids_exhausted": (1, CHECK_FAILED, "TPipe::AllocEventID", "all 8 event ids of HardEvent::S_MTE3"),
+    "bad_release_event_id": (
+        1,
+        CHECK_FAILED,
+        "TPipe::ReleaseEventID",
+        "AllocEventID did not hand out",
+    ),
+    "bad_event_ids_exhausted": (
+        1,
+        CHECK_FAILED,
+        "TPipe::AllocEventID",
+        "all 8 event ids of HardEvent::S_MTE3",
+    ),
 }
 
 # Pipe hazards: case -> (compiled with --cce-auto-sync, the earlier call, the reported call, what the
@@ -159,7 +169,10 @@ def test_hazard_names_both_calls(checks_library: Path, name: str) -> None:
     status, message, _ = _run(checks_library, name, 1, auto_sync=auto_sync)
     assert status == CHECK_FAILED, message
     lines = _marked_lines()
-    assert f"kernel '{name}', core 0 of 1, {second} at check_kernels.cpp:{lines[(name, '2')]}:" in message
+    assert (
+        f"kernel '{name}', core 0 of 1, {second} at check_kernels.cpp:{lines[(name, '2')]}:"
+        in message
+    )
     assert f"{first} at check_kernels.cpp:{lines[(name, '1')]}" in message, message
     assert detail in message, message
 
@@ -169,4 +182,3 @@ def test_hazard_free(checks_library: Path, name: str) -> None:
     cores, auto_sync = GOOD_HAZARD[name]
     status, message, _ = _run(checks_library, name, cores, auto_sync=auto_sync)
     assert status == 0, message
-

@@ -83,8 +83,14 @@ def test_libraries_loaded_together_launch_multicore(sim_ops, tmp_path: Path) -> 
     script = tmp_path / "together.py"
     script.write_text(SCRIPT)
     proc = subprocess.run(
-        [sys.executable, str(script), str(Path(__file__).parent), str(REPO), str(sim_ops.cache),
-         *ORDER],
+        [
+            sys.executable,
+            str(script),
+            str(Path(__file__).parent),
+            str(REPO),
+            str(sim_ops.cache),
+            *ORDER,
+        ],
         capture_output=True,
         text=True,
         check=False,
@@ -148,9 +154,18 @@ def test_a_library_built_against_other_headers_is_refused(sim_ops, tmp_path: Pat
     (root / simbuild.RUNTIME_DIR).mkdir()
     compiler = simbuild.find_host_compiler()
     subprocess.run(
-        [compiler.path, *simbuild.SIM_CXXFLAGS, "-I", str(KERNELS / "sim" / "include"),
-         "-I", str(KERNELS / "common"), str(fake), f"-Wl,-soname,{simbuild.RUNTIME_LIBRARY}",
-         "-o", str(simbuild.runtime_library(root))],
+        [
+            compiler.path,
+            *simbuild.SIM_CXXFLAGS,
+            "-I",
+            str(KERNELS / "sim" / "include"),
+            "-I",
+            str(KERNELS / "common"),
+            str(fake),
+            f"-Wl,-soname,{simbuild.RUNTIME_LIBRARY}",
+            "-o",
+            str(simbuild.runtime_library(root)),
+        ],
         check=True,
     )
     script = tmp_path / "mismatch.py"
@@ -173,7 +188,10 @@ def test_a_library_built_against_other_headers_is_refused(sim_ops, tmp_path: Pat
     )
     proc = subprocess.run(
         [sys.executable, str(script), str(Path(__file__).parent), str(REPO), str(lib)],
-        capture_output=True, text=True, check=False, timeout=120,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.startswith("internal |"), proc.stdout

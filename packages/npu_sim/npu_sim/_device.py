@@ -88,8 +88,9 @@ class Stream(torch.Stream):
     """A stream of the simulated device; work on it is complete on return."""
 
     def __new__(cls, device: DeviceLike = None, priority: int = 0, **kwargs: Any) -> Stream:
-        return super().__new__(cls, device=torch.device("npu", _index(device)),
-                               priority=priority, **kwargs)
+        return super().__new__(
+            cls, device=torch.device("npu", _index(device)), priority=priority, **kwargs
+        )
 
     def wait_stream(self, stream: torch.Stream) -> None:
         """Ordering is already guaranteed: each operation completes before the next."""
@@ -110,11 +111,16 @@ class Stream(torch.Stream):
 
 
 class Event(torch.Event):
-    def __new__(cls, enable_timing: bool = False, blocking: bool = False,
-                interprocess: bool = False) -> Event:
-        return super().__new__(cls, device=torch.device("npu", current_device()),
-                               enable_timing=enable_timing, blocking=blocking,
-                               interprocess=interprocess)
+    def __new__(
+        cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False
+    ) -> Event:
+        return super().__new__(
+            cls,
+            device=torch.device("npu", current_device()),
+            enable_timing=enable_timing,
+            blocking=blocking,
+            interprocess=interprocess,
+        )
 
 
 _current_streams: dict[int, torch.Stream] = {}
