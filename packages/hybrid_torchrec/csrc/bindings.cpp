@@ -117,7 +117,8 @@ void bind_unique(py::module_& m) {
                 unique.allocate(w.num_unique);
                 counts.allocate(w.num_unique);
                 inverse.allocate(n);
-                write_dedup(w, unique.data.get(), counts.data.get(), inverse.data.get());
+                number_distinct(w, unique.data.get(), counts.data.get(), nullptr);
+                write_inverse(w, inverse.data.get());
                 if (sorted) {
                     sort_unique(w.num_unique, unique.data.get(), counts.data.get(), n,
                                 inverse.data.get());

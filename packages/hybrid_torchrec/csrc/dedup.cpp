@@ -11,70 +11,90 @@ namespace hybrid {
 
 namespace {
 
-// Elements per chunk of the passes over the whole batch: large enough that a task's
-// overhead is noise, small enough that 2^20 ids still give every thread work.
+// Positions per chunk: large enough that a task's overhead is noise, small enough that a
+// chunk's window of an int64 output (256 KiB) stays in L2 and 2^20 ids still give every
+// thread work.
 constexpr int64_t kChunk = int64_t{1} << 15;
 
 // Batch-local table of one partition; one per thread, reused across partitions and batches.
+// A slot is free unless it carries the current epoch, so a partition starts with an empty
+// table without clearing it: clearing would write twice the batch's size in slots per batch.
 struct LocalSlot {
     int64_t key;
-    uint32_t index;  // kEmpty: free
+    uint32_t index;
+    uint32_t epoch;
 };
-constexpr uint32_t kEmpty = 0xffffffffu;
 
-std::vector<LocalSlot>& local_table(int64_t elements, uint64_t* mask) {
-    thread_local std::vector<LocalSlot> table;
-    uint64_t cap = 16;
-    while (cap < static_cast<uint64_t>(elements) * 2)
-        cap <<= 1;
-    if (table.size() < cap)
-        table.resize(cap);
-    std::fill_n(table.begin(), cap, LocalSlot{0, kEmpty});
-    *mask = cap - 1;
+struct LocalTable {
+    std::vector<LocalSlot> slots;
+    uint32_t epoch = 0;
+
+    // Prepares an empty table for `elements` keys at load <= 1/2; returns its mask.
+    uint64_t reset(int64_t elements) {
+        uint64_t cap = 16;
+        while (cap < static_cast<uint64_t>(elements) * 2)
+            cap <<= 1;
+        if (slots.size() < cap) {
+            slots.assign(cap, LocalSlot{0, 0, 0});
+            epoch = 0;
+        }
+        if (++epoch == 0) {  // wrapped: stale slots could look current
+            std::fill(slots.begin(), slots.end(), LocalSlot{0, 0, 0});
+            epoch = 1;
+        }
+        return cap - 1;
+    }
+};
+
+LocalTable& local_table() {
+    thread_local LocalTable table;
     return table;
 }
 
 void group_by_partition(const int64_t* ids, int64_t n, DedupWorkspace& w) {
     const int64_t parts = w.num_parts;
     const int lg = w.log2_parts;
-    const int64_t chunks = (n + kChunk - 1) / kChunk;
-    w.histogram.assign(static_cast<size_t>(chunks * parts), 0);
+    const int64_t chunks = w.num_chunks;
     w.begin.assign(static_cast<size_t>(parts + 1), 0);
+    w.run_end.assign(static_cast<size_t>(chunks * parts), 0);
     if (parts == 1) {
-        // One partition: grouping is the identity, no hashing needed.
-        parallel_chunks(n, kChunk, [&](int64_t, int64_t lo, int64_t hi) {
-            std::memcpy(w.ids.data() + lo, ids + lo, static_cast<size_t>(hi - lo) * 8);
-            for (int64_t i = lo; i < hi; ++i)
-                w.pos[i] = static_cast<uint32_t>(i);
+        // One partition: grouping is the identity.
+        parallel_chunks(n, kChunk, [&](int64_t c, int64_t lo, int64_t hi) {
+            for (int64_t i = lo; i < hi; ++i) {
+                w.elems[i] = {ids[i], static_cast<uint32_t>(hash_for_map(ids[i])),
+                              static_cast<uint32_t>(i)};
+            }
+            w.run_end[static_cast<size_t>(c)] = static_cast<uint32_t>(hi);
         });
         w.begin[1] = n;
         return;
     }
     parallel_chunks(n, kChunk, [&](int64_t c, int64_t lo, int64_t hi) {
-        uint32_t* hist = w.histogram.data() + c * parts;
+        uint32_t* count = w.run_end.data() + c * parts;
         for (int64_t i = lo; i < hi; ++i)
-            ++hist[partition_of(hash_for_map(ids[i]), lg)];
+            ++count[partition_of(hash_for_map(ids[i]), lg)];
     });
-    // Turn the counts into each (chunk, partition)'s first output index: partitions in
-    // order, and chunks in order within a partition, which keeps positional order.
+    // Counts -> where each (chunk, partition) run starts: partitions in order, chunks in
+    // order within a partition, which keeps positional order inside a partition.
     int64_t next = 0;
     for (int64_t p = 0; p < parts; ++p) {
         w.begin[static_cast<size_t>(p)] = next;
         for (int64_t c = 0; c < chunks; ++c) {
-            uint32_t& h = w.histogram[static_cast<size_t>(c * parts + p)];
-            const uint32_t count = h;
-            h = static_cast<uint32_t>(next);
+            uint32_t& r = w.run_end[static_cast<size_t>(c * parts + p)];
+            const uint32_t count = r;
+            r = static_cast<uint32_t>(next);
             next += count;
         }
     }
     w.begin[static_cast<size_t>(parts)] = next;
+    // Each cursor advances to the end of its run, which is what run_end keeps.
     parallel_chunks(n, kChunk, [&](int64_t c, int64_t lo, int64_t hi) {
-        uint32_t* cursor = w.histogram.data() + c * parts;
+        uint32_t* cursor = w.run_end.data() + c * parts;
         for (int64_t i = lo; i < hi; ++i) {
             const int64_t id = ids[i];
-            const uint32_t at = cursor[partition_of(hash_for_map(id), lg)]++;
-            w.ids[at] = id;
-            w.pos[at] = static_cast<uint32_t>(i);
+            const uint64_t h = hash_for_map(id);
+            const uint32_t at = cursor[partition_of(h, lg)]++;
+            w.elems[at] = {id, static_cast<uint32_t>(h), static_cast<uint32_t>(i)};
         }
     });
 }
@@ -82,26 +102,29 @@ void group_by_partition(const int64_t* ids, int64_t n, DedupWorkspace& w) {
 void dedup_partition(DedupWorkspace& w, int64_t p) {
     const int64_t lo = w.begin[static_cast<size_t>(p)];
     const int64_t hi = w.begin[static_cast<size_t>(p + 1)];
-    uint64_t mask = 0;
-    std::vector<LocalSlot>& table = local_table(hi - lo, &mask);
+    LocalTable& table = local_table();
+    const uint64_t mask = table.reset(hi - lo);
+    const uint32_t epoch = table.epoch;
+    LocalSlot* slots = table.slots.data();
     uint32_t found = 0;
+    // Probes depend on loads the hardware cannot predict: start the ones a few elements
+    // ahead so that their cache misses overlap.
+    constexpr int64_t kAhead = 8;
     for (int64_t e = lo; e < hi; ++e) {
-        const int64_t id = w.ids[e];
-        uint64_t i = hash_for_map(id) & mask;
-        for (;; i = (i + 1) & mask) {
-            LocalSlot& s = table[i];
-            if (s.index == kEmpty) {
+        if (e + kAhead < hi)
+            __builtin_prefetch(slots + (w.elems[e + kAhead].hash & mask));
+        const DedupWorkspace::Element& x = w.elems[e];
+        for (uint64_t i = x.hash & mask;; i = (i + 1) & mask) {
+            LocalSlot& s = slots[i];
+            if (s.epoch != epoch) {
                 const uint32_t d = static_cast<uint32_t>(lo) + found++;
-                s.key = id;
-                s.index = d;
-                w.d_id[d] = id;
-                w.d_first[d] = w.pos[e];
-                w.d_count[d] = 1;
+                s = LocalSlot{x.id, d, epoch};
+                w.dist[d] = {x.id, -1, x.hash, x.pos, 1, 0};
                 w.slot[e] = d;
                 break;
             }
-            if (s.key == id) {
-                ++w.d_count[s.index];
+            if (s.key == x.id) {
+                ++w.dist[s.index].count;
                 w.slot[e] = s.index;
                 break;
             }
@@ -110,92 +133,103 @@ void dedup_partition(DedupWorkspace& w, int64_t p) {
     w.distinct[static_cast<size_t>(p)] = found;
 }
 
-// Numbers the distinct ids of the whole batch in order of first occurrence.
-void number_globally(DedupWorkspace& w) {
-    const int64_t n = w.n;
+// Calls fn(c, e) for the grouped elements e of each chunk c of positions, a chunk per task:
+// every position of chunk c is visited by exactly one call of that task.
+template <class F>
+void for_each_chunk_element(const DedupWorkspace& w, F&& fn) {
     const int64_t parts = w.num_parts;
-    parallel_chunks(n, kChunk, [&](int64_t, int64_t lo, int64_t hi) {
-        std::memset(w.first_flag.data() + lo, 0, static_cast<size_t>(hi - lo));
-    });
-    parallel_tasks(parts, [&](int64_t p) {
-        const int64_t lo = w.begin[static_cast<size_t>(p)];
-        const int64_t end = lo + w.distinct[static_cast<size_t>(p)];
-        for (int64_t d = lo; d < end; ++d)
-            w.first_flag[w.d_first[d]] = 1;
-    });
-    const int64_t chunks = (n + kChunk - 1) / kChunk;
-    w.chunk_base.assign(static_cast<size_t>(chunks + 1), 0);
-    parallel_chunks(n, kChunk, [&](int64_t c, int64_t lo, int64_t hi) {
-        int64_t count = 0;
-        for (int64_t i = lo; i < hi; ++i)
-            count += w.first_flag[i];
-        w.chunk_base[static_cast<size_t>(c + 1)] = count;
-    });
-    std::partial_sum(w.chunk_base.begin(), w.chunk_base.end(), w.chunk_base.begin());
-    w.num_unique = w.chunk_base[static_cast<size_t>(chunks)];
-    parallel_chunks(n, kChunk, [&](int64_t c, int64_t lo, int64_t hi) {
-        uint32_t g = static_cast<uint32_t>(w.chunk_base[static_cast<size_t>(c)]);
-        for (int64_t i = lo; i < hi; ++i) {
-            if (w.first_flag[i])
-                w.global_at[i] = g++;
+    parallel_tasks(w.num_chunks, [&](int64_t c) {
+        for (int64_t p = 0; p < parts; ++p) {
+            const int64_t start = c == 0 ? w.begin[static_cast<size_t>(p)]
+                                         : w.run_end[static_cast<size_t>((c - 1) * parts + p)];
+            const int64_t end = w.run_end[static_cast<size_t>(c * parts + p)];
+            for (int64_t e = start; e < end; ++e)
+                fn(e);
         }
-    });
-    parallel_tasks(parts, [&](int64_t p) {
-        const int64_t lo = w.begin[static_cast<size_t>(p)];
-        const int64_t end = lo + w.distinct[static_cast<size_t>(p)];
-        for (int64_t d = lo; d < end; ++d)
-            w.d_global[d] = w.global_at[w.d_first[d]];
     });
 }
 
 }  // namespace
 
 size_t DedupWorkspace::memory_bytes() const {
-    return ids.memory_bytes() + pos.memory_bytes() + slot.memory_bytes() + d_id.memory_bytes() +
-           d_first.memory_bytes() + d_count.memory_bytes() + d_global.memory_bytes() +
-           d_value.memory_bytes() + first_flag.memory_bytes() + global_at.memory_bytes();
+    return elems.memory_bytes() + slot.memory_bytes() + dist.memory_bytes() +
+           first_at.memory_bytes();
 }
 
 int dedup_log2_parts(int64_t n) {
-    const int lg = ceil_log2(static_cast<uint64_t>(std::max<int64_t>(n, 1))) - 11;
+    const int lg = ceil_log2(static_cast<uint64_t>(std::max<int64_t>(n, 1))) - 12;
     return std::min(std::max(lg, 0), 8);
 }
 
-void dedup(const int64_t* ids, int64_t n, int log2_parts, DedupWorkspace& w) {
+void dedup(const int64_t* ids, int64_t n, int log2_parts, DedupWorkspace& w,
+           const std::function<void(int64_t)>* after_partition) {
     check_batch_size(n);
+    w.source = ids;
     w.n = n;
     w.log2_parts = log2_parts;
     w.num_parts = int64_t{1} << log2_parts;
+    w.num_chunks = (n + kChunk - 1) / kChunk;
     const int64_t cap = std::max<int64_t>(n, 1);
-    w.ids.ensure(cap);
-    w.pos.ensure(cap);
+    w.elems.ensure(cap);
     w.slot.ensure(cap);
-    w.d_id.ensure(cap);
-    w.d_first.ensure(cap);
-    w.d_count.ensure(cap);
-    w.d_global.ensure(cap);
-    w.d_value.ensure(cap);
-    w.first_flag.ensure(cap);
-    w.global_at.ensure(cap);
+    w.dist.ensure(cap);
+    w.first_at.ensure(cap);
     w.distinct.assign(static_cast<size_t>(w.num_parts), 0);
     group_by_partition(ids, n, w);
-    parallel_tasks(w.num_parts, [&](int64_t p) { dedup_partition(w, p); });
-    number_globally(w);
+    parallel_tasks(w.num_parts, [&](int64_t p) {
+        dedup_partition(w, p);
+        if (after_partition != nullptr)
+            (*after_partition)(p);
+    });
+    w.num_unique = std::accumulate(w.distinct.begin(), w.distinct.end(), int64_t{0});
 }
 
-void write_dedup(const DedupWorkspace& w, int64_t* unique, int64_t* counts, int64_t* inverse) {
+void number_distinct(DedupWorkspace& w, int64_t* unique, int64_t* counts, int64_t* values) {
+    const int64_t n = w.n;
+    parallel_chunks(n, kChunk, [&](int64_t, int64_t lo, int64_t hi) {
+        std::memset(w.first_at.data() + lo, 0, static_cast<size_t>(hi - lo) * sizeof(uint32_t));
+    });
     parallel_tasks(w.num_parts, [&](int64_t p) {
         const int64_t lo = w.begin[static_cast<size_t>(p)];
-        const int64_t hi = w.begin[static_cast<size_t>(p + 1)];
         const int64_t end = lo + w.distinct[static_cast<size_t>(p)];
-        for (int64_t d = lo; d < end; ++d) {
-            unique[w.d_global[d]] = w.d_id[d];
-            if (counts != nullptr)
-                counts[w.d_global[d]] = w.d_count[d];
-        }
-        for (int64_t e = lo; e < hi; ++e)
-            inverse[w.pos[e]] = w.d_global[w.slot[e]];
+        for (int64_t d = lo; d < end; ++d)
+            w.first_at[w.dist[d].first] = static_cast<uint32_t>(d) + 1;
     });
+    w.chunk_base.assign(static_cast<size_t>(w.num_chunks + 1), 0);
+    parallel_chunks(n, kChunk, [&](int64_t c, int64_t lo, int64_t hi) {
+        int64_t count = 0;
+        for (int64_t i = lo; i < hi; ++i)
+            count += w.first_at[i] != 0;
+        w.chunk_base[static_cast<size_t>(c + 1)] = count;
+    });
+    std::partial_sum(w.chunk_base.begin(), w.chunk_base.end(), w.chunk_base.begin());
+    // Distinct ids first seen in chunk c are numbered chunk_base[c], ... in position order:
+    // the writes of a chunk are sequential.
+    parallel_chunks(n, kChunk, [&](int64_t c, int64_t lo, int64_t hi) {
+        int64_t g = w.chunk_base[static_cast<size_t>(c)];
+        for (int64_t i = lo; i < hi; ++i) {
+            const uint32_t f = w.first_at[i];
+            if (f == 0)
+                continue;
+            DedupWorkspace::Distinct& x = w.dist[f - 1];
+            x.global = static_cast<uint32_t>(g);
+            if (unique != nullptr)
+                unique[g] = w.source[i];
+            if (counts != nullptr)
+                counts[g] = x.count;
+            if (values != nullptr)
+                values[g] = x.value;
+            ++g;
+        }
+    });
+}
+
+void write_inverse(const DedupWorkspace& w, int64_t* out) {
+    for_each_chunk_element(w, [&](int64_t e) { out[w.elems[e].pos] = w.dist[w.slot[e]].global; });
+}
+
+void write_values_per_position(const DedupWorkspace& w, int64_t* out) {
+    for_each_chunk_element(w, [&](int64_t e) { out[w.elems[e].pos] = w.dist[w.slot[e]].value; });
 }
 
 void sort_unique(int64_t num_unique, int64_t* unique, int64_t* counts, int64_t n,

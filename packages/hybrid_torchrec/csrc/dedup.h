@@ -3,13 +3,18 @@
 //
 // The batch is split by the top bits of each id's hash into a fixed number of partitions
 // (a function of the batch or table size, never of the thread count); each partition is
-// de-duplicated by one task in a table small enough for the L2 cache, and one pass over
-// first-occurrence flags numbers the distinct ids globally. The mapper reuses the partitions:
-// its own hash tables are split by the same bits, so partition p of a batch only ever
-// touches table p.
+// de-duplicated by one task in a table small enough for the L2 cache. The mapper reuses the
+// partitions: its own hash tables are split by the same bits, so partition p of a batch only
+// ever touches table p.
+//
+// Results are then written chunk by chunk of batch positions: the elements of chunk c that
+// fall in partition p form one contiguous run of the partitioned arrays, so a chunk's
+// writes stay within a window of the output that fits the cache, where writing partition by
+// partition would scatter them over the whole output.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "common.h"
@@ -17,52 +22,76 @@
 namespace hybrid {
 
 struct DedupWorkspace {
+    const int64_t* source = nullptr;  // the batch of the current call
     int64_t n = 0;
     int log2_parts = 0;
     int64_t num_parts = 1;
+    int64_t num_chunks = 0;
     int64_t num_unique = 0;
 
     // The batch grouped by partition, in positional order within each partition: partition
-    // p holds elements [begin[p], begin[p + 1]).
+    // p holds elements [begin[p], begin[p + 1]); the elements of chunk c in partition p end at
+    // run_end[c * num_parts + p] (and start where chunk c - 1's run ends, or at begin[p]).
     std::vector<int64_t> begin;
-    Buffer<int64_t> ids;
-    Buffer<uint32_t> pos;
-    // For each grouped element, the index of its distinct id in the arrays below.
+    std::vector<uint32_t> run_end;
+    // One element of the grouped batch. Only the low 32 bits of the hash are kept: they
+    // address every hash table of the core (at most 2^32 slots), the top bits are the
+    // partition, and one 16-byte record per element keeps the scatter to one write stream
+    // per partition.
+    struct Element {
+        int64_t id;
+        uint32_t hash;
+        uint32_t pos;  // position in the batch
+    };
+    Buffer<Element> elems;
+    // For each grouped element, the index of its distinct id in `dist`.
     Buffer<uint32_t> slot;
 
-    // Partition p's distinct ids occupy [begin[p], begin[p] + distinct[p]) of these, in order
-    // of first occurrence within the partition.
+    // Partition p's distinct ids occupy [begin[p], begin[p] + distinct[p]) of `dist`, in
+    // order of first occurrence within the partition. One record per distinct id, so that
+    // each random visit costs one cache line.
+    struct Distinct {
+        int64_t id;
+        int64_t value;    // free for the caller (the mapper keeps rows here)
+        uint32_t hash;    // low bits of hash_for_map(id)
+        uint32_t first;   // position of the first occurrence in the batch
+        uint32_t count;   // occurrences in the batch
+        uint32_t global;  // index among all distinct ids (set by number_distinct)
+    };
     std::vector<int64_t> distinct;
-    Buffer<int64_t> d_id;
-    Buffer<uint32_t> d_first;   // position of the first occurrence in the batch
-    Buffer<uint32_t> d_count;   // occurrences in the batch
-    Buffer<uint32_t> d_global;  // index among all distinct ids of the batch
-    Buffer<int64_t> d_value;    // free for the caller (the mapper keeps rows here)
+    Buffer<Distinct> dist;
 
-    // Scratch of the global numbering.
-    Buffer<uint8_t> first_flag;
-    Buffer<uint32_t> global_at;
-    std::vector<uint32_t> histogram;
+    // Scratch of number_distinct: 1 + the distinct index of the id first seen at a position.
+    Buffer<uint32_t> first_at;
     std::vector<int64_t> chunk_base;
 
     size_t memory_bytes() const;
 };
 
-// Partition count for a standalone de-duplication of n ids: about 2048 ids per partition, so
-// a partition's table (16 bytes a slot at load <= 1/2) stays in L2.
+// Partition count for a standalone de-duplication of n ids: about 4096 ids per partition, so
+// a partition's table stays in the L2 cache.
 int dedup_log2_parts(int64_t n);
 
 inline int64_t partition_of(uint64_t h, int log2_parts) {
     return log2_parts == 0 ? 0 : static_cast<int64_t>(h >> (64 - log2_parts));
 }
 
-// Fills `w` for ids[0, n). Parallel on the global pool; the result does not depend on the
-// number of threads.
-void dedup(const int64_t* ids, int64_t n, int log2_parts, DedupWorkspace& w);
+// Groups and de-duplicates ids[0, n) (kept by pointer until the next call); sets num_unique.
+// `after_partition(p)`, if given, runs in the task that de-duplicated partition p, right
+// after it, while that partition's data is still in the core's cache. Parallel on the global
+// pool; nothing depends on the number of threads.
+void dedup(const int64_t* ids, int64_t n, int log2_parts, DedupWorkspace& w,
+           const std::function<void(int64_t)>* after_partition = nullptr);
 
-// Writes unique[num_unique] (first-occurrence order), counts[num_unique] (may be null) and
-// inverse[n] from a filled workspace.
-void write_dedup(const DedupWorkspace& w, int64_t* unique, int64_t* counts, int64_t* inverse);
+// Numbers the distinct ids in order of first occurrence (Distinct::global) and writes, at
+// each distinct id's number, the id, its count and its value (each output may be null).
+void number_distinct(DedupWorkspace& w, int64_t* unique, int64_t* counts, int64_t* values);
+
+// out[i] = the number of the distinct id at position i (needs number_distinct first).
+void write_inverse(const DedupWorkspace& w, int64_t* out);
+
+// out[i] = the value of the distinct id at position i.
+void write_values_per_position(const DedupWorkspace& w, int64_t* out);
 
 // Reorders a first-occurrence result in place so that `unique` is ascending (as
 // torch.unique(sorted=True) returns it) and remaps `inverse` and `counts` to match.

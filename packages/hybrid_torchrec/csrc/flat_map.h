@@ -54,6 +54,11 @@ public:
         }
     }
 
+    void prefetch(uint64_t h) const {
+        if (!slots_.empty())
+            __builtin_prefetch(slots_.data() + (h & mask_));
+    }
+
     // Inserts a key known to be absent.
     void insert_new(int64_t key, uint64_t h, int64_t value) {
         if (static_cast<uint64_t>(size_ + 1) * kMaxLoadDen > slots_.size() * kMaxLoadNum) {

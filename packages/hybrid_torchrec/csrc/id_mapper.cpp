@@ -69,8 +69,8 @@ size_t IdMapper::memory_bytes() const {
     size_t bytes = ws_.memory_bytes() + t_.order.memory_bytes();
     for (const FlatMap& m : t_.maps)
         bytes += m.memory_bytes();
-    bytes += t_.id_of_row.capacity() * sizeof(int64_t) + t_.count.capacity() * sizeof(uint32_t) +
-             t_.last_used.capacity() * sizeof(int64_t) + t_.free_rows.size() * sizeof(int64_t);
+    bytes += t_.id_of_row.capacity() * sizeof(int64_t) +
+             t_.meta.capacity() * sizeof(Tables::RowMeta) + t_.free_rows.size() * sizeof(int64_t);
     return bytes;
 }
 
@@ -81,14 +81,21 @@ void IdMapper::clear() {
     std::swap(t_, fresh);
 }
 
-void IdMapper::probe(DedupWorkspace& w) const {
-    parallel_tasks(w.num_parts, [&](int64_t p) {
-        const FlatMap& m = t_.maps[static_cast<size_t>(p)];
-        const int64_t lo = w.begin[static_cast<size_t>(p)];
-        const int64_t end = lo + w.distinct[static_cast<size_t>(p)];
-        for (int64_t d = lo; d < end; ++d)
-            w.d_value[d] = m.find(w.d_id[d], hash_for_map(w.d_id[d]));
-    });
+void IdMapper::probe(DedupWorkspace& w, int64_t p) const {
+    const FlatMap& m = t_.maps[static_cast<size_t>(p)];
+    const int64_t lo = w.begin[static_cast<size_t>(p)];
+    const int64_t end = lo + w.distinct[static_cast<size_t>(p)];
+    constexpr int64_t kAhead = 8;  // overlap the cache misses of consecutive probes
+    for (int64_t d = lo; d < end; ++d) {
+        if (d + kAhead < end)
+            m.prefetch(w.dist[d + kAhead].hash);
+        w.dist[d].value = m.find(w.dist[d].id, w.dist[d].hash);
+    }
+}
+
+void IdMapper::dedup_and_probe(const int64_t* ids, int64_t n) {
+    const std::function<void(int64_t)> probe_partition = [this](int64_t p) { probe(ws_, p); };
+    dedup(ids, n, log2_parts_, ws_, &probe_partition);
 }
 
 int64_t IdMapper::take_free_row(Tables& t) {
@@ -113,7 +120,7 @@ void IdMapper::find_victims(int64_t needed, int64_t step, std::vector<int32_t>& 
         for (int32_t r = order.bucket_head(b);
              r != EvictionOrder::kNone && static_cast<int64_t>(victims.size()) < needed;
              r = order.next_row(r)) {
-            const int64_t used = t_.last_used[static_cast<size_t>(r)];
+            const int64_t used = t_.meta[static_cast<size_t>(r)].last_used;
             if (used == step)
                 continue;
             if (used + protect_batches_ > step)
@@ -142,8 +149,7 @@ void IdMapper::throw_full(int64_t new_ids, int64_t evictable) const {
 MapResult IdMapper::map(const int64_t* ids, int64_t n, bool insert) {
     std::lock_guard<std::mutex> lock(mu_);
     DedupWorkspace& w = ws_;
-    dedup(ids, n, log2_parts_, w);
-    probe(w);
+    dedup_and_probe(ids, n);
 
     MapResult out;
     const int64_t u = w.num_unique;
@@ -151,14 +157,9 @@ MapResult IdMapper::map(const int64_t* ids, int64_t n, bool insert) {
     out.rows.allocate(u);
     out.counts.allocate(u);
     out.inverse.allocate(n);
-    write_dedup(w, out.unique_ids.data.get(), out.counts.data.get(), out.inverse.data.get());
+    number_distinct(w, out.unique_ids.data.get(), out.counts.data.get(), out.rows.data.get());
+    write_inverse(w, out.inverse.data.get());
     int64_t* rows = out.rows.data.get();
-    parallel_tasks(w.num_parts, [&](int64_t p) {
-        const int64_t lo = w.begin[static_cast<size_t>(p)];
-        const int64_t end = lo + w.distinct[static_cast<size_t>(p)];
-        for (int64_t d = lo; d < end; ++d)
-            rows[w.d_global[d]] = w.d_value[d];
-    });
     if (!insert)
         return out;
 
@@ -181,29 +182,31 @@ MapResult IdMapper::map(const int64_t* ids, int64_t n, bool insert) {
         for (int64_t g = 0; g < u; ++g) {
             if (rows[g] < 0)
                 continue;
-            int64_t& used = t_.last_used[static_cast<size_t>(rows[g])];
+            int64_t& used = t_.meta[static_cast<size_t>(rows[g])].last_used;
             saved.emplace_back(rows[g], used);
             used = step;
         }
         find_victims(misses - available, step, victims);
         if (static_cast<int64_t>(victims.size()) < misses - available) {
             for (const auto& [row, used] : saved)
-                t_.last_used[static_cast<size_t>(row)] = used;
+                t_.meta[static_cast<size_t>(row)].last_used = used;
             throw_full(misses, static_cast<int64_t>(victims.size()));
         }
     }
 
     // From here on nothing can fail.
     t_.step = step;
-    for (int64_t g = 0; g < u; ++g) {
-        const int64_t row = rows[g];
-        if (row < 0)
-            continue;
-        uint32_t& c = t_.count[static_cast<size_t>(row)];
-        c = saturating_increment(c);
-        t_.last_used[static_cast<size_t>(row)] = step;
-        if (policy_ != Policy::kNone)
+    if (policy_ != Policy::kNone) {
+        // The eviction order is one list: touched in the batch's first-occurrence order.
+        for (int64_t g = 0; g < u; ++g) {
+            const int64_t row = rows[g];
+            if (row < 0)
+                continue;
+            uint32_t& c = t_.meta[static_cast<size_t>(row)].count;
+            c = saturating_increment(c);
+            t_.meta[static_cast<size_t>(row)].last_used = step;
             t_.order.touch(static_cast<int32_t>(row), key_of(c));
+        }
     }
     for (int32_t v : victims)
         t_.order.unlink(v);
@@ -222,15 +225,14 @@ MapResult IdMapper::map(const int64_t* ids, int64_t n, bool insert) {
             const size_t grown = std::min<size_t>(static_cast<size_t>(capacity_),
                                                   std::max<size_t>(1024, t_.id_of_row.size() * 2));
             t_.id_of_row.resize(grown);
-            t_.count.resize(grown, 0);
-            t_.last_used.resize(grown, 0);
+            t_.meta.resize(grown, Tables::RowMeta{0, 0, 0});
             if (policy_ != Policy::kNone)
                 t_.order.ensure_rows(static_cast<int64_t>(grown));
         }
         rows[g] = row;
         t_.id_of_row[static_cast<size_t>(row)] = unique[g];
-        t_.count[static_cast<size_t>(row)] = 1;
-        t_.last_used[static_cast<size_t>(row)] = step;
+        t_.meta[static_cast<size_t>(row)].count = 1;
+        t_.meta[static_cast<size_t>(row)].last_used = step;
         if (policy_ != Policy::kNone)
             t_.order.add_first(static_cast<int32_t>(row), key_of(1));
     }
@@ -248,10 +250,21 @@ MapResult IdMapper::map(const int64_t* ids, int64_t n, bool insert) {
             m.erase(id, hash_for_map(id));
         const int64_t lo = w.begin[static_cast<size_t>(p)];
         const int64_t end = lo + w.distinct[static_cast<size_t>(p)];
+        int64_t new_ids = 0;
+        for (int64_t d = lo; d < end; ++d)
+            new_ids += w.dist[d].value < 0;
+        m.reserve(m.size() + new_ids);  // at most one rehash per batch
         for (int64_t d = lo; d < end; ++d) {
-            if (w.d_value[d] >= 0)
-                continue;
-            m.insert_new(w.d_id[d], hash_for_map(w.d_id[d]), rows[w.d_global[d]]);
+            const int64_t hit = w.dist[d].value;
+            if (hit < 0) {
+                m.insert_new(w.dist[d].id, w.dist[d].hash, rows[w.dist[d].global]);
+            } else if (policy_ == Policy::kNone) {
+                // Without an order to keep, the hits' counters are updated here, in parallel:
+                // each row belongs to exactly one partition.
+                uint32_t& c = t_.meta[static_cast<size_t>(hit)].count;
+                c = saturating_increment(c);
+                t_.meta[static_cast<size_t>(hit)].last_used = step;
+            }
         }
     });
     t_.size += misses - static_cast<int64_t>(out.evicted_ids.size());
@@ -272,39 +285,32 @@ void IdMapper::lookup(const int64_t* ids, int64_t n, int64_t* rows) const {
 void IdMapper::remove(const int64_t* ids, int64_t n, int64_t* rows) {
     std::lock_guard<std::mutex> lock(mu_);
     DedupWorkspace& w = ws_;
-    dedup(ids, n, log2_parts_, w);
-    probe(w);
+    dedup_and_probe(ids, n);
+    write_values_per_position(w, rows);
     parallel_tasks(w.num_parts, [&](int64_t p) {
         FlatMap& m = t_.maps[static_cast<size_t>(p)];
         const int64_t lo = w.begin[static_cast<size_t>(p)];
-        const int64_t hi = w.begin[static_cast<size_t>(p + 1)];
         const int64_t end = lo + w.distinct[static_cast<size_t>(p)];
         for (int64_t d = lo; d < end; ++d) {
-            if (w.d_value[d] >= 0)
-                m.erase(w.d_id[d], hash_for_map(w.d_id[d]));
+            if (w.dist[d].value >= 0)
+                m.erase(w.dist[d].id, w.dist[d].hash);
         }
-        for (int64_t e = lo; e < hi; ++e)
-            rows[w.pos[e]] = w.d_value[w.slot[e]];
     });
     // Freed rows in first-occurrence order, so the free list is independent of threads.
-    std::vector<std::pair<uint32_t, int64_t>> freed;
-    for (int64_t p = 0; p < w.num_parts; ++p) {
-        const int64_t lo = w.begin[static_cast<size_t>(p)];
-        const int64_t end = lo + w.distinct[static_cast<size_t>(p)];
-        for (int64_t d = lo; d < end; ++d) {
-            if (w.d_value[d] >= 0)
-                freed.emplace_back(w.d_global[d], w.d_value[d]);
-        }
-    }
-    std::sort(freed.begin(), freed.end());
-    for (const auto& [g, row] : freed) {
+    std::vector<int64_t> freed(static_cast<size_t>(w.num_unique));
+    number_distinct(w, nullptr, nullptr, freed.data());
+    int64_t removed = 0;
+    for (const int64_t row : freed) {
+        if (row < 0)
+            continue;
+        ++removed;
         if (policy_ != Policy::kNone)
             t_.order.unlink(static_cast<int32_t>(row));
-        t_.count[static_cast<size_t>(row)] = 0;
-        t_.last_used[static_cast<size_t>(row)] = 0;
+        t_.meta[static_cast<size_t>(row)].count = 0;
+        t_.meta[static_cast<size_t>(row)].last_used = 0;
         t_.free_rows.push(row);
     }
-    t_.size -= static_cast<int64_t>(freed.size());
+    t_.size -= removed;
 }
 
 MappingState IdMapper::export_state() const {
@@ -320,12 +326,12 @@ MappingState IdMapper::export_state() const {
         const size_t r = static_cast<size_t>(row);
         s.ids.push_back(t_.id_of_row[r]);
         s.rows.push_back(row);
-        s.counts.push_back(t_.count[r]);
-        s.last_used.push_back(t_.last_used[r]);
+        s.counts.push_back(t_.meta[r].count);
+        s.last_used.push_back(t_.meta[r].last_used);
     };
     if (policy_ == Policy::kNone) {
         for (int64_t row = 0; row < t_.high_water; ++row) {
-            if (t_.count[static_cast<size_t>(row)] != 0)
+            if (t_.meta[static_cast<size_t>(row)].count != 0)
                 emit(row);
         }
     } else {
@@ -379,17 +385,16 @@ void IdMapper::load_state(const MappingState& s) {
     t.high_water = high_water;
     const size_t rows_needed = static_cast<size_t>(high_water);
     t.id_of_row.resize(rows_needed);
-    t.count.assign(rows_needed, 0);
-    t.last_used.assign(rows_needed, 0);
+    t.meta.assign(rows_needed, Tables::RowMeta{0, 0, 0});
     for (int64_t i = 0; i < m; ++i) {
         const size_t r = static_cast<size_t>(s.rows[i]);
-        if (t.count[r] != 0) {
+        if (t.meta[r].count != 0) {
             throw std::invalid_argument(where + "row " + std::to_string(s.rows[i]) +
                                         " is given to two ids");
         }
         t.id_of_row[r] = s.ids[i];
-        t.count[r] = static_cast<uint32_t>(s.counts[i]);
-        t.last_used[r] = s.last_used[i];
+        t.meta[r].count = static_cast<uint32_t>(s.counts[i]);
+        t.meta[r].last_used = s.last_used[i];
     }
     std::vector<int64_t> per_part(t.maps.size(), 0);
     for (int64_t i = 0; i < m; ++i) {
@@ -407,7 +412,7 @@ void IdMapper::load_state(const MappingState& s) {
         map.insert_new(s.ids[i], h, s.rows[i]);
     }
     for (int64_t row = 0; row < high_water; ++row) {
-        if (t.count[static_cast<size_t>(row)] == 0)
+        if (t.meta[static_cast<size_t>(row)].count == 0)
             t.free_rows.push(row);
     }
     if (policy_ != Policy::kNone) {

@@ -87,11 +87,15 @@ public:
 private:
     struct Tables {
         std::vector<FlatMap> maps;  // one per partition of the id hash
-        // Per row below `high_water`: its id, the batches it occurred in (0: free row) and
-        // the step of its last batch.
+        // Per row below `high_water`: its id, and in one record (one cache line per visit)
+        // the batches it occurred in (0: free row) and the step of its last batch.
+        struct RowMeta {
+            int64_t last_used;
+            uint32_t count;
+            uint32_t reserved;
+        };
         std::vector<int64_t> id_of_row;
-        std::vector<uint32_t> count;
-        std::vector<int64_t> last_used;
+        std::vector<RowMeta> meta;
         int64_t high_water = 0;
         std::priority_queue<int64_t, std::vector<int64_t>, std::greater<int64_t>> free_rows;
         EvictionOrder order;
@@ -103,7 +107,10 @@ private:
     int64_t take_free_row(Tables& t);
     void find_victims(int64_t needed, int64_t step, std::vector<int32_t>& victims) const;
     [[noreturn]] void throw_full(int64_t new_ids, int64_t evictable) const;
-    void probe(DedupWorkspace& w) const;
+    // Looks up partition p's distinct ids (d_value = row or -1).
+    void probe(DedupWorkspace& w, int64_t p) const;
+    // De-duplicates a batch and looks its distinct ids up.
+    void dedup_and_probe(const int64_t* ids, int64_t n);
 
     const int64_t capacity_;
     const Policy policy_;

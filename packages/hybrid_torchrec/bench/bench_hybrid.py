@@ -1,0 +1,130 @@
+"""Host id processing of hybrid_torchrec: prints the figures of issue 13.
+
+One batch of 2^20 ids, Zipf(1.05) over 10^8 distinct values (scattered over int64), is
+de-duplicated and mapped to rows, the work a rank does per table batch before the lookup:
+
+* torch.unique(return_inverse=True) on the same ids: the baseline (sorted);
+* hybrid_torchrec.unique (first-occurrence order; and sorted=True, torch's exact output);
+* IdMapper.map = unique + mapping, on a table that already maps every id of the batch
+  (steady state), without and with LRU bookkeeping, and on an empty table (every distinct id
+  inserted: the first batches of a run).
+
+Per core: every case runs with 1 thread (torch's intra-op pool and the host pool) and is
+measured in CPU time of the process, which a busy machine inflates far less than wall time;
+the ratio to torch.unique is taken per repetition, with the cases interleaved, and the
+median is reported (target >= 2x). Scaling: wall time with 1 thread over wall time with 2.
+
+Run:  python packages/hybrid_torchrec/bench/bench_hybrid.py [--repeat 15] [--json out.json]
+(torch 2.6 and torchrec 1.1.0 must be importable: hybrid_torchrec checks torchrec at import.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+from collections.abc import Callable
+
+import hybrid_torchrec as hy
+import torch
+from hybrid_torchrec.workload import zipf_ids
+
+BASELINE = "torch.unique(return_inverse=True)"
+
+
+def measure(fn: Callable[[], object]) -> tuple[float, float]:
+    """(cpu seconds, wall seconds) of one call."""
+    cpu, wall = time.process_time(), time.perf_counter()
+    fn()
+    return time.process_time() - cpu, time.perf_counter() - wall
+
+
+def run(cases: dict[str, Callable[[], object]], threads: int, repeat: int) -> dict[str, list]:
+    torch.set_num_threads(threads)
+    hy.set_num_threads(threads)
+    for fn in cases.values():  # warm-up: workspaces, allocator, caches
+        fn()
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
+    for _ in range(repeat):
+        for name, fn in cases.items():
+            samples[name].append(measure(fn))
+    return samples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ids", type=int, default=1 << 20, help="ids per batch (2^20)")
+    parser.add_argument("--values", type=int, default=10**8, help="distinct values (10^8)")
+    parser.add_argument("--exponent", type=float, default=1.05)
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--json", help="also write the figures to this file")
+    args = parser.parse_args()
+
+    ids = zipf_ids(args.ids, args.values, args.exponent, torch.Generator().manual_seed(0))
+    n = ids.numel()
+    distinct = hy.unique(ids).values.numel()
+
+    warm = hy.IdMapper(args.values, name="warm")
+    warm.map(ids)
+    warm_lru = hy.IdMapper(args.values, hy.LRU(), name="warm_lru")
+    warm_lru.map(ids)
+    cases: dict[str, Callable[[], object]] = {
+        BASELINE: lambda: torch.unique(ids, return_inverse=True),
+        "unique": lambda: hy.unique(ids),
+        "unique, sorted": lambda: hy.unique(ids, sorted=True),
+        "unique + map, ids known": lambda: warm.map(ids),
+        "unique + map, ids known, LRU": lambda: warm_lru.map(ids),
+        "unique + map, empty table": lambda: hy.IdMapper(args.values, name="cold").map(ids),
+    }
+    torch_threads, pool_threads = torch.get_num_threads(), hy.get_num_threads()
+    try:
+        one = run(cases, 1, args.repeat)
+        two = run(cases, 2, args.repeat)
+    finally:
+        torch.set_num_threads(torch_threads)
+        hy.set_num_threads(pool_threads)
+
+    load = os.getloadavg()[0]
+    print(
+        f"batch: {n} ids, Zipf({args.exponent}) over {args.values:.0e} values, {distinct} "
+        f"distinct; {os.cpu_count()} CPUs, load average {load:.1f} during the run"
+    )
+    print()
+    header = (
+        f"{'':32} {'CPU ms':>8} {'M ids/s/core':>13} {'vs torch':>9} "
+        f"{'wall ms 1t':>11} {'wall ms 2t':>11} {'1t->2t':>7}"
+    )
+    print(header)
+    rows = {}
+    base_cpu = [cpu for cpu, _ in one[BASELINE]]
+    for name in cases:
+        cpu = [c for c, _ in one[name]]
+        ratio = statistics.median(b / c for b, c in zip(base_cpu, cpu, strict=True))
+        cpu_ms = statistics.median(cpu) * 1e3
+        wall1 = statistics.median(w for _, w in one[name]) * 1e3
+        wall2 = statistics.median(w for _, w in two[name]) * 1e3
+        rows[name] = {
+            "cpu_ms_1_thread": cpu_ms,
+            "ids_per_s_per_core": n / cpu_ms * 1e3,
+            "speedup_vs_torch_unique": ratio,
+            "wall_ms_1_thread": wall1,
+            "wall_ms_2_threads": wall2,
+            "scaling_1_to_2_threads": wall1 / wall2,
+        }
+        print(
+            f"{name:32} {cpu_ms:8.1f} {n / cpu_ms / 1e3:13.1f} {ratio:8.2f}x "
+            f"{wall1:11.1f} {wall2:11.1f} {wall1 / wall2:6.2f}x"
+        )
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(
+                {"ids": n, "distinct": distinct, "load_average": load, "results": rows},
+                f,
+                indent=2,
+            )
+
+
+if __name__ == "__main__":
+    main()
