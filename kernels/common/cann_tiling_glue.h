@@ -44,11 +44,12 @@ inline bool Describe(const gert::StorageShape* shape, const gert::CompileTimeTen
     return true;
 }
 
-// kAttrKinds: 0 int, 1 float, 2 bool, 3 int list (generated from op.toml into <op>_op_spec.h).
+// kAttrKinds: 0 int, 1 float, 2 bool, 3 int list; onCube: op.toml's kernel_type runs Cube cores
+// (both generated from op.toml into <op>_op_spec.h).
 template <typename TD>
 inline ge::graphStatus RunTiling(gert::TilingContext* ctx, TilingPlan<TD> (*tiling)(const OpArgs&, const PlatformInfo&),
                                  int32_t numInputs, const int32_t* inputOptional, int32_t numOutputs, int32_t numAttrs,
-                                 const int32_t* attrKinds) {
+                                 const int32_t* attrKinds, bool onCube) {
     OpArgs args;
     for (int32_t i = 0; i < numInputs; ++i) {
         TensorDesc d;
@@ -102,6 +103,16 @@ inline ge::graphStatus RunTiling(gert::TilingContext* ctx, TilingPlan<TD> (*tili
     uint64_t ub = 0;
     ascendc.GetCoreMemSize(platform_ascendc::CoreMemType::UB, ub);
     platform.ub_bytes = ub;
+    // A mixed Cube/Vector operator counts blockDim in AI cores and sizes its Matmul tiles by
+    // the Cube unit's buffers (PlatformAscendC/GetCoreNumAic.md, GetCoreMemSize.md). Vector-only
+    // tilings leave cube_cores unread.
+    if (onCube) {
+        platform.cube_cores = ascendc.GetCoreNumAic();
+        ascendc.GetCoreMemSize(platform_ascendc::CoreMemType::L1, platform.l1_bytes);
+        ascendc.GetCoreMemSize(platform_ascendc::CoreMemType::L0_A, platform.l0a_bytes);
+        ascendc.GetCoreMemSize(platform_ascendc::CoreMemType::L0_B, platform.l0b_bytes);
+        ascendc.GetCoreMemSize(platform_ascendc::CoreMemType::L0_C, platform.l0c_bytes);
+    }
     TilingPlan<TD> plan = tiling(args, platform);
     if (!plan.ok()) return ge::GRAPH_FAILED;
     *ctx->GetTilingData<TD>() = plan.data;

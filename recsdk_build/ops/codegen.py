@@ -233,14 +233,16 @@ def op_spec_header(spec: OpSpec) -> str:
         f"constexpr int32_t kNumOutputs = {len(spec.outputs)};\n"
         f"constexpr int32_t kNumAttrs = {len(spec.attrs)};\n"
         f"constexpr int32_t kAttrKinds[] = {{{kinds}}};  // 0 int, 1 float, 2 bool, 3 int list\n"
-        f"constexpr int32_t kInputOptional[] = {{{optional}}};\n\n"
+        f"constexpr int32_t kInputOptional[] = {{{optional}}};\n"
+        f"constexpr bool kOnCube = {'true' if spec.kernel_type != 'aiv_only' else 'false'};"
+        f"  // kernel_type {spec.kernel_type}\n\n"
         "// The operator's TilingFunc: its pure tiling function behind the CANN glue.\n"
         "template <typename TD>\n"
         "inline ge::graphStatus Tiling(gert::TilingContext* ctx,\n"
         "                              mxrec::TilingPlan<TD> (*fn)(const mxrec::OpArgs&, "
         "const mxrec::PlatformInfo&)) {\n"
         "    return mxrec::cann::RunTiling(ctx, fn, kNumInputs, kInputOptional, kNumOutputs, "
-        "kNumAttrs, kAttrKinds);\n}\n\n"
+        "kNumAttrs, kAttrKinds, kOnCube);\n}\n\n"
         f"}}  // namespace mxrec_op\n\n#endif  // {guard}\n"
     )
 

@@ -15,6 +15,7 @@ public:
     explicit PlatformAscendC(struct PlatFormInfos* info);
     explicit PlatformAscendC(gert::PlatFormInfos* info);
     uint32_t GetCoreNumAiv() const;
+    uint32_t GetCoreNumAic() const;
     void GetCoreMemSize(CoreMemType type, uint64_t& size) const;
     uint32_t GetLibApiWorkSpaceSize() const;
 };
