@@ -1,12 +1,14 @@
-// What the HSTU attention tilings (hstu_dense_forward, and the backward) share with their
-// kernels: the work position a vector core starts from, and the query-row walk both sides use.
-// No library headers, so it compiles for the AI core as well as the host (like mxrec_common.h).
+// What the HSTU attention tilings (hstu_dense_forward, hstu_dense_backward) share with their
+// kernels: the work position a vector core starts from, and the walk both sides use. No library
+// headers, so it compiles for the AI core as well as the host (like mxrec_common.h).
 //
-// Work: for every batch b (sequence), head h and query block qb (rows qb * blockQ .. of the
-// sequence, the last one shorter), in that order. The tiling cuts this sequence into one
-// contiguous range per vector core (worker) at row boundaries that are multiples of 16 inside a
-// query block (kHstuRowGroup), so a block may be shared by two workers, each taking its own
-// rows; a worker's range is [start[w], start[w + 1]) in the order of HstuBefore.
+// Work: for every batch b (sequence), head h and block qb (rows qb * block .. of the sequence,
+// the last one shorter), in that order. The rows are query rows in the forward (each block
+// meets the keys it needs) and key rows in the backward (each block meets the queries that need
+// it). The tiling cuts this order into one contiguous range per vector core (worker) at row
+// boundaries that are multiples of 16 inside a block (kHstuRowGroup), so a block may be shared
+// by two workers, each taking its own rows; a worker's range is [start[w], start[w + 1]) in the
+// order of HstuBefore.
 #ifndef MXREC_HSTU_COMMON_H
 #define MXREC_HSTU_COMMON_H
 
@@ -20,10 +22,12 @@ namespace mxrec {
 constexpr int32_t kHstuMaxWorkers = 64;
 // Query rows are cut between workers at multiples of this (the Cube's M fractal).
 constexpr int64_t kHstuRowGroup = 16;
-// Key columns per Cube call (S = Q K^T is [rows, at most kHstuBlockK]).
+// Key columns per Cube call in the forward (S = Q K^T is [rows, at most kHstuBlockK]).
 constexpr int64_t kHstuBlockK = 256;
+// Query rows per Cube call in the backward (S is [at most kHstuChunkQ, key rows]).
+constexpr int64_t kHstuChunkQ = 128;
 
-// A position in the work order: batch, head, query block, first row within the block.
+// A position in the work order: batch, head, block, first row within the block.
 struct HstuPos {
     int32_t b;
     int32_t h;
@@ -45,6 +49,12 @@ MXREC_HD bool HstuBefore(const HstuPos& x, const HstuPos& y) {
 // only keys up to the last row (the diagonal included), otherwise all of them.
 MXREC_HD int64_t HstuKeyEnd(bool causal, int64_t r1, int64_t len) {
     return causal ? r1 : len;
+}
+
+// The first query row that key rows [c0, ..) of a sequence meet: with the causal mask the
+// diagonal (j <= i), otherwise row 0.
+MXREC_HD int64_t HstuQueryStart(bool causal, int64_t c0) {
+    return causal ? c0 : 0;
 }
 
 }  // namespace mxrec

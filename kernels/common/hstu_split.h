@@ -3,27 +3,29 @@
 // functions of the sequence lengths (the seq_offset attribute), heads and mask type, like every
 // tiling (tiling_common.h).
 //
-// Cost. Query rows [r0, r1) of a sequence of length len are computed against the keys they need,
-// [0, HstuKeyEnd) (causal: up to r1, so blocks above the diagonal are skipped), in Cube calls of
-// at most kHstuBlockK keys. Both the Cube (Q K^T and P V, each rows x keys x D MACs) and the
-// vector cores (SiLU and masking of every score) work in proportion to rows x keys, with rows
-// padded to the Cube's 16-row fractal and each call's keys padded to 16, so a piece costs
-//     AlignUp(r1 - r0, 16) x PaddedKeys(keyEnd) + kHstuCallCost x calls
-// (kHstuCallCost stands for the fixed work of one key block: two Matmul calls and the vector
-// setup). The cost of a sequence grows with the square of its length under the causal mask.
+// Cost. Forward: query rows [r0, r1) of a sequence of length len are computed against the keys
+// they need, [0, HstuKeyEnd) (causal: up to r1, so blocks above the diagonal are skipped), in
+// Cube calls of at most kHstuBlockK keys. Backward (keyMajor): key rows [r0, r1) against the
+// queries that need them, [HstuQueryStart, len), in calls of at most kHstuChunkQ queries. The
+// Cube (rows x extent x D MACs per product) and the vector cores (every score) work in
+// proportion to rows x extent, rows padded to the Cube's 16-row fractal and each call's extent
+// padded to 16, so a piece costs
+//     AlignUp(r1 - r0, 16) x PaddedExtent + kHstuCallCost x calls
+// (kHstuCallCost stands for the fixed work of one call: the Matmul calls and the vector setup).
+// The cost of a sequence grows with the square of its length under the causal mask.
 //
 // Balance. Work is cut at 16-row groups: group g of a sequence (rows 16g .. 16g + 15) costs
-// 16 x PaddedKeys(keyEnd of its last row), plus the call costs at the first group of each query
-// block. Worker w starts at the group boundary nearest to w / W of the total cost, so each
-// worker's share is within about one group (16 rows x the longest key range) of the mean: a cut
-// may fall inside a query block, whose rows then go to two workers (different output rows, so
-// nothing is shared). Balancing by cost rather than by counting blocks matters for jagged
-// batches, whose sequences differ in length by orders of magnitude.
+// 16 x PaddedExtent(of the group), plus the call costs at the first group of each block. Worker
+// w starts at the group boundary nearest to w / W of the total cost, so each worker's share is
+// within about one group (16 rows x the longest extent) of the mean: a cut may fall inside a
+// block, whose rows then go to two workers (different output rows, so nothing is shared).
+// Balancing by cost rather than by counting blocks matters for jagged batches, whose sequences
+// differ in length by orders of magnitude.
 //
-// Query block height. Under the causal mask a query block computes its diagonal key block in
-// full, so taller blocks issue more Cube work than the mask keeps; shorter blocks mean more Cube
-// calls. The tiling takes the tallest of 128, 64, 32, 16 rows whose issued work stays within 5%
-// of the 16-row staircase (the least the Cube can issue); without the causal mask, 128.
+// Block height. Under the causal mask a block computes its diagonal square in full, so taller
+// blocks issue more Cube work than the mask keeps; shorter blocks mean more Cube calls. The
+// tiling takes the tallest of 128, 64, 32, 16 rows whose issued work stays within 5% of the
+// 16-row staircase (the least the Cube can issue); without the causal mask, 128.
 #ifndef MXREC_HSTU_SPLIT_H
 #define MXREC_HSTU_SPLIT_H
 
@@ -41,69 +43,82 @@ struct HstuWork {
     std::vector<int64_t> lengths;  // per batch
     int64_t heads = 1;
     bool causal = true;
-    int64_t blockQ = 128;
+    bool keyMajor = false;  // rows are key rows (backward), not query rows (forward)
+    int64_t block = 128;    // rows per block
 };
 
-// Keys [0, keyEnd) in calls of kHstuBlockK keys, each padded to 16.
-inline int64_t HstuPaddedKeys(int64_t keyEnd) {
-    if (keyEnd <= 0)
+// An extent of n columns in calls of `chunk`, each padded to 16.
+inline int64_t HstuPadded(int64_t n, int64_t chunk) {
+    if (n <= 0)
         return 0;
-    const int64_t full = (keyEnd - 1) / kHstuBlockK;
-    return full * kHstuBlockK + AlignUp(keyEnd - full * kHstuBlockK, 16);
+    const int64_t full = (n - 1) / chunk;
+    return full * chunk + AlignUp(n - full * chunk, 16);
 }
 
-inline int64_t HstuCalls(int64_t keyEnd) {
-    return CeilDiv(keyEnd, kHstuBlockK);
+// What rows [r0, r1) of a sequence of length len are computed against: {first, end, call size}.
+struct HstuExtent {
+    int64_t begin;
+    int64_t end;
+    int64_t chunk;
+};
+
+inline HstuExtent HstuExtentOf(const HstuWork& w, int64_t r0, int64_t r1, int64_t len) {
+    if (w.keyMajor)
+        return HstuExtent{HstuQueryStart(w.causal, r0), len, kHstuChunkQ};
+    return HstuExtent{0, HstuKeyEnd(w.causal, r1, len), kHstuBlockK};
 }
 
-// Query rows [r0, r1) of a sequence of length len, as one piece.
-inline int64_t HstuPieceCost(bool causal, int64_t r0, int64_t r1, int64_t len) {
-    const int64_t keyEnd = HstuKeyEnd(causal, r1, len);
-    return AlignUp(r1 - r0, 16) * HstuPaddedKeys(keyEnd) + kHstuCallCost * HstuCalls(keyEnd);
+inline int64_t HstuPieceCost(const HstuWork& w, int64_t r0, int64_t r1, int64_t len) {
+    const HstuExtent e = HstuExtentOf(w, r0, r1, len);
+    return AlignUp(r1 - r0, 16) * HstuPadded(e.end - e.begin, e.chunk) +
+           kHstuCallCost * CeilDiv(e.end - e.begin, e.chunk);
 }
 
-// Group g (rows [16g, 16g + 16) clipped to len) of a sequence with query blocks of blockQ rows.
-inline int64_t HstuGroupCost(bool causal, int64_t blockQ, int64_t g, int64_t len) {
+// Group g (rows [16g, 16g + 16) clipped to len) of a sequence.
+inline int64_t HstuGroupCost(const HstuWork& w, int64_t g, int64_t len) {
     const int64_t r0 = g * kHstuRowGroup;
     const int64_t r1 = Min64(len, r0 + kHstuRowGroup);
-    int64_t cost = kHstuRowGroup * HstuPaddedKeys(HstuKeyEnd(causal, r1, len));
-    if (r0 % blockQ == 0) {
-        const int64_t blockEnd = Min64(len, r0 + blockQ);
-        cost += kHstuCallCost * HstuCalls(HstuKeyEnd(causal, blockEnd, len));
+    const HstuExtent e = HstuExtentOf(w, r0, r1, len);
+    int64_t cost = kHstuRowGroup * HstuPadded(e.end - e.begin, e.chunk);
+    if (r0 % w.block == 0) {
+        const HstuExtent b = HstuExtentOf(w, r0, Min64(len, r0 + w.block), len);
+        cost += kHstuCallCost * CeilDiv(b.end - b.begin, b.chunk);
     }
     return cost;
 }
 
-inline int64_t HstuSequenceCost(bool causal, int64_t blockQ, int64_t len) {
+inline int64_t HstuSequenceCost(const HstuWork& w, int64_t len) {
     int64_t cost = 0;
     for (int64_t g = 0; g * kHstuRowGroup < len; ++g)
-        cost += HstuGroupCost(causal, blockQ, g, len);
+        cost += HstuGroupCost(w, g, len);
     return cost;
 }
 
-// Cube MACs per D issued for a sequence cut into query blocks of blockQ rows.
-inline int64_t HstuIssued(bool causal, int64_t blockQ, int64_t len) {
+// Cube MACs per D and product issued for a sequence cut into blocks of `block` rows.
+inline int64_t HstuIssued(const HstuWork& w, int64_t block, int64_t len) {
     int64_t issued = 0;
-    for (int64_t r0 = 0; r0 < len; r0 += blockQ) {
-        const int64_t r1 = Min64(len, r0 + blockQ);
-        issued += AlignUp(r1 - r0, 16) * HstuPaddedKeys(HstuKeyEnd(causal, r1, len));
+    for (int64_t r0 = 0; r0 < len; r0 += block) {
+        const int64_t r1 = Min64(len, r0 + block);
+        const HstuExtent e = HstuExtentOf(w, r0, r1, len);
+        issued += AlignUp(r1 - r0, 16) * HstuPadded(e.end - e.begin, e.chunk);
     }
     return issued;
 }
 
-inline int64_t HstuChooseBlockQ(const std::vector<int64_t>& lengths, bool causal) {
-    if (!causal)
+// The block height (see the header): w.block is ignored.
+inline int64_t HstuChooseBlock(const HstuWork& w) {
+    if (!w.causal)
         return 128;
-    auto total = [&](int64_t bq) {
+    auto total = [&](int64_t block) {
         int64_t s = 0;
-        for (int64_t len : lengths)
-            s += HstuIssued(causal, bq, len);
+        for (int64_t len : w.lengths)
+            s += HstuIssued(w, block, len);
         return s;
     };
     const int64_t least = total(16);
-    for (int64_t bq : {128, 64, 32}) {
-        if (total(bq) * 100 <= least * 105)
-            return bq;
+    for (int64_t block : {128, 64, 32}) {
+        if (total(block) * 100 <= least * 105)
+            return block;
     }
     return 16;
 }
@@ -126,7 +141,7 @@ inline HstuPos HstuNormalize(const HstuWork& w, int64_t b, int64_t h, int64_t g)
         }
         const int64_t row = g * kHstuRowGroup;
         return HstuPos{static_cast<int32_t>(b), static_cast<int32_t>(h),
-                       static_cast<int32_t>(row / w.blockQ), static_cast<int32_t>(row % w.blockQ)};
+                       static_cast<int32_t>(row / w.block), static_cast<int32_t>(row % w.block)};
     }
 }
 
@@ -136,7 +151,7 @@ inline std::vector<HstuPos> HstuSplit(const HstuWork& w, int64_t workers) {
     std::vector<int64_t> seqCost(static_cast<size_t>(nb));
     std::vector<int64_t> prefix(static_cast<size_t>(nb) + 1, 0);  // cost before batch b (all heads)
     for (int64_t b = 0; b < nb; ++b) {
-        seqCost[b] = HstuSequenceCost(w.causal, w.blockQ, w.lengths[b]);
+        seqCost[b] = HstuSequenceCost(w, w.lengths[b]);
         prefix[b + 1] = prefix[b] + w.heads * seqCost[b];
     }
     const int64_t total = prefix[nb];
@@ -165,8 +180,7 @@ inline std::vector<HstuPos> HstuSplit(const HstuWork& w, int64_t workers) {
         double acc = 0;
         const int64_t groups = CeilDiv(w.lengths[b], kHstuRowGroup);
         while (g < groups) {
-            const double c =
-                static_cast<double>(HstuGroupCost(w.causal, w.blockQ, g, w.lengths[b]));
+            const double c = static_cast<double>(HstuGroupCost(w, g, w.lengths[b]));
             if (acc + c / 2 > rem)
                 break;
             acc += c;
@@ -190,17 +204,17 @@ inline std::vector<int64_t> HstuWorkerCosts(const HstuWork& w, const std::vector
         const HstuPos end = start[i + 1];
         while (HstuBefore(cur, end)) {
             const int64_t len = w.lengths[cur.b];
-            const int64_t blocks = CeilDiv(len, w.blockQ);
+            const int64_t blocks = CeilDiv(len, w.block);
             if (cur.qb >= blocks) {
                 cur = HstuPos{cur.b + 1, 0, 0, 0};
                 continue;
             }
-            const int64_t q0 = static_cast<int64_t>(cur.qb) * w.blockQ;
-            const int64_t rows = Min64(w.blockQ, len - q0);
+            const int64_t q0 = static_cast<int64_t>(cur.qb) * w.block;
+            const int64_t rows = Min64(w.block, len - q0);
             const bool last = end.b == cur.b && end.h == cur.h && end.qb == cur.qb;
             const int64_t rowEnd = last ? end.row : rows;
             if (rowEnd > cur.row)
-                cost[i] += HstuPieceCost(w.causal, q0 + cur.row, q0 + rowEnd, len);
+                cost[i] += HstuPieceCost(w, q0 + cur.row, q0 + rowEnd, len);
             if (last)
                 break;
             cur.row = 0;

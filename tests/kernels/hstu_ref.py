@@ -143,3 +143,51 @@ def hstu_backward(
     if bias is not None:
         dbias = grads[3] if grads[3] is not None else torch.zeros_like(bias)
     return dq, dk, dv, dbias
+
+
+def hstu_backward_magnitude(
+    grad: torch.Tensor,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    attn_bias: torch.Tensor | None = None,
+    mask_type: int = CAUSAL,
+    max_seq_len: int = 0,
+    silu_scale: float = 0.0,
+    layout: str = NORMAL,
+    seq_offset: Sequence[int] | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """Error scales of (dq, dk, dv, d_attn_bias), float64, for dtype-derived tolerances.
+
+    With |S| = |q||k|^T (+ |bias|) and |dP| = |g||v|^T: a relative error of S, dP, dZ or of the
+    products can move dZ by at most A = s |M| |dP| (1.1 + 0.5 |S|) (|silu'| <= 1.1,
+    |silu''| <= 0.5) and P by at most B = 1.1 s |M| |S| + |P|, so the gradients by
+    A |k| (dq), A^T |q| (dk), B^T |g| (dv) and A (d_attn_bias).
+    """
+    s = scale_of(silu_scale, max_seq_len)
+    views = [t.to(torch.float32).reshape(-1, t.shape[-2], t.shape[-1]) for t in (grad, q, k, v)]
+    gv, qv, kv, vv = views
+    mdq, mdk, mdv = (torch.zeros_like(qv) for _ in range(3))
+    mdb = None if attn_bias is None else torch.zeros(attn_bias.shape, dtype=torch.float32)
+    for b, r0, n in sequences(layout, q, seq_offset):
+        if n == 0:
+            continue
+        for h in range(qv.shape[1]):
+            gb, qb, kb, vb = (t[r0 : r0 + n, h] for t in (gv, qv, kv, vv))
+            score = qb.abs() @ kb.abs().T
+            z = qb @ kb.T
+            if attn_bias is not None:
+                bias = attn_bias[b, h, :n, :n].to(torch.float32)
+                score += bias.abs()
+                z += bias
+            m = _apply_mask(torch.full((n, n), s), mask_type, mask, b, h).abs()
+            a = m * (gb.abs() @ vb.abs().T) * (1.1 + 0.5 * score)
+            p = m * (1.1 * score) + (z * torch.sigmoid(z) * m).abs()
+            mdq[r0 : r0 + n, h] = a @ kb.abs()
+            mdk[r0 : r0 + n, h] = a.T @ qb.abs()
+            mdv[r0 : r0 + n, h] = p.T @ gb.abs()
+            if mdb is not None:
+                mdb[b, h, :n, :n] = a
+    out = [t.reshape(q.shape).double() for t in (mdq, mdk, mdv)]
+    return out[0], out[1], out[2], None if mdb is None else mdb.double()

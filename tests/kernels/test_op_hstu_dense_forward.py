@@ -5,13 +5,14 @@ Tolerances, from the dtype's machine epsilon eps (torch.finfo(dtype).eps) and th
 (s |M| (sum_d |q k| + |bias|) + |P|) |V|, what relative errors of the score, of P and of the
 products can add up to):
 
-- float32: |out - ref| <= 8 eps (mag + |ref|) against the unrounded float64 reference. The
-  kernel sums Q K^T over D and P V over the keys in float32 and takes exp from a polynomial
+- float32: |out - ref| <= 8 eps (mag + |ref| + tiny) against the unrounded float64 reference.
+  The kernel sums Q K^T over D and P V over the keys in float32 and takes exp from a polynomial
   (relative error < 1e-7), each a few eps of the summed magnitudes.
-- float16 / bfloat16: |out - ref| <= 2 eps (mag + |ref|) against the reference rounded at §2's
-  points (S and P to the dtype, O once). What is left is where the kernel's float32 sums and the
-  float64 reference round S or P to different neighbours (one ulp of S moves P by at most
-  1.1 s |S| eps, since |silu'| <= 1.1; one ulp of P by |P| eps) and O's own rounding (eps |O|).
+- float16 / bfloat16: |out - ref| <= 2 eps (mag + |ref| + tiny) against the reference rounded at
+  §2's points (S and P to the dtype, O once). What is left is where the kernel's float32 sums
+  and the float64 reference round S or P to different neighbours (one ulp of S moves P by at
+  most 1.1 s |S| eps, since |silu'| <= 1.1; one ulp of P by |P| eps) and O's own rounding;
+  tiny (the smallest normal number) covers subnormal results, spaced tiny * eps.
 """
 
 from __future__ import annotations
@@ -20,18 +21,21 @@ import pytest
 
 torch = pytest.importorskip("torch")
 from hstu_ref import CAUSAL, CUSTOM, JAGGED, NO_MASK, NORMAL, hstu_forward  # noqa: E402
+from hstu_testlib import (  # noqa: E402
+    DTYPES,
+    HSTU_PLATFORMS,
+    LAYOUT_CODE,
+    offsets_of,
+    problems,
+    random_inputs,
+)
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from kernel_testlib import PLATFORMS, SimError, arg  # noqa: E402
+from kernel_testlib import SimError, arg  # noqa: E402
 from strategies import seeds  # noqa: E402
 
 OP = "hstu_dense_forward"
-DTYPES = [torch.float32, torch.float16, torch.bfloat16]
-LAYOUT_CODE = {NORMAL: 0, JAGGED: 1}
 TOLERANCE = {torch.float32: 8.0, torch.float16: 2.0, torch.bfloat16: 2.0}
-# The shared platforms (every core busy, small unified buffers, 3 AI cores, Ascend910B3) and a
-# unified buffer so small that a vector pass holds two score rows.
-HSTU_PLATFORMS = st.sampled_from([*PLATFORMS, {"min_core_bytes": 1, "ub_bytes": 24 * 1024}])
 
 
 def hstu_dense_forward(
@@ -79,8 +83,8 @@ def assert_matches_reference(out, q, k, v, mask, bias, mask_type, max_seq_len, s
         rounding=True,
         magnitude=True,
     )
-    eps = torch.finfo(q.dtype).eps
-    bound = TOLERANCE[q.dtype] * eps * (mag + ref.abs())
+    info = torch.finfo(q.dtype)
+    bound = TOLERANCE[q.dtype] * info.eps * (mag + ref.abs() + info.tiny)
     err = (out.to(torch.float64) - ref).abs()
     worst = int(torch.argmax(err - bound))
     assert bool((err <= bound).all()), (
@@ -88,24 +92,6 @@ def assert_matches_reference(out, q, k, v, mask, bias, mask_type, max_seq_len, s
         f"{out.flatten()[worst].item()} vs {ref.flatten()[worst].item()} "
         f"(bound {bound.flatten()[worst].item()})"
     )
-
-
-def random_inputs(gen, shape, dtype, heads, batch, max_seq_len, mask_type, with_bias):
-    q, k, v = (torch.empty(shape).uniform_(-1, 1, generator=gen).to(dtype) for _ in range(3))
-    square = (batch, heads, max_seq_len, max_seq_len)
-    mask = None
-    if mask_type == CUSTOM:
-        # Multiplicative, not boolean: 0, 1 and fractions.
-        mask = (torch.randint(0, 3, square, generator=gen) / 2.0).to(dtype)
-    bias = torch.empty(square).uniform_(-1, 1, generator=gen).to(dtype) if with_bias else None
-    return q, k, v, mask, bias
-
-
-def offsets_of(lengths, trailing=0):
-    off = [0]
-    for n in lengths:
-        off.append(off[-1] + n)
-    return off + [off[-1]] * trailing
 
 
 # ---- a hand-worked example ------------------------------------------------------------------
@@ -154,36 +140,6 @@ def test_seed_example(sim_ops) -> None:
 
 
 # ---- properties -----------------------------------------------------------------------------
-
-
-@st.composite
-def problems(draw: st.DrawFn) -> dict:
-    layout = draw(st.sampled_from([NORMAL, JAGGED]))
-    heads = draw(st.sampled_from([1, 1, 2, 3]))
-    dim = draw(st.sampled_from([8, 16, 16, 24, 40, 64]))
-    if layout == NORMAL:
-        batch = draw(st.integers(1, 3))
-        seq = draw(st.one_of(st.integers(1, 20), st.integers(1, 150)))
-        return dict(layout=layout, heads=heads, dim=dim, batch=batch, max_seq_len=seq, off=None)
-    short = st.integers(0, 3)
-    lengths = draw(
-        st.lists(
-            st.one_of(short, st.integers(0, 40), st.integers(100, 170)), min_size=1, max_size=4
-        )
-    )
-    if sum(lengths) == 0:
-        lengths[0] = 1
-    trailing = draw(st.sampled_from([0, 0, 1, 2]))  # repeated trailing offsets: empty sequences
-    off = offsets_of(lengths, trailing)
-    max_seq_len = max(lengths) + draw(st.sampled_from([0, 0, 3]))
-    return dict(
-        layout=layout,
-        heads=heads,
-        dim=dim,
-        batch=len(off) - 1,
-        max_seq_len=max_seq_len,
-        off=off,
-    )
 
 
 @settings(max_examples=60, deadline=None)

@@ -29,6 +29,7 @@ OPS = [
     "bounds_check_indices",
     "dense_to_jagged",
     "gather_for_rank1",
+    "hstu_dense_backward",
     "hstu_dense_forward",
     "index_select_for_rank1_backward",
     "invert_permute",
@@ -49,7 +50,7 @@ def specs() -> dict[str, catalogue.OpSpec]:
 # ---- catalogue --------------------------------------------------------------------------------
 
 
-def test_catalogue_has_the_twelve_operators(specs) -> None:
+def test_catalogue_has_the_thirteen_operators(specs) -> None:
     assert sorted(specs) == OPS
     groups = catalogue.groups(specs)
     assert sorted(groups["jagged"]) == [
@@ -64,6 +65,7 @@ def test_catalogue_has_the_twelve_operators(specs) -> None:
     ]
     assert sorted(groups["hstu"]) == [
         "dense_to_jagged",
+        "hstu_dense_backward",
         "hstu_dense_forward",
         "jagged_to_padded_dense",
     ]
@@ -105,8 +107,8 @@ def test_kernel_type_reaches_the_sim_launcher(tmp_path: Path, specs) -> None:
     """[op] kernel_type says which cores run the kernel; the launcher's OpSpec carries it as
     asc-devkit's KernelMetaType number (vector-only operators leave it out: 0)."""
     cube_users = {n for n, s in specs.items() if s.kernel_type != "aiv_only"}
-    assert cube_users == {"hstu_dense_forward"}
-    assert specs["hstu_dense_forward"].kernel_type == "mix_aic_1_2"
+    assert cube_users == {"hstu_dense_backward", "hstu_dense_forward"}
+    assert all(specs[name].kernel_type == "mix_aic_1_2" for name in cube_users)
     assert "0 /* KERNEL_TYPE_AIV_ONLY */" in codegen.sim_launcher(specs["invert_permute"])
     op = tmp_path / "ops" / "mm_op"
     (op / "op_kernel").mkdir(parents=True)

@@ -17,10 +17,8 @@
 //      point 4).
 // and then casts the accumulator rows once to q's dtype into O (point 5).
 //
-// The vector cores of the emulation have no Exp: silu(z) = z / (1 + exp(-z)) takes exp from
-// its definition, 2^k * e^y with k = rint(-z log2 e) (clamped to +-126) and |y| <= ln2 / 2
-// (Cody-Waite), e^y by its Taylor polynomial to degree 7 (error < 1e-8 relative) and 2^k built
-// from k's bits, with Muls/Adds/Cast/Mul/Div only. A device kernel would use Exp.
+// The vector cores of the emulation have no Exp: silu(z) = z / (1 + exp(-z)) takes exp from its
+// definition with the instructions there are (kernels/common/hstu_kernel.h).
 //
 // Synchronisation: score, bias, mask and O rows pass through queues (MTE2 -> V -> MTE3); the
 // float32 work buffers are vector-only. The Cube reads P from global memory, so the MTE3 writes
@@ -31,47 +29,12 @@
 #include "mxrec_common.h"
 #include "kernel_copy.h"
 #include "hstu_common.h"
+#include "hstu_kernel.h"
 #include "hstu_dense_forward_tiling_data.h"
 
 using namespace AscendC;
 
 namespace {
-
-constexpr float kLog2e = 1.44269504088896341f;
-constexpr float kLn2Hi = 0.693145751953125f;  // ln 2 to 17 bits: k * kLn2Hi is exact
-constexpr float kLn2Lo = 1.42860682030941723212e-6f;
-constexpr float kExpClamp = 126.0f;
-// 1 / n! for the Taylor polynomial of e^y, n = 0..7.
-constexpr float kInvFact[8] = {1.0f,         1.0f,          0.5f,          1.0f / 6.0f,
-                               1.0f / 24.0f, 1.0f / 120.0f, 1.0f / 720.0f, 1.0f / 5040.0f};
-
-// dst = silu(z) = z / (1 + exp(-z)), float32; t1 and t2 are scratch (t2 also as int32). dst,
-// t1 and t2 are distinct from z.
-__aicore__ inline void SiluF32(const LocalTensor<float>& dst, const LocalTensor<float>& z,
-                               const LocalTensor<float>& t1, const LocalTensor<float>& t2,
-                               int32_t n) {
-    LocalTensor<int32_t> k = t2.ReinterpretCast<int32_t>();
-    Muls(t1, z, -kLog2e, n);  // -z log2 e, clamped so that 2^k stays a normal float
-    Maxs(t1, t1, -kExpClamp, n);
-    Mins(t1, t1, kExpClamp, n);
-    Cast(k, t1, RoundMode::CAST_RINT, n);
-    Cast(t1, k, RoundMode::CAST_NONE, n);
-    Muls(dst, t1, -kLn2Hi, n);  // y = -z - k ln 2, in two parts
-    Sub(dst, dst, z, n);
-    Muls(t1, t1, kLn2Lo, n);
-    Sub(dst, dst, t1, n);
-    Muls(t1, dst, kInvFact[7], n);  // e^y by Horner
-    for (int i = 6; i >= 1; --i) {
-        Adds(t1, t1, kInvFact[i], n);
-        Mul(t1, t1, dst, n);
-    }
-    Adds(t1, t1, kInvFact[0], n);
-    Adds(k, k, 127, n);  // 2^k: the float with exponent field k + 127
-    Muls(k, k, 1 << 23, n);
-    Mul(t1, t1, t2, n);
-    Adds(t1, t1, 1.0f, n);
-    Div(dst, z, t1, n);
-}
 
 template <typename T>
 class HstuDenseForward {
@@ -82,7 +45,6 @@ public:
     using ScoreType = MatmulType<TPosition::GM, CubeFormat::ND, T>;
     using AccType = MatmulType<TPosition::GM, CubeFormat::ND, float>;
     using BiasType = MatmulType<TPosition::GM, CubeFormat::ND, float>;
-    static constexpr bool kFloat = sizeof(T) == 4;
     static constexpr int64_t kBlockElems = 32 / sizeof(T);
 
     Matmul<AType, BTransType, ScoreType, BiasType> qk;  // S = Q K^T
@@ -260,18 +222,19 @@ private:
             LocalTensor<float> t1 = t1Buf_.Get<float>();
             LocalTensor<float> t2 = t2Buf_.Get<float>();
             sIn = scoreQue_.DeQue<T>();
-            ToFloat(z, sIn, n);
+            mxrec::HstuToFloat(z, sIn, n);
             scoreQue_.FreeTensor(sIn);
             if (td_->hasBias) {
                 LocalTensor<T> bIn = biasQue_.DeQue<T>();
-                ToFloat(t0, bIn, n);
+                mxrec::HstuToFloat(t0, bIn, n);
                 biasQue_.FreeTensor(bIn);
                 Add(z, z, t0, n);
             }
-            SiluF32(t0, z, t1, t2, n);
+            mxrec::HstuOnePlusExpNeg(t0, z, t1, t2, n);  // silu(z) = z / (1 + exp(-z))
+            Div(t0, z, t0, n);
             if (td_->maskType == 3) {
                 LocalTensor<T> mIn = maskQue_.DeQue<T>();
-                ToFloat(t1, mIn, n);
+                mxrec::HstuToFloat(t1, mIn, n);
                 maskQue_.FreeTensor(mIn);
                 Muls(t1, t1, td_->scale, n);  // mask * s, then into silu
                 Mul(t0, t0, t1, n);
@@ -291,7 +254,7 @@ private:
                 }
             }
             LocalTensor<T> pOut = pQue_.AllocTensor<T>();
-            FromFloat(pOut, t0, n);
+            mxrec::HstuFromFloat(pOut, t0, n);
             pQue_.EnQue(pOut);
             pOut = pQue_.DeQue<T>();
             DataCopy(slotGm_[c0 * kp], pOut, static_cast<uint32_t>(n));
@@ -315,7 +278,7 @@ private:
             accInQue_.EnQue(acc);
             acc = accInQue_.DeQue<float>();
             LocalTensor<T> o = accOutQue_.AllocTensor<T>();
-            FromFloat(o, acc, n);
+            mxrec::HstuFromFloat(o, acc, n);
             accInQue_.FreeTensor(acc);
             accOutQue_.EnQue(o);
             o = accOutQue_.DeQue<T>();
@@ -323,24 +286,6 @@ private:
                 outGm_[(seqRow_ + r0 + c0) * nd_ + h * td_->dim], o,
                 DataCopyExtParams{static_cast<uint16_t>(rc), rowBytes, gapBlocks, gmGap, 0});
             accOutQue_.FreeTensor(o);
-        }
-    }
-
-    __aicore__ inline void ToFloat(const LocalTensor<float>& dst, const LocalTensor<T>& src,
-                                   int32_t n) {
-        if constexpr (kFloat) {
-            DataCopy(dst, src.template ReinterpretCast<float>(), static_cast<uint32_t>(n));
-        } else {
-            Cast(dst, src, RoundMode::CAST_NONE, static_cast<uint32_t>(n));
-        }
-    }
-
-    __aicore__ inline void FromFloat(const LocalTensor<T>& dst, const LocalTensor<float>& src,
-                                     int32_t n) {
-        if constexpr (kFloat) {
-            DataCopy(dst.template ReinterpretCast<float>(), src, static_cast<uint32_t>(n));
-        } else {
-            Cast(dst, src, RoundMode::CAST_RINT, static_cast<uint32_t>(n));
         }
     }
 

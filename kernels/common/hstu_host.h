@@ -1,0 +1,258 @@
+// Host side of the HSTU attention tilings shared by hstu_dense_forward and hstu_dense_backward:
+// argument validation (every limit of shared/research/hstu.md §4, D relaxed to multiples of 8
+// from 8 as the user's example needs, each message naming the argument and the limit), the
+// platform as the Cube tilings need it, the Matmul tilings and the number of AI cores.
+#ifndef MXREC_HSTU_HOST_H
+#define MXREC_HSTU_HOST_H
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "hstu_common.h"
+#include "hstu_split.h"
+#include "matmul_tiling.h"
+#include "tiling_common.h"
+#include "tiling_split.h"
+
+namespace mxrec {
+
+constexpr int64_t kHstuMaxBatch = 2048;
+constexpr int64_t kHstuMaxSeqLen = 20480;
+constexpr int64_t kHstuMaxHeads = 16;
+constexpr int64_t kHstuMinDim = 8;
+constexpr int64_t kHstuMaxDim = 512;
+constexpr int64_t kHstuDimStep = 8;
+
+// The problem every HSTU tiling validates the same way (forward and backward).
+struct HstuShape {
+    DType dtype = DType::kFloat32;
+    bool jagged = false;
+    int64_t batch = 0;
+    int64_t seqLen = 0;  // max_seq_len
+    int64_t heads = 0;
+    int64_t dim = 0;
+    int64_t rows = 0;  // T, or B * S
+    int64_t maskType = 0;
+    bool hasBias = false;
+    bool hasMask = false;     // read (mask_type 3)
+    int64_t squareBatch = 0;  // the smallest leading size of mask and attn_bias
+    double scale = 0.0;
+    std::vector<int64_t> lengths;
+    int64_t offsetSum = 0;
+    std::string error;
+};
+
+inline std::string HstuStr(int64_t v) {
+    return std::to_string(v);
+}
+
+// A [B, N, S, S] tensor of q's dtype (mask or attn_bias). In the jagged layout B may also be the
+// number of sequences before trailing repeated offsets (RecSDK takes B so).
+inline std::string HstuCheckSquare(const TensorDesc& t, const char* name, const HstuShape& s,
+                                   int64_t effBatch) {
+    if (t.dtype != s.dtype) {
+        return std::string(name) + " must have q's dtype " + DTypeName(s.dtype) + ", got " +
+               DTypeName(t.dtype);
+    }
+    const bool batchOk = t.dims[0] == s.batch || (s.jagged && t.dims[0] == effBatch);
+    if (t.ndim != 4 || !batchOk || t.dims[1] != s.heads || t.dims[2] != s.seqLen ||
+        t.dims[3] != s.seqLen) {
+        return std::string(name) + " must be [B, N, S, S] = [" + HstuStr(s.batch) + ", " +
+               HstuStr(s.heads) + ", " + HstuStr(s.seqLen) + ", " + HstuStr(s.seqLen) +
+               "] (S = max_seq_len), got " + t.Shape();
+    }
+    return std::string();
+}
+
+// q, k, v, mask, attn_bias, offsets and the attributes mask_type, max_seq_len, silu_scale,
+// layout, seq_offset (in op.toml order from `attr0`).
+inline HstuShape HstuValidate(const TensorDesc& q, const TensorDesc& k, const TensorDesc& v,
+                              const TensorDesc& mask, const TensorDesc& bias,
+                              const TensorDesc& offsets, const std::vector<AttrValue>& attrs,
+                              size_t attr0) {
+    HstuShape s;
+    auto fail = [&s](const std::string& e) {
+        s.error = e;
+        return s;
+    };
+    s.maskType = attrs[attr0].i;
+    s.seqLen = attrs[attr0 + 1].i;
+    const double siluScale = attrs[attr0 + 2].f;
+    const int64_t layout = attrs[attr0 + 3].i;
+    const std::vector<int64_t>& off = attrs[attr0 + 4].ints;
+    s.dtype = q.dtype;
+    if (q.dtype != DType::kFloat32 && q.dtype != DType::kFloat16 && q.dtype != DType::kBFloat16) {
+        return fail(std::string("q must be float32, float16 or bfloat16, got ") +
+                    DTypeName(q.dtype));
+    }
+    if (k.dtype != q.dtype || v.dtype != q.dtype) {
+        return fail(std::string("k and v must have q's dtype ") + DTypeName(q.dtype) + ", got " +
+                    DTypeName(k.dtype) + " and " + DTypeName(v.dtype));
+    }
+    if (layout != 0 && layout != 1) {
+        return fail("layout must be 0 (\"normal\") or 1 (\"jagged\"), got " + HstuStr(layout));
+    }
+    s.jagged = layout == 1;
+    if (s.maskType == 1)
+        return fail("mask_type 1 (upper triangular) is not supported; use 0 (causal), 2 or 3");
+    if (s.maskType != 0 && s.maskType != 2 && s.maskType != 3) {
+        return fail("mask_type must be 0 (causal), 2 (none) or 3 (custom), got " +
+                    HstuStr(s.maskType));
+    }
+    if (s.seqLen < 1 || s.seqLen > kHstuMaxSeqLen) {
+        return fail("max_seq_len must be in [1, " + HstuStr(kHstuMaxSeqLen) + "], got " +
+                    HstuStr(s.seqLen));
+    }
+    const int32_t rank = s.jagged ? 3 : 4;
+    if (q.ndim != rank) {
+        return fail(
+            std::string("q must be ") +
+            (s.jagged ? "[T, N, D] in the jagged layout" : "[B, S, N, D] in the normal layout") +
+            ", got " + q.Shape());
+    }
+    if (k.ndim != q.ndim || v.ndim != q.ndim)
+        return fail("k and v must have q's shape " + q.Shape());
+    for (int32_t i = 0; i < q.ndim; ++i) {
+        if (k.dims[i] != q.dims[i] || v.dims[i] != q.dims[i]) {
+            return fail("k and v must have q's shape " + q.Shape() + ", got " + k.Shape() +
+                        " and " + v.Shape());
+        }
+    }
+    if (q.Numel() == 0)
+        return fail("q must not be empty, got " + q.Shape());
+    s.heads = q.dims[rank - 2];
+    s.dim = q.dims[rank - 1];
+    if (s.heads < 1 || s.heads > kHstuMaxHeads) {
+        return fail("the head count N (q.size(" + HstuStr(rank - 2) + ")) must be in [1, " +
+                    HstuStr(kHstuMaxHeads) + "], got " + HstuStr(s.heads));
+    }
+    if (s.dim < kHstuMinDim || s.dim > kHstuMaxDim || s.dim % kHstuDimStep != 0) {
+        return fail("the head dimension D (q.size(" + HstuStr(rank - 1) +
+                    ")) must be a multiple of " + HstuStr(kHstuDimStep) + " in [" +
+                    HstuStr(kHstuMinDim) + ", " + HstuStr(kHstuMaxDim) + "], got " +
+                    HstuStr(s.dim));
+    }
+    int64_t effBatch = 0;
+    if (s.jagged) {
+        s.rows = q.dims[0];
+        if (off.size() < 2)
+            return fail("seq_offset must have at least 2 entries (B + 1), got " +
+                        HstuStr(off.size()));
+        s.batch = static_cast<int64_t>(off.size()) - 1;
+        if (off[0] != 0)
+            return fail("seq_offset must start at 0, got " + HstuStr(off[0]));
+        for (int64_t b = 0; b < s.batch; ++b) {
+            const int64_t len = off[b + 1] - off[b];
+            if (len < 0) {
+                return fail("seq_offset must be non-decreasing: seq_offset[" + HstuStr(b + 1) +
+                            "] = " + HstuStr(off[b + 1]) + " < seq_offset[" + HstuStr(b) +
+                            "] = " + HstuStr(off[b]));
+            }
+            if (len > s.seqLen) {
+                return fail("sequence " + HstuStr(b) + " has length " + HstuStr(len) +
+                            " > max_seq_len " + HstuStr(s.seqLen));
+            }
+            s.lengths.push_back(len);
+            if (len > 0)
+                effBatch = b + 1;
+        }
+        if (off.back() != s.rows) {
+            return fail("seq_offset must end at T = q.size(0) = " + HstuStr(s.rows) + ", got " +
+                        HstuStr(off.back()));
+        }
+        if (!offsets.present)
+            return fail("offsets (the device copy of seq_offset) is required in the jagged layout");
+        if (offsets.ndim != 1 || offsets.dims[0] != static_cast<int64_t>(off.size())) {
+            return fail("offsets must be [B + 1] = [" + HstuStr(off.size()) +
+                        "] like seq_offset, got " + offsets.Shape());
+        }
+        uint64_t sum = 0;
+        for (size_t i = 0; i < off.size(); ++i)
+            sum += static_cast<uint64_t>(off[i]) * static_cast<uint64_t>(i + 1);
+        s.offsetSum = static_cast<int64_t>(sum);
+    } else {
+        s.batch = q.dims[0];
+        if (q.dims[1] != s.seqLen) {
+            return fail("the normal layout needs max_seq_len == S = q.size(1) = " +
+                        HstuStr(q.dims[1]) + ", got " + HstuStr(s.seqLen));
+        }
+        s.rows = s.batch * s.seqLen;
+        s.lengths.assign(static_cast<size_t>(s.batch), s.seqLen);
+        effBatch = s.batch;
+    }
+    if (s.batch < 1 || s.batch > kHstuMaxBatch) {
+        return fail("the batch size B must be in [1, " + HstuStr(kHstuMaxBatch) + "], got " +
+                    HstuStr(s.batch));
+    }
+    s.hasMask = s.maskType == 3;
+    s.squareBatch = s.batch;
+    if (s.hasMask) {
+        if (!mask.present)
+            return fail("mask_type 3 (custom) needs mask [B, N, S, S]");
+        const std::string e = HstuCheckSquare(mask, "mask", s, effBatch);
+        if (!e.empty())
+            return fail(e);
+    }
+    s.hasBias = bias.present;
+    if (s.hasBias) {
+        const std::string e = HstuCheckSquare(bias, "attn_bias", s, effBatch);
+        if (!e.empty())
+            return fail(e);
+    }
+    if (!std::isfinite(siluScale))
+        return fail("silu_scale must be finite");
+    s.scale = siluScale != 0.0 ? siluScale : 1.0 / static_cast<double>(s.seqLen);
+    return s;
+}
+
+// PlatformInfo as the Cube tilings need it: the CANN glue does not fill the cube fields yet, so
+// an AI core count of 0 means vector_cores / 2 (Atlas A2/A3: two AIV per AIC) and zero buffer
+// sizes mean the A2/A3 L1/L0 sizes.
+inline PlatformInfo HstuCubePlatform(const PlatformInfo& p) {
+    PlatformInfo c = p;
+    if (c.cube_cores == 0)
+        c.cube_cores = c.vector_cores / 2 > 0 ? c.vector_cores / 2 : 1;
+    if (c.l1_bytes == 0)
+        c.l1_bytes = 512 * 1024;
+    if (c.l0a_bytes == 0)
+        c.l0a_bytes = 64 * 1024;
+    if (c.l0b_bytes == 0)
+        c.l0b_bytes = 64 * 1024;
+    if (c.l0c_bytes == 0)
+        c.l0c_bytes = 128 * 1024;
+    return c;
+}
+
+// One Matmul's static tiling for its largest call (each call sets its own tail).
+inline std::string HstuMatmul(AscendC::tiling::TCubeTiling* out, DType in, DType c, bool transA,
+                              bool transB, int64_t m, int64_t n, int64_t k, const PlatformInfo& p) {
+    MatmulTilingArgs a;
+    a.a = a.b = in;
+    a.c = c;
+    a.bias = DType::kFloat32;
+    a.transA = transA;
+    a.transB = transB;
+    a.m = m;
+    a.n = n;
+    a.k = k;
+    a.singleM = m;
+    a.singleN = n;
+    a.cores = 1;
+    const MatmulTiling t = MatmulApiTiling(a, p);
+    if (!t.ok())
+        return t.error;
+    *out = t.tiling;
+    return std::string();
+}
+
+// AI cores for the work: those the bytes moved pay for (PlatformInfo::min_core_bytes), at most
+// the platform's (and what kHstuMaxWorkers can describe), at most one per two row groups.
+inline int64_t HstuAiCores(const PlatformInfo& p, int64_t bytes, int64_t groups) {
+    const int64_t maxAic = Min64(static_cast<int64_t>(p.cube_cores), kHstuMaxWorkers / 2);
+    return Clamp64(Min64(CoresFor(bytes, p.min_core_bytes, maxAic), CeilDiv(groups, 2)), 1, maxAic);
+}
+
+}  // namespace mxrec
+
+#endif  // MXREC_HSTU_HOST_H

@@ -1,0 +1,449 @@
+// HstuDenseBackward: the gradients of O = (silu(Q K^T + bias) * s * M) V (shared/research/hstu.md
+// §2 Backward). With G = dO, Z = S + bias, sigma = sigmoid(Z):
+//   P  = silu(Z) s M                               (rounded to q's dtype)
+//   dZ = (G V^T) s M sigma (1 + Z (1 - sigma))     (rounded to q's dtype; = d_attn_bias)
+//   dV = P^T G,  dK = dZ^T Q,  dQ = dZ K           (float32 accumulation, one cast at the end)
+//
+// A mixed kernel (KERNEL_TYPE_MIX_AIC_1_2) in the Matmul API's MIX mode, like the forward: each
+// vector core drives its AI core's Cube through three Matmul objects. Three phases, separated by
+// SyncAll (the vector cores of every AI core; the AICs have left at REGIST_MATMUL_OBJ):
+//   0. clear the shared float32 dQ accumulator (workspace) and d_attn_bias, a slice per core;
+//   1. per piece of key rows [c0, c1) of a (batch, head) (tiling: balanced ranges of key
+//      blocks) and per chunk of at most kHstuChunkQ query rows that meet them (causal: from row
+//      c0 on): S = Q K^T and dP = G V^T on the Cube into the core's slots (q's dtype); on the
+//      vector cores, in chunks of rows, P and dZ (over S and dP in the slots; dZ also into
+//      d_attn_bias); then dV += P^T G and dK += dZ^T Q into the core's float32 accumulators
+//      (enAtomic after the first chunk) and dQ += dZ K into the shared accumulator (enAtomic,
+//      other cores add to the same rows); after the last chunk dK and dV rows are cast out;
+//   2. cast the dQ accumulator to dq, a slice of rows per core.
+//
+// exp(-Z) as in the forward (kernels/common/hstu_kernel.h: the emulation has no Exp).
+// Synchronisation: queues for every global <-> UB move of scores and rows; PipeSync MTE3_S before
+// a Matmul reads what the vector core wrote; V_MTE3 for the zero block (a TBuf).
+#include "kernel_operator.h"
+#include "lib/matmul_intf.h"
+#include "mxrec_common.h"
+#include "kernel_copy.h"
+#include "hstu_common.h"
+#include "hstu_kernel.h"
+#include "hstu_dense_backward_tiling_data.h"
+
+using namespace AscendC;
+
+namespace {
+
+template <typename T>
+class HstuDenseBackward {
+public:
+    using AType = MatmulType<TPosition::GM, CubeFormat::ND, T, false>;
+    using ATransType = MatmulType<TPosition::GM, CubeFormat::ND, T, true>;
+    using BType = MatmulType<TPosition::GM, CubeFormat::ND, T, false>;
+    using BTransType = MatmulType<TPosition::GM, CubeFormat::ND, T, true>;
+    using ScoreType = MatmulType<TPosition::GM, CubeFormat::ND, T>;
+    using AccType = MatmulType<TPosition::GM, CubeFormat::ND, float>;
+    using BiasType = MatmulType<TPosition::GM, CubeFormat::ND, float>;
+    static constexpr int64_t kBlockElems = 32 / sizeof(T);
+
+    Matmul<AType, BTransType, ScoreType, BiasType> score;  // S = Q K^T, dP = G V^T
+    Matmul<ATransType, BType, AccType, BiasType> trans;    // dV += P^T G, dK += dZ^T Q
+    Matmul<AType, BType, AccType, BiasType> dq;            // dQ += dZ K
+
+    __aicore__ inline void Init(GM_ADDR grad, GM_ADDR q, GM_ADDR k, GM_ADDR v, GM_ADDR mask,
+                                GM_ADDR bias, GM_ADDR offsets, GM_ADDR dqOut, GM_ADDR dkOut,
+                                GM_ADDR dvOut, GM_ADDR dBias, GM_ADDR workspace,
+                                const HstuDenseBackwardTilingData& td, TPipe* pipe) {
+        td_ = &td;
+        nd_ = td.heads * td.dim;
+        const int64_t elems = td.rows * nd_;
+        gGm_.SetGlobalBuffer((__gm__ T*)grad, elems);
+        qGm_.SetGlobalBuffer((__gm__ T*)q, elems);
+        kGm_.SetGlobalBuffer((__gm__ T*)k, elems);
+        vGm_.SetGlobalBuffer((__gm__ T*)v, elems);
+        dqGm_.SetGlobalBuffer((__gm__ T*)dqOut, elems);
+        dkGm_.SetGlobalBuffer((__gm__ T*)dkOut, elems);
+        dvGm_.SetGlobalBuffer((__gm__ T*)dvOut, elems);
+        square_ = td.squareBatch * td.heads * td.seqLen * td.seqLen;
+        if (td.maskType == 3)
+            maskGm_.SetGlobalBuffer((__gm__ T*)mask, square_);
+        if (td.hasBias)
+            biasGm_.SetGlobalBuffer((__gm__ T*)bias, square_);
+        if (td.hasBiasGrad)
+            dBiasGm_.SetGlobalBuffer((__gm__ T*)dBias, square_);
+        if (td.jagged)
+            offGm_.SetGlobalBuffer((__gm__ int64_t*)offsets, td.batch + 1);
+        worker_ = GetBlockIdx();
+        GM_ADDR ws = GetUserWorkspace(workspace);
+        GM_ADDR mine = ws + worker_ * 2 * (td.slotBytes + td.accBytes);
+        const int64_t slot = mxrec::kHstuChunkQ * td.blockK;
+        const int64_t acc = td.blockK * td.dimPad;
+        pSlotGm_.SetGlobalBuffer((__gm__ T*)mine, slot);
+        zSlotGm_.SetGlobalBuffer((__gm__ T*)(mine + td.slotBytes), slot);
+        dkAccGm_.SetGlobalBuffer((__gm__ float*)(mine + 2 * td.slotBytes), acc);
+        dvAccGm_.SetGlobalBuffer((__gm__ float*)(mine + 2 * td.slotBytes + td.accBytes), acc);
+        dqAccGm_.SetGlobalBuffer((__gm__ float*)(ws + td.dqAccOffset),
+                                 td.rows * td.heads * td.dimPad);
+        pipe->InitBuffer(sQue_, 1, td.scoreInBytes);
+        pipe->InitBuffer(dpQue_, 1, td.scoreInBytes);
+        if (td.hasBias)
+            pipe->InitBuffer(biasQue_, 1, td.scoreInBytes);
+        if (td.maskType == 3)
+            pipe->InitBuffer(maskQue_, 1, td.scoreInBytes);
+        pipe->InitBuffer(pQue_, 1, td.scoreInBytes);
+        pipe->InitBuffer(dzQue_, 1, td.scoreInBytes);
+        pipe->InitBuffer(zBuf_, td.tempBytes);
+        pipe->InitBuffer(gBuf_, td.tempBytes);
+        pipe->InitBuffer(dBuf_, td.tempBytes);
+        pipe->InitBuffer(t1Buf_, td.tempBytes);
+        pipe->InitBuffer(t2Buf_, td.tempBytes);
+        pipe->InitBuffer(accInQue_, 1, td.accInBytes);
+        pipe->InitBuffer(accOutQue_, 1, td.accOutBytes);
+        pipe->InitBuffer(zeroBuf_, td.zeroBytes);
+        if (td.maskType == 0) {
+            pipe->InitBuffer(rampBuf_, td.rampBytes);
+            LocalTensor<float> ramp = rampBuf_.Get<float>();
+            for (int64_t j = 0; j < td.blockK; ++j) {
+                ramp.SetValue(static_cast<uint32_t>(j), -static_cast<float>(j));
+            }
+        }
+    }
+
+    __aicore__ inline void Process() {
+        if (td_->jagged && worker_ == 0)
+            CheckOffsets();
+        Clear();
+        SyncAll();
+        Gradients();
+        SyncAll();
+        CastDq();
+    }
+
+private:
+    // ---- phase 0: zeros ------------------------------------------------------------------------
+    __aicore__ inline void Clear() {
+        LocalTensor<float> zero = zeroBuf_.Get<float>();
+        const int64_t zeroFloats = td_->zeroBytes / 4;
+        Duplicate(zero, 0.0f, static_cast<int32_t>(zeroFloats));
+        mxrec::PipeSync<HardEvent::V_MTE3>();
+        const mxrec::Span acc =
+            mxrec::SplitEven(td_->rows * td_->heads * td_->dimPad, td_->workers, worker_);
+        ZeroFill(dqAccGm_, zero, acc.begin, acc.end);
+        if (td_->hasBiasGrad) {
+            const mxrec::Span sq = mxrec::SplitEven(square_, td_->workers, worker_);
+            ZeroFill(dBiasGm_, zero.template ReinterpretCast<T>(), sq.begin, sq.end);
+        }
+    }
+
+    template <typename U>
+    __aicore__ inline void ZeroFill(const GlobalTensor<U>& dst, const LocalTensor<U>& zero,
+                                    int64_t begin, int64_t end) {
+        const int64_t step = td_->zeroBytes / sizeof(U);
+        for (int64_t i = begin; i < end; i += step) {
+            const int64_t n = mxrec::Min64(step, end - i);
+            DataCopyPad(dst[i], zero,
+                        DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(U)), 0, 0, 0});
+        }
+    }
+
+    // ---- phase 1 -------------------------------------------------------------------------------
+    __aicore__ inline void Gradients() {
+        mxrec::HstuPos cur = td_->start[worker_];
+        const mxrec::HstuPos end = td_->start[worker_ + 1];
+        while (mxrec::HstuBefore(cur, end)) {
+            const int64_t len = Sequence(cur.b);
+            const int64_t blocks = mxrec::CeilDiv(len, td_->blockK);
+            if (cur.qb >= blocks) {  // an empty sequence
+                cur = mxrec::HstuPos{cur.b + 1, 0, 0, 0};
+                continue;
+            }
+            const int64_t k0 = static_cast<int64_t>(cur.qb) * td_->blockK;
+            const int64_t rows = mxrec::Min64(td_->blockK, len - k0);
+            const bool last = end.b == cur.b && end.h == cur.h && end.qb == cur.qb;
+            const int64_t rowEnd = last ? end.row : rows;
+            if (rowEnd > cur.row)
+                Piece(cur.h, k0 + cur.row, k0 + rowEnd, len);
+            if (last)
+                break;
+            cur.row = 0;
+            if (++cur.qb == blocks) {
+                cur.qb = 0;
+                if (++cur.h == td_->heads) {
+                    cur.h = 0;
+                    ++cur.b;
+                }
+            }
+        }
+    }
+
+    __aicore__ inline int64_t Sequence(int64_t b) {
+        batch_ = b;
+        if (!td_->jagged) {
+            seqRow_ = b * td_->seqLen;
+            return td_->seqLen;
+        }
+        const int64_t start = offGm_.GetValue(b);
+        const int64_t stop = offGm_.GetValue(b + 1);
+        if (start < 0 || stop < start || stop > td_->rows || stop - start > td_->seqLen)
+            Trap();
+        seqRow_ = start;
+        return stop - start;
+    }
+
+    __aicore__ inline void CheckOffsets() {
+        uint64_t sum = 0;
+        for (int64_t i = 0; i <= td_->batch; ++i) {
+            sum += static_cast<uint64_t>(offGm_.GetValue(i)) * static_cast<uint64_t>(i + 1);
+        }
+        if (static_cast<int64_t>(sum) != td_->offsetSum)
+            Trap();
+    }
+
+    // Key rows [c0, c1) of the current sequence (length len), head h.
+    __aicore__ inline void Piece(int64_t h, int64_t c0, int64_t c1, int64_t len) {
+        const int64_t kn = c1 - c0;
+        const int64_t kp = mxrec::AlignUp(kn, kBlockElems);  // row stride of the slots
+        const int64_t kOff = (seqRow_ + c0) * nd_ + h * td_->dim;
+        const int64_t first = mxrec::HstuQueryStart(td_->maskType == 0, c0);
+        for (int64_t i0 = first; i0 < len; i0 += mxrec::kHstuChunkQ) {
+            const int64_t mq = mxrec::Min64(mxrec::kHstuChunkQ, len - i0);
+            const int64_t qOff = (seqRow_ + i0) * nd_ + h * td_->dim;
+            // S = Q K^T into the P slot, dP = G V^T into the dZ slot.
+            score.SetOrgShape(static_cast<int>(mq), static_cast<int>(kp), static_cast<int>(nd_),
+                              static_cast<int>(nd_), static_cast<int>(kp));
+            score.SetTail(static_cast<int>(mq), static_cast<int>(kn), static_cast<int>(td_->dim));
+            score.SetTensorA(qGm_[qOff]);
+            score.SetTensorB(kGm_[kOff], true);
+            score.IterateAll(pSlotGm_);
+            score.SetTensorA(gGm_[qOff]);
+            score.SetTensorB(vGm_[kOff], true);
+            score.IterateAll(zSlotGm_);
+            score.End();
+            Scores(h, i0, mq, c0, kn, kp);
+            mxrec::PipeSync<HardEvent::MTE3_S>();  // P and dZ are in global memory for the Cube
+            const uint8_t add = i0 > first ? 1 : 0;
+            trans.SetOrgShape(static_cast<int>(kp), static_cast<int>(nd_), static_cast<int>(kp),
+                              static_cast<int>(kp), static_cast<int>(td_->dimPad));
+            trans.SetTail(static_cast<int>(kn), static_cast<int>(td_->dim), static_cast<int>(mq));
+            trans.SetTensorA(pSlotGm_, true);
+            trans.SetTensorB(gGm_[qOff]);
+            trans.IterateAll(dvAccGm_, add);
+            trans.SetTensorA(zSlotGm_, true);
+            trans.SetTensorB(qGm_[qOff]);
+            trans.IterateAll(dkAccGm_, add);
+            trans.End();
+            dq.SetOrgShape(static_cast<int>(mq), static_cast<int>(nd_), static_cast<int>(kp),
+                           static_cast<int>(kp), static_cast<int>(td_->heads * td_->dimPad));
+            dq.SetTail(static_cast<int>(mq), static_cast<int>(td_->dim), static_cast<int>(kn));
+            dq.SetTensorA(zSlotGm_);
+            dq.SetTensorB(kGm_[kOff]);
+            dq.IterateAll(dqAccGm_[((seqRow_ + i0) * td_->heads + h) * td_->dimPad], 1);
+            dq.End();
+        }
+        WriteRows(dkGm_, dkAccGm_, (seqRow_ + c0) * nd_ + h * td_->dim, td_->dimPad, kn, nd_);
+        WriteRows(dvGm_, dvAccGm_, (seqRow_ + c0) * nd_ + h * td_->dim, td_->dimPad, kn, nd_);
+    }
+
+    // The slots' S and dP (query rows i0.., key rows c0..) -> P and dZ, chunk by chunk.
+    __aicore__ inline void Scores(int64_t h, int64_t i0, int64_t mq, int64_t c0, int64_t kn,
+                                  int64_t kp) {
+        const bool custom = td_->maskType == 3;
+        const bool square = td_->hasBias || custom || td_->hasBiasGrad;
+        if (square && batch_ >= td_->squareBatch)
+            Trap();  // bias and mask cover these sequences
+        const int64_t squareRow = (batch_ * td_->heads + h) * td_->seqLen;
+        const float s = td_->scale;
+        const uint32_t rowBytes = static_cast<uint32_t>(kn * sizeof(T));
+        const uint32_t slotGap = static_cast<uint32_t>((kp - kn) * sizeof(T));
+        const uint32_t squareGap = static_cast<uint32_t>((td_->seqLen - kn) * sizeof(T));
+        const DataCopyPadExtParams<T> zero{true, 0, 0, static_cast<T>(0)};
+        for (int64_t r0 = 0; r0 < mq; r0 += td_->chunkRows) {
+            const int64_t rc = mxrec::Min64(td_->chunkRows, mq - r0);
+            const int32_t n = static_cast<int32_t>(rc * kp);
+            const DataCopyExtParams slotRows{static_cast<uint16_t>(rc), rowBytes, slotGap, 0, 0};
+            const DataCopyExtParams squareRows{static_cast<uint16_t>(rc), rowBytes, squareGap, 0,
+                                               0};
+            const int64_t squareOff = (squareRow + i0 + r0) * td_->seqLen + c0;
+            LocalTensor<T> sIn = sQue_.AllocTensor<T>();
+            DataCopyPad(sIn, pSlotGm_[r0 * kp], slotRows, zero);
+            sQue_.EnQue(sIn);
+            LocalTensor<T> dpIn = dpQue_.AllocTensor<T>();
+            DataCopyPad(dpIn, zSlotGm_[r0 * kp], slotRows, zero);
+            dpQue_.EnQue(dpIn);
+            if (td_->hasBias) {
+                LocalTensor<T> bIn = biasQue_.AllocTensor<T>();
+                DataCopyPad(bIn, biasGm_[squareOff], squareRows, zero);
+                biasQue_.EnQue(bIn);
+            }
+            if (custom) {
+                LocalTensor<T> mIn = maskQue_.AllocTensor<T>();
+                DataCopyPad(mIn, maskGm_[squareOff], squareRows, zero);
+                maskQue_.EnQue(mIn);
+            }
+            LocalTensor<float> z = zBuf_.Get<float>();
+            LocalTensor<float> g = gBuf_.Get<float>();
+            LocalTensor<float> d = dBuf_.Get<float>();
+            LocalTensor<float> t1 = t1Buf_.Get<float>();
+            LocalTensor<float> t2 = t2Buf_.Get<float>();
+            sIn = sQue_.DeQue<T>();
+            mxrec::HstuToFloat(z, sIn, n);
+            sQue_.FreeTensor(sIn);
+            dpIn = dpQue_.DeQue<T>();
+            mxrec::HstuToFloat(g, dpIn, n);
+            dpQue_.FreeTensor(dpIn);
+            if (td_->hasBias) {
+                LocalTensor<T> bIn = biasQue_.DeQue<T>();
+                mxrec::HstuToFloat(t1, bIn, n);
+                biasQue_.FreeTensor(bIn);
+                Add(z, z, t1, n);
+            }
+            mxrec::HstuOnePlusExpNeg(d, z, t1, t2, n);  // d = 1 + exp(-z)
+            Duplicate(t1, 1.0f, n);
+            Div(t1, t1, d, n);  // sigma
+            // The mask times s in t2 (no mask tensor: s alone, applied with Muls).
+            bool maskTensor = custom;
+            if (custom) {
+                LocalTensor<T> mIn = maskQue_.DeQue<T>();
+                mxrec::HstuToFloat(t2, mIn, n);
+                maskQue_.FreeTensor(mIn);
+                Muls(t2, t2, s, n);
+            } else if (td_->maskType == 0 && c0 + kn - 1 > i0 + r0) {
+                // Rows the diagonal crosses: M_ij = clamp(i - j + 1, 0, 1).
+                LocalTensor<float> ramp = rampBuf_.Get<float>();
+                for (int64_t i = 0; i < rc; ++i) {
+                    Adds(t2[static_cast<uint32_t>(i * kp)], ramp,
+                         static_cast<float>(i0 + r0 + i - c0 + 1), static_cast<int32_t>(kp));
+                }
+                Maxs(t2, t2, 0.0f, n);
+                Mins(t2, t2, 1.0f, n);
+                Muls(t2, t2, s, n);
+                maskTensor = true;
+            }
+            // P = silu(z) s M = z sigma s M
+            Mul(d, z, t1, n);
+            if (maskTensor) {
+                Mul(d, d, t2, n);
+            } else {
+                Muls(d, d, s, n);
+            }
+            LocalTensor<T> pOut = pQue_.AllocTensor<T>();
+            mxrec::HstuFromFloat(pOut, d, n);
+            pQue_.EnQue(pOut);
+            // dZ = dP s M sigma (1 + z (1 - sigma))
+            Muls(d, t1, -1.0f, n);
+            Adds(d, d, 1.0f, n);
+            Mul(d, d, z, n);
+            Adds(d, d, 1.0f, n);
+            Mul(d, d, t1, n);
+            Mul(d, d, g, n);
+            if (maskTensor) {
+                Mul(d, d, t2, n);
+            } else {
+                Muls(d, d, s, n);
+            }
+            LocalTensor<T> dzOut = dzQue_.AllocTensor<T>();
+            mxrec::HstuFromFloat(dzOut, d, n);
+            dzQue_.EnQue(dzOut);
+            pOut = pQue_.DeQue<T>();
+            DataCopy(pSlotGm_[r0 * kp], pOut, static_cast<uint32_t>(n));
+            pQue_.FreeTensor(pOut);
+            dzOut = dzQue_.DeQue<T>();
+            DataCopy(zSlotGm_[r0 * kp], dzOut, static_cast<uint32_t>(n));
+            if (td_->hasBiasGrad) {
+                const uint32_t gap = static_cast<uint32_t>((td_->seqLen - kn) * sizeof(T));
+                DataCopyPad(dBiasGm_[squareOff], dzOut,
+                            DataCopyExtParams{static_cast<uint16_t>(rc), rowBytes, 0, gap, 0});
+            }
+            dzQue_.FreeTensor(dzOut);
+        }
+    }
+
+    // rows float32 accumulator rows (stride dp) -> rows of `out` from `off` (stride stride), cast.
+    __aicore__ inline void WriteRows(const GlobalTensor<T>& out, const GlobalTensor<float>& acc,
+                                     int64_t off, int64_t dp, int64_t rows, int64_t stride) {
+        const uint32_t rowBytes = static_cast<uint32_t>(td_->dim * sizeof(T));
+        const uint32_t gapBlocks = static_cast<uint32_t>(
+            (dp * static_cast<int64_t>(sizeof(T)) - mxrec::AlignUp(rowBytes, mxrec::kBlockBytes)) /
+            mxrec::kBlockBytes);
+        const uint32_t gmGap = static_cast<uint32_t>((stride - td_->dim) * sizeof(T));
+        for (int64_t c0 = 0; c0 < rows; c0 += td_->outRows) {
+            const int64_t rc = mxrec::Min64(td_->outRows, rows - c0);
+            const int32_t n = static_cast<int32_t>(rc * dp);
+            LocalTensor<float> a = accInQue_.AllocTensor<float>();
+            DataCopy(a, acc[c0 * dp], static_cast<uint32_t>(n));
+            accInQue_.EnQue(a);
+            a = accInQue_.DeQue<float>();
+            LocalTensor<T> o = accOutQue_.AllocTensor<T>();
+            mxrec::HstuFromFloat(o, a, n);
+            accInQue_.FreeTensor(a);
+            accOutQue_.EnQue(o);
+            o = accOutQue_.DeQue<T>();
+            DataCopyPad(
+                out[off + c0 * stride], o,
+                DataCopyExtParams{static_cast<uint16_t>(rc), rowBytes, gapBlocks, gmGap, 0});
+            accOutQue_.FreeTensor(o);
+        }
+    }
+
+    // ---- phase 2 -------------------------------------------------------------------------------
+    __aicore__ inline void CastDq() {
+        const mxrec::Span rows = mxrec::SplitEven(td_->rows * td_->heads, td_->workers, worker_);
+        for (int64_t r = rows.begin; r < rows.end; r += td_->outRows) {
+            const int64_t rc = mxrec::Min64(td_->outRows, rows.end - r);
+            WriteRows(dqGm_, dqAccGm_[r * td_->dimPad], r * td_->dim, td_->dimPad, rc, td_->dim);
+        }
+    }
+
+    const HstuDenseBackwardTilingData* td_ = nullptr;
+    int64_t nd_ = 0;
+    int64_t worker_ = 0;
+    int64_t batch_ = 0;
+    int64_t seqRow_ = 0;
+    int64_t square_ = 0;
+    GlobalTensor<T> gGm_;
+    GlobalTensor<T> qGm_;
+    GlobalTensor<T> kGm_;
+    GlobalTensor<T> vGm_;
+    GlobalTensor<T> dqGm_;
+    GlobalTensor<T> dkGm_;
+    GlobalTensor<T> dvGm_;
+    GlobalTensor<T> maskGm_;
+    GlobalTensor<T> biasGm_;
+    GlobalTensor<T> dBiasGm_;
+    GlobalTensor<int64_t> offGm_;
+    GlobalTensor<T> pSlotGm_;
+    GlobalTensor<T> zSlotGm_;
+    GlobalTensor<float> dkAccGm_;
+    GlobalTensor<float> dvAccGm_;
+    GlobalTensor<float> dqAccGm_;
+    TQue<TPosition::VECIN, 1> sQue_;
+    TQue<TPosition::VECIN, 1> dpQue_;
+    TQue<TPosition::VECIN, 1> biasQue_;
+    TQue<TPosition::VECIN, 1> maskQue_;
+    TQue<TPosition::VECOUT, 1> pQue_;
+    TQue<TPosition::VECOUT, 1> dzQue_;
+    TQue<TPosition::VECIN, 1> accInQue_;
+    TQue<TPosition::VECOUT, 1> accOutQue_;
+    TBuf<TPosition::VECCALC> zBuf_;
+    TBuf<TPosition::VECCALC> gBuf_;
+    TBuf<TPosition::VECCALC> dBuf_;
+    TBuf<TPosition::VECCALC> t1Buf_;
+    TBuf<TPosition::VECCALC> t2Buf_;
+    TBuf<TPosition::VECCALC> rampBuf_;
+    TBuf<TPosition::VECCALC> zeroBuf_;
+};
+
+}  // namespace
+
+extern "C" __global__ __aicore__ void hstu_dense_backward(
+    GM_ADDR grad, GM_ADDR q, GM_ADDR k, GM_ADDR v, GM_ADDR mask, GM_ADDR attn_bias, GM_ADDR offsets,
+    GM_ADDR dq, GM_ADDR dk, GM_ADDR dv, GM_ADDR d_attn_bias, GM_ADDR workspace, GM_ADDR tiling) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    REGISTER_TILING_DEFAULT(HstuDenseBackwardTilingData);
+    GET_TILING_DATA(td, tiling);
+    TPipe pipe;
+    HstuDenseBackward<DTYPE_GRAD> op;
+    // The AIC serves the AIVs' Matmul calls and leaves here; the AIVs go on.
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), op.score, &td.score, op.trans, &td.trans, op.dq,
+                      &td.dq);
+    op.Init(grad, q, k, v, mask, attn_bias, offsets, dq, dk, dv, d_attn_bias, workspace, td, &pipe);
+    op.Process();
+}
