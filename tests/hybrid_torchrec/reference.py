@@ -84,7 +84,9 @@ class RefMapper:
             victims = candidates[:need]
         self.step = step
         for u in unique:
-            if u in self.row_of:
+            # Only tables with a policy keep use statistics; without one an id keeps count 1
+            # and the step it was inserted at.
+            if u in self.row_of and self.policy is not None:
                 self.count[u] += 1
                 self.last_used[u] = step
                 self._touch(u)

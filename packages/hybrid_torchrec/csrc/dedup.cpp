@@ -1,7 +1,6 @@
 #include "dedup.h"
 
 #include <algorithm>
-#include <cstring>
 #include <numeric>
 #include <utility>
 
@@ -152,8 +151,7 @@ void for_each_chunk_element(const DedupWorkspace& w, F&& fn) {
 }  // namespace
 
 size_t DedupWorkspace::memory_bytes() const {
-    return elems.memory_bytes() + slot.memory_bytes() + dist.memory_bytes() +
-           first_at.memory_bytes();
+    return elems.memory_bytes() + slot.memory_bytes() + dist.memory_bytes();
 }
 
 int dedup_log2_parts(int64_t n) {
@@ -164,7 +162,6 @@ int dedup_log2_parts(int64_t n) {
 void dedup(const int64_t* ids, int64_t n, int log2_parts, DedupWorkspace& w,
            const std::function<void(int64_t)>* after_partition) {
     check_batch_size(n);
-    w.source = ids;
     w.n = n;
     w.log2_parts = log2_parts;
     w.num_parts = int64_t{1} << log2_parts;
@@ -173,7 +170,6 @@ void dedup(const int64_t* ids, int64_t n, int log2_parts, DedupWorkspace& w,
     w.elems.ensure(cap);
     w.slot.ensure(cap);
     w.dist.ensure(cap);
-    w.first_at.ensure(cap);
     w.distinct.assign(static_cast<size_t>(w.num_parts), 0);
     group_by_partition(ids, n, w);
     parallel_tasks(w.num_parts, [&](int64_t p) {
@@ -185,36 +181,54 @@ void dedup(const int64_t* ids, int64_t n, int log2_parts, DedupWorkspace& w,
 }
 
 void number_distinct(DedupWorkspace& w, int64_t* unique, int64_t* counts, int64_t* values) {
-    const int64_t n = w.n;
-    parallel_chunks(n, kChunk, [&](int64_t, int64_t lo, int64_t hi) {
-        std::memset(w.first_at.data() + lo, 0, static_cast<size_t>(hi - lo) * sizeof(uint32_t));
-    });
-    parallel_tasks(w.num_parts, [&](int64_t p) {
+    const int64_t parts = w.num_parts;
+    const int64_t chunks = w.num_chunks;
+    // Each partition's distinct ids are sorted by first occurrence, so the ones first seen in
+    // chunk c form one sub-range of the partition's list: find where each starts.
+    w.chunk_start.assign(static_cast<size_t>(parts * (chunks + 1)), 0);
+    parallel_tasks(parts, [&](int64_t p) {
         const int64_t lo = w.begin[static_cast<size_t>(p)];
         const int64_t end = lo + w.distinct[static_cast<size_t>(p)];
-        for (int64_t d = lo; d < end; ++d)
-            w.first_at[w.dist[d].first] = static_cast<uint32_t>(d) + 1;
+        int64_t* start = w.chunk_start.data() + p * (chunks + 1);
+        int64_t d = lo;
+        for (int64_t c = 0; c <= chunks; ++c) {
+            while (d < end && static_cast<int64_t>(w.dist[d].first) < c * kChunk)
+                ++d;
+            start[c] = d;
+        }
     });
-    w.chunk_base.assign(static_cast<size_t>(w.num_chunks + 1), 0);
-    parallel_chunks(n, kChunk, [&](int64_t c, int64_t lo, int64_t hi) {
+    w.chunk_base.assign(static_cast<size_t>(chunks + 1), 0);
+    for (int64_t c = 0; c < chunks; ++c) {
         int64_t count = 0;
-        for (int64_t i = lo; i < hi; ++i)
-            count += w.first_at[i] != 0;
-        w.chunk_base[static_cast<size_t>(c + 1)] = count;
-    });
-    std::partial_sum(w.chunk_base.begin(), w.chunk_base.end(), w.chunk_base.begin());
-    // Distinct ids first seen in chunk c are numbered chunk_base[c], ... in position order:
-    // the writes of a chunk are sequential.
-    parallel_chunks(n, kChunk, [&](int64_t c, int64_t lo, int64_t hi) {
+        for (int64_t p = 0; p < parts; ++p) {
+            const int64_t* start = w.chunk_start.data() + p * (chunks + 1);
+            count += start[c + 1] - start[c];
+        }
+        w.chunk_base[static_cast<size_t>(c + 1)] = w.chunk_base[static_cast<size_t>(c)] + count;
+    }
+    // Per chunk, the distinct ids first seen there are marked at their position in a window
+    // of the chunk's size (in L2), then numbered in position order: the outputs of a chunk are
+    // written sequentially.
+    parallel_tasks(chunks, [&](int64_t c) {
+        thread_local std::vector<uint32_t> mark;
+        mark.assign(static_cast<size_t>(kChunk), 0);
+        const int64_t lo = c * kChunk;
+        const int64_t hi = std::min(w.n, lo + kChunk);
+        for (int64_t p = 0; p < parts; ++p) {
+            const int64_t* start = w.chunk_start.data() + p * (chunks + 1);
+            for (int64_t d = start[c]; d < start[c + 1]; ++d) {
+                mark[static_cast<size_t>(w.dist[d].first - lo)] = static_cast<uint32_t>(d) + 1;
+            }
+        }
         int64_t g = w.chunk_base[static_cast<size_t>(c)];
         for (int64_t i = lo; i < hi; ++i) {
-            const uint32_t f = w.first_at[i];
+            const uint32_t f = mark[static_cast<size_t>(i - lo)];
             if (f == 0)
                 continue;
             DedupWorkspace::Distinct& x = w.dist[f - 1];
             x.global = static_cast<uint32_t>(g);
             if (unique != nullptr)
-                unique[g] = w.source[i];
+                unique[g] = x.id;
             if (counts != nullptr)
                 counts[g] = x.count;
             if (values != nullptr)
@@ -224,8 +238,16 @@ void number_distinct(DedupWorkspace& w, int64_t* unique, int64_t* counts, int64_
     });
 }
 
-void write_inverse(const DedupWorkspace& w, int64_t* out) {
-    for_each_chunk_element(w, [&](int64_t e) { out[w.elems[e].pos] = w.dist[w.slot[e]].global; });
+void write_inverse(DedupWorkspace& w, int64_t* out) {
+    // Element -> distinct number, partition by partition: the partition's records are then in
+    // cache, where the chunk-major pass below would visit them in no useful order.
+    parallel_tasks(w.num_parts, [&](int64_t p) {
+        const int64_t lo = w.begin[static_cast<size_t>(p)];
+        const int64_t hi = w.begin[static_cast<size_t>(p + 1)];
+        for (int64_t e = lo; e < hi; ++e)
+            w.slot[e] = w.dist[w.slot[e]].global;
+    });
+    for_each_chunk_element(w, [&](int64_t e) { out[w.elems[e].pos] = w.slot[e]; });
 }
 
 void write_values_per_position(const DedupWorkspace& w, int64_t* out) {

@@ -22,7 +22,6 @@
 namespace hybrid {
 
 struct DedupWorkspace {
-    const int64_t* source = nullptr;  // the batch of the current call
     int64_t n = 0;
     int log2_parts = 0;
     int64_t num_parts = 1;
@@ -61,8 +60,9 @@ struct DedupWorkspace {
     std::vector<int64_t> distinct;
     Buffer<Distinct> dist;
 
-    // Scratch of number_distinct: 1 + the distinct index of the id first seen at a position.
-    Buffer<uint32_t> first_at;
+    // Scratch of number_distinct: where each partition's distinct ids first seen in chunk c
+    // start ([p * (num_chunks + 1) + c]), and how many distinct ids precede chunk c.
+    std::vector<int64_t> chunk_start;
     std::vector<int64_t> chunk_base;
 
     size_t memory_bytes() const;
@@ -76,7 +76,7 @@ inline int64_t partition_of(uint64_t h, int log2_parts) {
     return log2_parts == 0 ? 0 : static_cast<int64_t>(h >> (64 - log2_parts));
 }
 
-// Groups and de-duplicates ids[0, n) (kept by pointer until the next call); sets num_unique.
+// Groups and de-duplicates ids[0, n); sets num_unique.
 // `after_partition(p)`, if given, runs in the task that de-duplicated partition p, right
 // after it, while that partition's data is still in the core's cache. Parallel on the global
 // pool; nothing depends on the number of threads.
@@ -87,8 +87,9 @@ void dedup(const int64_t* ids, int64_t n, int log2_parts, DedupWorkspace& w,
 // each distinct id's number, the id, its count and its value (each output may be null).
 void number_distinct(DedupWorkspace& w, int64_t* unique, int64_t* counts, int64_t* values);
 
-// out[i] = the number of the distinct id at position i (needs number_distinct first).
-void write_inverse(const DedupWorkspace& w, int64_t* out);
+// out[i] = the number of the distinct id at position i. Needs number_distinct first, and
+// turns `slot` into those numbers: call write_values_per_position before, not after.
+void write_inverse(DedupWorkspace& w, int64_t* out);
 
 // out[i] = the value of the distinct id at position i.
 void write_values_per_position(const DedupWorkspace& w, int64_t* out);

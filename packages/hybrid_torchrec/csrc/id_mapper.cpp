@@ -85,7 +85,7 @@ void IdMapper::probe(DedupWorkspace& w, int64_t p) const {
     const FlatMap& m = t_.maps[static_cast<size_t>(p)];
     const int64_t lo = w.begin[static_cast<size_t>(p)];
     const int64_t end = lo + w.distinct[static_cast<size_t>(p)];
-    constexpr int64_t kAhead = 8;  // overlap the cache misses of consecutive probes
+    constexpr int64_t kAhead = 16;  // overlap the cache misses of consecutive probes
     for (int64_t d = lo; d < end; ++d) {
         if (d + kAhead < end)
             m.prefetch(w.dist[d + kAhead].hash);
@@ -255,15 +255,8 @@ MapResult IdMapper::map(const int64_t* ids, int64_t n, bool insert) {
             new_ids += w.dist[d].value < 0;
         m.reserve(m.size() + new_ids);  // at most one rehash per batch
         for (int64_t d = lo; d < end; ++d) {
-            const int64_t hit = w.dist[d].value;
-            if (hit < 0) {
+            if (w.dist[d].value < 0) {
                 m.insert_new(w.dist[d].id, w.dist[d].hash, rows[w.dist[d].global]);
-            } else if (policy_ == Policy::kNone) {
-                // Without an order to keep, the hits' counters are updated here, in parallel:
-                // each row belongs to exactly one partition.
-                uint32_t& c = t_.meta[static_cast<size_t>(hit)].count;
-                c = saturating_increment(c);
-                t_.meta[static_cast<size_t>(hit)].last_used = step;
             }
         }
     });

@@ -11,6 +11,11 @@
 // same order; rows used by the last `protect_batches` batches (this one included) are never
 // evicted. A failing batch changes nothing.
 //
+// Use statistics (the batches an id occurred in, the step of the last one) are what LRU and
+// LFU order by, and are kept only by tables with a policy: keeping them costs a random memory
+// access per distinct id and batch. A table without a policy records count 1 and the step
+// of insertion for every id (a state loaded into it keeps the loaded values).
+//
 // Everything the mapper does is a function of its state and the batch: the thread count,
 // timing and memory addresses play no part, so ranks that feed identical ids to identical
 // mappers hold identical mappings.

@@ -84,7 +84,11 @@ class MapResult(NamedTuple):
 class MappingState(NamedTuple):
     """A mapper's state, as checkpoints hold it: entry i maps ids[i] to rows[i]; counts and
     last_used are the number of batches the id occurred in and the step of the last one.
-    Entries are in eviction order (next victim first), or by row without a policy."""
+    Entries are in eviction order (next victim first), or by row without a policy.
+
+    Use statistics are what LRU and LFU order by, and only tables with a policy keep them (it
+    costs a random memory access per distinct id and batch): a table without a policy records
+    count 1 and the step of insertion, and keeps the values a loaded state brings."""
 
     ids: torch.Tensor
     rows: torch.Tensor
