@@ -107,11 +107,3 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     return [f"hybrid_torchrec under test: {_under_test}", f"torchrec: {_torchrec}"]
-
-
-def torchrec_path() -> str | None:
-    """Where the torchrec under test lives (for child processes that must import it)."""
-    spec = importlib.util.find_spec("torchrec")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return str(Path(next(iter(spec.submodule_search_locations))).parent)

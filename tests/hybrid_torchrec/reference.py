@@ -2,14 +2,20 @@
 
 RefMapper is the documented mapping semantics written the obvious way (a dict id -> row, a
 heap of free rows, victims chosen by sorting every candidate), with none of the core's
-partitions, buckets or linked lists. The hash routing reference recomputes the documented
-hash with Python integers.
+partitions, buckets or linked lists. RefCollection computes what a Hash collection should
+return from RefMappers and float64 copies of its weights with torch's F.embedding_bag /
+F.embedding. The hash routing reference recomputes the documented hash with Python integers.
 """
 
 from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+from torchrec.modules.embedding_configs import PoolingType
+from torchrec.sparse.jagged_tensor import KeyedJaggedTensor
 
 MASK64 = (1 << 64) - 1
 
@@ -150,3 +156,88 @@ def fmix64(x: int) -> int:
 def hash_bucket(i: int, num_buckets: int) -> int:
     """Bucket of id i under hash routing: its hash's range among num_buckets equal ranges."""
     return (fmix64(i) * num_buckets) >> 64
+
+
+class RefCollection:
+    """The collection computed the plain way: dict mappings and float64 weights."""
+
+    def __init__(self, module: torch.nn.Module, policies: dict[str, str | None] | None = None):
+        self.configs = list(
+            module.embedding_bag_configs()
+            if hasattr(module, "embedding_bag_configs")
+            else module.embedding_configs()
+        )
+        policies = policies or {}
+        self.mappers = {
+            c.name: RefMapper(c.num_embeddings, policies.get(c.name)) for c in self.configs
+        }
+        self.weights = {
+            name: w.detach().to(torch.float64).clone().requires_grad_(True)
+            for name, w in module.table_weights().items()
+        }
+
+    def table_ids(self, kjt: KeyedJaggedTensor, names: list[str]) -> list[int]:
+        d = kjt.to_dict()
+        return [i for name in names for i in d[name].values().tolist()]
+
+    def map(self, kjt: KeyedJaggedTensor, train: bool) -> dict[str, torch.Tensor]:
+        rows = {}
+        for c in self.configs:
+            r = self.mappers[c.name].map(self.table_ids(kjt, c.feature_names), insert=train)
+            per_id = [r.rows[k] for k in r.inverse]
+            rows[c.name] = torch.tensor(per_id, dtype=torch.int64)
+            if r.evicted_rows:
+                with torch.no_grad():
+                    self.weights[c.name][torch.tensor(r.evicted_rows)] = 0.25  # init_fn below
+        return rows
+
+    def pooled(self, kjt: KeyedJaggedTensor, weighted: bool, train: bool) -> torch.Tensor:
+        rows = self.map(kjt, train)
+        d = kjt.to_dict()
+        out = []
+        for c in self.configs:
+            table_rows = rows[c.name]
+            start = 0
+            for name in c.feature_names:
+                jt = d[name]
+                n = jt.values().numel()
+                r = table_rows[start : start + n]
+                start += n
+                known = (r >= 0).to(torch.float64)
+                w = known if not weighted else known * jt.weights().to(torch.float64)
+                pooled = F.embedding_bag(
+                    r.clamp(min=0),
+                    self.weights[c.name],
+                    jt.offsets(),
+                    mode="sum",
+                    per_sample_weights=w,
+                    include_last_offset=True,
+                )
+                if c.pooling == PoolingType.MEAN:
+                    pooled = pooled / jt.lengths().clamp(min=1).to(torch.float64).unsqueeze(1)
+                out.append(pooled)
+        return torch.cat(out, dim=1)
+
+    def sequence(self, kjt: KeyedJaggedTensor, train: bool) -> list[torch.Tensor]:
+        rows = self.map(kjt, train)
+        d = kjt.to_dict()
+        out = []
+        for c in self.configs:
+            table_rows = rows[c.name]
+            start = 0
+            for name in c.feature_names:
+                n = d[name].values().numel()
+                r = table_rows[start : start + n]
+                start += n
+                e = F.embedding(r.clamp(min=0), self.weights[c.name])
+                out.append(e * (r >= 0).to(torch.float64).unsqueeze(1))
+        return out
+
+
+def close(actual: torch.Tensor, expected: torch.Tensor) -> None:
+    """float32 results against the float64 reference."""
+    torch.testing.assert_close(actual.to(torch.float64), expected.detach(), rtol=2e-5, atol=2e-6)
+
+
+def constant_init(t: torch.Tensor) -> torch.Tensor:
+    return t.fill_(0.25)

@@ -12,7 +12,7 @@ from hybrid_torchrec.workload import zipf_ids
 from torchrec.modules.embedding_configs import PoolingType
 from torchrec.sparse.jagged_tensor import KeyedJaggedTensor
 
-from tests.hybrid_torchrec.test_collections import Reference, close, constant_init
+from tests.hybrid_torchrec.reference import RefCollection, close, constant_init
 
 TABLES = 26
 BATCH = 4096
@@ -47,7 +47,7 @@ def test_training_at_scale_matches_reference() -> None:
     tables = configs()
     ebc = hy.HashEmbeddingBagCollection(tables)
     policies = {c.name: c.eviction.name for c in tables if c.eviction is not None}
-    ref = Reference(ebc, policies)
+    ref = RefCollection(ebc, policies)
     opt = torch.optim.SGD(ebc.parameters(), lr=0.05)
     g = torch.Generator().manual_seed(2024)
     mapping_seconds = 0.0

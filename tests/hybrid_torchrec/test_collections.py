@@ -10,14 +10,13 @@ from functools import partial
 import hybrid_torchrec as hy
 import pytest
 import torch
-import torch.nn.functional as F
 from hybrid_torchrec.workload import zipf_ids
 from torchrec.models.dlrm import DLRM
 from torchrec.modules.embedding_configs import DataType, EmbeddingBagConfig, PoolingType
 from torchrec.modules.embedding_modules import EmbeddingBagCollection, EmbeddingCollection
 from torchrec.sparse.jagged_tensor import KeyedJaggedTensor
 
-from tests.hybrid_torchrec.reference import RefMapper
+from tests.hybrid_torchrec.reference import RefCollection, close, constant_init
 
 HBC = hy.HashEmbeddingBagConfig
 HC = hy.HashEmbeddingConfig
@@ -36,86 +35,6 @@ def kjt_from(features: dict[str, list[list[int]]], weighted: bool = False) -> Ke
         lengths=torch.tensor(lengths, dtype=torch.int64),
         weights=weights,
     )
-
-
-class Reference:
-    """The collection computed the plain way: dict mappings and float64 weights."""
-
-    def __init__(self, module: torch.nn.Module, policies: dict[str, str | None] | None = None):
-        self.configs = list(
-            module.embedding_bag_configs()
-            if hasattr(module, "embedding_bag_configs")
-            else module.embedding_configs()
-        )
-        policies = policies or {}
-        self.mappers = {
-            c.name: RefMapper(c.num_embeddings, policies.get(c.name)) for c in self.configs
-        }
-        self.weights = {
-            name: w.detach().to(torch.float64).clone().requires_grad_(True)
-            for name, w in module.table_weights().items()
-        }
-
-    def table_ids(self, kjt: KeyedJaggedTensor, names: list[str]) -> list[int]:
-        d = kjt.to_dict()
-        return [i for name in names for i in d[name].values().tolist()]
-
-    def map(self, kjt: KeyedJaggedTensor, train: bool) -> dict[str, torch.Tensor]:
-        rows = {}
-        for c in self.configs:
-            r = self.mappers[c.name].map(self.table_ids(kjt, c.feature_names), insert=train)
-            per_id = [r.rows[k] for k in r.inverse]
-            rows[c.name] = torch.tensor(per_id, dtype=torch.int64)
-            if r.evicted_rows:
-                with torch.no_grad():
-                    self.weights[c.name][torch.tensor(r.evicted_rows)] = 0.25  # init_fn below
-        return rows
-
-    def pooled(self, kjt: KeyedJaggedTensor, weighted: bool, train: bool) -> torch.Tensor:
-        rows = self.map(kjt, train)
-        d = kjt.to_dict()
-        out = []
-        for c in self.configs:
-            table_rows = rows[c.name]
-            start = 0
-            for name in c.feature_names:
-                jt = d[name]
-                n = jt.values().numel()
-                r = table_rows[start : start + n]
-                start += n
-                known = (r >= 0).to(torch.float64)
-                w = known if not weighted else known * jt.weights().to(torch.float64)
-                pooled = F.embedding_bag(
-                    r.clamp(min=0),
-                    self.weights[c.name],
-                    jt.offsets(),
-                    mode="sum",
-                    per_sample_weights=w,
-                    include_last_offset=True,
-                )
-                if c.pooling == PoolingType.MEAN:
-                    pooled = pooled / jt.lengths().clamp(min=1).to(torch.float64).unsqueeze(1)
-                out.append(pooled)
-        return torch.cat(out, dim=1)
-
-    def sequence(self, kjt: KeyedJaggedTensor, train: bool) -> list[torch.Tensor]:
-        rows = self.map(kjt, train)
-        d = kjt.to_dict()
-        out = []
-        for c in self.configs:
-            table_rows = rows[c.name]
-            start = 0
-            for name in c.feature_names:
-                n = d[name].values().numel()
-                r = table_rows[start : start + n]
-                start += n
-                e = F.embedding(r.clamp(min=0), self.weights[c.name])
-                out.append(e * (r >= 0).to(torch.float64).unsqueeze(1))
-        return out
-
-
-def close(actual: torch.Tensor, expected: torch.Tensor) -> None:
-    torch.testing.assert_close(actual.to(torch.float64), expected.detach(), rtol=2e-5, atol=2e-6)
 
 
 def toy_tables() -> list[EmbeddingBagConfig]:
@@ -167,7 +86,7 @@ def test_ebc_matches_reference(weighted: bool) -> None:
     if weighted:
         tables[1].pooling = PoolingType.SUM
     ebc = hy.HashEmbeddingBagCollection(tables, is_weighted=weighted)
-    ref = Reference(ebc)
+    ref = RefCollection(ebc)
     for batch in TOY_BATCHES:
         kjt = kjt_from(batch, weighted)
         close(ebc(kjt).values(), ref.pooled(kjt, weighted, train=True))
@@ -184,7 +103,7 @@ def test_ec_matches_reference() -> None:
     ]
     ec = hy.HashEmbeddingCollection(tables, need_indices=True)
     theirs = EmbeddingCollection(copy.deepcopy(tables), need_indices=True)
-    ref = Reference(ec)
+    ref = RefCollection(ec)
     for batch in TOY_BATCHES:
         kjt = kjt_from(batch)
         out = ec(kjt)
@@ -201,7 +120,7 @@ def test_ec_matches_reference() -> None:
 
 def test_eval_reads_zeros_for_unknown_ids_and_changes_nothing() -> None:
     ebc = hy.HashEmbeddingBagCollection(toy_tables())
-    ref = Reference(ebc)
+    ref = RefCollection(ebc)
     kjt = kjt_from(TOY_BATCHES[0])
     close(ebc(kjt).values(), ref.pooled(kjt, False, train=True))
     ebc.eval()
@@ -215,7 +134,7 @@ def test_eval_reads_zeros_for_unknown_ids_and_changes_nothing() -> None:
 
 def test_sgd_training_matches_reference() -> None:
     ebc = hy.HashEmbeddingBagCollection(toy_tables())
-    ref = Reference(ebc)
+    ref = RefCollection(ebc)
     opt = torch.optim.SGD(ebc.parameters(), lr=0.5)
     g = torch.Generator().manual_seed(0)
     for batch in TOY_BATCHES * 2:
@@ -236,10 +155,6 @@ def test_sgd_training_matches_reference() -> None:
         close(w, ref.weights[name])
 
 
-def constant_init(t: torch.Tensor) -> torch.Tensor:
-    return t.fill_(0.25)
-
-
 @pytest.mark.parametrize("policy", ["lru", "lfu"])
 def test_eviction_resets_rows_and_optimizer_state(policy: str) -> None:
     """A table of 6 rows fed 4 distinct ids per batch out of 12: rows change hands every
@@ -256,7 +171,7 @@ def test_eviction_resets_rows_and_optimizer_state(policy: str) -> None:
         )
     ]
     ebc = hy.HashEmbeddingBagCollection(tables)
-    ref = Reference(ebc, {"small": policy})
+    ref = RefCollection(ebc, {"small": policy})
     lr, acc0, eps = 0.3, 0.1, 1e-10
     opt = torch.optim.Adagrad(ebc.parameters(), lr=lr, initial_accumulator_value=acc0, eps=eps)
     seen: list[tuple[str, list[int]]] = []
@@ -448,7 +363,7 @@ def test_fp16_tables() -> None:
     ]
     ebc = hy.HashEmbeddingBagCollection(tables)
     assert ebc.table_weights()["h"].dtype == torch.float16
-    ref = Reference(ebc)
+    ref = RefCollection(ebc)
     kjt = kjt_from({"f": [[3, 4, 3], [9]]})
     out = ebc(kjt).values()
     assert out.dtype == torch.float32
