@@ -206,9 +206,10 @@ inline HstuShape HstuValidate(const TensorDesc& q, const TensorDesc& k, const Te
     return s;
 }
 
-// PlatformInfo as the Cube tilings need it: the CANN glue does not fill the cube fields yet, so
-// an AI core count of 0 means vector_cores / 2 (Atlas A2/A3: two AIV per AIC) and zero buffer
-// sizes mean the A2/A3 L1/L0 sizes.
+// PlatformInfo as the Cube tilings need it. Both targets fill the cube fields (the sim launcher
+// from its SoC table, the CANN glue from PlatformAscendC for kernel_type mix_*); a platform
+// that reports none still gets a usable plan: 0 AI cores means vector_cores / 2 (Atlas A2/A3:
+// two AIV per AIC) and zero buffer sizes mean the A2/A3 L1/L0 sizes.
 inline PlatformInfo HstuCubePlatform(const PlatformInfo& p) {
     PlatformInfo c = p;
     if (c.cube_cores == 0)

@@ -1,0 +1,198 @@
+"""HSTU attention (hstu_dense_forward, hstu_dense_backward) on the sim target: the figures of
+issue 12.
+
+For causal jagged batches with skewed lengths (and one long sequence of the seed's shape), in
+float32 and bfloat16, on the emulated Ascend910B1 (24 AI cores, 48 vector cores), from the
+emulator's per-core counters:
+
+- kept / issued Cube MACs: the multiply-adds the causal mask keeps (forward: Q K^T and P V;
+  backward: Q K^T, dO V^T, P^T dO, dZ^T Q and dZ K; over sum_b l_b (l_b + 1) / 2 scores per
+  head) over what the Cube issued (padded to its fractals, diagonal blocks in full);
+- traffic ratio: global-memory bytes moved by all cores over the minimum (forward: Q, K, V read
+  once, O written once; backward: Q, K, V, dO read once, dQ, dK, dV written once; no bias, no
+  mask). The kernels' score blocks and float32 accumulators go through the workspace
+  (L2-resident on a device, counted in full by the emulator, which has no cache);
+- balance: the busiest AI core's Cube cycles over the mean, the busiest vector core's vector
+  work over the mean, and the busiest core's global-memory bytes over the mean;
+- modelled time: the emulator's roofline estimate (recsdk_sim/model.h; its bound in brackets)
+  next to the problem's roofline (minimum bytes / HBM bandwidth, kept MACs / Cube peak), with the
+  SoC table's figures (clock and HBM bandwidth are estimates).
+
+The seed's shape (B = 32, S = 8000, N = 4, D = 128) is extrapolated: one head of S = 8000 is
+measured (normal layout, B = N = 1, its rows spread over all cores) and its modelled time scaled
+by B * N = 128 (heads are independent and the tiling spreads them evenly), next to the seed's
+measured end-to-end training steps (a whole GR step, attention being a part).
+
+Usage (from the repository root, in an environment with torch):
+
+    python kernels/bench/bench_hstu.py [--quick] [--forward-only] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests" / "kernels"))
+
+from kernel_testlib import arg, simrun  # noqa: E402
+
+from recsdk_build.ops import catalogue, simbuild  # noqa: E402
+
+OPS = ("hstu_dense_forward", "hstu_dense_backward")
+SEED_HEADS = 32 * 4  # B * N of seed 001's runs
+# Seed 001, single card, Kuairand-1k, B = 32, seq_lens 8000, N = 4, D = 128: end-to-end step (ms).
+SEED_STEPS = {"float32": {"910B": 336, "A800": 306}, "bfloat16": {"910B": 176, "A800": 132}}
+
+
+def skewed_lengths(gen: torch.Generator, b: int, s: int) -> list[int]:
+    """s * u^2 (mostly short), at least 1, the first one s."""
+    lengths = (s * torch.rand(b, generator=gen) ** 2).long().clamp(min=1)
+    lengths[0] = s
+    return lengths.tolist()
+
+
+def uniform_lengths(gen: torch.Generator, b: int, s: int) -> list[int]:
+    return torch.randint(1, s + 1, (b,), generator=gen).tolist()
+
+
+def run(
+    ops: simrun.SimOp,
+    backward: bool,
+    lengths: list[int],
+    heads: int,
+    dim: int,
+    dtype: torch.dtype,
+    normal: bool = False,
+) -> dict:
+    gen = torch.Generator().manual_seed(7)
+    s = max(lengths)
+    off = [0]
+    for n in lengths:
+        off.append(off[-1] + n)
+    shape = (len(lengths), s, heads, dim) if normal else (off[-1], heads, dim)
+    q, k, v = (torch.empty(shape).uniform_(-1, 1, generator=gen).to(dtype) for _ in range(3))
+    offsets = None if normal else torch.tensor(off)
+    attrs = [0, s, 0.0, 0 if normal else 1, [] if normal else off]
+    if backward:
+        grad = torch.empty(shape).uniform_(-1, 1, generator=gen).to(dtype)
+        outs = [torch.empty_like(q) for _ in range(3)]
+        tensors = [grad, q, k, v, None, None, offsets, *outs, None]
+    else:
+        tensors = [q, k, v, None, None, offsets, torch.empty_like(q)]
+    started = time.monotonic()
+    r = ops.launch([arg(t) for t in tensors], attrs)
+    seconds = time.monotonic() - started
+    esz = q.element_size()
+    minimum = (7 if backward else 4) * q.numel() * esz
+    kept = sum(n * (n + 1) // 2 for n in lengths) * heads * dim * (5 if backward else 2)
+    aic, aiv = r.kind(1), r.kind(0)
+
+    def balance(values: list[int]) -> float:
+        mean = sum(values) / len(values)
+        return max(values) / mean if mean else 1.0
+
+    peak = r.model.peak
+    per_cycle = peak["cube_macs_f32"] if dtype == torch.float32 else peak["cube_macs_b16"]
+    cube_peak = peak["cube_cores"] * per_cycle * peak["clock_hz"]
+    roofline = max(minimum / peak["hbm_bytes_per_s"], kept / cube_peak)
+    return {
+        "op": "backward" if backward else "forward",
+        "dtype": str(dtype).removeprefix("torch."),
+        "rows": off[-1] if not normal else len(lengths) * s,
+        "block_dim": r.block_dim,
+        "kept_over_issued": round(kept / r.total("cube_macs"), 4),
+        "traffic_ratio": round(r.gm_bytes / minimum, 3),
+        "cube_balance": round(balance([c["cube_cycles"] for c in aic]), 4),
+        "vector_balance": round(balance([c["vector_repeats"] for c in aiv]), 4),
+        "gm_balance": round(r.balance(), 4),
+        "modelled_us": round(r.model.seconds * 1e6, 1),
+        "bound": r.model.bound,
+        "cube_us": round(r.model.cube_seconds * 1e6, 1),
+        "vector_us": round(r.model.vector_seconds * 1e6, 1),
+        "dma_us": round(r.model.dma_seconds * 1e6, 1),
+        "roofline_us": round(roofline * 1e6, 1),
+        "sim_seconds": round(seconds, 1),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--quick", action="store_true", help="skip the S = 8000 extrapolation")
+    parser.add_argument("--forward-only", action="store_true", help="skip the backward")
+    parser.add_argument(
+        "--build-dir", type=Path, default=REPO / "build", help="where build/ops/sim lives"
+    )
+    args = parser.parse_args()
+    specs = catalogue.load_catalogue(REPO / "kernels")
+    compiler = simbuild.find_host_compiler()
+    simbuild.build_runtime(REPO / "kernels", args.build_dir / "ops" / "sim", compiler)
+    ops = {}
+    for name in OPS[:1] if args.forward_only else OPS:
+        out = args.build_dir / "ops" / "sim" / name
+        lib = simbuild.build_op(specs[name], REPO / "kernels", out, compiler)
+        ops[name] = simrun.SimOp(lib.library, specs[name])
+
+    gen = torch.Generator().manual_seed(2024)
+    cases = [
+        ("jagged B=32 N=4 D=128, lengths 1024 u^2", skewed_lengths(gen, 32, 1024), 4, 128, False),
+        ("jagged B=8 N=2 D=64, lengths U[1, 4096]", uniform_lengths(gen, 8, 4096), 2, 64, False),
+    ]
+    if not args.quick:
+        cases.append(("normal B=1 S=8000 N=1 D=128 (one head)", [8000], 1, 128, True))
+    rows = []
+    for name, lengths, heads, dim, normal in cases:
+        for op_name, op in ops.items():
+            for dtype in (torch.float32, torch.bfloat16):
+                backward = op_name == "hstu_dense_backward"
+                row = {"case": name, **run(op, backward, lengths, heads, dim, dtype, normal)}
+                if normal:
+                    row["seed_shape_modelled_ms"] = round(row["modelled_us"] * SEED_HEADS / 1e3, 2)
+                    row["seed_shape_roofline_ms"] = round(row["roofline_us"] * SEED_HEADS / 1e3, 2)
+                    row["seed_e2e_step_ms"] = SEED_STEPS[row["dtype"]]
+                rows.append(row)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    header = (
+        f"{'case':42} {'op':8} {'dtype':8} {'kept/iss':>8} {'traffic':>8} {'cube':>6} "
+        f"{'vector':>6} {'GM':>6} {'model us':>10} {'bound':>6} {'roof us':>9} {'sim s':>6}"
+    )
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        print(
+            f"{r['case']:42} {r['op']:8} {r['dtype']:8} {r['kept_over_issued']:8.3f} "
+            f"{r['traffic_ratio']:8.2f} {r['cube_balance']:6.3f} {r['vector_balance']:6.3f} "
+            f"{r['gm_balance']:6.3f} {r['modelled_us']:10.1f} {r['bound']:>6} "
+            f"{r['roofline_us']:9.1f} {r['sim_seconds']:6.1f}"
+        )
+    for r in rows:
+        if "seed_shape_modelled_ms" in r:
+            print(
+                f"seed shape B=32 S=8000 N=4 D=128 {r['dtype']}: modelled "
+                f"{r['seed_shape_modelled_ms']} ms {r['op']} "
+                f"(roofline {r['seed_shape_roofline_ms']} ms); seed 001 end-to-end training "
+                f"step: 910B {r['seed_e2e_step_ms']['910B']} ms, "
+                f"A800 {r['seed_e2e_step_ms']['A800']} ms"
+            )
+    print(
+        "\nkept/iss: causal MACs over Cube MACs issued; traffic: GM bytes over the inputs read and "
+        "the outputs written once; "
+        "cube / vector / GM: busiest core over the mean; model us: the emulator's roofline "
+        "estimate (bound: its term); roof us: the problem's roofline. Estimates with the SoC "
+        "table's figures, not measurements."
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
