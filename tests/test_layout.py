@@ -22,6 +22,7 @@ def test_every_operator_directory_has_its_test_file() -> None:
 
 def test_tool_tests_live_under_tests_recsdk_build() -> None:
     top = sorted(p.name for p in (REPO / "tests").glob("test_*.py"))
-    # Only product-level tests stay at the top: the CI entry, the real build, this layout test.
-    assert top == ["test_ci_entry.py", "test_layout.py", "test_real.py"]
+    # Only product-level tests stay at the top: the CI entry, formatting, this layout test and the
+    # real build.
+    assert top == ["test_ci_entry.py", "test_format.py", "test_layout.py", "test_real.py"]
     assert (REPO / "tests" / "recsdk_build" / "test_pipeline.py").is_file()

@@ -63,12 +63,8 @@ def test_catalogue_has_the_thirteen_operators(specs) -> None:
         "split_embedding_backward",
         "split_embedding_forward",
     ]
-    assert sorted(groups["hstu"]) == [
-        "dense_to_jagged",
-        "hstu_dense_backward",
-        "hstu_dense_forward",
-        "jagged_to_padded_dense",
-    ]
+    # `--only hstu` builds exactly the two HSTU operators; the jagged ones keep their own group.
+    assert sorted(groups["hstu"]) == ["hstu_dense_backward", "hstu_dense_forward"]
 
 
 def test_only_takes_names_and_groups(specs) -> None:
