@@ -15,42 +15,7 @@ namespace {
 // thread work.
 constexpr int64_t kChunk = int64_t{1} << 15;
 
-// Batch-local table of one partition; one per thread, reused across partitions and batches.
-// A slot is free unless it carries the current epoch, so a partition starts with an empty
-// table without clearing it: clearing would write twice the batch's size in slots per batch.
-struct LocalSlot {
-    int64_t key;
-    uint32_t index;
-    uint32_t epoch;
-};
-
-struct LocalTable {
-    std::vector<LocalSlot> slots;
-    uint32_t epoch = 0;
-
-    // Prepares an empty table for `elements` keys at load <= 1/2; returns its mask.
-    uint64_t reset(int64_t elements) {
-        uint64_t cap = 16;
-        while (cap < static_cast<uint64_t>(elements) * 2)
-            cap <<= 1;
-        if (slots.size() < cap) {
-            slots.assign(cap, LocalSlot{0, 0, 0});
-            epoch = 0;
-        }
-        if (++epoch == 0) {  // wrapped: stale slots could look current
-            std::fill(slots.begin(), slots.end(), LocalSlot{0, 0, 0});
-            epoch = 1;
-        }
-        return cap - 1;
-    }
-};
-
-LocalTable& local_table() {
-    thread_local LocalTable table;
-    return table;
-}
-
-void group_by_partition(const int64_t* ids, int64_t n, DedupWorkspace& w) {
+void group_partitions(const int64_t* ids, int64_t n, DedupWorkspace& w) {
     const int64_t parts = w.num_parts;
     const int lg = w.log2_parts;
     const int64_t chunks = w.num_chunks;
@@ -101,32 +66,25 @@ void group_by_partition(const int64_t* ids, int64_t n, DedupWorkspace& w) {
 void dedup_partition(DedupWorkspace& w, int64_t p) {
     const int64_t lo = w.begin[static_cast<size_t>(p)];
     const int64_t hi = w.begin[static_cast<size_t>(p + 1)];
-    LocalTable& table = local_table();
-    const uint64_t mask = table.reset(hi - lo);
-    const uint32_t epoch = table.epoch;
-    LocalSlot* slots = table.slots.data();
+    BatchTable& table = BatchTable::of_this_thread();
+    table.reset(hi - lo);
     uint32_t found = 0;
     // Probes depend on loads the hardware cannot predict: start the ones a few elements
     // ahead so that their cache misses overlap.
     constexpr int64_t kAhead = 8;
     for (int64_t e = lo; e < hi; ++e) {
         if (e + kAhead < hi)
-            __builtin_prefetch(slots + (w.elems[e + kAhead].hash & mask));
+            table.prefetch(w.elems[e + kAhead].hash);
         const DedupWorkspace::Element& x = w.elems[e];
-        for (uint64_t i = x.hash & mask;; i = (i + 1) & mask) {
-            LocalSlot& s = slots[i];
-            if (s.epoch != epoch) {
-                const uint32_t d = static_cast<uint32_t>(lo) + found++;
-                s = LocalSlot{x.id, d, epoch};
-                w.dist[d] = {x.id, -1, x.hash, x.pos, 1, 0};
-                w.slot[e] = d;
-                break;
-            }
-            if (s.key == x.id) {
-                ++w.dist[s.index].count;
-                w.slot[e] = s.index;
-                break;
-            }
+        const uint32_t next = static_cast<uint32_t>(lo) + found;
+        const uint32_t d = table.find_or_add(x.id, x.hash, next);
+        if (d == BatchTable::kAbsent) {
+            w.dist[next] = {x.id, -1, x.hash, x.pos, 1, 0};
+            w.slot[e] = next;
+            ++found;
+        } else {
+            ++w.dist[d].count;
+            w.slot[e] = d;
         }
     }
     w.distinct[static_cast<size_t>(p)] = found;
@@ -159,8 +117,28 @@ int dedup_log2_parts(int64_t n) {
     return std::min(std::max(lg, 0), 8);
 }
 
-void dedup(const int64_t* ids, int64_t n, int log2_parts, DedupWorkspace& w,
-           const std::function<void(int64_t)>* after_partition) {
+BatchTable& BatchTable::of_this_thread() {
+    thread_local BatchTable table;
+    return table;
+}
+
+uint64_t BatchTable::reset(int64_t keys) {
+    uint64_t cap = 16;
+    while (cap < static_cast<uint64_t>(keys) * 2)
+        cap <<= 1;  // load <= 1/2
+    if (slots_.size() < cap) {
+        slots_.assign(cap, Slot{0, 0, 0});
+        epoch_ = 0;
+    }
+    if (++epoch_ == 0) {  // wrapped: stale slots could look current
+        std::fill(slots_.begin(), slots_.end(), Slot{0, 0, 0});
+        epoch_ = 1;
+    }
+    mask_ = cap - 1;
+    return mask_;
+}
+
+void group(const int64_t* ids, int64_t n, int log2_parts, DedupWorkspace& w) {
     check_batch_size(n);
     w.n = n;
     w.log2_parts = log2_parts;
@@ -171,12 +149,12 @@ void dedup(const int64_t* ids, int64_t n, int log2_parts, DedupWorkspace& w,
     w.slot.ensure(cap);
     w.dist.ensure(cap);
     w.distinct.assign(static_cast<size_t>(w.num_parts), 0);
-    group_by_partition(ids, n, w);
-    parallel_tasks(w.num_parts, [&](int64_t p) {
-        dedup_partition(w, p);
-        if (after_partition != nullptr)
-            (*after_partition)(p);
-    });
+    group_partitions(ids, n, w);
+}
+
+void dedup(const int64_t* ids, int64_t n, int log2_parts, DedupWorkspace& w) {
+    group(ids, n, log2_parts, w);
+    parallel_tasks(w.num_parts, [&](int64_t p) { dedup_partition(w, p); });
     w.num_unique = std::accumulate(w.distinct.begin(), w.distinct.end(), int64_t{0});
 }
 

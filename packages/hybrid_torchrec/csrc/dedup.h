@@ -14,7 +14,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <vector>
 
 #include "common.h"
@@ -76,12 +75,46 @@ inline int64_t partition_of(uint64_t h, int log2_parts) {
     return log2_parts == 0 ? 0 : static_cast<int64_t>(h >> (64 - log2_parts));
 }
 
-// Groups and de-duplicates ids[0, n); sets num_unique.
-// `after_partition(p)`, if given, runs in the task that de-duplicated partition p, right
-// after it, while that partition's data is still in the core's cache. Parallel on the global
-// pool; nothing depends on the number of threads.
-void dedup(const int64_t* ids, int64_t n, int log2_parts, DedupWorkspace& w,
-           const std::function<void(int64_t)>* after_partition = nullptr);
+// Groups ids[0, n) by partition (elems, begin, run_end) and sizes the workspace: the first
+// half of dedup, for callers that de-duplicate partitions their own way.
+void group(const int64_t* ids, int64_t n, int log2_parts, DedupWorkspace& w);
+
+// A batch-local table: empty at every reset() without being cleared (slots carry the epoch
+// of their reset), so a partition pays only for the slots it touches. One per thread.
+class BatchTable {
+public:
+    static BatchTable& of_this_thread();
+    // Prepares an empty table for up to `keys` keys; returns its mask.
+    uint64_t reset(int64_t keys);
+    // The index stored for `key`, or stores `index` for it and returns kAbsent.
+    static constexpr uint32_t kAbsent = 0xffffffffu;
+    uint32_t find_or_add(int64_t key, uint64_t h, uint32_t index) {
+        for (uint64_t i = h & mask_;; i = (i + 1) & mask_) {
+            Slot& s = slots_[i];
+            if (s.epoch != epoch_) {
+                s = Slot{key, index, epoch_};
+                return kAbsent;
+            }
+            if (s.key == key)
+                return s.index;
+        }
+    }
+    void prefetch(uint64_t h) const { __builtin_prefetch(slots_.data() + (h & mask_)); }
+
+private:
+    struct Slot {
+        int64_t key;
+        uint32_t index;
+        uint32_t epoch;
+    };
+    std::vector<Slot> slots_;
+    uint64_t mask_ = 0;
+    uint32_t epoch_ = 0;
+};
+
+// Groups and de-duplicates ids[0, n) in batch-local tables; sets num_unique. Parallel on the
+// global pool; nothing depends on the number of threads.
+void dedup(const int64_t* ids, int64_t n, int log2_parts, DedupWorkspace& w);
 
 // Numbers the distinct ids in order of first occurrence (Distinct::global) and writes, at
 // each distinct id's number, the id, its count and its value (each output may be null).

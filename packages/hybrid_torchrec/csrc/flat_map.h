@@ -1,9 +1,10 @@
-// Open-addressing hash map from int64 ids to int64 values (rows, or batch-local indices).
+// Open-addressing hash map from int64 ids to table rows, one per partition of a mapper.
 //
-// Id and value share one 16-byte slot so that a hit costs one cache line. Every int64 is a
-// valid id (negative ids included), so emptiness is marked in the value (-1), not in the key.
-// Deletion shifts the rest of the probe run back instead of leaving tombstones, so tables
-// that evict for months do not slow down.
+// Id, row and a 32-bit scratch word share one 16-byte slot so that a hit costs one cache
+// line. Every int64 is a valid id (negative ids included), so emptiness is marked in the row
+// (-1), not in the key. Deletion shifts the rest of the probe run back instead of leaving
+// tombstones, so tables that evict for months do not slow down. A map holds at most 2^32
+// slots, so the low 32 bits of an id's hash address it.
 #pragma once
 
 #include <cstdint>
@@ -17,8 +18,10 @@ class FlatMap {
 public:
     struct Slot {
         int64_t key;
-        int64_t value;  // -1: empty
+        int32_t row;     // -1: empty
+        uint32_t batch;  // scratch of the current batch (the id's distinct index in it)
     };
+    static constexpr uint32_t kNoBatch = 0xffffffffu;
 
     // Linear probing stays short below this load.
     static constexpr uint64_t kMaxLoadNum = 7;
@@ -41,33 +44,49 @@ public:
             rehash(cap);
     }
 
-    // The value of `key`, or -1. `h` is hash_for_map(key).
+    // The slot of `key`, or null. `h` is (the low bits of) hash_for_map(key).
+    Slot* find_slot(int64_t key, uint64_t h) {
+        if (slots_.empty())
+            return nullptr;
+        for (uint64_t i = h & mask_;; i = (i + 1) & mask_) {
+            Slot& s = slots_[i];
+            if (s.row < 0)
+                return nullptr;
+            if (s.key == key)
+                return &s;
+        }
+    }
+
+    // The row of `key`, or -1.
     int64_t find(int64_t key, uint64_t h) const {
         if (slots_.empty())
             return -1;
         for (uint64_t i = h & mask_;; i = (i + 1) & mask_) {
             const Slot& s = slots_[i];
-            if (s.value < 0)
+            if (s.row < 0)
                 return -1;
             if (s.key == key)
-                return s.value;
+                return s.row;
         }
     }
 
-    void prefetch(uint64_t h) const {
+    // Starts loading the slot a probe for `h` begins at, with the intent to write: the probe
+    // may update the slot's scratch word, and a line fetched for reading would need a second
+    // transaction to become writable.
+    void prefetch_for_update(uint64_t h) const {
         if (!slots_.empty())
-            __builtin_prefetch(slots_.data() + (h & mask_));
+            __builtin_prefetch(slots_.data() + (h & mask_), 1);
     }
 
     // Inserts a key known to be absent.
-    void insert_new(int64_t key, uint64_t h, int64_t value) {
+    void insert_new(int64_t key, uint64_t h, int64_t row) {
         if (static_cast<uint64_t>(size_ + 1) * kMaxLoadDen > slots_.size() * kMaxLoadNum) {
             rehash(slots_.empty() ? 16 : slots_.size() * 2);
         }
         uint64_t i = h & mask_;
-        while (slots_[i].value >= 0)
+        while (slots_[i].row >= 0)
             i = (i + 1) & mask_;
-        slots_[i] = Slot{key, value};
+        slots_[i] = Slot{key, static_cast<int32_t>(row), kNoBatch};
         ++size_;
     }
 
@@ -77,7 +96,7 @@ public:
         uint64_t hole = h & mask_;
         for (;; hole = (hole + 1) & mask_) {
             const Slot& s = slots_[hole];
-            if (s.value < 0)
+            if (s.row < 0)
                 return false;
             if (s.key == key)
                 break;
@@ -86,7 +105,7 @@ public:
         // so that every remaining key stays reachable from its home without tombstones.
         for (uint64_t j = (hole + 1) & mask_;; j = (j + 1) & mask_) {
             const Slot& s = slots_[j];
-            if (s.value < 0)
+            if (s.row < 0)
                 break;
             const uint64_t home = hash_for_map(s.key) & mask_;
             if (((j - home) & mask_) >= ((j - hole) & mask_)) {
@@ -94,7 +113,7 @@ public:
                 hole = j;
             }
         }
-        slots_[hole].value = -1;
+        slots_[hole].row = -1;
         --size_;
         return true;
     }
@@ -103,13 +122,13 @@ private:
     void rehash(uint64_t capacity) {
         std::vector<Slot> old;
         old.swap(slots_);
-        slots_.assign(capacity, Slot{0, -1});
+        slots_.assign(capacity, Slot{0, -1, kNoBatch});
         mask_ = capacity - 1;
         for (const Slot& s : old) {
-            if (s.value < 0)
+            if (s.row < 0)
                 continue;
             uint64_t i = hash_for_map(s.key) & mask_;
-            while (slots_[i].value >= 0)
+            while (slots_[i].row >= 0)
                 i = (i + 1) & mask_;
             slots_[i] = s;
         }

@@ -81,21 +81,54 @@ void IdMapper::clear() {
     std::swap(t_, fresh);
 }
 
-void IdMapper::probe(DedupWorkspace& w, int64_t p) const {
-    const FlatMap& m = t_.maps[static_cast<size_t>(p)];
+// A mapped id's slot remembers the id's distinct index in the current batch, so an id the
+// table knows costs one probe per occurrence, with no batch-local table and no second lookup.
+// The remembered index is trusted only if it names a record of this batch for this id:
+// values left by earlier batches fail that test. Ids the table does not know go through the
+// batch-local table.
+void IdMapper::dedup_partition(DedupWorkspace& w, int64_t p) {
+    FlatMap& m = t_.maps[static_cast<size_t>(p)];
     const int64_t lo = w.begin[static_cast<size_t>(p)];
-    const int64_t end = lo + w.distinct[static_cast<size_t>(p)];
+    const int64_t hi = w.begin[static_cast<size_t>(p + 1)];
+    BatchTable& unmapped = BatchTable::of_this_thread();
+    unmapped.reset(hi - lo);
+    uint32_t found = 0;
     constexpr int64_t kAhead = 16;  // overlap the cache misses of consecutive probes
-    for (int64_t d = lo; d < end; ++d) {
-        if (d + kAhead < end)
-            m.prefetch(w.dist[d + kAhead].hash);
-        w.dist[d].value = m.find(w.dist[d].id, w.dist[d].hash);
+    for (int64_t e = lo; e < hi; ++e) {
+        if (e + kAhead < hi)
+            m.prefetch_for_update(w.elems[e + kAhead].hash);
+        const DedupWorkspace::Element& x = w.elems[e];
+        const uint32_t next = static_cast<uint32_t>(lo) + found;
+        FlatMap::Slot* s = m.find_slot(x.id, x.hash);
+        if (s != nullptr) {
+            const uint32_t d = s->batch;
+            if (d >= lo && d < next && w.dist[d].id == x.id) {
+                ++w.dist[d].count;
+                w.slot[e] = d;
+                continue;
+            }
+            s->batch = next;
+            w.dist[next] = {x.id, s->row, x.hash, x.pos, 1, 0};
+        } else {
+            const uint32_t d = unmapped.find_or_add(x.id, x.hash, next);
+            if (d != BatchTable::kAbsent) {
+                ++w.dist[d].count;
+                w.slot[e] = d;
+                continue;
+            }
+            w.dist[next] = {x.id, -1, x.hash, x.pos, 1, 0};
+        }
+        w.slot[e] = next;
+        ++found;
     }
+    w.distinct[static_cast<size_t>(p)] = found;
 }
 
 void IdMapper::dedup_and_probe(const int64_t* ids, int64_t n) {
-    const std::function<void(int64_t)> probe_partition = [this](int64_t p) { probe(ws_, p); };
-    dedup(ids, n, log2_parts_, ws_, &probe_partition);
+    DedupWorkspace& w = ws_;
+    group(ids, n, log2_parts_, w);
+    parallel_tasks(w.num_parts, [&](int64_t p) { dedup_partition(w, p); });
+    w.num_unique = std::accumulate(w.distinct.begin(), w.distinct.end(), int64_t{0});
 }
 
 int64_t IdMapper::take_free_row(Tables& t) {

@@ -112,9 +112,10 @@ private:
     int64_t take_free_row(Tables& t);
     void find_victims(int64_t needed, int64_t step, std::vector<int32_t>& victims) const;
     [[noreturn]] void throw_full(int64_t new_ids, int64_t evictable) const;
-    // Looks up partition p's distinct ids (d_value = row or -1).
-    void probe(DedupWorkspace& w, int64_t p) const;
-    // De-duplicates a batch and looks its distinct ids up.
+    // De-duplicates partition p of the grouped batch against the partition's hash map;
+    // Distinct::value = row, or -1 for ids without one.
+    void dedup_partition(DedupWorkspace& w, int64_t p);
+    // De-duplicates a batch and looks its distinct ids up (in ws_).
     void dedup_and_probe(const int64_t* ids, int64_t n);
 
     const int64_t capacity_;
