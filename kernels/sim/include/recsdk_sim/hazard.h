@@ -63,15 +63,19 @@
 // compiler synchronisation ("Cube侧编译器不支持自动插入任何类型的同步").
 //
 // ---- Granularity --------------------------------------------------------------------------
-// Ranges are exact for V, MTE and Cube accesses (a DMA's unified-buffer side is counted in the
-// 32-byte blocks it moves). Scalar accesses (GetValue/SetValue, one element each, often in long
-// loops at scattered indices) mark the whole tracked segment they fall in instead of splitting
-// it, which keeps the per-buffer lists short; the cost is that a scalar access may count as
-// touching neighbouring bytes of the same segment (more implicit compiler synchronisation with
-// auto sync; with auto sync off, possibly a report for bytes the scalar unit did not touch).
+// Ranges are tracked in whole 32-byte blocks: the unit the unified buffer is addressed in (DMA
+// and vector operands start 32-byte aligned, SIMD计算说明/连续计算.md, DataCopy_GMAndUB_continuous.md),
+// and a DMA into UB writes whole blocks (DataCopyPad's padding and dummy bytes), so two pipes
+// touching one block do conflict. It also keeps a buffer's list short when accesses are many and
+// small. Scalar accesses (GetValue/SetValue, one element each, often in long loops at scattered
+// indices) go further and mark the whole tracked segment they fall in instead of splitting it;
+// the cost is that a scalar access may count as touching neighbouring bytes of the same segment
+// (more implicit compiler synchronisation with auto sync; with auto sync off, possibly a report
+// for bytes the scalar unit did not touch).
 #ifndef RECSDK_SIM_HAZARD_H
 #define RECSDK_SIM_HAZARD_H
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -85,6 +89,7 @@ namespace recsdk::sim {
 enum class Pipe : uint8_t { S = 0, V, M, MTE1, MTE2, MTE3, FIX };
 constexpr int kPipes = 7;
 constexpr int kEventIds = 8;  // SetFlag_WaitFlag_ISASI.md: event ids 0-7 on Atlas A2/A3
+constexpr uintptr_t kHzBlock = 32;  // ranges are tracked in whole blocks of this many bytes
 
 inline const char* PipeShort(Pipe p) {
     static const char* const names[kPipes] = {"S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX"};
@@ -93,19 +98,20 @@ inline const char* PipeShort(Pipe p) {
 
 enum class Acc : uint8_t { kRead, kWrite };
 
-// One call's access: its pipe epoch and the call, for messages. epoch 0: none.
+// A call site: the API call and the kernel line (messages name both racing calls).
+struct HzSite {
+    const char* file;
+    int32_t line;
+    const char* call;
+};
+
+// One access: the pipe's epoch and the call site (an index into HazardState::sites). epoch 0:
+// none. Eight bytes, so that a buffer's history list stays cheap to splice.
 struct HzMark {
     uint32_t epoch = 0;
-    int32_t line = 0;
-    const char* file = nullptr;
-    const char* call = nullptr;
-    bool operator==(const HzMark& o) const {
-        return epoch == o.epoch && line == o.line && file == o.file && call == o.call;
-    }
+    uint32_t site = 0;
+    bool operator==(const HzMark& o) const { return epoch == o.epoch && site == o.site; }
     bool operator!=(const HzMark& o) const { return !(*this == o); }
-    std::string Str() const {
-        return std::string(call ? call : "?") + (line > 0 ? " at " : " ") + SrcLoc(file ? file : "", line).str();
-    }
 };
 
 // A byte range [begin, end) with one history: the last write by a non-scalar pipe (exact), the
@@ -113,10 +119,10 @@ struct HzMark {
 struct HzSeg {
     uintptr_t begin = 0;
     uintptr_t end = 0;
-    Pipe wpipe = Pipe::S;
     HzMark w;
     HzMark sw;
     HzMark r[kPipes];
+    Pipe wpipe = Pipe::S;
     bool SameHistory(const HzSeg& o) const {
         if (wpipe != o.wpipe || w != o.w || sw != o.sw) return false;
         for (int i = 0; i < kPipes; ++i) {
@@ -126,6 +132,8 @@ struct HzSeg {
     }
 };
 
+struct HazardState;
+
 // The access history of one buffer (a TBuf, or one buffer of a queue), sorted and disjoint.
 struct HazardRanges {
     std::vector<HzSeg> segs;
@@ -133,11 +141,17 @@ struct HazardRanges {
     uint64_t base_offset = 0;   // its offset in its memory
     const char* mem = "UB";
     const char* owner = "buffer";
-    // Scalar fast path: the segment the last scalar access verified, valid while `version`
-    // (bumped on every change of `segs`) stays the same.
-    uint64_t version = 0;
-    uint64_t s_version = ~uint64_t{0};
-    size_t s_idx = 0;
+    HazardState* state = nullptr;  // the core the buffer belongs to (set on first access)
+    // Fast path: per pipe and kind of access, the last one recorded (see HzAccess), valid while
+    // `version` (bumped on every change of `segs`) stays the same.
+    struct Hint {
+        uint64_t version = 0;
+        uintptr_t begin = 0;  // the segment it was recorded in
+        uintptr_t end = 0;
+        uint32_t epoch = 0;
+    };
+    uint64_t version = 1;
+    Hint hint[kPipes][2];
 };
 
 using HzClock = std::array<uint32_t, kPipes>;
@@ -145,25 +159,81 @@ using HzClock = std::array<uint32_t, kPipes>;
 struct HzFlag {
     bool set = false;
     HzClock snap{};
-    HzMark by;  // the SetFlag (or queue call) that set it
+    uint32_t by = 0;  // the site of the SetFlag (or queue call) that set it
 };
 
 struct HazardState {
-    explicit HazardState(bool auto_sync_) : auto_sync(auto_sync_) { epoch.fill(1); }
+    explicit HazardState(bool auto_sync_) : auto_sync(auto_sync_) {
+        epoch.fill(1);
+        sites.push_back(HzSite{"", 0, "?"});
+        slots.assign(256, 0);
+    }
     bool auto_sync;
     HzClock epoch;
     std::array<HzClock, kPipes> know{};
     HzFlag flags[kPipes][kPipes][kEventIds];
     uint8_t held[kPipes][kPipes] = {};  // AllocEventID'd ids per event (bit i: id i)
+    std::vector<HzSite> sites;          // interned call sites
+    std::vector<uint32_t> slots;        // open-addressing index into sites (0: empty)
+
+    struct Recent {
+        const char* file = nullptr;
+        const char* call = nullptr;
+        int32_t line = 0;
+        uint32_t id = 0;
+    };
+    Recent recent[64];  // direct-mapped cache in front of the table below
+
+    uint32_t Site(const char* call, const SrcLoc& loc) {
+        Recent& c = recent[(static_cast<uint32_t>(loc.line) ^ (reinterpret_cast<uintptr_t>(call) >> 4)) & 63u];
+        if (c.line == loc.line && c.file == loc.file && c.call == call) return c.id;
+        c = Recent{loc.file, call, loc.line, Intern(call, loc)};
+        return c.id;
+    }
+
+    uint32_t Intern(const char* call, const SrcLoc& loc) {
+        const uintptr_t key = reinterpret_cast<uintptr_t>(loc.file) * 31u + static_cast<uintptr_t>(loc.line) * 131u +
+                              reinterpret_cast<uintptr_t>(call);
+        size_t mask = slots.size() - 1;
+        for (size_t i = (key ^ (key >> 17)) & mask;; i = (i + 1) & mask) {
+            const uint32_t at = slots[i];
+            if (at == 0) break;
+            const HzSite& s = sites[at];
+            if (s.file == loc.file && s.line == loc.line && s.call == call) return at;
+        }
+        sites.push_back(HzSite{loc.file, loc.line, call});
+        const uint32_t id = static_cast<uint32_t>(sites.size() - 1);
+        if (sites.size() * 2 > slots.size()) {  // rehash at half load
+            slots.assign(slots.size() * 2, 0);
+            for (uint32_t k = 1; k < sites.size(); ++k) Place(k);
+        } else {
+            Place(id);
+        }
+        return id;
+    }
+    void Place(uint32_t id) {
+        const HzSite& s = sites[id];
+        const uintptr_t key = reinterpret_cast<uintptr_t>(s.file) * 31u + static_cast<uintptr_t>(s.line) * 131u +
+                              reinterpret_cast<uintptr_t>(s.call);
+        const size_t mask = slots.size() - 1;
+        size_t i = (key ^ (key >> 17)) & mask;
+        while (slots[i] != 0) i = (i + 1) & mask;
+        slots[i] = id;
+    }
+    std::string Str(uint32_t site) const {
+        const HzSite& s = sites[site < sites.size() ? site : 0];
+        return std::string(s.call ? s.call : "?") + (s.line > 0 ? " at " : " ") +
+               SrcLoc(s.file ? s.file : "", s.line).str();
+    }
 };
 
-inline HazardState& Hz() {
-    CoreState& c = Core();
+inline HazardState& Hz(CoreState& c) {
     if (!c.hazard) {
         c.hazard = HazardPtr(new HazardState(c.launch->cce_auto_sync), +[](HazardState* h) { delete h; });
     }
     return *c.hazard;
 }
+inline HazardState& Hz() { return Hz(Core()); }
 
 inline std::string EventName(Pipe src, Pipe dst) {
     return std::string(PipeShort(src)) + "_" + PipeShort(dst);
@@ -185,10 +255,6 @@ inline HzClock Release(HazardState& h, Pipe q) {
     return snap;
 }
 
-inline HzMark MarkOf(HazardState& h, Pipe p, const char* call, const SrcLoc& loc) {
-    return HzMark{h.epoch[static_cast<int>(p)], loc.line, loc.file, call};
-}
-
 enum class Kind : uint8_t { kRaw, kWaw, kWar };
 
 inline std::string Where(const HazardRanges& r, uintptr_t a, uintptr_t b) {
@@ -198,8 +264,8 @@ inline std::string Where(const HazardRanges& r, uintptr_t a, uintptr_t b) {
     return s;
 }
 
-[[noreturn]] inline void Report(const HazardRanges& r, const HzSeg& s, uintptr_t a, uintptr_t b, Pipe p, Kind k,
-                                Pipe q, const HzMark& earlier, const char* call, const SrcLoc& loc) {
+[[noreturn]] inline void Report(const HazardState& h, const HazardRanges& r, const HzSeg& s, uintptr_t a, uintptr_t b,
+                                Pipe p, Kind k, Pipe q, const HzMark& earlier, const char* call, const SrcLoc& loc) {
     static const char* const kinds[] = {"read-after-write", "write-after-write", "write-after-read"};
     const uintptr_t lo = a > s.begin ? a : s.begin;
     const uintptr_t hi = b < s.end ? b : s.end;
@@ -215,31 +281,35 @@ inline std::string Where(const HazardRanges& r, uintptr_t a, uintptr_t b) {
               ">, a queue's EnQue/DeQue or FreeTensor/AllocTensor, PipeBarrier<PIPE_ALL>() or SyncAll())";
     }
     Fail(call, loc,
-         std::string(kinds[static_cast<int>(k)]) + " hazard on " + Where(r, lo, hi) + ": " + earlier.Str() + " " +
-             verb + " them " + how);
+         std::string(kinds[static_cast<int>(k)]) + " hazard on " + Where(r, lo, hi) + ": " + h.Str(earlier.site) +
+             " " + verb + " them " + how);
 }
 
-// Is P's access ordered after `m` (an access by Q of kind `k`)? Applies the toolchain's own
-// synchronisation where it would insert it; fails otherwise.
-inline void Order(HazardState& h, const HazardRanges& r, const HzSeg& s, uintptr_t a, uintptr_t b, Pipe p, Kind k,
-                  Pipe q, const HzMark& m, const char* call, const SrcLoc& loc) {
-    if (m.epoch == 0) return;
+// P's access is not known to come after `m` (an access by Q of kind `k`): applies the
+// toolchain's own synchronisation where it would insert it; fails otherwise.
+[[gnu::noinline]] inline void Unordered(HazardState& h, const HazardRanges& r, const HzSeg& s, uintptr_t a, uintptr_t b,
+                                        Pipe p, Kind k, Pipe q, const HzMark& m, const char* call, const SrcLoc& loc) {
     const int pi = static_cast<int>(p);
-    if (h.know[pi][static_cast<int>(q)] >= m.epoch) return;
     if (q == p) {
         if (p == Pipe::S || k == Kind::kWar) return;
-        if (p == Pipe::V && h.auto_sync) {  // the compiler's PipeBarrier<PIPE_V>
-            h.know[pi][pi] = h.epoch[pi];
-            ++h.epoch[pi];
-            return;
-        }
-        Report(r, s, a, b, p, k, q, m, call, loc);
+        // The compiler's PipeBarrier<PIPE_V>. With auto sync on, a vector access never depends on
+        // what the vector pipe knows of itself, so the barrier needs no record (and the vector
+        // pipe keeps its epoch, which keeps the histories of consecutive vector ops mergeable).
+        if (p == Pipe::V && h.auto_sync) return;
+        Report(h, r, s, a, b, p, k, q, m, call, loc);
     }
     if (h.auto_sync && (p == Pipe::S || q == Pipe::S)) {  // the compiler's Set/Wait pair
         Merge(h.know[pi], Release(h, q));
         return;
     }
-    Report(r, s, a, b, p, k, q, m, call, loc);
+    Report(h, r, s, a, b, p, k, q, m, call, loc);
+}
+
+// Is P's access ordered after `m`? (The common answer, yes, without a call.)
+inline void Order(HazardState& h, const HazardRanges& r, const HzSeg& s, uintptr_t a, uintptr_t b, Pipe p, Kind k,
+                  Pipe q, const HzMark& m, const char* call, const SrcLoc& loc) {
+    if (m.epoch == 0 || h.know[static_cast<int>(p)][static_cast<int>(q)] >= m.epoch) return;
+    Unordered(h, r, s, a, b, p, k, q, m, call, loc);
 }
 
 inline void Check(HazardState& h, const HazardRanges& r, const HzSeg& s, uintptr_t a, uintptr_t b, Pipe p, Acc acc,
@@ -261,26 +331,17 @@ inline void Check(HazardState& h, const HazardRanges& r, const HzSeg& s, uintptr
     Order(h, r, s, a, b, p, Kind::kWaw, s.wpipe, s.w, call, loc);
 }
 
-// Records the access on segment `s` (which lies inside the accessed range, or for a scalar
-// access overlaps it). Returns whether the history changed.
-inline bool Apply(HzSeg& s, Pipe p, Acc acc, const HzMark& m) {
-    if (p == Pipe::S) {
-        HzMark& slot = acc == Acc::kRead ? s.r[0] : s.sw;
-        if (slot == m) return false;
-        slot = m;
-        return true;
-    }
-    if (acc == Acc::kRead) {
-        HzMark& slot = s.r[static_cast<int>(p)];
-        if (slot == m) return false;
-        slot = m;
-        return true;
-    }
+// The mark a segment keeps of this kind of access by `p`.
+inline HzMark& MarkSlot(HzSeg& s, Pipe p, Acc acc) {
+    if (acc == Acc::kRead) return s.r[static_cast<int>(p)];
+    return s.sw;  // only scalar writes are recorded as marks; other writes replace the history
+}
+
+inline void SetWrite(HzSeg& s, Pipe p, const HzMark& m) {
     s.wpipe = p;
     s.w = m;
     s.sw = HzMark{};
     for (auto& rd : s.r) rd = HzMark{};
-    return true;
 }
 
 // Index of the first segment ending after `a`.
@@ -297,18 +358,188 @@ inline size_t FirstAfter(const std::vector<HzSeg>& v, uintptr_t a) {
     return lo;
 }
 
-inline void MergeAround(std::vector<HzSeg>& v, size_t from, size_t to) {
-    if (v.empty()) return;
+// Merges equal neighbours among v[from - 1 .. to]; returns how many segments went.
+inline size_t MergeAround(std::vector<HzSeg>& v, size_t from, size_t to) {
+    if (v.empty()) return 0;
     size_t k = from > 0 ? from - 1 : 0;
     size_t last = to < v.size() ? to : v.size() - 1;
-    while (k < last && k + 1 < v.size()) {
-        if (v[k].end == v[k + 1].begin && v[k].SameHistory(v[k + 1])) {
-            v[k].end = v[k + 1].end;
-            v.erase(v.begin() + static_cast<std::ptrdiff_t>(k) + 1);
-            --last;
+    size_t w = k;  // compact in place: v[w] is the segment being grown
+    size_t gone = 0;
+    for (size_t i = k + 1; i <= last; ++i) {
+        if (v[w].end == v[i].begin && v[w].SameHistory(v[i])) {
+            v[w].end = v[i].end;
+            ++gone;
         } else {
-            ++k;
+            ++w;
+            if (w != i) v[w] = v[i];
         }
+    }
+    if (gone != 0) v.erase(v.begin() + static_cast<std::ptrdiff_t>(last + 1 - gone),
+                           v.begin() + static_cast<std::ptrdiff_t>(last + 1));
+    return gone;
+}
+
+// A write by a non-scalar pipe: [a, b) gets one fresh history; the segments it covers go.
+inline void RecordWrite(std::vector<HzSeg>& v, size_t i, uintptr_t a, uintptr_t b, Pipe p, const HzMark& m) {
+    // Exactly one segment: its history is replaced in place.
+    if (i < v.size() && v[i].begin == a && v[i].end == b) {
+        SetWrite(v[i], p, m);
+        MergeAround(v, i, i + 1);
+        return;
+    }
+    // Writing on from where the same write left off, inside one segment: move the boundary.
+    if (i > 0 && i < v.size() && v[i].begin == a && v[i - 1].end == a && b < v[i].end && v[i - 1].wpipe == p &&
+        v[i - 1].w == m && v[i - 1].sw.epoch == 0) {
+        bool clean = true;
+        for (const auto& rd : v[i - 1].r) clean = clean && rd.epoch == 0;
+        if (clean) {
+            v[i - 1].end = b;
+            v[i].begin = b;
+            return;
+        }
+    }
+    size_t j = i;
+    while (j < v.size() && v[j].begin < b) ++j;
+    HzSeg nw;
+    nw.begin = a;
+    nw.end = b;
+    SetWrite(nw, p, m);
+    HzSeg parts[3];
+    size_t n = 0;
+    if (i < j && v[i].begin < a) {
+        parts[n] = v[i];
+        parts[n++].end = a;
+    }
+    parts[n++] = nw;
+    if (i < j && v[j - 1].end > b) {
+        parts[n] = v[j - 1];
+        parts[n++].begin = b;
+    }
+    const size_t old = j - i;
+    const auto at = v.begin() + static_cast<std::ptrdiff_t>(i);
+    if (n <= old) {
+        std::copy(parts, parts + n, at);
+        v.erase(at + static_cast<std::ptrdiff_t>(n), at + static_cast<std::ptrdiff_t>(old));
+    } else {
+        std::copy(parts, parts + old, at);
+        v.insert(at + static_cast<std::ptrdiff_t>(old), parts + old, parts + n);
+    }
+    MergeAround(v, i, i + n);
+}
+
+// A read by a non-scalar pipe: its mark on exactly [a, b), splitting the segments at the ends
+// and filling bytes nothing touched yet.
+inline void RecordRead(std::vector<HzSeg>& v, size_t i, uintptr_t a, uintptr_t b, Pipe p, const HzMark& m) {
+    const int pi = static_cast<int>(p);
+    // Reading on from where the same read left off (consecutive DMAs out of one buffer): move the
+    // boundary between the two segments instead of splitting and merging.
+    if (i > 0 && i < v.size() && v[i].begin == a && v[i - 1].end == a && b < v[i].end && v[i - 1].r[pi] == m) {
+        HzSeg probe = v[i];
+        probe.r[pi] = m;
+        if (probe.SameHistory(v[i - 1])) {
+            v[i - 1].end = b;
+            v[i].begin = b;
+            return;
+        }
+    }
+    if (i < v.size() && v[i].begin < a) {
+        HzSeg right = v[i];
+        right.begin = a;
+        v[i].end = a;
+        v.insert(v.begin() + static_cast<std::ptrdiff_t>(i) + 1, right);
+        ++i;
+    }
+    const size_t first = i;
+    uintptr_t cur = a;
+    while (cur < b) {
+        if (i < v.size() && v[i].begin <= cur) {
+            if (v[i].end > b) {
+                HzSeg right = v[i];
+                right.begin = b;
+                v[i].end = b;
+                v.insert(v.begin() + static_cast<std::ptrdiff_t>(i) + 1, right);
+            }
+            v[i].r[static_cast<int>(p)] = m;
+            cur = v[i].end;
+            ++i;
+        } else {
+            const uintptr_t gap_end = i < v.size() && v[i].begin < b ? v[i].begin : b;
+            HzSeg s;
+            s.begin = cur;
+            s.end = gap_end;
+            s.r[static_cast<int>(p)] = m;
+            v.insert(v.begin() + static_cast<std::ptrdiff_t>(i), s);
+            ++i;
+            cur = gap_end;
+        }
+    }
+    MergeAround(v, first, i);
+}
+
+// A scalar access: its mark on every segment [a, b) overlaps (no splitting), and on the bytes
+// in between nothing touched yet.
+// Returns whether the history changed.
+inline bool RecordScalar(std::vector<HzSeg>& v, size_t i, uintptr_t a, uintptr_t b, Acc acc, const HzMark& m) {
+    const size_t first = i;
+    bool changed = false;
+    uintptr_t cur = a;
+    while (cur < b) {
+        if (i < v.size() && v[i].begin <= cur) {
+            HzMark& slot = MarkSlot(v[i], Pipe::S, acc);
+            changed = changed || slot != m;
+            slot = m;
+            cur = v[i].end;
+            ++i;
+        } else {
+            changed = true;
+            const uintptr_t gap_end = i < v.size() && v[i].begin < b ? v[i].begin : b;
+            HzSeg s;
+            s.begin = cur;
+            s.end = gap_end;
+            MarkSlot(s, Pipe::S, acc) = m;
+            v.insert(v.begin() + static_cast<std::ptrdiff_t>(i), s);
+            ++i;
+            cur = gap_end;
+        }
+    }
+    if (changed) MergeAround(v, first, i);
+    return changed;
+}
+
+}  // namespace hz_detail
+
+namespace hz_detail {
+
+inline void AccessSlow(HazardState& h, HazardRanges& r, uintptr_t a, uintptr_t b, Pipe p, Acc acc, const char* call,
+                       const SrcLoc& loc) {
+    std::vector<HzSeg>& v = r.segs;
+    const int pi = static_cast<int>(p);
+    size_t i = FirstAfter(v, a);
+    // Inside one segment this pipe already read (or the scalar unit wrote) in this epoch: a write
+    // since would have cleared that mark, so a read needs nothing; a scalar write still checks
+    // the readers that may have come since. The record would not change.
+    if ((acc == Acc::kRead || p == Pipe::S) && i < v.size() && v[i].begin <= a && b <= v[i].end &&
+        MarkSlot(v[i], p, acc).epoch == h.epoch[pi]) {
+        if (acc == Acc::kWrite) Check(h, r, v[i], a, b, p, acc, call, loc);
+        if (MarkSlot(v[i], p, acc).epoch == h.epoch[pi]) {  // the check started no new epoch
+            r.hint[pi][static_cast<int>(acc)] = HazardRanges::Hint{r.version, v[i].begin, v[i].end, h.epoch[pi]};
+            return;
+        }
+    }
+    for (size_t k = i; k < v.size() && v[k].begin < b; ++k) Check(h, r, v[k], a, b, p, acc, call, loc);
+    const HzMark m{h.epoch[pi], h.Site(call, loc)};  // after the checks: they may start a new epoch
+    bool changed = true;
+    if (p == Pipe::S) {
+        changed = RecordScalar(v, i, a, b, acc, m);
+    } else if (acc == Acc::kRead) {
+        RecordRead(v, i, a, b, p, m);
+    } else {
+        RecordWrite(v, i, a, b, p, m);
+    }
+    if (changed) ++r.version;  // unchanged, the other fast-path hints stay valid
+    if (acc == Acc::kRead || p == Pipe::S) {
+        const HzSeg& s = v[FirstAfter(v, a)];
+        r.hint[pi][static_cast<int>(acc)] = HazardRanges::Hint{r.version, s.begin, s.end, m.epoch};
     }
 }
 
@@ -317,68 +548,22 @@ inline void MergeAround(std::vector<HzSeg>& v, size_t from, size_t to) {
 // See the API list at the top.
 inline void HzAccess(HazardRanges& r, const void* ptr, uint64_t bytes, Pipe p, Acc acc, const char* call,
                      const SrcLoc& loc) {
-    using namespace hz_detail;
     if (bytes == 0) return;
-    HazardState& h = Hz();
-    const uintptr_t a = reinterpret_cast<uintptr_t>(ptr);
-    const uintptr_t b = a + bytes;
-    std::vector<HzSeg>& v = r.segs;
-    const HzMark m = MarkOf(h, p, call, loc);
-    if (p == Pipe::S && r.s_version == r.version && r.s_idx < v.size()) {
-        const HzSeg& s = v[r.s_idx];
-        // The segment's history is what the last scalar check left, and the epoch is the same:
-        // the same check would pass again (knowledge only grows).
-        if (s.begin <= a && b <= s.end && (acc == Acc::kRead ? s.r[0] : s.sw) == m) return;
-    }
-    size_t i = FirstAfter(v, a);
-    for (size_t k = i; k < v.size() && v[k].begin < b; ++k) Check(h, r, v[k], a, b, p, acc, call, loc);
-    const HzMark rec = MarkOf(h, p, call, loc);  // the checks may have moved p to a new epoch
-    bool changed = false;
-    if (p != Pipe::S) {
-        if (i < v.size() && v[i].begin < a) {  // split the segment `a` falls in
-            HzSeg right = v[i];
-            right.begin = a;
-            v[i].end = a;
-            v.insert(v.begin() + static_cast<std::ptrdiff_t>(i) + 1, right);
-            ++i;
-            changed = true;
-        }
-    }
-    const size_t first = i;
-    uintptr_t cur = a;
-    while (cur < b) {
-        if (i < v.size() && v[i].begin <= cur) {
-            if (p != Pipe::S && v[i].end > b) {  // split at `b`
-                HzSeg right = v[i];
-                right.begin = b;
-                v[i].end = b;
-                v.insert(v.begin() + static_cast<std::ptrdiff_t>(i) + 1, right);
-                changed = true;
-            }
-            changed = Apply(v[i], p, acc, rec) || changed;
-            cur = v[i].end;
-            ++i;
-        } else {  // bytes nothing touched yet
-            const uintptr_t gap_end = i < v.size() && v[i].begin < b ? v[i].begin : b;
-            HzSeg s;
-            s.begin = cur;
-            s.end = gap_end;
-            Apply(s, p, acc, rec);
-            v.insert(v.begin() + static_cast<std::ptrdiff_t>(i), s);
-            ++i;
-            cur = gap_end;
-            changed = true;
-        }
-    }
-    if (changed) {
-        MergeAround(v, first, i);
-        ++r.version;
-    }
-    if (p == Pipe::S) {
-        const size_t k = FirstAfter(v, a);
-        r.s_idx = k;
-        r.s_version = r.version;
-    }
+    // A buffer belongs to one core (TPipe::InitBuffer carves it there), so its core's state can
+    // be remembered instead of looked up through the thread-local current core every time.
+    HazardState& h = r.state != nullptr ? *r.state : *(r.state = &Hz());
+    // Whole 32-byte blocks (see Granularity above).
+    const uintptr_t a = reinterpret_cast<uintptr_t>(ptr) & ~uintptr_t{kHzBlock - 1};
+    const uintptr_t b = (reinterpret_cast<uintptr_t>(ptr) + bytes + kHzBlock - 1) & ~uintptr_t{kHzBlock - 1};
+    // A read, or a scalar write (the hardware keeps the scalar pipe in order), by the pipe and kind
+    // of access that last recorded one in the segment holding [a, b), in the same epoch, with the
+    // buffer's history unchanged since: the same checks would pass again (knowledge only grows),
+    // and the segment already says this pipe accessed all of it in this epoch (from the call site
+    // it names, which a report would name). This is most scalar loops and repeated DMAs.
+    const int pi = static_cast<int>(p);
+    const HazardRanges::Hint& t = r.hint[pi][static_cast<int>(acc)];
+    if (t.version == r.version && t.begin <= a && b <= t.end && t.epoch == h.epoch[pi]) return;
+    hz_detail::AccessSlow(h, r, a, b, p, acc, call, loc);
 }
 
 inline void HzSetFlag(Pipe src, Pipe dst, int32_t id, const char* call, const SrcLoc& loc) {
@@ -387,12 +572,12 @@ inline void HzSetFlag(Pipe src, Pipe dst, int32_t id, const char* call, const Sr
     if (f.set) {
         Fail(call, loc,
              "SetFlag<HardEvent::" + EventName(src, dst) + ">(" + std::to_string(id) + ") while the flag is still set by " +
-                 f.by.Str() + " with no WaitFlag since: two SetFlag on one event id in a row are undefined "
+                 h.Str(f.by) + " with no WaitFlag since: two SetFlag on one event id in a row are undefined "
                  "(SetFlag_WaitFlag_ISASI.md); use another id (TPipe::AllocEventID)");
     }
     f.set = true;
     f.snap = hz_detail::Release(h, src);
-    f.by = HzMark{1, loc.line, loc.file, call};
+    f.by = h.Site(call, loc);
 }
 
 inline void HzWaitFlag(Pipe src, Pipe dst, int32_t id, const char* call, const SrcLoc& loc) {

@@ -76,6 +76,17 @@ template <typename T>
 inline void VecWrite(const AscendC::LocalTensor<T>& t, uint64_t count, const char* call, const SrcLoc& loc) {
     t.SimAccess(0, count * sizeof(T), Pipe::V, Acc::kWrite, call, loc);
 }
+// A source the instruction also overwrites in place (dst == src): the write's checks cover the
+// read's (same bytes, same pipe), and the write replaces its record.
+template <typename T, typename U>
+inline void VecReadSrc(const AscendC::LocalTensor<T>& src, const AscendC::LocalTensor<U>& dst, uint64_t count,
+                       const char* call, const SrcLoc& loc) {
+    if (static_cast<const void*>(src.SimData()) == static_cast<const void*>(dst.SimData()) &&
+        count * sizeof(T) <= uint64_t(dst.GetLength())) {
+        return;
+    }
+    VecRead(src, count, call, loc);
+}
 
 template <bool ok, typename T>
 inline void VecType(const char* call, const SrcLoc& loc) {
@@ -111,7 +122,7 @@ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int
         recsdk::sim::VecType<recsdk::sim::kArithType<T>, T>(#NAME, loc);                                   \
         recsdk::sim::VecOperand(dst, count, #NAME, loc);                                                   \
         recsdk::sim::VecOperand(src, count, #NAME, loc);                                                   \
-        recsdk::sim::VecRead(src, count, #NAME, loc);                                                      \
+        recsdk::sim::VecReadSrc(src, dst, count, #NAME, loc);                                              \
         recsdk::sim::VecWrite(dst, count, #NAME, loc);                                                     \
         const T s = static_cast<T>(scalarValue);                                                           \
         T* d = dst.SimData();                                                                              \
@@ -138,8 +149,8 @@ RECSDK_SIM_SCALAR_OP(Mins, (s < x ? s : x))
         recsdk::sim::VecOperand(dst, count, #NAME, loc);                                                   \
         recsdk::sim::VecOperand(src0, count, #NAME, loc);                                                  \
         recsdk::sim::VecOperand(src1, count, #NAME, loc);                                                  \
-        recsdk::sim::VecRead(src0, count, #NAME, loc);                                                     \
-        recsdk::sim::VecRead(src1, count, #NAME, loc);                                                     \
+        recsdk::sim::VecReadSrc(src0, dst, count, #NAME, loc);                                             \
+        recsdk::sim::VecReadSrc(src1, dst, count, #NAME, loc);                                             \
         recsdk::sim::VecWrite(dst, count, #NAME, loc);                                                     \
         T* d = dst.SimData();                                                                              \
         const T* a = src0.SimData();                                                                       \
