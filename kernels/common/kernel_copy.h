@@ -1,7 +1,12 @@
 // Kernel helpers shared by the copy-style operators (AscendC, device code).
 //
 // - PipeSync<E>(): the SetFlag/WaitFlag pair that orders two pipes of a core when a buffer
-//   outside a queue (TBuf) passes from one to the other (e.g. MTE2_S: DMA in, then scalar reads).
+//   outside a queue (TBuf) passes from one to the other (e.g. MTE2_V: DMA in, then vector work;
+//   V_MTE2 before the next DMA into a buffer the vector unit read). The id is FetchEventID's:
+//   the lowest one no queue buffer or AllocEventID holds, free again right after the Wait.
+//   Scalar and V-after-V orderings are the compiler's (--cce-auto-sync); a PipeSync for them
+//   duplicates one it inserts (核内同步/关键特性说明.md warns that duplicates cost time and may
+//   upset the program's logic). The sim reports a missing PipeSync (recsdk_sim/hazard.h).
 // - GmCopier<T>: global memory -> UB -> global memory through a double-buffered TQueBind; any
 //   addresses and lengths (DataCopyPad), no vector work.
 // - GmFiller<T>: writes one value repeatedly; the value arrives as the element's bit pattern

@@ -96,6 +96,8 @@ GOOD_HAZARD = {
     "good_hazard_barriers": (4, False),
     "good_event_ids": (1, True),
     "good_hazard_model": (1, False),
+    "good_tquesync": (1, True),
+    "good_free_all_event": (1, True),
     # What the compiler synchronises by itself is not a hazard when it does.
     "bad_hazard_mte2_s": (1, True),
     "bad_hazard_v_v": (1, True),

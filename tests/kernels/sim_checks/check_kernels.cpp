@@ -609,6 +609,45 @@ void bad_event_ids_exhausted() {  // eight ids per event
 }
 
 
+// EnQue.md/DeQue.md: with user positions, DeQue must name the path EnQue did (its Wait pairs
+// with that Set).
+void bad_deque_other_path() {
+    TPipe pipe;
+    TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> que;
+    pipe.InitBuffer(que, 1, 256);
+    GlobalTensor<float> src;
+    src.SetGlobalBuffer((__gm__ float*)In(), kN);
+    LocalTensor<float> t = que.AllocTensor<float>();
+    DataCopy(t, src, 64);
+    que.EnQue<TPosition::GM, TPosition::VECIN, float>(t);
+    t = que.DeQue<TPosition::VECOUT, TPosition::GM, float>();
+    que.FreeTensor(t);
+}
+
+void good_tquesync() {  // 核内同步/TQueSync模板参数.md: the same ordering, named by pipes
+    HazardBufs h;
+    DataCopy(h.x, h.src, 64);
+    TQueSync<PIPE_MTE2, PIPE_V> sync;
+    sync.SetFlag(0);
+    sync.WaitFlag(0);
+    Muls(h.y, h.x, 2.0f, 64);
+}
+
+void good_free_all_event() {  // FreeAllEvent.md: the freed buffers' event ids come back
+    TPipe pipe;
+    TQue<TPosition::VECIN, 1> que;
+    pipe.InitBuffer(que, 2, 256);
+    LocalTensor<float> a = que.AllocTensor<float>();
+    LocalTensor<float> b = que.AllocTensor<float>();
+    que.FreeTensor(a);
+    que.FreeTensor(b);
+    Expect(pipe.FetchEventID(HardEvent::V_MTE2) == 2, "two freed buffers hold V_MTE2 ids 0 and 1");
+    que.FreeAllEvent();
+    Expect(pipe.FetchEventID(HardEvent::V_MTE2) == 0, "FreeAllEvent released them");
+    LocalTensor<float> c = que.AllocTensor<float>();
+    que.FreeTensor(c);
+}
+
 // The interval bookkeeping of the checker (splitting, merging, fast paths) against a plain
 // per-block model of the same rules: random reads and writes by V, MTE2 and MTE3 over one
 // buffer, random SetFlag/WaitFlag pairs and barriers; every access must be reported exactly
@@ -767,6 +806,9 @@ const std::map<std::string, std::function<void()>>& Cases() {
         {"bad_release_event_id", bad_release_event_id},
         {"bad_event_ids_exhausted", bad_event_ids_exhausted},
         {"good_hazard_model", good_hazard_model},
+        {"bad_deque_other_path", bad_deque_other_path},
+        {"good_tquesync", good_tquesync},
+        {"good_free_all_event", good_free_all_event},
     };
     return cases;
 }

@@ -19,8 +19,11 @@
 //   HzOrder(q, p)   an ordering the toolchain inserts by itself (Q's work so far completes
 //                   before P's next instruction).
 // Memory spaces plug in by owning a HazardRanges per buffer: UB buffers get theirs from
-// TPipe::InitBuffer; L1/L0A/L0B/L0C buffers (Cube) do the same with their own pipes
-// (MTE2 GM->L1, MTE1 L1->L0A/L0B, M reading L0A/L0B and writing L0C, FIX reading L0C).
+// TPipe::InitBuffer (BufSlot::hz); L1/L0A/L0B/L0C buffers would do the same with their pipes
+// (MTE2 GM->L1, MTE1 L1->L0A/L0B, M reading L0A/L0B and writing L0C, FIX reading L0C; queue
+// events for those positions are in pipe.h QueueEvent). A HazardRanges belongs to the core that
+// carved its buffer (it caches that core's state). The Matmul emulation records only its
+// unified-buffer accesses (GetTensorC into VECIN): its L1/L0 traffic is the library's own.
 //
 // ---- The model (vector clocks over epochs) ------------------------------------------------
 // Each pipe P has an epoch counter; an access is recorded as (pipe, epoch). know[P][Q] is the
@@ -56,11 +59,23 @@
 // cce_auto_sync), a conflict involving PIPE_S is not an error: the checker does what the
 // compiler does at that point - a Set/Wait pair from the earlier pipe to the later one just
 // before the instruction (the placement the page's --cce-auto-sync-log example shows) - and a
-// V-after-V dependence gets the compiler's PipeBarrier<PIPE_V>. Since the compiler inserts these
-// only where the instructions depend on each other, they order nothing else. With auto sync
+// V-after-V dependence gets the compiler's PipeBarrier<PIPE_V> (which needs no record: with auto
+// sync no vector access depends on what the vector pipe knows of itself). Since the compiler
+// inserts these only where the instructions depend on each other, they order nothing else. With auto sync
 // off (KernelRun::cce_auto_sync = false, or RECSDK_SIM_CCE_AUTO_SYNC=off in the environment),
 // every pipe pair needs the kernel's own synchronisation. Cube pipes (M, MTE1, FIX) get no
 // compiler synchronisation ("Cube侧编译器不支持自动插入任何类型的同步").
+//
+// ---- Where the reference is silent ----------------------------------------------------------
+// - Which events a queue issues: asc-devkit's implementation (see pipe.h).
+// - SyncAll: a PipeBarrier<PIPE_ALL> of the core (sync.h; dav_c220 SyncAllImpl starts with one).
+// - TPipe destruction (and Destroy): PipeBarrier<PIPE_ALL> after waiting for the queue buffers'
+//   free events (kernel_tpipe_impl.h ~TPipe -> Destroy); Reset only waits for those events.
+// - Write after read on one pipe: ordered (above).
+// - Global memory is not tracked: a core's own GM accesses (MTE3 writing what MTE2 reads back,
+//   overlapping MTE3 destinations) would need every DMA's GM range kept until both DMA pipes are
+//   known past it, and kernels issue millions of scattered DMAs with no MTE3 -> MTE2 ordering in
+//   between (invert_permute), so the cost has no bound here.
 //
 // ---- Granularity --------------------------------------------------------------------------
 // Ranges are tracked in whole 32-byte blocks: the unit the unified buffer is addressed in (DMA
