@@ -66,6 +66,7 @@ BAD = {
         "TPipe::AllocEventID",
         "all 8 event ids of HardEvent::S_MTE3",
     ),
+    "bad_deque_other_path": (1, CHECK_FAILED, "TQue::DeQue", "another path than the EnQue"),
 }
 
 # Pipe hazards: case -> (compiled with --cce-auto-sync, the earlier call, the reported call, what the
