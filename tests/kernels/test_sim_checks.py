@@ -69,8 +69,8 @@ BAD = {
     "bad_deque_other_path": (1, CHECK_FAILED, "TQue::DeQue", "another path than the EnQue"),
 }
 
-# Pipe hazards: case -> (compiled with --cce-auto-sync, the earlier call, the reported call, what the
-# message says). The two calls carry "// @hz <case> 1" / "2" in check_kernels.cpp.
+# Pipe hazards: case -> (compiled with --cce-auto-sync, the earlier call, the reported call, what
+# the message says). The two calls carry "// @hz <case> 1" / "2" in check_kernels.cpp.
 HAZARDS = {
     "bad_hazard_mte2_v": (True, "DataCopy(GM->UB)", "Muls", "read-after-write"),
     "bad_hazard_v_mte3": (True, "Duplicate", "DataCopy(UB->GM)", "read-after-write"),
