@@ -19,77 +19,114 @@ namespace mxrec::cann {
 
 inline bool FromGe(ge::DataType t, DType* out) {
     switch (t) {
-        case ge::DT_FLOAT: *out = DType::kFloat32; return true;
-        case ge::DT_FLOAT16: *out = DType::kFloat16; return true;
-        case ge::DT_BF16: *out = DType::kBFloat16; return true;
-        case ge::DT_INT32: *out = DType::kInt32; return true;
-        case ge::DT_INT64: *out = DType::kInt64; return true;
-        case ge::DT_INT8: *out = DType::kInt8; return true;
-        case ge::DT_UINT8: *out = DType::kUInt8; return true;
-        case ge::DT_INT16: *out = DType::kInt16; return true;
-        case ge::DT_BOOL: *out = DType::kBool; return true;
-        case ge::DT_DOUBLE: *out = DType::kFloat64; return true;
-        default: return false;
+        case ge::DT_FLOAT:
+            *out = DType::kFloat32;
+            return true;
+        case ge::DT_FLOAT16:
+            *out = DType::kFloat16;
+            return true;
+        case ge::DT_BF16:
+            *out = DType::kBFloat16;
+            return true;
+        case ge::DT_INT32:
+            *out = DType::kInt32;
+            return true;
+        case ge::DT_INT64:
+            *out = DType::kInt64;
+            return true;
+        case ge::DT_INT8:
+            *out = DType::kInt8;
+            return true;
+        case ge::DT_UINT8:
+            *out = DType::kUInt8;
+            return true;
+        case ge::DT_INT16:
+            *out = DType::kInt16;
+            return true;
+        case ge::DT_BOOL:
+            *out = DType::kBool;
+            return true;
+        case ge::DT_DOUBLE:
+            *out = DType::kFloat64;
+            return true;
+        default:
+            return false;
     }
 }
 
-inline bool Describe(const gert::StorageShape* shape, const gert::CompileTimeTensorDesc* desc, TensorDesc* out) {
+inline bool Describe(const gert::StorageShape* shape, const gert::CompileTimeTensorDesc* desc,
+                     TensorDesc* out) {
     out->present = shape != nullptr && desc != nullptr;
-    if (!out->present) return true;
-    if (!FromGe(desc->GetDataType(), &out->dtype)) return false;
+    if (!out->present)
+        return true;
+    if (!FromGe(desc->GetDataType(), &out->dtype))
+        return false;
     const gert::Shape& s = shape->GetStorageShape();
     out->ndim = static_cast<int32_t>(s.GetDimNum());
-    if (out->ndim > 8) return false;
-    for (int32_t i = 0; i < out->ndim; ++i) out->dims[i] = s.GetDim(i);
+    if (out->ndim > 8)
+        return false;
+    for (int32_t i = 0; i < out->ndim; ++i)
+        out->dims[i] = s.GetDim(i);
     return true;
 }
 
 // kAttrKinds: 0 int, 1 float, 2 bool, 3 int list; onCube: op.toml's kernel_type runs Cube cores
 // (both generated from op.toml into <op>_op_spec.h).
 template <typename TD>
-inline ge::graphStatus RunTiling(gert::TilingContext* ctx, TilingPlan<TD> (*tiling)(const OpArgs&, const PlatformInfo&),
-                                 int32_t numInputs, const int32_t* inputOptional, int32_t numOutputs, int32_t numAttrs,
-                                 const int32_t* attrKinds, bool onCube) {
+inline ge::graphStatus RunTiling(gert::TilingContext* ctx,
+                                 TilingPlan<TD> (*tiling)(const OpArgs&, const PlatformInfo&),
+                                 int32_t numInputs, const int32_t* inputOptional,
+                                 int32_t numOutputs, int32_t numAttrs, const int32_t* attrKinds,
+                                 bool onCube) {
     OpArgs args;
     for (int32_t i = 0; i < numInputs; ++i) {
         TensorDesc d;
-        const bool ok = inputOptional[i] ? Describe(ctx->GetOptionalInputShape(i), ctx->GetOptionalInputDesc(i), &d)
-                                         : Describe(ctx->GetInputShape(i), ctx->GetInputDesc(i), &d);
-        if (!ok) return ge::GRAPH_FAILED;
+        const bool ok =
+            inputOptional[i]
+                ? Describe(ctx->GetOptionalInputShape(i), ctx->GetOptionalInputDesc(i), &d)
+                : Describe(ctx->GetInputShape(i), ctx->GetInputDesc(i), &d);
+        if (!ok)
+            return ge::GRAPH_FAILED;
         args.inputs.push_back(d);
     }
     for (int32_t i = 0; i < numOutputs; ++i) {
         TensorDesc d;
-        if (!Describe(ctx->GetOutputShape(i), ctx->GetOutputDesc(i), &d)) return ge::GRAPH_FAILED;
+        if (!Describe(ctx->GetOutputShape(i), ctx->GetOutputDesc(i), &d))
+            return ge::GRAPH_FAILED;
         args.outputs.push_back(d);
     }
     const gert::RuntimeAttrs* attrs = ctx->GetAttrs();
     for (int32_t i = 0; i < numAttrs; ++i) {
         AttrValue v;
-        if (attrs == nullptr) return ge::GRAPH_FAILED;
+        if (attrs == nullptr)
+            return ge::GRAPH_FAILED;
         switch (attrKinds[i]) {
             case 0: {
                 const int64_t* p = attrs->GetAttrPointer<int64_t>(i);
-                if (p == nullptr) return ge::GRAPH_FAILED;
+                if (p == nullptr)
+                    return ge::GRAPH_FAILED;
                 v.i = *p;
                 v.f = static_cast<double>(*p);
                 break;
             }
             case 1: {
                 const float* p = attrs->GetAttrPointer<float>(i);
-                if (p == nullptr) return ge::GRAPH_FAILED;
+                if (p == nullptr)
+                    return ge::GRAPH_FAILED;
                 v.f = *p;
                 break;
             }
             case 2: {
                 const bool* p = attrs->GetAttrPointer<bool>(i);
-                if (p == nullptr) return ge::GRAPH_FAILED;
+                if (p == nullptr)
+                    return ge::GRAPH_FAILED;
                 v.i = *p ? 1 : 0;
                 break;
             }
             default: {
                 const gert::ContinuousVector* p = attrs->GetAttrPointer<gert::ContinuousVector>(i);
-                if (p == nullptr) return ge::GRAPH_FAILED;
+                if (p == nullptr)
+                    return ge::GRAPH_FAILED;
                 const int64_t* data = static_cast<const int64_t*>(p->GetData());
                 v.ints.assign(data, data + p->GetSize());
                 break;
@@ -114,7 +151,8 @@ inline ge::graphStatus RunTiling(gert::TilingContext* ctx, TilingPlan<TD> (*tili
         ascendc.GetCoreMemSize(platform_ascendc::CoreMemType::L0_C, platform.l0c_bytes);
     }
     TilingPlan<TD> plan = tiling(args, platform);
-    if (!plan.ok()) return ge::GRAPH_FAILED;
+    if (!plan.ok())
+        return ge::GRAPH_FAILED;
     *ctx->GetTilingData<TD>() = plan.data;
     ctx->SetBlockDim(plan.block_dim);
     ctx->SetTilingKey(plan.tiling_key);

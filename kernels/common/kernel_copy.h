@@ -37,8 +37,8 @@ public:
         chunk_ = ElemsPerBlocks(bufBytes, sizeof(T));
     }
 
-    __aicore__ inline void Copy(const AscendC::GlobalTensor<T>& dst, const AscendC::GlobalTensor<T>& src,
-                                int64_t count) {
+    __aicore__ inline void Copy(const AscendC::GlobalTensor<T>& dst,
+                                const AscendC::GlobalTensor<T>& src, int64_t count) {
         for (int64_t off = 0; off < count; off += chunk_) {
             const int64_t n = Min64(chunk_, count - off);
             AscendC::DataCopyExtParams params{1, static_cast<uint32_t>(n * sizeof(T)), 0, 0, 0};
@@ -74,7 +74,8 @@ public:
         } else {
             AscendC::LocalTensor<uint64_t> u = buf_.template Get<uint64_t>();
             const int64_t seed = kBlockBytes / 8;
-            for (int64_t i = 0; i < seed; ++i) u.SetValue(static_cast<uint32_t>(i), bits);
+            for (int64_t i = 0; i < seed; ++i)
+                u.SetValue(static_cast<uint32_t>(i), bits);
             AscendC::PipeBarrier<PIPE_ALL>();  // one-off set-up: order scalar, UB->UB and later DMA
             for (int64_t have = seed; have < count_; have *= 2) {
                 const int64_t n = Min64(have, count_ - have);
@@ -101,8 +102,8 @@ private:
 template <typename T>
 class OffsetWindow {
 public:
-    __aicore__ inline void Init(AscendC::TPipe* pipe, const AscendC::GlobalTensor<T>& gm, int64_t total,
-                                uint32_t windowBytes) {
+    __aicore__ inline void Init(AscendC::TPipe* pipe, const AscendC::GlobalTensor<T>& gm,
+                                int64_t total, uint32_t windowBytes) {
         gm_ = gm;
         total_ = total;
         pipe->InitBuffer(buf_, windowBytes);
@@ -111,8 +112,10 @@ public:
 
     // offsets[i] as int64; i must lie in [0, total).
     __aicore__ inline int64_t Get(int64_t i) {
-        if (i < start_ || i >= start_ + len_) Load(i);
-        return static_cast<int64_t>(buf_.template Get<T>().GetValue(static_cast<uint32_t>(i - start_)));
+        if (i < start_ || i >= start_ + len_)
+            Load(i);
+        return static_cast<int64_t>(
+            buf_.template Get<T>().GetValue(static_cast<uint32_t>(i - start_)));
     }
 
 private:

@@ -33,25 +33,43 @@ enum class DType : int32_t {
 
 inline int64_t DTypeSize(DType t) {
     switch (t) {
-        case DType::kFloat32: case DType::kInt32: return 4;
-        case DType::kFloat16: case DType::kBFloat16: case DType::kInt16: return 2;
-        case DType::kInt64: case DType::kFloat64: return 8;
-        default: return 1;
+        case DType::kFloat32:
+        case DType::kInt32:
+            return 4;
+        case DType::kFloat16:
+        case DType::kBFloat16:
+        case DType::kInt16:
+            return 2;
+        case DType::kInt64:
+        case DType::kFloat64:
+            return 8;
+        default:
+            return 1;
     }
 }
 
 inline const char* DTypeName(DType t) {
     switch (t) {
-        case DType::kFloat32: return "float32";
-        case DType::kFloat16: return "float16";
-        case DType::kBFloat16: return "bfloat16";
-        case DType::kInt32: return "int32";
-        case DType::kInt64: return "int64";
-        case DType::kInt8: return "int8";
-        case DType::kUInt8: return "uint8";
-        case DType::kInt16: return "int16";
-        case DType::kBool: return "bool";
-        case DType::kFloat64: return "float64";
+        case DType::kFloat32:
+            return "float32";
+        case DType::kFloat16:
+            return "float16";
+        case DType::kBFloat16:
+            return "bfloat16";
+        case DType::kInt32:
+            return "int32";
+        case DType::kInt64:
+            return "int64";
+        case DType::kInt8:
+            return "int8";
+        case DType::kUInt8:
+            return "uint8";
+        case DType::kInt16:
+            return "int16";
+        case DType::kBool:
+            return "bool";
+        case DType::kFloat64:
+            return "float64";
     }
     return "?";
 }
@@ -65,12 +83,14 @@ struct TensorDesc {
     int64_t Dim(int32_t i) const { return (i >= 0 && i < ndim) ? dims[i] : 1; }
     int64_t Numel() const {
         int64_t n = 1;
-        for (int32_t i = 0; i < ndim; ++i) n *= dims[i];
+        for (int32_t i = 0; i < ndim; ++i)
+            n *= dims[i];
         return n;
     }
     std::string Shape() const {
         std::string s = "[";
-        for (int32_t i = 0; i < ndim; ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+        for (int32_t i = 0; i < ndim; ++i)
+            s += (i ? ", " : "") + std::to_string(dims[i]);
         return s + "]";
     }
 };

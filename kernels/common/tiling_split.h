@@ -14,8 +14,12 @@
 namespace mxrec {
 
 // PlatformInfo keeps its sizes unsigned; tilings subtract from them, so they work in int64.
-inline int64_t VectorCores(const PlatformInfo& p) { return static_cast<int64_t>(p.vector_cores); }
-inline int64_t UbBytes(const PlatformInfo& p) { return static_cast<int64_t>(p.ub_bytes); }
+inline int64_t VectorCores(const PlatformInfo& p) {
+    return static_cast<int64_t>(p.vector_cores);
+}
+inline int64_t UbBytes(const PlatformInfo& p) {
+    return static_cast<int64_t>(p.ub_bytes);
+}
 
 // Cores for `work` when starting a core only pays for at least `minPerCore` of it: from 1 (a
 // launch needs a core even for empty inputs) up to maxCores.
@@ -43,15 +47,21 @@ inline void SetCoreNum(TilingPlan<TD>& plan, int64_t cores) {
 
 // A fixed fraction of UB, in whole blocks so that the next buffer starts aligned. Fractions
 // rather than absolute sizes keep the layout valid when tests shrink ub_bytes.
-inline int64_t UbShare(const PlatformInfo& p, int64_t parts) { return AlignDown(UbBytes(p) / parts, kBlockBytes); }
+inline int64_t UbShare(const PlatformInfo& p, int64_t parts) {
+    return AlignDown(UbBytes(p) / parts, kBlockBytes);
+}
 
 // `count` elements padded to whole blocks: DMA lengths and UB addresses are 32-byte multiples,
 // and workspace regions laid end to end keep their successors aligned.
-inline int64_t AlignedBytes(int64_t count, int64_t elemBytes) { return AlignUp(count * elemBytes, kBlockBytes); }
+inline int64_t AlignedBytes(int64_t count, int64_t elemBytes) {
+    return AlignUp(count * elemBytes, kBlockBytes);
+}
 
 // One block per core, for values a core publishes to the others (slice totals, maxima): a
 // block each so that no two cores' DMAs touch the same 32 bytes.
-inline int64_t PerCoreBlocks(int64_t cores) { return cores * kBlockBytes; }
+inline int64_t PerCoreBlocks(int64_t cores) {
+    return cores * kBlockBytes;
+}
 
 // Elements per step when each costs `perElem` bytes of `bytes`: a multiple of `multiple` (8
 // keeps the step's int32 buffers whole blocks, 16 its 16-bit ones) and never less, so that a

@@ -28,7 +28,7 @@ def _read_abi(text: str) -> tuple[dict[str, int], dict[int, str], tuple[str, ...
     body = re.search(r"typedef struct RecsdkSimCoreStats \{(.*?)\}", text, re.DOTALL)
     if body is None:
         raise RuntimeError(f"{API_HEADER}: no RecsdkSimCoreStats")
-    fields = tuple(re.findall(r"uint64_t (\w+);", body.group(1)))
+    fields = tuple(re.findall(r"uint64_t\s+(\w+);", body.group(1)))
     return defines, statuses, fields
 
 

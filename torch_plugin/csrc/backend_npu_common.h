@@ -26,7 +26,8 @@ namespace fbgemm_npu::backend {
 
 struct TensorDeleter {
     void operator()(aclTensor* t) const {
-        if (t != nullptr) aclDestroyTensor(t);
+        if (t != nullptr)
+            aclDestroyTensor(t);
     }
 };
 using AclTensor = std::unique_ptr<aclTensor, TensorDeleter>;
@@ -37,7 +38,8 @@ AclTensor acl_tensor(const at::Tensor& t);
 
 struct IntArrayDeleter {
     void operator()(aclIntArray* a) const {
-        if (a != nullptr) aclDestroyIntArray(a);
+        if (a != nullptr)
+            aclDestroyIntArray(a);
     }
 };
 using AclIntArray = std::unique_ptr<aclIntArray, IntArrayDeleter>;
@@ -55,8 +57,8 @@ inline AclIntArray acl_int_array(const std::vector<int64_t>& values) {
 template <typename GetWorkspace, typename Launch>
 void run(const char* op_type, const char* package, const at::Tensor& like, bool installed,
          GetWorkspace get_workspace, Launch launch) {
-    TORCH_CHECK(installed, "aclnn", op_type, " is not available: the operator package ",
-                package, " is not installed (or not on ASCEND_CUSTOM_OPP_PATH); reinstall "
+    TORCH_CHECK(installed, "aclnn", op_type, " is not available: the operator package ", package,
+                " is not installed (or not on ASCEND_CUSTOM_OPP_PATH); reinstall "
                 "fbgemm_npu_api built by recsdk-build for this host");
     uint64_t workspace_size = 0;
     aclOpExecutor* executor = nullptr;
@@ -64,8 +66,8 @@ void run(const char* op_type, const char* package, const at::Tensor& like, bool 
     TORCH_CHECK(status == 0, "aclnn", op_type, "GetWorkspaceSize failed with status ", status);
     at::Tensor workspace;
     if (workspace_size > 0) {
-        workspace = at::empty({static_cast<int64_t>(workspace_size)},
-                              like.options().dtype(at::kByte));
+        workspace =
+            at::empty({static_cast<int64_t>(workspace_size)}, like.options().dtype(at::kByte));
     }
     // stream() (unlike stream(false)) first drains torch_npu's task queue, so the launch is
     // ordered after every operator queued before it on this stream.

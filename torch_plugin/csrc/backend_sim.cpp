@@ -14,23 +14,36 @@ namespace {
 
 int32_t sim_dtype(at::ScalarType t) {
     switch (t) {
-        case at::kFloat: return RECSDK_DT_FLOAT32;
-        case at::kHalf: return RECSDK_DT_FLOAT16;
-        case at::kBFloat16: return RECSDK_DT_BFLOAT16;
-        case at::kInt: return RECSDK_DT_INT32;
-        case at::kLong: return RECSDK_DT_INT64;
-        case at::kChar: return RECSDK_DT_INT8;
-        case at::kByte: return RECSDK_DT_UINT8;
-        case at::kShort: return RECSDK_DT_INT16;
-        case at::kBool: return RECSDK_DT_BOOL;
-        case at::kDouble: return RECSDK_DT_FLOAT64;
-        default: TORCH_CHECK_TYPE(false, "npu (sim): no operator dtype for ", t);
+        case at::kFloat:
+            return RECSDK_DT_FLOAT32;
+        case at::kHalf:
+            return RECSDK_DT_FLOAT16;
+        case at::kBFloat16:
+            return RECSDK_DT_BFLOAT16;
+        case at::kInt:
+            return RECSDK_DT_INT32;
+        case at::kLong:
+            return RECSDK_DT_INT64;
+        case at::kChar:
+            return RECSDK_DT_INT8;
+        case at::kByte:
+            return RECSDK_DT_UINT8;
+        case at::kShort:
+            return RECSDK_DT_INT16;
+        case at::kBool:
+            return RECSDK_DT_BOOL;
+        case at::kDouble:
+            return RECSDK_DT_FLOAT64;
+        default:
+            TORCH_CHECK_TYPE(false, "npu (sim): no operator dtype for ", t);
     }
 }
 
 }  // namespace
 
-const char* name() { return "sim"; }
+const char* name() {
+    return "sim";
+}
 
 RecsdkSimTensor sim_tensor(const at::Tensor& t) {
     RecsdkSimTensor s{};
@@ -46,7 +59,8 @@ RecsdkSimTensor sim_tensor(const at::Tensor& t) {
     s.data = t.data_ptr();
     s.dtype = sim_dtype(t.scalar_type());
     s.ndim = static_cast<int32_t>(t.dim());
-    for (int64_t d = 0; d < t.dim(); ++d) s.shape[d] = t.size(d);
+    for (int64_t d = 0; d < t.dim(); ++d)
+        s.shape[d] = t.size(d);
     return s;
 }
 
@@ -58,17 +72,20 @@ Launch::Launch() : report(std::make_unique<RecsdkSimReport>()) {
 // surfaces as a RuntimeError naming the operator (unless the operator's [host] trap_error says
 // what its trap means: the generated call raises that first).
 void Launch::check(const char* op, int32_t status) const {
-    if (status == RECSDK_SIM_OK) return;
+    if (status == RECSDK_SIM_OK)
+        return;
     const std::string message(report->message);
     switch (status) {
         case RECSDK_SIM_TRAP:
-            TORCH_CHECK(false, op, ": the npu kernel stopped on invalid input (device-side "
-                        "assert): ", message);
+            TORCH_CHECK(false, op,
+                        ": the npu kernel stopped on invalid input (device-side "
+                        "assert): ",
+                        message);
         case RECSDK_SIM_INVALID_ARGUMENT:
             TORCH_CHECK_VALUE(false, op, ": the operator rejected its arguments: ", message);
         default:
-            TORCH_CHECK(false, op, ": the npu (sim) kernel failed (status ", status, "): ",
-                        message);
+            TORCH_CHECK(false, op, ": the npu (sim) kernel failed (status ", status,
+                        "): ", message);
     }
 }
 

@@ -48,7 +48,8 @@ public:
 
     std::optional<std::vector<at::Tensor>> optional_tensor_list(const char* name) const {
         const c10::IValue& v = get(name);
-        if (v.isNone()) return std::nullopt;
+        if (v.isNone())
+            return std::nullopt;
         return v.toTensorVector();
     }
 
@@ -57,14 +58,16 @@ public:
 
     std::optional<int64_t> optional_integer(const char* name) const {
         const c10::IValue& v = get(name);
-        if (v.isNone()) return std::nullopt;
+        if (v.isNone())
+            return std::nullopt;
         return to_int(v);
     }
 
     // An int[] or SymInt[] argument.
     std::vector<int64_t> int_list(const char* name) const {
         const c10::IValue& v = get(name);
-        if (v.isIntList()) return v.toIntVector();
+        if (v.isIntList())
+            return v.toIntVector();
         std::vector<int64_t> out;
         for (const c10::SymInt& s : v.toSymIntVector()) {
             out.push_back(s.guard_int(__FILE__, __LINE__));

@@ -28,7 +28,8 @@ void check_npu(const char* op, const char* name, const at::Tensor& t) {
 void check_same_device(const char* op, const at::Tensor& first,
                        std::initializer_list<const at::Tensor*> others) {
     for (const at::Tensor* t : others) {
-        if (t == nullptr || !t->defined()) continue;
+        if (t == nullptr || !t->defined())
+            continue;
         TORCH_CHECK(t->device() == first.device(), op,
                     ": all tensors must be on one npu device, got ", first.device(), " and ",
                     t->device());
@@ -38,7 +39,8 @@ void check_same_device(const char* op, const at::Tensor& first,
 void check_dtype(const char* op, const char* name, const at::Tensor& t,
                  c10::ArrayRef<at::ScalarType> allowed) {
     for (auto dt : allowed) {
-        if (t.scalar_type() == dt) return;
+        if (t.scalar_type() == dt)
+            return;
     }
     TORCH_CHECK_TYPE(false, op, ": ", name, " must have dtype ", dtype_list(allowed), ", got ",
                      t.scalar_type());
@@ -47,9 +49,9 @@ void check_dtype(const char* op, const char* name, const at::Tensor& t,
 void check_dim(const char* op, const char* name, const at::Tensor& t, int64_t min_dim,
                int64_t max_dim) {
     TORCH_CHECK_VALUE(t.dim() >= min_dim && t.dim() <= max_dim, op, ": ", name, " must be ",
-                      min_dim == max_dim ? std::to_string(min_dim)
-                                         : std::to_string(min_dim) + "-D or " +
-                                               std::to_string(max_dim),
+                      min_dim == max_dim
+                          ? std::to_string(min_dim)
+                          : std::to_string(min_dim) + "-D or " + std::to_string(max_dim),
                       "-D, got shape ", t.sizes());
 }
 

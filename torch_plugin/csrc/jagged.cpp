@@ -37,14 +37,17 @@ at::Tensor jagged_to_padded_dense_forward(const at::Tensor& values,
     TORCH_CHECK_VALUE(last <= values.size(0), op, ": offsets[0][-1] = ", last,
                       " points past the end of values, which has ", values.size(0),
                       " row(s); the offsets must describe at most values.size(0) rows");
-    TORCH_CHECK_VALUE(max_lengths.size() == 1, op, ": max_lengths must have one entry per "
-                      "jagged dimension (1), got ", max_lengths.size());
+    TORCH_CHECK_VALUE(max_lengths.size() == 1, op,
+                      ": max_lengths must have one entry per "
+                      "jagged dimension (1), got ",
+                      max_lengths.size());
     const int64_t max_length = max_lengths[0];
     TORCH_CHECK_VALUE(max_length >= 0, op, ": max_lengths[0] must be >= 0, got ", max_length);
     at::Tensor v = values.contiguous();
     const int64_t batch = off.size(0) - 1;
     std::vector<int64_t> shape{batch, max_length};
-    if (v.dim() == 2) shape.push_back(v.size(1));
+    if (v.dim() == 2)
+        shape.push_back(v.size(1));
     at::Tensor out = at::empty(shape, v.options());
     // CANN float attributes are 32-bit: integer outputs take the exact int64 padding.
     backend::jagged_to_padded_dense(v, off.contiguous(), max_length, padding_value,
@@ -73,7 +76,8 @@ at::Tensor dense_to_jagged_impl(const char* op, const at::Tensor& dense, at::Ten
     TORCH_CHECK_VALUE(rows >= 0, op, ": total_L must be >= 0, got ", rows);
     at::Tensor d = dense.contiguous();
     std::vector<int64_t> shape{rows};
-    if (d.dim() == 3) shape.push_back(d.size(2));
+    if (d.dim() == 3)
+        shape.push_back(d.size(2));
     at::Tensor values = at::empty(shape, d.options());
     backend::dense_to_jagged(d, off.contiguous(), rows, values);
     return values;
@@ -84,9 +88,9 @@ at::Tensor dense_to_jagged_impl(const char* op, const at::Tensor& dense, at::Ten
 void jagged_to_padded_dense_forward_boxed(const c10::OperatorHandle& handle,
                                           torch::jit::Stack* stack) {
     const Args a(handle, stack);
-    at::Tensor out = jagged_to_padded_dense_forward(
-        a.tensor("values"), a.tensor_list("offsets"), a.int_list("max_lengths"),
-        a.real("padding_value"));
+    at::Tensor out =
+        jagged_to_padded_dense_forward(a.tensor("values"), a.tensor_list("offsets"),
+                                       a.int_list("max_lengths"), a.real("padding_value"));
     torch::jit::drop(*stack, a.size());
     torch::jit::push(*stack, std::move(out));
 }
@@ -106,9 +110,9 @@ void jagged_to_padded_dense_backward_boxed(const c10::OperatorHandle& handle,
 // dense_to_jagged_forward(Tensor dense, Tensor[] x_offsets, SymInt? total_L=None) -> Tensor
 void dense_to_jagged_forward_boxed(const c10::OperatorHandle& handle, torch::jit::Stack* stack) {
     const Args a(handle, stack);
-    at::Tensor out = dense_to_jagged_impl("dense_to_jagged", a.tensor("dense"),
-                                          a.tensor_list("x_offsets"),
-                                          a.optional_integer("total_L"));
+    at::Tensor out =
+        dense_to_jagged_impl("dense_to_jagged", a.tensor("dense"), a.tensor_list("x_offsets"),
+                             a.optional_integer("total_L"));
     torch::jit::drop(*stack, a.size());
     torch::jit::push(*stack, std::move(out));
 }
@@ -125,6 +129,5 @@ TORCH_LIBRARY_IMPL(fbgemm, PrivateUse1, m) {
            torch::CppFunction::makeFromBoxedFunction<
                &fbgemm_npu::jagged_to_padded_dense_backward_boxed>());
     m.impl("dense_to_jagged_forward",
-           torch::CppFunction::makeFromBoxedFunction<
-               &fbgemm_npu::dense_to_jagged_forward_boxed>());
+           torch::CppFunction::makeFromBoxedFunction<&fbgemm_npu::dense_to_jagged_forward_boxed>());
 }

@@ -30,8 +30,7 @@ at::Tensor gather_for_rank1(const at::Tensor& x, const at::Tensor& index) {
     return out;
 }
 
-std::vector<at::Tensor> index_select_for_rank1_backward(const at::Tensor& grad,
-                                                        const at::Tensor& x,
+std::vector<at::Tensor> index_select_for_rank1_backward(const at::Tensor& grad, const at::Tensor& x,
                                                         const at::Tensor& index) {
     const char* op = "index_select_for_rank1_backward";
     check_npu(op, "grad", grad);
@@ -49,8 +48,8 @@ std::vector<at::Tensor> index_select_for_rank1_backward(const at::Tensor& grad,
                       " entries) and index (", index.size(0), ") must have the same length");
     at::Tensor out = at::empty({x.size(0)}, grad.options());
     // The kernel only reads x's length; its data need not be contiguous or even valid.
-    backend::index_select_for_rank1_backward(grad.contiguous(), x.contiguous(),
-                                             index.contiguous(), out);
+    backend::index_select_for_rank1_backward(grad.contiguous(), x.contiguous(), index.contiguous(),
+                                             out);
     return {out};
 }
 
@@ -69,11 +68,10 @@ public:
 
     static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                    torch::autograd::variable_list grads) {
-        static auto bwd =
-            c10::Dispatcher::singleton()
-                .findSchemaOrThrow("mxrec::index_select_for_rank1_backward", "")
-                .typed<std::vector<at::Tensor>(const at::Tensor&, const at::Tensor&,
-                                               const at::Tensor&)>();
+        static auto bwd = c10::Dispatcher::singleton()
+                              .findSchemaOrThrow("mxrec::index_select_for_rank1_backward", "")
+                              .typed<std::vector<at::Tensor>(const at::Tensor&, const at::Tensor&,
+                                                             const at::Tensor&)>();
         const auto saved = ctx->get_saved_variables();
         std::vector<at::Tensor> grad_x = bwd.call(grads[0].contiguous(), saved[0], saved[1]);
         return {grad_x[0], at::Tensor()};
@@ -83,7 +81,6 @@ public:
 at::Tensor gather_for_rank1_autograd(const at::Tensor& x, const at::Tensor& index) {
     return GatherForRank1Function::apply(x, index);
 }
-
 
 }  // namespace
 

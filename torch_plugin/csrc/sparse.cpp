@@ -48,14 +48,14 @@ at::Tensor asynchronous_exclusive_cumsum(const at::Tensor& t_in) {
 
 std::tuple<at::Tensor, at::Tensor, std::optional<at::Tensor>> permute_2D_sparse_data(
     const at::Tensor& permute, const at::Tensor& lengths, const at::Tensor& values,
-    const std::optional<at::Tensor>& weights,
-    const std::optional<int64_t>& permuted_lengths_sum) {
+    const std::optional<at::Tensor>& weights, const std::optional<int64_t>& permuted_lengths_sum) {
     const char* op = "permute_2D_sparse_data";
     check_npu(op, "permute", permute);
     check_npu(op, "lengths", lengths);
     check_npu(op, "values", values);
     const at::Tensor w = weights.has_value() ? *weights : at::Tensor();
-    if (w.defined()) check_npu(op, "weights", w);
+    if (w.defined())
+        check_npu(op, "weights", w);
     check_same_device(op, permute, {&lengths, &values, &w});
     check_dtype(op, "permute", permute, kIndexTypes);
     check_dtype(op, "lengths", lengths, kIndexTypes);
@@ -66,8 +66,10 @@ std::tuple<at::Tensor, at::Tensor, std::optional<at::Tensor>> permute_2D_sparse_
     if (w.defined()) {
         check_dtype(op, "weights", w, {at::kFloat, at::kHalf, at::kBFloat16});
         check_dim(op, "weights", w, 1, 2);
-        TORCH_CHECK_VALUE(w.size(0) == values.size(0), op, ": weights must have as many rows "
-                          "as values (", values.size(0), "), got shape ", w.sizes());
+        TORCH_CHECK_VALUE(w.size(0) == values.size(0), op,
+                          ": weights must have as many rows "
+                          "as values (",
+                          values.size(0), "), got shape ", w.sizes());
     }
     // permute and lengths are small; reading them on the host gives clear errors for rows out
     // of range and sizes the outputs when permuted_lengths_sum is not given.
@@ -88,8 +90,8 @@ std::tuple<at::Tensor, at::Tensor, std::optional<at::Tensor>> permute_2D_sparse_
     const int64_t total = row_sums.sum().item<int64_t>();
     TORCH_CHECK_VALUE(values.size(0) >= total, op, ": values has ", values.size(0),
                       " entries but lengths sum to ", total);
-    const int64_t out_len = permuted_lengths_sum.has_value() ? *permuted_lengths_sum
-                                                             : permuted_total;
+    const int64_t out_len =
+        permuted_lengths_sum.has_value() ? *permuted_lengths_sum : permuted_total;
     TORCH_CHECK_VALUE(out_len >= 0, op, ": permuted_lengths_sum must be >= 0, got ", out_len);
 
     std::vector<int64_t> len_shape(lengths.sizes().begin(), lengths.sizes().end());
@@ -104,11 +106,12 @@ std::tuple<at::Tensor, at::Tensor, std::optional<at::Tensor>> permute_2D_sparse_
         w_shape[0] = out_len;
         permuted_weights = at::empty(w_shape, wc.options());
     }
-    backend::permute2d_sparse_data(permute.contiguous(), lengths.contiguous(),
-                                   values.contiguous(), wc, out_len, permuted_lengths,
-                                   permuted_values, permuted_weights);
+    backend::permute2d_sparse_data(permute.contiguous(), lengths.contiguous(), values.contiguous(),
+                                   wc, out_len, permuted_lengths, permuted_values,
+                                   permuted_weights);
     std::optional<at::Tensor> out_w;
-    if (permuted_weights.defined()) out_w = permuted_weights;
+    if (permuted_weights.defined())
+        out_w = permuted_weights;
     return {permuted_lengths, permuted_values, out_w};
 }
 
@@ -126,20 +129,27 @@ void bounds_check_indices(const at::Tensor& rows_per_table, const at::Tensor& in
     check_npu(op, "indices", indices);
     check_npu(op, "offsets", offsets);
     check_npu(op, "warning", warning);
-    if (w.defined()) check_npu(op, "weights", w);
-    if (bo.defined()) check_npu(op, "B_offsets", bo);
-    if (bt.defined()) check_npu(op, "b_t_map", bt);
+    if (w.defined())
+        check_npu(op, "weights", w);
+    if (bo.defined())
+        check_npu(op, "B_offsets", bo);
+    if (bt.defined())
+        check_npu(op, "b_t_map", bt);
     check_same_device(op, rows_per_table, {&indices, &offsets, &warning, &w, &bo, &bt});
     check_dtype(op, "rows_per_table", rows_per_table, {at::kLong});
     check_dtype(op, "indices", indices, kIndexTypes);
     check_dtype(op, "offsets", offsets, kIndexTypes);
     check_dtype(op, "warning", warning, {at::kLong});
-    if (w.defined()) check_dtype(op, "weights", w, {at::kFloat, at::kHalf, at::kBFloat16});
-    if (bo.defined()) check_dtype(op, "B_offsets", bo, {at::kInt});
-    if (bt.defined()) check_dtype(op, "b_t_map", bt, {at::kInt});
+    if (w.defined())
+        check_dtype(op, "weights", w, {at::kFloat, at::kHalf, at::kBFloat16});
+    if (bo.defined())
+        check_dtype(op, "B_offsets", bo, {at::kInt});
+    if (bt.defined())
+        check_dtype(op, "b_t_map", bt, {at::kInt});
     TORCH_CHECK_VALUE(bounds_check_mode >= 0 && bounds_check_mode <= 3, op,
                       ": bounds_check_mode must be 0 (fatal), 1 (warning), 2 (ignore) or 3 "
-                      "(none), got ", bounds_check_mode);
+                      "(none), got ",
+                      bounds_check_mode);
     // indices, offsets and warning are updated in place: a contiguous copy would drop the
     // update, so strided tensors are refused instead.
     for (auto [name, t] : {std::pair<const char*, const at::Tensor*>{"indices", &indices},
@@ -148,12 +158,12 @@ void bounds_check_indices(const at::Tensor& rows_per_table, const at::Tensor& in
         TORCH_CHECK_VALUE(t->is_contiguous(), op, ": ", name,
                           " is updated in place and must be contiguous");
     }
-    if (bounds_check_mode == 3) return;  // fbgemm's NONE: nothing is checked
-    backend::bounds_check_indices(rows_per_table.contiguous(), indices, offsets, warning,
-                                  w.defined() ? w.contiguous() : w,
-                                  bo.defined() ? bo.contiguous() : bo,
-                                  bt.defined() ? bt.contiguous() : bt, bounds_check_mode, max_B,
-                                  info_B_num_bits, info_B_mask, bounds_check_version);
+    if (bounds_check_mode == 3)
+        return;  // fbgemm's NONE: nothing is checked
+    backend::bounds_check_indices(
+        rows_per_table.contiguous(), indices, offsets, warning, w.defined() ? w.contiguous() : w,
+        bo.defined() ? bo.contiguous() : bo, bt.defined() ? bt.contiguous() : bt, bounds_check_mode,
+        max_B, info_B_num_bits, info_B_mask, bounds_check_version);
 }
 
 // fbgemm's row-wise bucketization of KJT ids (TorchRec's row-wise and table-row-wise input
@@ -171,9 +181,12 @@ std::vector<std::optional<at::Tensor>> block_bucketize_sparse_features(
     check_npu(op, "lengths", lengths);
     check_npu(op, "indices", indices);
     check_npu(op, "block_sizes", block_sizes);
-    if (w.defined()) check_npu(op, "weights", w);
-    if (bpf.defined()) check_npu(op, "batch_size_per_feature", bpf);
-    if (tnb.defined()) check_npu(op, "total_num_blocks", tnb);
+    if (w.defined())
+        check_npu(op, "weights", w);
+    if (bpf.defined())
+        check_npu(op, "batch_size_per_feature", bpf);
+    if (tnb.defined())
+        check_npu(op, "total_num_blocks", tnb);
     check_same_device(op, lengths, {&indices, &block_sizes, &w, &bpf, &tnb});
     check_dtype(op, "lengths", lengths, kIndexTypes);
     check_dtype(op, "indices", indices, kIndexTypes);
@@ -203,9 +216,9 @@ std::vector<std::optional<at::Tensor>> block_bucketize_sparse_features(
     at::Tensor new_pos = bucketize_pos ? at::empty({n}, indices.options()) : at::Tensor();
     at::Tensor permute = sequence ? at::empty({n}, indices.options()) : at::Tensor();
     backend::block_bucketize_sparse_features(
-        lengths.contiguous(), indices.contiguous(), bs, w.defined() ? w.contiguous() : w,
-        bsz, nb, bucketize_pos ? 1 : 0, sequence ? 1 : 0, my_size, max_B, keep_orig_idx ? 1 : 0,
-        new_lengths, new_indices, new_weights, new_pos, permute);
+        lengths.contiguous(), indices.contiguous(), bs, w.defined() ? w.contiguous() : w, bsz, nb,
+        bucketize_pos ? 1 : 0, sequence ? 1 : 0, my_size, max_B, keep_orig_idx ? 1 : 0, new_lengths,
+        new_indices, new_weights, new_pos, permute);
     auto optional = [](const at::Tensor& t) {
         return t.defined() ? std::optional<at::Tensor>(t) : std::nullopt;
     };
@@ -223,19 +236,17 @@ at::Tensor invert_permute(const at::Tensor& permute) {
     return inv;
 }
 
-
 // bounds_check_indices(Tensor rows_per_table, Tensor(a!) indices, Tensor(b!) offsets,
 //     int bounds_check_mode, Tensor(c!) warning, Tensor(d!)? weights=None,
 //     Tensor? B_offsets=None, SymInt max_B=-1, Tensor? b_t_map=None, int info_B_num_bits=-1,
 //     int info_B_mask=-1, int bounds_check_version=1) -> ()
 void bounds_check_indices_boxed(const c10::OperatorHandle& handle, torch::jit::Stack* stack) {
     const Args a(handle, stack);
-    bounds_check_indices(a.tensor("rows_per_table"), a.tensor("indices"), a.tensor("offsets"),
-                         a.integer("bounds_check_mode"), a.tensor("warning"),
-                         a.optional_tensor("weights"), a.optional_tensor("B_offsets"),
-                         a.integer("max_B"), a.optional_tensor("b_t_map"),
-                         a.integer("info_B_num_bits"), a.integer("info_B_mask"),
-                         a.integer("bounds_check_version"));
+    bounds_check_indices(
+        a.tensor("rows_per_table"), a.tensor("indices"), a.tensor("offsets"),
+        a.integer("bounds_check_mode"), a.tensor("warning"), a.optional_tensor("weights"),
+        a.optional_tensor("B_offsets"), a.integer("max_B"), a.optional_tensor("b_t_map"),
+        a.integer("info_B_num_bits"), a.integer("info_B_mask"), a.integer("bounds_check_version"));
     torch::jit::drop(*stack, a.size());
 }
 

@@ -52,10 +52,10 @@ enum class Optimizer : int64_t {
 // What the forward needs and the backward keeps.
 struct Lookup {
     const char* op = "";
-    at::Tensor weights;          // dev_weights, flat
-    at::Tensor weights_offsets;  // [T] int64
-    at::Tensor d_offsets;        // [T + 1] int32
-    at::Tensor hash_size_cumsum; // [T + 1] int64
+    at::Tensor weights;           // dev_weights, flat
+    at::Tensor weights_offsets;   // [T] int64
+    at::Tensor d_offsets;         // [T + 1] int32
+    at::Tensor hash_size_cumsum;  // [T + 1] int64
     at::Tensor indices;
     at::Tensor offsets;
     at::Tensor indice_weights;  // undefined when unweighted
@@ -68,9 +68,12 @@ struct Lookup {
 // fbgemm's SparseType values of the output dtypes a TBE produces.
 at::ScalarType output_scalar_type(const char* op, int64_t output_dtype) {
     switch (output_dtype) {
-        case 0: return at::kFloat;
-        case 1: return at::kHalf;
-        case 5: return at::kBFloat16;
+        case 0:
+            return at::kFloat;
+        case 1:
+            return at::kHalf;
+        case 5:
+            return at::kBFloat16;
         default:
             TORCH_CHECK_VALUE(false, op, ": output_dtype ", output_dtype,
                               " is not supported on npu (0 fp32, 1 fp16, 5 bf16)");
@@ -101,9 +104,11 @@ Lookup read_lookup(const Args& a) {
                            {"offsets", &l.offsets}}) {
         check_npu(op, name, *t);
     }
-    if (l.indice_weights.defined()) check_npu(op, "indice_weights", l.indice_weights);
-    check_same_device(op, l.weights, {&l.weights_offsets, &l.d_offsets, &l.hash_size_cumsum,
-                                      &l.indices, &l.offsets, &l.indice_weights});
+    if (l.indice_weights.defined())
+        check_npu(op, "indice_weights", l.indice_weights);
+    check_same_device(op, l.weights,
+                      {&l.weights_offsets, &l.d_offsets, &l.hash_size_cumsum, &l.indices,
+                       &l.offsets, &l.indice_weights});
     check_dtype(op, "dev_weights", l.weights, {at::kFloat, at::kHalf, at::kBFloat16});
     check_dtype(op, "weights_offsets", l.weights_offsets, {at::kLong});
     check_dtype(op, "D_offsets", l.d_offsets, {at::kInt});
@@ -115,17 +120,16 @@ Lookup read_lookup(const Args& a) {
     check_dim(op, "offsets", l.offsets, 1, 1);
     if (l.indice_weights.defined()) {
         check_dtype(op, "indice_weights", l.indice_weights, {at::kFloat});
-        TORCH_CHECK_VALUE(l.indice_weights.dim() == 1 &&
-                              l.indice_weights.size(0) == l.indices.size(0),
-                          op, ": indice_weights must have one weight per index (",
-                          l.indices.size(0), "), got shape ", l.indice_weights.sizes());
+        TORCH_CHECK_VALUE(
+            l.indice_weights.dim() == 1 && l.indice_weights.size(0) == l.indices.size(0), op,
+            ": indice_weights must have one weight per index (", l.indices.size(0), "), got shape ",
+            l.indice_weights.sizes());
         TORCH_CHECK_VALUE(l.pooling_mode != kPoolNone, op,
                           ": indice_weights need a pooled table (pooling_mode sum or mean)");
     }
-    TORCH_CHECK_VALUE(l.pooling_mode == kPoolSum || l.pooling_mode == kPoolMean ||
-                          l.pooling_mode == kPoolNone,
-                      op, ": pooling_mode must be 0 (sum), 1 (mean) or 2 (none), got ",
-                      l.pooling_mode);
+    TORCH_CHECK_VALUE(
+        l.pooling_mode == kPoolSum || l.pooling_mode == kPoolMean || l.pooling_mode == kPoolNone,
+        op, ": pooling_mode must be 0 (sum), 1 (mean) or 2 (none), got ", l.pooling_mode);
     const int64_t tables = l.d_offsets.numel() - 1;
     TORCH_CHECK_VALUE(tables >= 1, op, ": D_offsets must have T + 1 >= 2 entries");
     TORCH_CHECK_VALUE(l.weights_offsets.numel() == tables, op, ": weights_offsets has ",
@@ -142,7 +146,8 @@ Lookup read_lookup(const Args& a) {
                       ": variable batch sizes per feature (VBE) are not supported on npu yet");
     TORCH_CHECK_VALUE(!l.indice_weights.defined() || !l.indice_weights.requires_grad() ||
                           !at::GradMode::is_enabled(),
-                      op, ": gradients of indice_weights (per-sample weights) are not supported "
+                      op,
+                      ": gradients of indice_weights (per-sample weights) are not supported "
                       "on npu yet");
     return l;
 }
@@ -155,12 +160,11 @@ at::Tensor forward(const Lookup& l) {
     const int64_t rows = l.pooling_mode == kPoolNone ? l.indices.numel() : batch_size(l);
     const int64_t cols = l.pooling_mode == kPoolNone ? l.max_d : l.total_d;
     at::Tensor out = at::empty({rows, cols}, l.weights.options().dtype(at::kFloat));
-    backend::split_embedding_forward(l.weights.contiguous(), l.weights_offsets.contiguous(),
-                                     l.d_offsets.contiguous(), l.indices.contiguous(),
-                                     l.offsets.contiguous(),
-                                     l.indice_weights.defined() ? l.indice_weights.contiguous()
-                                                                : at::Tensor(),
-                                     l.pooling_mode, l.total_d, l.max_d, out);
+    backend::split_embedding_forward(
+        l.weights.contiguous(), l.weights_offsets.contiguous(), l.d_offsets.contiguous(),
+        l.indices.contiguous(), l.offsets.contiguous(),
+        l.indice_weights.defined() ? l.indice_weights.contiguous() : at::Tensor(), l.pooling_mode,
+        l.total_d, l.max_d, out);
     const at::ScalarType want = output_scalar_type(l.op, l.output_dtype);
     return want == at::kFloat ? out : out.to(want);
 }
@@ -178,13 +182,13 @@ SortedPositions sorted_positions(const Lookup& l) {
     const int64_t tables = l.d_offsets.numel() - 1;
     const int64_t batch = batch_size(l);
     const at::Tensor offsets = l.offsets.to(at::kLong);
-    const at::Tensor lengths = offsets.narrow(0, 1, offsets.numel() - 1) -
-                               offsets.narrow(0, 0, offsets.numel() - 1);
+    const at::Tensor lengths =
+        offsets.narrow(0, 1, offsets.numel() - 1) - offsets.narrow(0, 0, offsets.numel() - 1);
     const at::Tensor bags = at::arange(tables * batch, offsets.options());
-    const at::Tensor bag_of = at::repeat_interleave(bags, lengths, std::nullopt,
-                                                    l.indices.numel());
+    const at::Tensor bag_of = at::repeat_interleave(bags, lengths, std::nullopt, l.indices.numel());
     const at::Tensor table_of = at::div(bag_of, batch, "floor");
-    const at::Tensor linear = l.hash_size_cumsum.index_select(0, table_of) + l.indices.to(at::kLong);
+    const at::Tensor linear =
+        l.hash_size_cumsum.index_select(0, table_of) + l.indices.to(at::kLong);
     at::Tensor order =
         std::get<1>(linear.sort(/*stable=*/true, /*dim=*/0, /*descending=*/false)).contiguous();
     at::Tensor sorted_bags = bag_of.index_select(0, order).contiguous();
@@ -221,14 +225,16 @@ void backward(const Lookup& l, const Update& u, const at::Tensor& grad_output,
     backend::split_embedding_backward(
         grad, l.weights, u.momentum1, u.momentum1_offsets, l.weights_offsets.contiguous(),
         l.d_offsets.contiguous(), l.indices.contiguous(), l.offsets.contiguous(),
-        l.indice_weights.defined() ? l.indice_weights.contiguous() : at::Tensor(),
-        sorted.positions, grad_weights, u.momentum2, u.momentum2_offsets, sorted.bags,
-        static_cast<int64_t>(u.optimizer), l.pooling_mode, u.learning_rate, u.eps,
-        u.weight_decay, u.weight_decay_mode, u.gradient_clipping ? 1 : 0, u.max_gradient,
-        l.max_d, u.beta1, u.beta2, u.iter);
+        l.indice_weights.defined() ? l.indice_weights.contiguous() : at::Tensor(), sorted.positions,
+        grad_weights, u.momentum2, u.momentum2_offsets, sorted.bags,
+        static_cast<int64_t>(u.optimizer), l.pooling_mode, u.learning_rate, u.eps, u.weight_decay,
+        u.weight_decay_mode, u.gradient_clipping ? 1 : 0, u.max_gradient, l.max_d, u.beta1, u.beta2,
+        u.iter);
 }
 
-at::Tensor optional_tensor(const c10::IValue& v) { return v.isNone() ? at::Tensor() : v.toTensor(); }
+at::Tensor optional_tensor(const c10::IValue& v) {
+    return v.isNone() ? at::Tensor() : v.toTensor();
+}
 
 void save(AutogradContext* ctx, const Lookup& l) {
     ctx->saved_data["weights_offsets"] = l.weights_offsets;
@@ -366,7 +372,8 @@ Update read_update(const Args& a, Optimizer optimizer, const Lookup& l) {
                      l.weights.scalar_type());
     TORCH_CHECK_VALUE(l.weights.is_contiguous(), op,
                       ": dev_weights is updated in place and must be contiguous");
-    if (optimizer == Optimizer::kSgd) return u;
+    if (optimizer == Optimizer::kSgd)
+        return u;
     u.eps = a.real("eps");
     std::tie(u.momentum1, u.momentum1_offsets) = read_momentum(a, "momentum1", l);
     if (optimizer == Optimizer::kAdam) {
@@ -375,9 +382,9 @@ Update read_update(const Args& a, Optimizer optimizer, const Lookup& l) {
         u.beta2 = a.real("beta2");
         u.weight_decay = a.real("weight_decay");
         u.iter = a.integer("iter");
-        TORCH_CHECK_VALUE(!a.has("use_rowwise_bias_correction") ||
-                              !a.flag("use_rowwise_bias_correction"),
-                          op, ": use_rowwise_bias_correction is not supported on npu");
+        TORCH_CHECK_VALUE(
+            !a.has("use_rowwise_bias_correction") || !a.flag("use_rowwise_bias_correction"), op,
+            ": use_rowwise_bias_correction is not supported on npu");
         TORCH_CHECK_VALUE(u.iter >= 1, op, ": Adam's iter must be >= 1 (bias correction), got ",
                           u.iter);
         return u;
@@ -453,7 +460,8 @@ public:
         Update u;
         u.optimizer = Optimizer::kDense;
         fbgemm_npu::backward(l, u, grads[0], grad_weights);
-        if (weights.scalar_type() != at::kFloat) grad_weights = grad_weights.to(weights.scalar_type());
+        if (weights.scalar_type() != at::kFloat)
+            grad_weights = grad_weights.to(weights.scalar_type());
         return {grad_weights, at::Tensor()};
     }
 };
@@ -484,7 +492,8 @@ void dense_lookup_forward_boxed(const c10::OperatorHandle& handle, torch::jit::S
 std::string split_schema(const std::string& optimizer, const std::string& optimizer_args) {
     // An optimizer with its own iter argument does not get the common one.
     const bool own_iter = optimizer_args.find("int iter") != std::string::npos;
-    return "split_embedding_codegen_lookup_" + optimizer + "_function("
+    return "split_embedding_codegen_lookup_" + optimizer +
+           "_function("
            "Tensor placeholder_autograd_tensor, Tensor(a!) dev_weights, Tensor(b!) uvm_weights, "
            "Tensor lxu_cache_weights, Tensor weights_placements, Tensor weights_offsets, "
            "Tensor D_offsets, SymInt total_D, SymInt max_D, Tensor hash_size_cumsum, "
@@ -569,8 +578,9 @@ TORCH_LIBRARY_IMPL(fbgemm, PrivateUse1, m) {
                              "split_embedding_codegen_lookup_adagrad_function",
                              "split_embedding_codegen_lookup_rowwise_adagrad_function",
                              "split_embedding_codegen_lookup_adam_function"}) {
-        m.impl(name, torch::CppFunction::makeFromBoxedFunction<
-                         &fbgemm_npu::split_lookup_forward_boxed>());
+        m.impl(
+            name,
+            torch::CppFunction::makeFromBoxedFunction<&fbgemm_npu::split_lookup_forward_boxed>());
     }
     m.impl("dense_embedding_codegen_lookup_function",
            torch::CppFunction::makeFromBoxedFunction<&fbgemm_npu::dense_lookup_forward_boxed>());

@@ -37,7 +37,8 @@ bool AutoSyncOffInEnvironment() {
 void CoreFinished(LaunchState& l, const CoreState& c, bool normally) {
     std::unique_lock<std::mutex> lock(l.mu);
     ++l.finished;
-    if (c.core_type == kAic) ++l.finished_aic;
+    if (c.core_type == kAic)
+        ++l.finished_aic;
     const bool party = !(l.sync_aiv_only && c.core_type == kAic && l.aiv_per_block > 0);
     if (normally && party && l.waiting > 0 && !l.aborted) {
         const uint32_t waiting = l.waiting;
@@ -45,7 +46,8 @@ void CoreFinished(LaunchState& l, const CoreState& c, bool normally) {
         lock.unlock();
         l.Record(RECSDK_SIM_CHECK_FAILED,
                  "kernel '" + l.kernel + "', " + CoreName(c) + ": returned from the kernel while " +
-                     std::to_string(waiting) + " core(s) wait in SyncAll at " + where + "; the device would hang");
+                     std::to_string(waiting) + " core(s) wait in SyncAll at " + where +
+                     "; the device would hang");
         return;
     }
     l.cv.notify_all();
@@ -68,17 +70,20 @@ void Identify(const LaunchState& l, uint32_t s, CoreState* c) {
     }
 }
 
-void RunCore(const KernelRun& run, LaunchState& l, const std::function<void()>& body, uint32_t slot) {
+void RunCore(const KernelRun& run, LaunchState& l, const std::function<void()>& body,
+             uint32_t slot) {
     CoreState core;
     core.launch = &l;
     Identify(l, slot, &core);
     core.stats = &l.stats[slot];
     core.stats->core_type = core.core_type;
     // An AIC has no unified buffer (its L1/L0 budget is checked by the Matmul emulation).
-    core.ub_size = core.core_type == kAic ? 0 : (run.ub_bytes != 0 ? run.ub_bytes : run.soc->ub_bytes);
+    core.ub_size =
+        core.core_type == kAic ? 0 : (run.ub_bytes != 0 ? run.ub_bytes : run.soc->ub_bytes);
     void* ub = core.ub_size != 0 ? std::aligned_alloc(64, core.ub_size) : nullptr;
     core.ub = static_cast<uint8_t*>(ub);
-    if (run.poison_ub && ub != nullptr) std::memset(core.ub, kPoison, core.ub_size);
+    if (run.poison_ub && ub != nullptr)
+        std::memset(core.ub, kPoison, core.ub_size);
     CoreState* const outer = g_core;  // a launch from inside a kernel is a bug, but restore anyway
     g_core = &core;
     bool normally = false;
@@ -104,7 +109,8 @@ void RunCore(const KernelRun& run, LaunchState& l, const std::function<void()>& 
 
 }  // namespace
 
-int32_t RunKernel(const KernelRun& run, const std::function<void()>& body, RecsdkSimReport* report) {
+int32_t RunKernel(const KernelRun& run, const std::function<void()>& body,
+                  RecsdkSimReport* report) {
     LaunchState l;
     l.kernel = run.kernel;
     l.soc = run.soc;
@@ -123,16 +129,17 @@ int32_t RunKernel(const KernelRun& run, const std::function<void()>& body, Recsd
         return RECSDK_SIM_INTERNAL;
     };
     if (!KernelShape(run.kernel_type, &l.aic_per_block, &l.aiv_per_block)) {
-        return refuse(std::string("launched as ") + KernelTypeName(run.kernel_type) + ", which the emulation does not run");
+        return refuse(std::string("launched as ") + KernelTypeName(run.kernel_type) +
+                      ", which the emulation does not run");
     }
     if (l.aic_per_block > 0 && run.soc->cube_cores == 0) {
-        return refuse(std::string(KernelTypeName(run.kernel_type)) + " needs cube cores, which are not emulated on " +
-                      run.soc->name);
+        return refuse(std::string(KernelTypeName(run.kernel_type)) +
+                      " needs cube cores, which are not emulated on " + run.soc->name);
     }
     if (l.aic_per_block > 0 && run.block_dim > run.soc->cube_cores) {
-        return refuse("blockDim " + std::to_string(run.block_dim) + " of a " + KernelTypeName(run.kernel_type) +
-                      " launch exceeds the " + std::to_string(run.soc->cube_cores) + " AI cores (AIC) of " +
-                      run.soc->name);
+        return refuse("blockDim " + std::to_string(run.block_dim) + " of a " +
+                      KernelTypeName(run.kernel_type) + " launch exceeds the " +
+                      std::to_string(run.soc->cube_cores) + " AI cores (AIC) of " + run.soc->name);
     }
     l.cores_total = run.block_dim * (l.aic_per_block + l.aiv_per_block);
     if (l.cores_total > RECSDK_SIM_MAX_CORES) {
@@ -149,7 +156,8 @@ int32_t RunKernel(const KernelRun& run, const std::function<void()>& body, Recsd
         for (uint32_t i = 0; i < l.cores_total; ++i) {
             threads.emplace_back([&run, &l, &body, i] { RunCore(run, l, body, i); });
         }
-        for (auto& t : threads) t.join();
+        for (auto& t : threads)
+            t.join();
     }
     MergeServed(l);
 
@@ -157,7 +165,8 @@ int32_t RunKernel(const KernelRun& run, const std::function<void()>& body, Recsd
         report->block_dim = static_cast<int32_t>(run.block_dim);
         report->tiling_key = run.tiling_key;
         report->num_cores = static_cast<int32_t>(l.cores_total);
-        for (int32_t i = 0; i < report->num_cores; ++i) report->cores[i] = l.stats[i];
+        for (int32_t i = 0; i < report->num_cores; ++i)
+            report->cores[i] = l.stats[i];
         FillModel(*run.soc, report);
         report->status = l.has_error ? l.status : RECSDK_SIM_OK;
         SetMessage(report, l.has_error ? l.error : std::string());
@@ -167,4 +176,6 @@ int32_t RunKernel(const KernelRun& run, const std::function<void()>& body, Recsd
 
 }  // namespace recsdk::sim
 
-extern "C" RECSDK_SIM_RUNTIME_API uint64_t recsdk_sim_runtime_layout(void) { return recsdk::sim::kRuntimeLayout; }
+extern "C" RECSDK_SIM_RUNTIME_API uint64_t recsdk_sim_runtime_layout(void) {
+    return recsdk::sim::kRuntimeLayout;
+}

@@ -12,150 +12,154 @@ namespace npu_sim {
 namespace {
 
 std::vector<at::Tensor> views(const std::vector<at::Tensor>& tensors) {
-  std::vector<at::Tensor> out;
-  out.reserve(tensors.size());
-  for (const auto& t : tensors) {
-    TORCH_CHECK(t.is_contiguous() || t.numel() == 0,
-                "hccl (npu_sim): collectives need contiguous tensors, got strides ", t.strides());
-    out.push_back(host_view(t));
-  }
-  return out;
+    std::vector<at::Tensor> out;
+    out.reserve(tensors.size());
+    for (const auto& t : tensors) {
+        TORCH_CHECK(t.is_contiguous() || t.numel() == 0,
+                    "hccl (npu_sim): collectives need contiguous tensors, got strides ",
+                    t.strides());
+        out.push_back(host_view(t));
+    }
+    return out;
 }
 
 std::vector<std::vector<at::Tensor>> views(const std::vector<std::vector<at::Tensor>>& lists) {
-  std::vector<std::vector<at::Tensor>> out;
-  out.reserve(lists.size());
-  for (const auto& l : lists) out.push_back(views(l));
-  return out;
+    std::vector<std::vector<at::Tensor>> out;
+    out.reserve(lists.size());
+    for (const auto& l : lists)
+        out.push_back(views(l));
+    return out;
 }
 
-at::Tensor view1(const at::Tensor& t) { return views(std::vector<at::Tensor>{t})[0]; }
+at::Tensor view1(const at::Tensor& t) {
+    return views(std::vector<at::Tensor>{t})[0];
+}
 
 class HostCollectives final : public c10d::Backend {
- public:
-  HostCollectives(c10::intrusive_ptr<c10d::Backend> gloo, int rank, int size)
-      : c10d::Backend(rank, size), gloo_(std::move(gloo)) {}
+public:
+    HostCollectives(c10::intrusive_ptr<c10d::Backend> gloo, int rank, int size)
+        : c10d::Backend(rank, size), gloo_(std::move(gloo)) {}
 
-  const std::string getBackendName() const override { return "hccl"; }
+    const std::string getBackendName() const override { return "hccl"; }
 
-  c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
-                                           const c10d::BroadcastOptions& opts) override {
-    auto v = views(tensors);
-    return gloo_->broadcast(v, opts);
-  }
-  c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors,
-                                           const c10d::AllreduceOptions& opts) override {
-    auto v = views(tensors);
-    return gloo_->allreduce(v, opts);
-  }
-  c10::intrusive_ptr<c10d::Work> allreduce_coalesced(
-      std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) override {
-    auto v = views(tensors);
-    return gloo_->allreduce_coalesced(v, opts);
-  }
-  c10::intrusive_ptr<c10d::Work> reduce(std::vector<at::Tensor>& tensors,
-                                        const c10d::ReduceOptions& opts) override {
-    auto v = views(tensors);
-    return gloo_->reduce(v, opts);
-  }
-  c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& outputs,
-                                           std::vector<at::Tensor>& inputs,
-                                           const c10d::AllgatherOptions& opts) override {
-    auto o = views(outputs);
-    auto i = views(inputs);
-    return gloo_->allgather(o, i, opts);
-  }
-  c10::intrusive_ptr<c10d::Work> _allgather_base(at::Tensor& output, at::Tensor& input,
-                                                 const c10d::AllgatherOptions& opts) override {
-    auto o = view1(output);
-    auto i = view1(input);
-    return gloo_->_allgather_base(o, i, opts);
-  }
-  c10::intrusive_ptr<c10d::Work> allgather_into_tensor_coalesced(
-      std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
-      const c10d::AllgatherOptions& opts) override {
-    auto o = views(outputs);
-    auto i = views(inputs);
-    return gloo_->allgather_into_tensor_coalesced(o, i, opts);
-  }
-  c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>>& outputs,
-                                        std::vector<at::Tensor>& inputs,
-                                        const c10d::GatherOptions& opts) override {
-    auto o = views(outputs);
-    auto i = views(inputs);
-    return gloo_->gather(o, i, opts);
-  }
-  c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor>& outputs,
-                                         std::vector<std::vector<at::Tensor>>& inputs,
-                                         const c10d::ScatterOptions& opts) override {
-    auto o = views(outputs);
-    auto i = views(inputs);
-    return gloo_->scatter(o, i, opts);
-  }
-  c10::intrusive_ptr<c10d::Work> reduce_scatter(std::vector<at::Tensor>& outputs,
-                                                std::vector<std::vector<at::Tensor>>& inputs,
-                                                const c10d::ReduceScatterOptions& opts) override {
-    auto o = views(outputs);
-    auto i = views(inputs);
-    return gloo_->reduce_scatter(o, i, opts);
-  }
-  c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(
-      at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) override {
-    auto o = view1(output);
-    auto i = view1(input);
-    return gloo_->_reduce_scatter_base(o, i, opts);
-  }
-  c10::intrusive_ptr<c10d::Work> reduce_scatter_tensor_coalesced(
-      std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
-      const c10d::ReduceScatterOptions& opts) override {
-    auto o = views(outputs);
-    auto i = views(inputs);
-    return gloo_->reduce_scatter_tensor_coalesced(o, i, opts);
-  }
-  c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor& output, at::Tensor& input,
-                                               std::vector<int64_t>& output_splits,
-                                               std::vector<int64_t>& input_splits,
-                                               const c10d::AllToAllOptions& opts) override {
-    auto o = view1(output);
-    auto i = view1(input);
-    return gloo_->alltoall_base(o, i, output_splits, input_splits, opts);
-  }
-  c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor>& outputs,
+    c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
+                                             const c10d::BroadcastOptions& opts) override {
+        auto v = views(tensors);
+        return gloo_->broadcast(v, opts);
+    }
+    c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors,
+                                             const c10d::AllreduceOptions& opts) override {
+        auto v = views(tensors);
+        return gloo_->allreduce(v, opts);
+    }
+    c10::intrusive_ptr<c10d::Work> allreduce_coalesced(
+        std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) override {
+        auto v = views(tensors);
+        return gloo_->allreduce_coalesced(v, opts);
+    }
+    c10::intrusive_ptr<c10d::Work> reduce(std::vector<at::Tensor>& tensors,
+                                          const c10d::ReduceOptions& opts) override {
+        auto v = views(tensors);
+        return gloo_->reduce(v, opts);
+    }
+    c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& outputs,
+                                             std::vector<at::Tensor>& inputs,
+                                             const c10d::AllgatherOptions& opts) override {
+        auto o = views(outputs);
+        auto i = views(inputs);
+        return gloo_->allgather(o, i, opts);
+    }
+    c10::intrusive_ptr<c10d::Work> _allgather_base(at::Tensor& output, at::Tensor& input,
+                                                   const c10d::AllgatherOptions& opts) override {
+        auto o = view1(output);
+        auto i = view1(input);
+        return gloo_->_allgather_base(o, i, opts);
+    }
+    c10::intrusive_ptr<c10d::Work> allgather_into_tensor_coalesced(
+        std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+        const c10d::AllgatherOptions& opts) override {
+        auto o = views(outputs);
+        auto i = views(inputs);
+        return gloo_->allgather_into_tensor_coalesced(o, i, opts);
+    }
+    c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>>& outputs,
                                           std::vector<at::Tensor>& inputs,
-                                          const c10d::AllToAllOptions& opts) override {
-    auto o = views(outputs);
-    auto i = views(inputs);
-    return gloo_->alltoall(o, i, opts);
-  }
-  c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dst,
-                                      int tag) override {
-    auto v = views(tensors);
-    return gloo_->send(v, dst, tag);
-  }
-  c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int src,
-                                      int tag) override {
-    auto v = views(tensors);
-    return gloo_->recv(v, src, tag);
-  }
-  c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override {
-    return gloo_->barrier(opts);
-  }
-  void monitoredBarrier(const c10d::BarrierOptions& opts, bool wait_all_ranks) override {
-    gloo_->monitoredBarrier(opts, wait_all_ranks);
-  }
-  void setSequenceNumberForGroup() override { gloo_->setSequenceNumberForGroup(); }
-  uint64_t getSequenceNumberForGroup() override { return gloo_->getSequenceNumberForGroup(); }
+                                          const c10d::GatherOptions& opts) override {
+        auto o = views(outputs);
+        auto i = views(inputs);
+        return gloo_->gather(o, i, opts);
+    }
+    c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor>& outputs,
+                                           std::vector<std::vector<at::Tensor>>& inputs,
+                                           const c10d::ScatterOptions& opts) override {
+        auto o = views(outputs);
+        auto i = views(inputs);
+        return gloo_->scatter(o, i, opts);
+    }
+    c10::intrusive_ptr<c10d::Work> reduce_scatter(std::vector<at::Tensor>& outputs,
+                                                  std::vector<std::vector<at::Tensor>>& inputs,
+                                                  const c10d::ReduceScatterOptions& opts) override {
+        auto o = views(outputs);
+        auto i = views(inputs);
+        return gloo_->reduce_scatter(o, i, opts);
+    }
+    c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(
+        at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) override {
+        auto o = view1(output);
+        auto i = view1(input);
+        return gloo_->_reduce_scatter_base(o, i, opts);
+    }
+    c10::intrusive_ptr<c10d::Work> reduce_scatter_tensor_coalesced(
+        std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+        const c10d::ReduceScatterOptions& opts) override {
+        auto o = views(outputs);
+        auto i = views(inputs);
+        return gloo_->reduce_scatter_tensor_coalesced(o, i, opts);
+    }
+    c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor& output, at::Tensor& input,
+                                                 std::vector<int64_t>& output_splits,
+                                                 std::vector<int64_t>& input_splits,
+                                                 const c10d::AllToAllOptions& opts) override {
+        auto o = view1(output);
+        auto i = view1(input);
+        return gloo_->alltoall_base(o, i, output_splits, input_splits, opts);
+    }
+    c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor>& outputs,
+                                            std::vector<at::Tensor>& inputs,
+                                            const c10d::AllToAllOptions& opts) override {
+        auto o = views(outputs);
+        auto i = views(inputs);
+        return gloo_->alltoall(o, i, opts);
+    }
+    c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dst,
+                                        int tag) override {
+        auto v = views(tensors);
+        return gloo_->send(v, dst, tag);
+    }
+    c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int src,
+                                        int tag) override {
+        auto v = views(tensors);
+        return gloo_->recv(v, src, tag);
+    }
+    c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override {
+        return gloo_->barrier(opts);
+    }
+    void monitoredBarrier(const c10d::BarrierOptions& opts, bool wait_all_ranks) override {
+        gloo_->monitoredBarrier(opts, wait_all_ranks);
+    }
+    void setSequenceNumberForGroup() override { gloo_->setSequenceNumberForGroup(); }
+    uint64_t getSequenceNumberForGroup() override { return gloo_->getSequenceNumberForGroup(); }
 
- private:
-  c10::intrusive_ptr<c10d::Backend> gloo_;
+private:
+    c10::intrusive_ptr<c10d::Backend> gloo_;
 };
 
 }  // namespace
 
 c10::intrusive_ptr<c10d::Backend> make_hccl_backend(c10::intrusive_ptr<c10d::Backend> gloo,
                                                     int64_t rank, int64_t size) {
-  return c10::make_intrusive<HostCollectives>(std::move(gloo), static_cast<int>(rank),
-                                              static_cast<int>(size));
+    return c10::make_intrusive<HostCollectives>(std::move(gloo), static_cast<int>(rank),
+                                                static_cast<int>(size));
 }
 
 }  // namespace npu_sim

@@ -48,10 +48,10 @@ constexpr size_t kFrameBytes = 16;  // tag, reserved, length
 constexpr size_t kSectionTarget = size_t{4} << 20;
 
 constexpr uint32_t tag(const char (&s)[5]) {
-  return static_cast<uint32_t>(static_cast<unsigned char>(s[0])) |
-         static_cast<uint32_t>(static_cast<unsigned char>(s[1])) << 8 |
-         static_cast<uint32_t>(static_cast<unsigned char>(s[2])) << 16 |
-         static_cast<uint32_t>(static_cast<unsigned char>(s[3])) << 24;
+    return static_cast<uint32_t>(static_cast<unsigned char>(s[0])) |
+           static_cast<uint32_t>(static_cast<unsigned char>(s[1])) << 8 |
+           static_cast<uint32_t>(static_cast<unsigned char>(s[2])) << 16 |
+           static_cast<uint32_t>(static_cast<unsigned char>(s[3])) << 24;
 }
 constexpr uint32_t kTagRows = tag("ROWS");
 constexpr uint32_t kTagDeleted = tag("DELS");
@@ -61,453 +61,506 @@ constexpr uint32_t kTagEnd = tag("END.");
 constexpr size_t kPendingRecord = 16;
 
 struct Header {
-  uint32_t version = kFormatVersion;
-  uint32_t kind = kKindFull;
-  uint64_t id = 0;
-  uint64_t base_id = 0;
-  int64_t dim = 0;
-  int64_t row_width = 0;
-  uint32_t optim_kind = 0;
-  int64_t step = 0;
-  int64_t optimizer_step = 0;
-  uint64_t n_rows = 0;
-  uint64_t n_deleted = 0;
-  uint64_t n_pending = 0;
+    uint32_t version = kFormatVersion;
+    uint32_t kind = kKindFull;
+    uint64_t id = 0;
+    uint64_t base_id = 0;
+    int64_t dim = 0;
+    int64_t row_width = 0;
+    uint32_t optim_kind = 0;
+    int64_t step = 0;
+    int64_t optimizer_step = 0;
+    uint64_t n_rows = 0;
+    uint64_t n_deleted = 0;
+    uint64_t n_pending = 0;
 };
 
 template <class T>
 void put(std::vector<char>& b, size_t off, T v) {
-  std::memcpy(b.data() + off, &v, sizeof(T));
+    std::memcpy(b.data() + off, &v, sizeof(T));
 }
 template <class T>
 T get(const char* p, size_t off) {
-  T v;
-  std::memcpy(&v, p + off, sizeof(T));
-  return v;
+    T v;
+    std::memcpy(&v, p + off, sizeof(T));
+    return v;
 }
 
 std::vector<char> encode_header(const Header& h) {
-  std::vector<char> b(kHeaderBytes, 0);
-  std::memcpy(b.data(), kMagic, 8);
-  put(b, 8, h.version);
-  put(b, 12, h.kind);
-  put(b, 16, h.id);
-  put(b, 24, h.base_id);
-  put(b, 32, h.dim);
-  put(b, 40, h.row_width);
-  put(b, 48, h.optim_kind);
-  put(b, 56, h.step);
-  put(b, 64, h.optimizer_step);
-  put(b, 72, h.n_rows);
-  put(b, 80, h.n_deleted);
-  put(b, 88, h.n_pending);
-  put(b, kHeaderBytes - 4, crc32c(b.data(), kHeaderBytes - 4));
-  return b;
+    std::vector<char> b(kHeaderBytes, 0);
+    std::memcpy(b.data(), kMagic, 8);
+    put(b, 8, h.version);
+    put(b, 12, h.kind);
+    put(b, 16, h.id);
+    put(b, 24, h.base_id);
+    put(b, 32, h.dim);
+    put(b, 40, h.row_width);
+    put(b, 48, h.optim_kind);
+    put(b, 56, h.step);
+    put(b, 64, h.optimizer_step);
+    put(b, 72, h.n_rows);
+    put(b, 80, h.n_deleted);
+    put(b, 88, h.n_pending);
+    put(b, kHeaderBytes - 4, crc32c(b.data(), kHeaderBytes - 4));
+    return b;
 }
 
-std::string errno_text() { return std::strerror(errno); }
+std::string errno_text() {
+    return std::strerror(errno);
+}
 
 uint64_t new_checkpoint_id() {
-  std::random_device rd;
-  const uint64_t t = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  uint64_t id = mix64((static_cast<uint64_t>(rd()) << 32 | rd()) ^ t ^ static_cast<uint64_t>(getpid()));
-  return id == 0 ? 1 : id;
+    std::random_device rd;
+    const uint64_t t =
+        static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    uint64_t id =
+        mix64((static_cast<uint64_t>(rd()) << 32 | rd()) ^ t ^ static_cast<uint64_t>(getpid()));
+    return id == 0 ? 1 : id;
 }
 
 // A file written under a temporary name and renamed over the target on commit().
 class AtomicFile {
- public:
-  explicit AtomicFile(std::string path) : path_(std::move(path)) {
-    tmp_ = path_ + ".tmp." + std::to_string(getpid()) + "." + std::to_string(new_checkpoint_id() & 0xffffff);
-    fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd_ < 0) fail("cannot create " + tmp_);
-  }
-  ~AtomicFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!committed_) ::unlink(tmp_.c_str());
-  }
-  AtomicFile(const AtomicFile&) = delete;
-  AtomicFile& operator=(const AtomicFile&) = delete;
-
-  void write(const void* data, size_t n) {
-    const char* p = static_cast<const char*>(data);
-    while (n > 0) {
-      const ssize_t w = ::write(fd_, p, n);
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        fail("cannot write");
-      }
-      p += w;
-      n -= static_cast<size_t>(w);
+public:
+    explicit AtomicFile(std::string path) : path_(std::move(path)) {
+        tmp_ = path_ + ".tmp." + std::to_string(getpid()) + "." +
+               std::to_string(new_checkpoint_id() & 0xffffff);
+        fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd_ < 0)
+            fail("cannot create " + tmp_);
     }
-  }
-
-  void commit() {
-    if (::fsync(fd_) != 0) fail("cannot flush to disk");
-    if (::close(fd_) != 0) {
-      fd_ = -1;
-      fail("cannot close");
+    ~AtomicFile() {
+        if (fd_ >= 0)
+            ::close(fd_);
+        if (!committed_)
+            ::unlink(tmp_.c_str());
     }
-    fd_ = -1;
-    if (::rename(tmp_.c_str(), path_.c_str()) != 0) fail("cannot rename " + tmp_ + " to it");
-    committed_ = true;
-    // The rename itself must reach the disk, or a crash could bring back the old entry.
-    const size_t slash = path_.find_last_of('/');
-    const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path_.substr(0, slash));
-    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-      ::fsync(dfd);
-      ::close(dfd);
-    }
-  }
+    AtomicFile(const AtomicFile&) = delete;
+    AtomicFile& operator=(const AtomicFile&) = delete;
 
- private:
-  [[noreturn]] void fail(const std::string& what) {
-    throw CheckpointError("checkpoint " + path_ + ": " + what + ": " + errno_text());
-  }
-  std::string path_, tmp_;
-  int fd_ = -1;
-  bool committed_ = false;
+    void write(const void* data, size_t n) {
+        const char* p = static_cast<const char*>(data);
+        while (n > 0) {
+            const ssize_t w = ::write(fd_, p, n);
+            if (w < 0) {
+                if (errno == EINTR)
+                    continue;
+                fail("cannot write");
+            }
+            p += w;
+            n -= static_cast<size_t>(w);
+        }
+    }
+
+    void commit() {
+        if (::fsync(fd_) != 0)
+            fail("cannot flush to disk");
+        if (::close(fd_) != 0) {
+            fd_ = -1;
+            fail("cannot close");
+        }
+        fd_ = -1;
+        if (::rename(tmp_.c_str(), path_.c_str()) != 0)
+            fail("cannot rename " + tmp_ + " to it");
+        committed_ = true;
+        // The rename itself must reach the disk, or a crash could bring back the old entry.
+        const size_t slash = path_.find_last_of('/');
+        const std::string dir =
+            slash == std::string::npos ? "." : (slash == 0 ? "/" : path_.substr(0, slash));
+        const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0) {
+            ::fsync(dfd);
+            ::close(dfd);
+        }
+    }
+
+private:
+    [[noreturn]] void fail(const std::string& what) {
+        throw CheckpointError("checkpoint " + path_ + ": " + what + ": " + errno_text());
+    }
+    std::string path_, tmp_;
+    int fd_ = -1;
+    bool committed_ = false;
 };
 
 class SectionWriter {
- public:
-  explicit SectionWriter(AtomicFile& f) : f_(f) {}
-  void write(uint32_t t, const std::vector<char>& payload) {
-    std::vector<char> frame(kFrameBytes, 0);
-    put(frame, 0, t);
-    put(frame, 4, uint32_t{0});
-    put(frame, 8, static_cast<uint64_t>(payload.size()));
-    uint32_t crc = crc32c(frame.data(), frame.size());
-    crc = crc32c_extend(crc, payload.data(), payload.size());
-    f_.write(frame.data(), frame.size());
-    f_.write(payload.data(), payload.size());
-    f_.write(&crc, 4);
-    if (t != kTagEnd) {
-      crcs_.push_back(crc);
-      ++sections_;
+public:
+    explicit SectionWriter(AtomicFile& f) : f_(f) {}
+    void write(uint32_t t, const std::vector<char>& payload) {
+        std::vector<char> frame(kFrameBytes, 0);
+        put(frame, 0, t);
+        put(frame, 4, uint32_t{0});
+        put(frame, 8, static_cast<uint64_t>(payload.size()));
+        uint32_t crc = crc32c(frame.data(), frame.size());
+        crc = crc32c_extend(crc, payload.data(), payload.size());
+        f_.write(frame.data(), frame.size());
+        f_.write(payload.data(), payload.size());
+        f_.write(&crc, 4);
+        if (t != kTagEnd) {
+            crcs_.push_back(crc);
+            ++sections_;
+        }
     }
-  }
-  void finish() {
-    std::vector<char> end(12, 0);
-    put(end, 0, sections_);
-    put(end, 8, crc32c(crcs_.data(), crcs_.size() * sizeof(uint32_t)));
-    write(kTagEnd, end);
-  }
+    void finish() {
+        std::vector<char> end(12, 0);
+        put(end, 0, sections_);
+        put(end, 8, crc32c(crcs_.data(), crcs_.size() * sizeof(uint32_t)));
+        write(kTagEnd, end);
+    }
 
- private:
-  AtomicFile& f_;
-  std::vector<uint32_t> crcs_;
-  uint64_t sections_ = 0;
+private:
+    AtomicFile& f_;
+    std::vector<uint32_t> crcs_;
+    uint64_t sections_ = 0;
 };
 
 // Sequential reader that names the file and offset in every error.
 class Reader {
- public:
-  explicit Reader(const std::string& path) : path_(path) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) throw CheckpointError("cannot open checkpoint " + path + ": " + errno_text());
-    struct stat st;
-    if (::fstat(fd_, &st) != 0) {
-      ::close(fd_);
-      throw CheckpointError("cannot stat checkpoint " + path + ": " + errno_text());
+public:
+    explicit Reader(const std::string& path) : path_(path) {
+        fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd_ < 0)
+            throw CheckpointError("cannot open checkpoint " + path + ": " + errno_text());
+        struct stat st;
+        if (::fstat(fd_, &st) != 0) {
+            ::close(fd_);
+            throw CheckpointError("cannot stat checkpoint " + path + ": " + errno_text());
+        }
+        size_ = static_cast<uint64_t>(st.st_size);
     }
-    size_ = static_cast<uint64_t>(st.st_size);
-  }
-  ~Reader() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  uint64_t offset() const { return off_; }
-  uint64_t size() const { return size_; }
-  uint64_t remaining() const { return size_ - off_; }
-
-  void read(void* dst, size_t n, const char* what) {
-    if (n > remaining()) {
-      fail("truncated: " + std::string(what) + " at offset " + std::to_string(off_) + " needs " +
-           std::to_string(n) + " bytes but the file ends after " + std::to_string(remaining()));
+    ~Reader() {
+        if (fd_ >= 0)
+            ::close(fd_);
     }
-    char* p = static_cast<char*>(dst);
-    size_t left = n;
-    while (left > 0) {
-      const ssize_t r = ::read(fd_, p, left);
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        fail(std::string("read error: ") + errno_text());
-      }
-      if (r == 0) fail("truncated while reading " + std::string(what) + " (file shrank while being read)");
-      p += r;
-      left -= static_cast<size_t>(r);
+    uint64_t offset() const { return off_; }
+    uint64_t size() const { return size_; }
+    uint64_t remaining() const { return size_ - off_; }
+
+    void read(void* dst, size_t n, const char* what) {
+        if (n > remaining()) {
+            fail("truncated: " + std::string(what) + " at offset " + std::to_string(off_) +
+                 " needs " + std::to_string(n) + " bytes but the file ends after " +
+                 std::to_string(remaining()));
+        }
+        char* p = static_cast<char*>(dst);
+        size_t left = n;
+        while (left > 0) {
+            const ssize_t r = ::read(fd_, p, left);
+            if (r < 0) {
+                if (errno == EINTR)
+                    continue;
+                fail(std::string("read error: ") + errno_text());
+            }
+            if (r == 0)
+                fail("truncated while reading " + std::string(what) +
+                     " (file shrank while being read)");
+            p += r;
+            left -= static_cast<size_t>(r);
+        }
+        off_ += n;
     }
-    off_ += n;
-  }
 
-  [[noreturn]] void fail(const std::string& what) const {
-    throw CheckpointError("checkpoint " + path_ + " is invalid: " + what);
-  }
+    [[noreturn]] void fail(const std::string& what) const {
+        throw CheckpointError("checkpoint " + path_ + " is invalid: " + what);
+    }
 
- private:
-  std::string path_;
-  int fd_ = -1;
-  uint64_t size_ = 0;
-  uint64_t off_ = 0;
+private:
+    std::string path_;
+    int fd_ = -1;
+    uint64_t size_ = 0;
+    uint64_t off_ = 0;
 };
 
 using SectionFn = std::function<void(uint32_t tag, const char* payload, uint64_t len)>;
 
 // Reads and checks a whole file; calls on_section for each data section (if given).
 Header scan(const std::string& path, const SectionFn& on_section) {
-  Reader r(path);
-  std::vector<char> hb(kHeaderBytes);
-  r.read(hb.data(), kHeaderBytes, "the header");
-  if (std::memcmp(hb.data(), kMagic, 8) != 0) r.fail("not an embcache checkpoint (bad magic bytes)");
-  if (get<uint32_t>(hb.data(), kHeaderBytes - 4) != crc32c(hb.data(), kHeaderBytes - 4)) {
-    r.fail("header checksum mismatch (the header is corrupted)");
-  }
-  Header h;
-  h.version = get<uint32_t>(hb.data(), 8);
-  if (h.version != kFormatVersion) {
-    r.fail("format version " + std::to_string(h.version) + " is not supported (this build reads version " +
-           std::to_string(kFormatVersion) + ")");
-  }
-  h.kind = get<uint32_t>(hb.data(), 12);
-  h.id = get<uint64_t>(hb.data(), 16);
-  h.base_id = get<uint64_t>(hb.data(), 24);
-  h.dim = get<int64_t>(hb.data(), 32);
-  h.row_width = get<int64_t>(hb.data(), 40);
-  h.optim_kind = get<uint32_t>(hb.data(), 48);
-  h.step = get<int64_t>(hb.data(), 56);
-  h.optimizer_step = get<int64_t>(hb.data(), 64);
-  h.n_rows = get<uint64_t>(hb.data(), 72);
-  h.n_deleted = get<uint64_t>(hb.data(), 80);
-  h.n_pending = get<uint64_t>(hb.data(), 88);
-  if (h.kind != kKindFull && h.kind != kKindIncremental) r.fail("unknown checkpoint kind " + std::to_string(h.kind));
-  if (h.dim <= 0 || h.row_width < h.dim) r.fail("impossible geometry in the header");
+    Reader r(path);
+    std::vector<char> hb(kHeaderBytes);
+    r.read(hb.data(), kHeaderBytes, "the header");
+    if (std::memcmp(hb.data(), kMagic, 8) != 0)
+        r.fail("not an embcache checkpoint (bad magic bytes)");
+    if (get<uint32_t>(hb.data(), kHeaderBytes - 4) != crc32c(hb.data(), kHeaderBytes - 4)) {
+        r.fail("header checksum mismatch (the header is corrupted)");
+    }
+    Header h;
+    h.version = get<uint32_t>(hb.data(), 8);
+    if (h.version != kFormatVersion) {
+        r.fail("format version " + std::to_string(h.version) +
+               " is not supported (this build reads version " + std::to_string(kFormatVersion) +
+               ")");
+    }
+    h.kind = get<uint32_t>(hb.data(), 12);
+    h.id = get<uint64_t>(hb.data(), 16);
+    h.base_id = get<uint64_t>(hb.data(), 24);
+    h.dim = get<int64_t>(hb.data(), 32);
+    h.row_width = get<int64_t>(hb.data(), 40);
+    h.optim_kind = get<uint32_t>(hb.data(), 48);
+    h.step = get<int64_t>(hb.data(), 56);
+    h.optimizer_step = get<int64_t>(hb.data(), 64);
+    h.n_rows = get<uint64_t>(hb.data(), 72);
+    h.n_deleted = get<uint64_t>(hb.data(), 80);
+    h.n_pending = get<uint64_t>(hb.data(), 88);
+    if (h.kind != kKindFull && h.kind != kKindIncremental)
+        r.fail("unknown checkpoint kind " + std::to_string(h.kind));
+    if (h.dim <= 0 || h.row_width < h.dim)
+        r.fail("impossible geometry in the header");
 
-  const uint64_t row_record = 16 + static_cast<uint64_t>(h.row_width) * 4;
-  uint64_t rows = 0, deleted = 0, pending = 0, sections = 0;
-  std::vector<uint32_t> crcs;
-  std::vector<char> payload;
-  for (;;) {
-    const uint64_t at = r.offset();
-    char frame[kFrameBytes];
-    r.read(frame, kFrameBytes, "a section header (the end marker is missing)");
-    const uint32_t t = get<uint32_t>(frame, 0);
-    const uint64_t len = get<uint64_t>(frame, 8);
-    if (t != kTagRows && t != kTagDeleted && t != kTagPending && t != kTagEnd) {
-      r.fail("unknown section tag at offset " + std::to_string(at) + " (corrupted data)");
+    const uint64_t row_record = 16 + static_cast<uint64_t>(h.row_width) * 4;
+    uint64_t rows = 0, deleted = 0, pending = 0, sections = 0;
+    std::vector<uint32_t> crcs;
+    std::vector<char> payload;
+    for (;;) {
+        const uint64_t at = r.offset();
+        char frame[kFrameBytes];
+        r.read(frame, kFrameBytes, "a section header (the end marker is missing)");
+        const uint32_t t = get<uint32_t>(frame, 0);
+        const uint64_t len = get<uint64_t>(frame, 8);
+        if (t != kTagRows && t != kTagDeleted && t != kTagPending && t != kTagEnd) {
+            r.fail("unknown section tag at offset " + std::to_string(at) + " (corrupted data)");
+        }
+        if (len + 4 > r.remaining()) {
+            r.fail("truncated: the section at offset " + std::to_string(at) + " declares " +
+                   std::to_string(len) + " bytes but only " + std::to_string(r.remaining()) +
+                   " remain");
+        }
+        payload.resize(len);
+        r.read(payload.data(), len, "section data");
+        uint32_t stored;
+        r.read(&stored, 4, "a section checksum");
+        uint32_t crc = crc32c(frame, kFrameBytes);
+        crc = crc32c_extend(crc, payload.data(), len);
+        if (crc != stored)
+            r.fail("checksum mismatch in the section at offset " + std::to_string(at));
+        if (t == kTagEnd) {
+            if (len != 12)
+                r.fail("malformed end marker");
+            if (get<uint64_t>(payload.data(), 0) != sections ||
+                get<uint32_t>(payload.data(), 8) != crc32c(crcs.data(), crcs.size() * 4)) {
+                r.fail("sections are missing or out of order (end marker does not match)");
+            }
+            if (r.remaining() != 0)
+                r.fail(std::to_string(r.remaining()) + " unexpected bytes after the end marker");
+            break;
+        }
+        crcs.push_back(crc);
+        ++sections;
+        const uint64_t record =
+            t == kTagRows ? row_record : (t == kTagDeleted ? 8 : kPendingRecord);
+        if (len % record != 0)
+            r.fail("section at offset " + std::to_string(at) + " has a partial record");
+        (t == kTagRows ? rows : (t == kTagDeleted ? deleted : pending)) += len / record;
+        if (on_section)
+            on_section(t, payload.data(), len);
     }
-    if (len + 4 > r.remaining()) {
-      r.fail("truncated: the section at offset " + std::to_string(at) + " declares " + std::to_string(len) +
-             " bytes but only " + std::to_string(r.remaining()) + " remain");
+    if (rows != h.n_rows || deleted != h.n_deleted || pending != h.n_pending) {
+        r.fail("record counts do not match the header (rows " + std::to_string(rows) + "/" +
+               std::to_string(h.n_rows) + ", deleted " + std::to_string(deleted) + "/" +
+               std::to_string(h.n_deleted) + ", pending " + std::to_string(pending) + "/" +
+               std::to_string(h.n_pending) + ")");
     }
-    payload.resize(len);
-    r.read(payload.data(), len, "section data");
-    uint32_t stored;
-    r.read(&stored, 4, "a section checksum");
-    uint32_t crc = crc32c(frame, kFrameBytes);
-    crc = crc32c_extend(crc, payload.data(), len);
-    if (crc != stored) r.fail("checksum mismatch in the section at offset " + std::to_string(at));
-    if (t == kTagEnd) {
-      if (len != 12) r.fail("malformed end marker");
-      if (get<uint64_t>(payload.data(), 0) != sections ||
-          get<uint32_t>(payload.data(), 8) != crc32c(crcs.data(), crcs.size() * 4)) {
-        r.fail("sections are missing or out of order (end marker does not match)");
-      }
-      if (r.remaining() != 0) r.fail(std::to_string(r.remaining()) + " unexpected bytes after the end marker");
-      break;
-    }
-    crcs.push_back(crc);
-    ++sections;
-    const uint64_t record = t == kTagRows ? row_record : (t == kTagDeleted ? 8 : kPendingRecord);
-    if (len % record != 0) r.fail("section at offset " + std::to_string(at) + " has a partial record");
-    (t == kTagRows ? rows : (t == kTagDeleted ? deleted : pending)) += len / record;
-    if (on_section) on_section(t, payload.data(), len);
-  }
-  if (rows != h.n_rows || deleted != h.n_deleted || pending != h.n_pending) {
-    r.fail("record counts do not match the header (rows " + std::to_string(rows) + "/" + std::to_string(h.n_rows) +
-           ", deleted " + std::to_string(deleted) + "/" + std::to_string(h.n_deleted) + ", pending " +
-           std::to_string(pending) + "/" + std::to_string(h.n_pending) + ")");
-  }
-  return h;
+    return h;
 }
 
 }  // namespace
 
 // Friend of HostTable: reads and writes its shards directly.
 class CheckpointIO {
- public:
-  static uint64_t save(HostTable& t, const std::string& path, bool incremental) {
-    std::unique_lock<std::shared_mutex> lock(t.mu_);
-    if (incremental && t.checkpoint_id_ == 0) {
-      throw CheckpointError("cannot write incremental checkpoint " + path +
-                            ": this table has no full checkpoint (saved or loaded) to build on");
-    }
-    Header h;
-    h.kind = incremental ? kKindIncremental : kKindFull;
-    h.id = new_checkpoint_id();
-    h.base_id = incremental ? t.checkpoint_id_ : 0;
-    h.dim = t.cfg_.dim;
-    h.row_width = t.row_width_;
-    h.optim_kind = static_cast<uint32_t>(t.cfg_.optim.kind);
-    h.step = t.step_;
-    h.optimizer_step = t.optimizer_step_;
-    for (const Shard& s : t.shards_) {
-      s.rows.for_each_live([&](uint32_t r) {
-        if (!incremental || s.rows.modified(r)) ++h.n_rows;
-      });
-      if (incremental) h.n_deleted += s.deleted.size();
-      h.n_pending += static_cast<uint64_t>(s.pending.size());
-    }
-
-    AtomicFile file(path);
-    const std::vector<char> hb = encode_header(h);
-    file.write(hb.data(), hb.size());
-    SectionWriter w(file);
-    std::vector<char> buf;
-    buf.reserve(kSectionTarget + 4096);
-    auto flush = [&](uint32_t tg) {
-      if (!buf.empty()) w.write(tg, buf);
-      buf.clear();
-    };
-    auto append = [&](const void* p, size_t n) {
-      const char* c = static_cast<const char*>(p);
-      buf.insert(buf.end(), c, c + n);
-    };
-    if (incremental) {
-      for (const Shard& s : t.shards_) {
-        for (int64_t key : s.deleted) {
-          append(&key, 8);
-          if (buf.size() >= kSectionTarget) flush(kTagDeleted);
+public:
+    static uint64_t save(HostTable& t, const std::string& path, bool incremental) {
+        std::unique_lock<std::shared_mutex> lock(t.mu_);
+        if (incremental && t.checkpoint_id_ == 0) {
+            throw CheckpointError(
+                "cannot write incremental checkpoint " + path +
+                ": this table has no full checkpoint (saved or loaded) to build on");
         }
-      }
-      flush(kTagDeleted);
-    }
-    const size_t row_bytes = static_cast<size_t>(t.row_width_) * 4;
-    for (const Shard& s : t.shards_) {
-      s.rows.for_each_live([&](uint32_t r) {
-        if (incremental && !s.rows.modified(r)) return;
-        const RowHeader& hdr = s.rows.header(r);
-        append(&hdr.key, 8);
-        append(&hdr.last_seen, 4);
-        append(&hdr.count, 4);
-        append(s.rows.data(r), row_bytes);
-        if (buf.size() >= kSectionTarget) flush(kTagRows);
-      });
-    }
-    flush(kTagRows);
-    for (const Shard& s : t.shards_) {
-      s.pending.for_each([&](int64_t key, const PendingTraits::Value& v) {
-        append(&key, 8);
-        append(&v.count, 4);
-        append(&v.last_seen, 4);
-        if (buf.size() >= kSectionTarget) flush(kTagPending);
-      });
-    }
-    flush(kTagPending);
-    w.finish();
-    file.commit();
+        Header h;
+        h.kind = incremental ? kKindIncremental : kKindFull;
+        h.id = new_checkpoint_id();
+        h.base_id = incremental ? t.checkpoint_id_ : 0;
+        h.dim = t.cfg_.dim;
+        h.row_width = t.row_width_;
+        h.optim_kind = static_cast<uint32_t>(t.cfg_.optim.kind);
+        h.step = t.step_;
+        h.optimizer_step = t.optimizer_step_;
+        for (const Shard& s : t.shards_) {
+            s.rows.for_each_live([&](uint32_t r) {
+                if (!incremental || s.rows.modified(r))
+                    ++h.n_rows;
+            });
+            if (incremental)
+                h.n_deleted += s.deleted.size();
+            h.n_pending += static_cast<uint64_t>(s.pending.size());
+        }
 
-    // Only now is the new checkpoint the base of the next incremental one.
-    t.checkpoint_id_ = h.id;
-    for (Shard& s : t.shards_) {
-      s.rows.clear_modified();
-      std::vector<int64_t>().swap(s.deleted);
-    }
-    return h.id;
-  }
-
-  static std::unique_ptr<HostTable> load(const TableConfig& cfg, const std::vector<std::string>& paths) {
-    if (paths.empty()) throw std::invalid_argument("no checkpoint files given");
-    auto table = std::make_unique<HostTable>(cfg);
-    // Pass 1: every file is complete, uncorrupted, fits this table and the chain links up.
-    std::vector<Header> headers;
-    for (size_t i = 0; i < paths.size(); ++i) {
-      const Header h = scan(paths[i], nullptr);
-      const std::string name = "checkpoint " + paths[i];
-      if (i == 0 && h.kind != kKindFull) {
-        throw CheckpointError(name + " is incremental; loading must start from a full checkpoint");
-      }
-      if (i > 0 && h.kind != kKindIncremental) {
-        throw CheckpointError(name + " is a full checkpoint; only incremental ones may follow the first file");
-      }
-      if (i > 0 && h.base_id != headers.back().id) {
-        throw CheckpointError(name + " does not follow " + paths[i - 1] +
-                              " (it was written on top of a different checkpoint)");
-      }
-      if (h.dim != cfg.dim || h.row_width != table->row_width_ ||
-          h.optim_kind != static_cast<uint32_t>(cfg.optim.kind)) {
-        static const char* names[] = {"SGD", "Adagrad", "Adam"};
-        auto optim_name = [](uint32_t k) { return k < 3 ? names[k] : "unknown"; };
-        throw CheckpointError(name + " holds rows of dim " + std::to_string(h.dim) + " with " +
-                              optim_name(h.optim_kind) + " state, but the table has dim " +
-                              std::to_string(cfg.dim) + " with " +
-                              optim_name(static_cast<uint32_t>(cfg.optim.kind)) + " state");
-      }
-      headers.push_back(h);
-    }
-    // Pass 2: build the new table. The files are re-checked as they are read, in case they
-    // changed in between; any error discards the new table.
-    HostTable& t = *table;
-    const size_t row_record = 16 + static_cast<size_t>(t.row_width_) * 4;
-    for (size_t i = 0; i < paths.size(); ++i) {
-      for (Shard& s : t.shards_) s.pending.clear();
-      const Header h = scan(paths[i], [&](uint32_t tg, const char* p, uint64_t len) {
-        if (tg == kTagDeleted) {
-          for (uint64_t off = 0; off < len; off += 8) {
-            const int64_t key = get<int64_t>(p, off);
-            const uint64_t hk = hash_key(key);
-            Shard& s = t.shards_[t.shard_of(hk)];
-            const uint32_t* r = s.index.find(key, hk);
-            if (r != nullptr) {
-              const uint32_t row = *r;
-              s.index.erase(key, hk);
-              s.rows.release(row);
+        AtomicFile file(path);
+        const std::vector<char> hb = encode_header(h);
+        file.write(hb.data(), hb.size());
+        SectionWriter w(file);
+        std::vector<char> buf;
+        buf.reserve(kSectionTarget + 4096);
+        auto flush = [&](uint32_t tg) {
+            if (!buf.empty())
+                w.write(tg, buf);
+            buf.clear();
+        };
+        auto append = [&](const void* p, size_t n) {
+            const char* c = static_cast<const char*>(p);
+            buf.insert(buf.end(), c, c + n);
+        };
+        if (incremental) {
+            for (const Shard& s : t.shards_) {
+                for (int64_t key : s.deleted) {
+                    append(&key, 8);
+                    if (buf.size() >= kSectionTarget)
+                        flush(kTagDeleted);
+                }
             }
-          }
-        } else if (tg == kTagRows) {
-          for (uint64_t off = 0; off < len; off += row_record) {
-            const int64_t key = get<int64_t>(p, off);
-            const uint64_t hk = hash_key(key);
-            Shard& s = t.shards_[t.shard_of(hk)];
-            bool inserted = false;
-            uint32_t* slot = s.index.find_or_insert(key, hk, 0, &inserted);
-            if (inserted) *slot = s.rows.allocate();
-            const uint32_t r = *slot;
-            RowHeader& hdr = s.rows.header(r);
-            hdr.key = key;
-            hdr.last_seen = get<uint32_t>(p, off + 8);
-            hdr.count = get<uint32_t>(p, off + 12);
-            std::memcpy(s.rows.data(r), p + off + 16, row_record - 16);
-          }
-        } else if (tg == kTagPending) {
-          for (uint64_t off = 0; off < len; off += kPendingRecord) {
-            const int64_t key = get<int64_t>(p, off);
-            const uint64_t hk = hash_key(key);
-            PendingTraits::Value v{get<uint32_t>(p, off + 8), get<uint32_t>(p, off + 12)};
-            if (v.count == 0) throw CheckpointError("checkpoint " + paths[i] + " is invalid: zero admission count");
-            bool inserted = false;
-            *t.shards_[t.shard_of(hk)].pending.find_or_insert(key, hk, v, &inserted) = v;
-          }
+            flush(kTagDeleted);
         }
-      });
-      if (h.id != headers[i].id) {
-        throw CheckpointError("checkpoint " + paths[i] + " changed while it was being loaded");
-      }
+        const size_t row_bytes = static_cast<size_t>(t.row_width_) * 4;
+        for (const Shard& s : t.shards_) {
+            s.rows.for_each_live([&](uint32_t r) {
+                if (incremental && !s.rows.modified(r))
+                    return;
+                const RowHeader& hdr = s.rows.header(r);
+                append(&hdr.key, 8);
+                append(&hdr.last_seen, 4);
+                append(&hdr.count, 4);
+                append(s.rows.data(r), row_bytes);
+                if (buf.size() >= kSectionTarget)
+                    flush(kTagRows);
+            });
+        }
+        flush(kTagRows);
+        for (const Shard& s : t.shards_) {
+            s.pending.for_each([&](int64_t key, const PendingTraits::Value& v) {
+                append(&key, 8);
+                append(&v.count, 4);
+                append(&v.last_seen, 4);
+                if (buf.size() >= kSectionTarget)
+                    flush(kTagPending);
+            });
+        }
+        flush(kTagPending);
+        w.finish();
+        file.commit();
+
+        // Only now is the new checkpoint the base of the next incremental one.
+        t.checkpoint_id_ = h.id;
+        for (Shard& s : t.shards_) {
+            s.rows.clear_modified();
+            std::vector<int64_t>().swap(s.deleted);
+        }
+        return h.id;
     }
-    for (Shard& s : t.shards_) s.rows.clear_modified();
-    t.step_ = headers.back().step;
-    t.optimizer_step_ = headers.back().optimizer_step;
-    t.checkpoint_id_ = headers.back().id;
-    return table;
-  }
+
+    static std::unique_ptr<HostTable> load(const TableConfig& cfg,
+                                           const std::vector<std::string>& paths) {
+        if (paths.empty())
+            throw std::invalid_argument("no checkpoint files given");
+        auto table = std::make_unique<HostTable>(cfg);
+        // Pass 1: every file is complete, uncorrupted, fits this table and the chain links up.
+        std::vector<Header> headers;
+        for (size_t i = 0; i < paths.size(); ++i) {
+            const Header h = scan(paths[i], nullptr);
+            const std::string name = "checkpoint " + paths[i];
+            if (i == 0 && h.kind != kKindFull) {
+                throw CheckpointError(name +
+                                      " is incremental; loading must start from a full checkpoint");
+            }
+            if (i > 0 && h.kind != kKindIncremental) {
+                throw CheckpointError(
+                    name +
+                    " is a full checkpoint; only incremental ones may follow the first file");
+            }
+            if (i > 0 && h.base_id != headers.back().id) {
+                throw CheckpointError(name + " does not follow " + paths[i - 1] +
+                                      " (it was written on top of a different checkpoint)");
+            }
+            if (h.dim != cfg.dim || h.row_width != table->row_width_ ||
+                h.optim_kind != static_cast<uint32_t>(cfg.optim.kind)) {
+                static const char* names[] = {"SGD", "Adagrad", "Adam"};
+                auto optim_name = [](uint32_t k) { return k < 3 ? names[k] : "unknown"; };
+                throw CheckpointError(name + " holds rows of dim " + std::to_string(h.dim) +
+                                      " with " + optim_name(h.optim_kind) +
+                                      " state, but the table has dim " + std::to_string(cfg.dim) +
+                                      " with " + optim_name(static_cast<uint32_t>(cfg.optim.kind)) +
+                                      " state");
+            }
+            headers.push_back(h);
+        }
+        // Pass 2: build the new table. The files are re-checked as they are read, in case they
+        // changed in between; any error discards the new table.
+        HostTable& t = *table;
+        const size_t row_record = 16 + static_cast<size_t>(t.row_width_) * 4;
+        for (size_t i = 0; i < paths.size(); ++i) {
+            for (Shard& s : t.shards_)
+                s.pending.clear();
+            const Header h = scan(paths[i], [&](uint32_t tg, const char* p, uint64_t len) {
+                if (tg == kTagDeleted) {
+                    for (uint64_t off = 0; off < len; off += 8) {
+                        const int64_t key = get<int64_t>(p, off);
+                        const uint64_t hk = hash_key(key);
+                        Shard& s = t.shards_[t.shard_of(hk)];
+                        const uint32_t* r = s.index.find(key, hk);
+                        if (r != nullptr) {
+                            const uint32_t row = *r;
+                            s.index.erase(key, hk);
+                            s.rows.release(row);
+                        }
+                    }
+                } else if (tg == kTagRows) {
+                    for (uint64_t off = 0; off < len; off += row_record) {
+                        const int64_t key = get<int64_t>(p, off);
+                        const uint64_t hk = hash_key(key);
+                        Shard& s = t.shards_[t.shard_of(hk)];
+                        bool inserted = false;
+                        uint32_t* slot = s.index.find_or_insert(key, hk, 0, &inserted);
+                        if (inserted)
+                            *slot = s.rows.allocate();
+                        const uint32_t r = *slot;
+                        RowHeader& hdr = s.rows.header(r);
+                        hdr.key = key;
+                        hdr.last_seen = get<uint32_t>(p, off + 8);
+                        hdr.count = get<uint32_t>(p, off + 12);
+                        std::memcpy(s.rows.data(r), p + off + 16, row_record - 16);
+                    }
+                } else if (tg == kTagPending) {
+                    for (uint64_t off = 0; off < len; off += kPendingRecord) {
+                        const int64_t key = get<int64_t>(p, off);
+                        const uint64_t hk = hash_key(key);
+                        PendingTraits::Value v{get<uint32_t>(p, off + 8),
+                                               get<uint32_t>(p, off + 12)};
+                        if (v.count == 0)
+                            throw CheckpointError("checkpoint " + paths[i] +
+                                                  " is invalid: zero admission count");
+                        bool inserted = false;
+                        *t.shards_[t.shard_of(hk)].pending.find_or_insert(key, hk, v, &inserted) =
+                            v;
+                    }
+                }
+            });
+            if (h.id != headers[i].id) {
+                throw CheckpointError("checkpoint " + paths[i] +
+                                      " changed while it was being loaded");
+            }
+        }
+        for (Shard& s : t.shards_)
+            s.rows.clear_modified();
+        t.step_ = headers.back().step;
+        t.optimizer_step_ = headers.back().optimizer_step;
+        t.checkpoint_id_ = headers.back().id;
+        return table;
+    }
 };
 
 uint64_t HostTable::save(const std::string& path, bool incremental) {
-  return CheckpointIO::save(*this, path, incremental);
+    return CheckpointIO::save(*this, path, incremental);
 }
 
-std::unique_ptr<HostTable> HostTable::load(const TableConfig& cfg, const std::vector<std::string>& paths) {
-  return CheckpointIO::load(cfg, paths);
+std::unique_ptr<HostTable> HostTable::load(const TableConfig& cfg,
+                                           const std::vector<std::string>& paths) {
+    return CheckpointIO::load(cfg, paths);
 }
 
 }  // namespace embcache

@@ -12,6 +12,8 @@ namespace embcache {
 // Extends `crc` (the value returned for the preceding bytes; 0 to start) over data[0, n).
 uint32_t crc32c_extend(uint32_t crc, const void* data, size_t n);
 
-inline uint32_t crc32c(const void* data, size_t n) { return crc32c_extend(0, data, n); }
+inline uint32_t crc32c(const void* data, size_t n) {
+    return crc32c_extend(0, data, n);
+}
 
 }  // namespace embcache

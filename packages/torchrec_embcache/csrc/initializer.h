@@ -14,12 +14,12 @@ namespace embcache {
 enum class InitKind : int { Uniform = 0, Normal = 1, TruncatedNormal = 2, Constant = 3 };
 
 struct InitConfig {
-  InitKind kind = InitKind::Uniform;
-  // Uniform: [p0, p1). Normal / TruncatedNormal: mean p0, std p1 (truncated to
-  // mean +- 2 std). Constant: p0.
-  double p0 = 0.0;
-  double p1 = 1.0;
-  uint64_t seed = 0;
+    InitKind kind = InitKind::Uniform;
+    // Uniform: [p0, p1). Normal / TruncatedNormal: mean p0, std p1 (truncated to
+    // mean +- 2 std). Constant: p0.
+    double p0 = 0.0;
+    double p1 = 1.0;
+    uint64_t seed = 0;
 };
 
 // Writes the initial embedding of `key` into out[0, dim).

@@ -13,37 +13,37 @@ namespace embcache {
 enum class OptimKind : int { SGD = 0, Adagrad = 1, Adam = 2 };
 
 struct OptimConfig {
-  OptimKind kind = OptimKind::SGD;
-  // Hyper-parameters are kept in double, as Python passes them: torch derives its float
-  // scalars (e.g. 1 - beta1) from the doubles, and rounding first would change the result.
-  double lr = 0.01;
-  double eps = 1e-10;
-  double beta1 = 0.9;
-  double beta2 = 0.999;
-  double initial_accumulator = 0.0;  // Adagrad's initial_accumulator_value
+    OptimKind kind = OptimKind::SGD;
+    // Hyper-parameters are kept in double, as Python passes them: torch derives its float
+    // scalars (e.g. 1 - beta1) from the doubles, and rounding first would change the result.
+    double lr = 0.01;
+    double eps = 1e-10;
+    double beta1 = 0.9;
+    double beta2 = 0.999;
+    double initial_accumulator = 0.0;  // Adagrad's initial_accumulator_value
 };
 
 inline int64_t state_width(OptimKind kind, int64_t dim) {
-  switch (kind) {
-    case OptimKind::SGD:
-      return 0;
-    case OptimKind::Adagrad:
-      return dim;  // sum of squared gradients
-    case OptimKind::Adam:
-      return 2 * dim;  // first and second moment
-  }
-  return 0;
+    switch (kind) {
+        case OptimKind::SGD:
+            return 0;
+        case OptimKind::Adagrad:
+            return dim;  // sum of squared gradients
+        case OptimKind::Adam:
+            return 2 * dim;  // first and second moment
+    }
+    return 0;
 }
 
 // Per-call constants derived from the config and the optimiser step (1-based), computed
 // once per batch rather than per row.
 struct StepConstants {
-  float neg_lr;     // SGD: -lr
-  float neg_clr;    // Adagrad: -lr (no lr decay)
-  float one_minus_beta1;
-  float one_minus_beta2;
-  float neg_step_size;  // Adam: -(lr * sqrt(1 - beta2^t) / (1 - beta1^t))
-  float eps;
+    float neg_lr;   // SGD: -lr
+    float neg_clr;  // Adagrad: -lr (no lr decay)
+    float one_minus_beta1;
+    float one_minus_beta2;
+    float neg_step_size;  // Adam: -(lr * sqrt(1 - beta2^t) / (1 - beta1^t))
+    float eps;
 };
 
 StepConstants step_constants(const OptimConfig& cfg, int64_t step);

@@ -2,9 +2,9 @@
 // hardware enforces and the emulator must report it (naming kernel, core and call); each
 // "good_*" kernel exercises a semantic whose result the test checks.
 //
-// recsdk_sim_run_case(name, blockDim, soc, report) runs one kernel on fresh global memory and returns the status;
-// recsdk_sim_run_case_sync(..., cce_auto_sync, report) also says whether the kernel counts as compiled with
-// the compiler's automatic synchronisation (recsdk_sim/hazard.h).
+// recsdk_sim_run_case(name, blockDim, soc, report) runs one kernel on fresh global memory and
+// returns the status; recsdk_sim_run_case_sync(..., cce_auto_sync, report) also says whether the
+// kernel counts as compiled with the compiler's automatic synchronisation (recsdk_sim/hazard.h).
 //
 // Pipe-hazard cases mark the two racing calls with "// @hz <case> 1" (the earlier) and "2" (the
 // one reported); the test checks that the message names both with these lines.
@@ -34,12 +34,17 @@ struct Gm {
 };
 
 Gm* g = nullptr;
-GM_ADDR In() { return reinterpret_cast<GM_ADDR>(g->in.data()); }
-GM_ADDR Out() { return reinterpret_cast<GM_ADDR>(g->out.data()); }
+GM_ADDR In() {
+    return reinterpret_cast<GM_ADDR>(g->in.data());
+}
+GM_ADDR Out() {
+    return reinterpret_cast<GM_ADDR>(g->out.data());
+}
 
 std::string g_fail;  // a good_* kernel's own result check
 void Expect(bool ok, const std::string& what) {
-    if (!ok && g_fail.empty()) g_fail = what;
+    if (!ok && g_fail.empty())
+        g_fail = what;
 }
 
 // ---- DataCopy rules ----------------------------------------------------------------------------
@@ -223,16 +228,20 @@ void bad_free_enqueued() {
 // ---- cores, sync, atomics, vector types -------------------------------------------------------
 
 void bad_syncall_deadlock() {  // core 0 leaves without meeting the others
-    if (GetBlockIdx() == 0) return;
+    if (GetBlockIdx() == 0)
+        return;
     SyncAll();
 }
 
 void bad_syncall_count() {  // the last core calls SyncAll once more than the others
     SyncAll();
-    if (GetBlockIdx() == GetBlockNum() - 1) SyncAll();
+    if (GetBlockIdx() == GetBlockNum() - 1)
+        SyncAll();
 }
 
-void bad_waitflag_without_setflag() { WaitFlag<HardEvent::MTE2_V>(EVENT_ID0); }
+void bad_waitflag_without_setflag() {
+    WaitFlag<HardEvent::MTE2_V>(EVENT_ID0);
+}
 
 void bad_vector_int64() {  // A2/A3 have no 64-bit vector Duplicate
     TPipe pipe;
@@ -260,7 +269,9 @@ void bad_atomic_int64() {  // no 64-bit atomic add on A2/A3
     SetAtomicAdd<int64_t>();
 }
 
-void bad_trap() { Trap(); }
+void bad_trap() {
+    Trap();
+}
 
 void good_atomic_add() {  // every core adds 1 to the same 8 floats and to its own slot
     TPipe pipe;
@@ -272,7 +283,8 @@ void good_atomic_add() {  // every core adds 1 to the same 8 floats and to its o
     Duplicate(t, 1.0f, 8);
     mxrec::PipeSync<HardEvent::V_MTE3>();
     SetAtomicAdd<float>();
-    for (int rep = 0; rep < 100; ++rep) DataCopy(dst, t, 8);
+    for (int rep = 0; rep < 100; ++rep)
+        DataCopy(dst, t, 8);
     DataCopyExtParams one{1, sizeof(float), 0, 0, 0};
     DataCopyPad(dst[8 + GetBlockIdx()], t, one);
     SetAtomicNone();
@@ -290,7 +302,8 @@ void good_syncall_exchange() {  // write own slot, meet, read the neighbour's
         gm.SetValue(round * 32 + me, static_cast<float>(me * 10 + round));
         SyncAll();
         const float other = gm.GetValue(round * 32 + (me + 1) % n);
-        Expect(other == static_cast<float>(((me + 1) % n) * 10 + round), "neighbour value after SyncAll");
+        Expect(other == static_cast<float>(((me + 1) % n) * 10 + round),
+               "neighbour value after SyncAll");
         SyncAll();
     }
 }
@@ -308,8 +321,10 @@ void good_datacopypad_padding() {
     DataCopyPad(t, src, p, pad);
     for (int blk = 0; blk < 2; ++blk) {
         Expect(t.GetValue(blk * 8) == 9.0f, "left padding");
-        for (int i = 1; i <= 3; ++i) Expect(t.GetValue(blk * 8 + i) == 1.0f, "data");
-        for (int i = 4; i < 8; ++i) Expect(t.GetValue(blk * 8 + i) == 9.0f, "right padding and dummy");
+        for (int i = 1; i <= 3; ++i)
+            Expect(t.GetValue(blk * 8 + i) == 1.0f, "data");
+        for (int i = 4; i < 8; ++i)
+            Expect(t.GetValue(blk * 8 + i) == 9.0f, "right padding and dummy");
     }
 }
 
@@ -325,8 +340,10 @@ void good_datacopypad_dummy() {
     DataCopyExtParams p{1, 5 * sizeof(float), 0, 0, 0};
     DataCopyPadExtParams<float> pad{false, 0, 0, 0.0f};
     DataCopyPad(t, src[3], p, pad);
-    for (int i = 5; i < 8; ++i) Expect(t.GetValue(i) == t.GetValue(0), "dummy repeats the first element");
-    mxrec::PipeSync<HardEvent::MTE2_MTE3>();  // a TBuf: nothing else orders the DMA out after the DMA in
+    for (int i = 5; i < 8; ++i)
+        Expect(t.GetValue(i) == t.GetValue(0), "dummy repeats the first element");
+    mxrec::PipeSync<HardEvent::MTE2_MTE3>();  // a TBuf: nothing else orders the DMA out after the
+                                              // DMA in
     // Unaligned store: only 5 floats reach GM, at an odd offset.
     DataCopyPad(dst[1], t, p);
 }
@@ -411,24 +428,26 @@ void bad_hazard_war_mte2() {  // the buffer is refilled while the vector unit ma
     HazardBufs h;
     DataCopy(h.x, h.src, 64);
     mxrec::PipeSync<HardEvent::MTE2_V>();
-    Muls(h.y, h.x, 2.0f, 64);       // @hz bad_hazard_war_mte2 1
+    Muls(h.y, h.x, 2.0f, 64);      // @hz bad_hazard_war_mte2 1
     DataCopy(h.x, h.src[64], 64);  // @hz bad_hazard_war_mte2 2
 }
 
 void good_hazard_war_mte2() {
     HazardBufs h;
     for (int i = 0; i < 3; ++i) {
-        if (i > 0) mxrec::PipeSync<HardEvent::V_MTE2>();  // the last Muls has read x
+        if (i > 0)
+            mxrec::PipeSync<HardEvent::V_MTE2>();  // the last Muls has read x
         DataCopy(h.x, h.src[i * 64], 64);
         mxrec::PipeSync<HardEvent::MTE2_V>();
         Muls(h.y, h.x, 2.0f, 64);
     }
 }
 
-// With --cce-auto-sync the compiler synchronises MTE2 -> S (not a hazard); without, the kernel must.
+// With --cce-auto-sync the compiler synchronises MTE2 -> S (not a hazard); without, the kernel
+// must.
 void bad_hazard_mte2_s() {
     HazardBufs h;
-    DataCopy(h.x, h.src, 64);                          // @hz bad_hazard_mte2_s 1
+    DataCopy(h.x, h.src, 64);                            // @hz bad_hazard_mte2_s 1
     Expect(h.x.GetValue(3) == 1.0f, "value after DMA");  // @hz bad_hazard_mte2_s 2
 }
 
@@ -451,7 +470,7 @@ void good_hazard_chain() {
 
 void bad_hazard_mte2_waw() {  // two DMAs into overlapping UB: PipeBarrier<PIPE_MTE2> needed
     HazardBufs h;
-    DataCopy(h.x, h.src, 64);          // @hz bad_hazard_mte2_waw 1
+    DataCopy(h.x, h.src, 64);         // @hz bad_hazard_mte2_waw 1
     DataCopy(h.x[8], h.src[64], 64);  // @hz bad_hazard_mte2_waw 2
 }
 
@@ -463,10 +482,11 @@ void good_hazard_mte2_waw() {
     DataCopy(h.x[128], h.src, 64);  // disjoint bytes need nothing
 }
 
-// Dependent vector instructions: the compiler's PipeBarrier<PIPE_V> with auto sync, else the kernel's.
+// Dependent vector instructions: the compiler's PipeBarrier<PIPE_V> with auto sync, else the
+// kernel's.
 void bad_hazard_v_v() {
     HazardBufs h;
-    Duplicate(h.x, 1.0f, 64);   // @hz bad_hazard_v_v 1
+    Duplicate(h.x, 1.0f, 64);  // @hz bad_hazard_v_v 1
     Muls(h.y, h.x, 2.0f, 64);  // @hz bad_hazard_v_v 2
 }
 
@@ -552,7 +572,7 @@ void good_hazard_barriers() {
     DataCopy(h.dst[me * 64], h.y, 64);
 }
 
-void bad_setflag_twice() {  // SetFlag_WaitFlag_ISASI.md: undefined
+void bad_setflag_twice() {                  // SetFlag_WaitFlag_ISASI.md: undefined
     SetFlag<HardEvent::MTE2_V>(EVENT_ID1);  // @hz bad_setflag_twice 1
     SetFlag<HardEvent::MTE2_V>(EVENT_ID1);  // @hz bad_setflag_twice 2
     WaitFlag<HardEvent::MTE2_V>(EVENT_ID1);
@@ -605,9 +625,9 @@ void bad_release_event_id() {
 
 void bad_event_ids_exhausted() {  // eight ids per event
     TPipe pipe;
-    for (int i = 0; i < 9; ++i) pipe.AllocEventID<HardEvent::S_MTE3>();
+    for (int i = 0; i < 9; ++i)
+        pipe.AllocEventID<HardEvent::S_MTE3>();
 }
-
 
 // EnQue.md/DeQue.md: with user positions, DeQue must name the path EnQue did (its Wait pairs
 // with that Set).
@@ -670,7 +690,8 @@ void good_hazard_model() {
     } blocks[kBlocks];
     uint32_t epoch[kP];
     uint32_t know[kP][kP] = {};
-    for (auto& e : epoch) e = 1;
+    for (auto& e : epoch)
+        e = 1;
     const Pipe pipes[] = {Pipe::V, Pipe::MTE2, Pipe::MTE3};
     uint64_t seed = 12345;
     auto rnd = [&seed](uint32_t n) {
@@ -687,9 +708,11 @@ void good_hazard_model() {
             const int qi = static_cast<int>(q);
             const int pi = static_cast<int>(p);
             uint32_t snap[kP];
-            for (int k = 0; k < kP; ++k) snap[k] = know[qi][k];
+            for (int k = 0; k < kP; ++k)
+                snap[k] = know[qi][k];
             snap[qi] = epoch[qi]++;
-            for (int k = 0; k < kP; ++k) know[pi][k] = know[pi][k] > snap[k] ? know[pi][k] : snap[k];
+            for (int k = 0; k < kP; ++k)
+                know[pi][k] = know[pi][k] > snap[k] ? know[pi][k] : snap[k];
             recsdk::sim::HzSetFlag(q, p, 3, "SetFlag", {});
             recsdk::sim::HzWaitFlag(q, p, 3, "WaitFlag", {});
             continue;
@@ -704,16 +727,21 @@ void good_hazard_model() {
         const Pipe p = pipes[rnd(3)];
         const int pi = static_cast<int>(p);
         // MTE2 only writes and MTE3 only reads the unified buffer; V does both.
-        const Acc acc = p == Pipe::MTE2 ? Acc::kWrite : p == Pipe::MTE3 ? Acc::kRead : (rnd(2) ? Acc::kRead : Acc::kWrite);
+        const Acc acc = p == Pipe::MTE2   ? Acc::kWrite
+                        : p == Pipe::MTE3 ? Acc::kRead
+                                          : (rnd(2) ? Acc::kRead : Acc::kWrite);
         const uint32_t first = rnd(kBlocks);
-        const uint32_t count = 1 + rnd(rnd(4) == 0 ? kBlocks - first : (kBlocks - first < 4 ? kBlocks - first : 4));
+        const uint32_t count =
+            1 + rnd(rnd(4) == 0 ? kBlocks - first : (kBlocks - first < 4 ? kBlocks - first : 4));
         bool hazard = false;
         for (uint32_t k = first; k < first + count; ++k) {
             const Block& bl = blocks[k];
-            if (bl.wp >= 0 && know[pi][bl.wp] < bl.we) hazard = true;  // RAW / WAW (same pipe too)
+            if (bl.wp >= 0 && know[pi][bl.wp] < bl.we)
+                hazard = true;  // RAW / WAW (same pipe too)
             if (acc == Acc::kWrite) {
                 for (int q = 0; q < kP; ++q) {
-                    if (q != pi && bl.re[q] != 0 && know[pi][q] < bl.re[q]) hazard = true;  // WAR
+                    if (q != pi && bl.re[q] != 0 && know[pi][q] < bl.re[q])
+                        hazard = true;  // WAR
                 }
             }
         }
@@ -722,13 +750,15 @@ void good_hazard_model() {
         const uint32_t trim = rnd(8);
         bool threw = false;
         try {
-            recsdk::sim::HzAccess(hz, t.SimData() + first * 32 + lead, count * 32 - lead - trim, p, acc, "Model", {});
+            recsdk::sim::HzAccess(hz, t.SimData() + first * 32 + lead, count * 32 - lead - trim, p,
+                                  acc, "Model", {});
         } catch (const recsdk::sim::CheckError&) {
             threw = true;
         }
         if (threw != hazard) {
-            Expect(false, "step " + std::to_string(step) + ": the checker " + (threw ? "reported" : "missed") +
-                              " an access the model " + (hazard ? "finds racing" : "finds ordered"));
+            Expect(false, "step " + std::to_string(step) + ": the checker " +
+                              (threw ? "reported" : "missed") + " an access the model " +
+                              (hazard ? "finds racing" : "finds ordered"));
             return;
         }
         if (hazard) {
@@ -747,8 +777,9 @@ void good_hazard_model() {
             }
         }
     }
-    Expect(reported > 1000 && passed > 1000, "both outcomes occur (" + std::to_string(reported) + " reported, " +
-                                                  std::to_string(passed) + " ordered)");
+    Expect(reported > 1000 && passed > 1000, "both outcomes occur (" + std::to_string(reported) +
+                                                 " reported, " + std::to_string(passed) +
+                                                 " ordered)");
 }
 
 const std::map<std::string, std::function<void()>>& Cases() {
@@ -815,9 +846,9 @@ const std::map<std::string, std::function<void()>>& Cases() {
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) int32_t recsdk_sim_run_case_sync(const char* name, int32_t block_dim,
-                                                                        const char* soc, int32_t cce_auto_sync,
-                                                                        RecsdkSimReport* report) {
+extern "C" __attribute__((visibility("default"))) int32_t
+recsdk_sim_run_case_sync(const char* name, int32_t block_dim, const char* soc,
+                         int32_t cce_auto_sync, RecsdkSimReport* report) {
     std::memset(report, 0, sizeof(*report));
     auto it = Cases().find(name);
     if (it == Cases().end()) {
@@ -833,27 +864,33 @@ extern "C" __attribute__((visibility("default"))) int32_t recsdk_sim_run_case_sy
     run.block_dim = static_cast<uint32_t>(block_dim);
     run.cce_auto_sync = cce_auto_sync != 0;
     run.regions = {
-        GmRegion{reinterpret_cast<const uint8_t*>(gm.in.data()), kN * sizeof(float), false, "input in"},
-        GmRegion{reinterpret_cast<const uint8_t*>(gm.out.data()), kN * sizeof(float), true, "output out"},
-        GmRegion{reinterpret_cast<const uint8_t*>(gm.iout.data()), kN * sizeof(int32_t), true, "output iout"},
-        GmRegion{reinterpret_cast<const uint8_t*>(gm.lout.data()), kN * sizeof(int64_t), true, "output lout"},
+        GmRegion{reinterpret_cast<const uint8_t*>(gm.in.data()), kN * sizeof(float), false,
+                 "input in"},
+        GmRegion{reinterpret_cast<const uint8_t*>(gm.out.data()), kN * sizeof(float), true,
+                 "output out"},
+        GmRegion{reinterpret_cast<const uint8_t*>(gm.iout.data()), kN * sizeof(int32_t), true,
+                 "output iout"},
+        GmRegion{reinterpret_cast<const uint8_t*>(gm.lout.data()), kN * sizeof(int64_t), true,
+                 "output lout"},
     };
     const int32_t status = recsdk::sim::RunKernel(run, it->second, report);
     if (status == RECSDK_SIM_OK && !g_fail.empty()) {
-        std::snprintf(report->message, sizeof(report->message), "result check failed: %s", g_fail.c_str());
+        std::snprintf(report->message, sizeof(report->message), "result check failed: %s",
+                      g_fail.c_str());
         return report->status = RECSDK_SIM_INTERNAL;
     }
     if (status == RECSDK_SIM_OK && std::string(name) == "good_atomic_add") {
         for (int i = 0; i < 8; ++i) {
             if (gm.out[i] != 100.0f * block_dim) {
-                std::snprintf(report->message, sizeof(report->message), "out[%d] = %g, expected %g", i, gm.out[i],
-                              100.0 * block_dim);
+                std::snprintf(report->message, sizeof(report->message), "out[%d] = %g, expected %g",
+                              i, gm.out[i], 100.0 * block_dim);
                 return report->status = RECSDK_SIM_INTERNAL;
             }
         }
         for (int i = 0; i < block_dim; ++i) {
             if (gm.out[8 + i] != 1.0f) {
-                std::snprintf(report->message, sizeof(report->message), "slot %d = %g", i, gm.out[8 + i]);
+                std::snprintf(report->message, sizeof(report->message), "slot %d = %g", i,
+                              gm.out[8 + i]);
                 return report->status = RECSDK_SIM_INTERNAL;
             }
         }
@@ -861,7 +898,8 @@ extern "C" __attribute__((visibility("default"))) int32_t recsdk_sim_run_case_sy
     if (status == RECSDK_SIM_OK && std::string(name) == "good_hazard_queues") {
         for (int i = 0; i < kN; ++i) {
             if (gm.out[i] != 1.0f + static_cast<float>(i / 64)) {
-                std::snprintf(report->message, sizeof(report->message), "out[%d] = %g", i, gm.out[i]);
+                std::snprintf(report->message, sizeof(report->message), "out[%d] = %g", i,
+                              gm.out[i]);
                 return report->status = RECSDK_SIM_INTERNAL;
             }
         }
@@ -869,21 +907,23 @@ extern "C" __attribute__((visibility("default"))) int32_t recsdk_sim_run_case_sy
     if (status == RECSDK_SIM_OK && std::string(name) == "good_hazard_barriers") {
         for (int i = 0; i < 64 * block_dim; ++i) {
             if (gm.out[i] != 2.0f) {
-                std::snprintf(report->message, sizeof(report->message), "out[%d] = %g", i, gm.out[i]);
+                std::snprintf(report->message, sizeof(report->message), "out[%d] = %g", i,
+                              gm.out[i]);
                 return report->status = RECSDK_SIM_INTERNAL;
             }
         }
     }
     if (status == RECSDK_SIM_OK && std::string(name) == "good_datacopypad_dummy") {
         if (gm.out[0] != 0.0f || gm.out[1] != 1.0f || gm.out[5] != 1.0f || gm.out[6] != 0.0f) {
-            std::snprintf(report->message, sizeof(report->message), "unaligned DataCopyPad store wrong");
+            std::snprintf(report->message, sizeof(report->message),
+                          "unaligned DataCopyPad store wrong");
             return report->status = RECSDK_SIM_INTERNAL;
         }
     }
     return status;
 }
 
-extern "C" __attribute__((visibility("default"))) int32_t recsdk_sim_run_case(const char* name, int32_t block_dim,
-                                                                   const char* soc, RecsdkSimReport* report) {
+extern "C" __attribute__((visibility("default"))) int32_t
+recsdk_sim_run_case(const char* name, int32_t block_dim, const char* soc, RecsdkSimReport* report) {
     return recsdk_sim_run_case_sync(name, block_dim, soc, 1, report);
 }

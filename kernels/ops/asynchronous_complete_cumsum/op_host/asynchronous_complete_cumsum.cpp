@@ -15,7 +15,8 @@ namespace ge {
 static graphStatus InferShape(gert::InferShapeContext* context) {
     const gert::Shape* x = context->GetInputShape(0);
     gert::Shape* y = context->GetOutputShape(0);
-    if (x == nullptr || y == nullptr || x->GetDimNum() < 1) return GRAPH_FAILED;
+    if (x == nullptr || y == nullptr || x->GetDimNum() < 1)
+        return GRAPH_FAILED;
     *y = *x;
     const size_t last = x->GetDimNum() - 1;
     y->SetDim(last, x->GetDim(last) + 1);

@@ -1,10 +1,10 @@
 // Tiling of AsynchronousCompleteCumsum, a pure function of shapes shared by the CANN op_host and
 // the sim launcher.
 //
-// Two strategies. Few long rows (always the case for 1-D): all cores scan each row together in steps of
-// coreNum x chunk elements; after a step every core publishes its slice total in the workspace,
-// meets the others in SyncAll and adds the totals of the cores before it (one read and one
-// write of every element). Many rows: rows are split evenly over cores, each scanned in chunks
+// Two strategies. Few long rows (always the case for 1-D): all cores scan each row together in
+// steps of coreNum x chunk elements; after a step every core publishes its slice total in the
+// workspace, meets the others in SyncAll and adds the totals of the cores before it (one read and
+// one write of every element). Many rows: rows are split evenly over cores, each scanned in chunks
 // by one core (no synchronisation).
 #ifndef ASYNCHRONOUS_COMPLETE_CUMSUM_TILING_H
 #define ASYNCHRONOUS_COMPLETE_CUMSUM_TILING_H
@@ -15,18 +15,21 @@
 
 namespace mxrec {
 
-inline TilingPlan<AsynchronousCompleteCumsumTilingData> AsynchronousCompleteCumsumTiling(const OpArgs& a,
-                                                                                           const PlatformInfo& p) {
+inline TilingPlan<AsynchronousCompleteCumsumTilingData> AsynchronousCompleteCumsumTiling(
+    const OpArgs& a, const PlatformInfo& p) {
     using TD = AsynchronousCompleteCumsumTilingData;
     const TensorDesc& x = a.inputs[0];
     const TensorDesc& y = a.outputs[0];
     const int64_t rows = x.ndim == 2 ? x.dims[0] : 1;
     const int64_t cols = x.ndim == 2 ? x.dims[1] : x.dims[0];
-    if (y.dtype != x.dtype) return Reject<TD>("y must have the dtype of x");
+    if (y.dtype != x.dtype)
+        return Reject<TD>("y must have the dtype of x");
     const bool shape_ok = x.ndim == 2 ? (y.ndim == 2 && y.dims[0] == rows && y.dims[1] == cols + 1)
                                       : (y.ndim == 1 && y.dims[0] == cols + 1);
-    if (!shape_ok) return Reject<TD>("y must have shape " + std::string(x.ndim == 2 ? "[R, N + 1]" : "[N + 1]") +
-                                     " for x " + x.Shape() + ", got " + y.Shape());
+    if (!shape_ok)
+        return Reject<TD>("y must have shape " +
+                          std::string(x.ndim == 2 ? "[R, N + 1]" : "[N + 1]") + " for x " +
+                          x.Shape() + ", got " + y.Shape());
     const int64_t elem = DTypeSize(x.dtype);
     TilingPlan<TD> plan;
     plan.data.rows = rows;

@@ -17,8 +17,8 @@ namespace {
 template <typename T>
 class CompleteCumsum {
 public:
-    __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, GM_ADDR workspace, const AsynchronousCompleteCumsumTilingData& td,
-                                TPipe* pipe) {
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, GM_ADDR workspace,
+                                const AsynchronousCompleteCumsumTilingData& td, TPipe* pipe) {
         rows_ = td.rows;
         cols_ = td.cols;
         chunk_ = td.chunk;
@@ -41,7 +41,8 @@ public:
         int64_t parity = 0;
         for (int64_t row = 0; row < rows_; ++row) {
             if (cols_ == 0) {
-                if (idx == 0) WriteLeadingZero(row);
+                if (idx == 0)
+                    WriteLeadingZero(row);
                 continue;
             }
             T carry = 0;
@@ -52,7 +53,8 @@ public:
                 const int64_t k0 = stepStart + span.begin;
                 LocalTensor<T> data = dataBuf_.Get<T>();
                 T total = 0;
-                if (len > 0) total = LoadAndScan(data, row, k0, len, 0);
+                if (len > 0)
+                    total = LoadAndScan(data, row, k0, len, 0);
                 Publish(parity, idx, total);
                 SyncAll();
                 T before = 0;
@@ -60,7 +62,8 @@ public:
                 ReadTotals(parity, idx, before, stepTotal);
                 if (len > 0) {
                     const T add = static_cast<T>(carry + before);
-                    if (add != 0) AddOffset(data, len, add);
+                    if (add != 0)
+                        AddOffset(data, len, add);
                     Store(data, row, k0, len);
                 }
                 carry = static_cast<T>(carry + stepTotal);
@@ -92,7 +95,8 @@ private:
 
     // Loads x[row, k0 : k0 + len) (with the row's leading zero in front when k0 == 0) and turns
     // it into an inclusive scan starting from `carry`. Returns the last value.
-    __aicore__ inline T LoadAndScan(LocalTensor<T>& data, int64_t row, int64_t k0, int64_t len, T carry) {
+    __aicore__ inline T LoadAndScan(LocalTensor<T>& data, int64_t row, int64_t k0, int64_t len,
+                                    T carry) {
         const uint8_t lead = k0 == 0 ? 1 : 0;
         DataCopyExtParams copy{1, static_cast<uint32_t>(len * sizeof(T)), 0, 0, 0};
         DataCopyPadExtParams<T> pad{lead != 0, lead, 0, static_cast<T>(0)};
@@ -116,7 +120,8 @@ private:
             mxrec::PipeSync<HardEvent::V_MTE3>();  // Store's DMA reads the vector result
         } else {
             for (int64_t i = 0; i < len; ++i) {
-                data.SetValue(static_cast<uint32_t>(i), static_cast<T>(data.GetValue(static_cast<uint32_t>(i)) + add));
+                data.SetValue(static_cast<uint32_t>(i),
+                              static_cast<T>(data.GetValue(static_cast<uint32_t>(i)) + add));
             }
         }
     }
@@ -157,7 +162,8 @@ private:
         all = 0;
         for (int64_t j = 0; j < coreNum_; ++j) {
             const T v = totals.GetValue(static_cast<uint32_t>(j * kSlot));
-            if (j < idx) before = static_cast<T>(before + v);
+            if (j < idx)
+                before = static_cast<T>(before + v);
             all = static_cast<T>(all + v);
         }
     }
@@ -176,7 +182,8 @@ private:
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void asynchronous_complete_cumsum(GM_ADDR x, GM_ADDR y, GM_ADDR workspace,
+extern "C" __global__ __aicore__ void asynchronous_complete_cumsum(GM_ADDR x, GM_ADDR y,
+                                                                   GM_ADDR workspace,
                                                                    GM_ADDR tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     REGISTER_TILING_DEFAULT(AsynchronousCompleteCumsumTilingData);

@@ -6,10 +6,10 @@
 #include <cstdint>
 
 struct AsynchronousCompleteCumsumTilingData {
-    int64_t rows;       // R (1 for a 1-D input)
-    int64_t cols;       // N
-    int64_t chunk;      // elements a core scans per step (fits its unified buffer)
-    int64_t coreNum;    // cores taking part (== blockDim)
+    int64_t rows;     // R (1 for a 1-D input)
+    int64_t cols;     // N
+    int64_t chunk;    // elements a core scans per step (fits its unified buffer)
+    int64_t coreNum;  // cores taking part (== blockDim)
 };
 
 // Tiling keys.

@@ -17,17 +17,21 @@ static graphStatus InferShape(gert::InferShapeContext* context) {
     const gert::Shape* lengths = context->GetInputShape(0);
     const gert::Shape* indices = context->GetInputShape(1);
     const gert::RuntimeAttrs* attrs = context->GetAttrs();
-    if (lengths == nullptr || indices == nullptr || attrs == nullptr) return GRAPH_FAILED;
+    if (lengths == nullptr || indices == nullptr || attrs == nullptr)
+        return GRAPH_FAILED;
     const int64_t* mySize = attrs->GetAttrPointer<int64_t>(2);
-    if (mySize == nullptr || *mySize < 1) return GRAPH_FAILED;
+    if (mySize == nullptr || *mySize < 1)
+        return GRAPH_FAILED;
     gert::Shape* newLengths = context->GetOutputShape(0);
-    if (newLengths == nullptr) return GRAPH_FAILED;
+    if (newLengths == nullptr)
+        return GRAPH_FAILED;
     newLengths->SetDimNum(1);
     newLengths->SetDim(0, *mySize * lengths->GetShapeSize());
     const int64_t n = indices->GetShapeSize();
     for (size_t k = 1; k < 5; ++k) {
         gert::Shape* out = context->GetOutputShape(k);
-        if (out == nullptr) continue;  // an absent optional output
+        if (out == nullptr)
+            continue;  // an absent optional output
         out->SetDimNum(1);
         out->SetDim(0, n);
     }

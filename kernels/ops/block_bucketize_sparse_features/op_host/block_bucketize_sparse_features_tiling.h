@@ -25,8 +25,8 @@
 
 namespace mxrec {
 
-inline TilingPlan<BlockBucketizeSparseFeaturesTilingData> BlockBucketizeSparseFeaturesTiling(const OpArgs& a,
-                                                                                             const PlatformInfo& p) {
+inline TilingPlan<BlockBucketizeSparseFeaturesTilingData> BlockBucketizeSparseFeaturesTiling(
+    const OpArgs& a, const PlatformInfo& p) {
     using TD = BlockBucketizeSparseFeaturesTilingData;
     const TensorDesc& lengths = a.inputs[0];
     const TensorDesc& indices = a.inputs[1];
@@ -49,7 +49,8 @@ inline TilingPlan<BlockBucketizeSparseFeaturesTilingData> BlockBucketizeSparseFe
     td.tables = blockSizes.dims[0];
     const int64_t n = td.numIndices;
     const std::string nStr = std::to_string(n);
-    if (td.tables < 1) return Reject<TD>("block_sizes must not be empty (it has one entry per table)");
+    if (td.tables < 1)
+        return Reject<TD>("block_sizes must not be empty (it has one entry per table)");
     if (blockSizes.dtype != indices.dtype) {
         return Reject<TD>(std::string("block_sizes has dtype ") + DTypeName(blockSizes.dtype) +
                           " but must have the dtype of indices (" + DTypeName(indices.dtype) + ")");
@@ -58,7 +59,8 @@ inline TilingPlan<BlockBucketizeSparseFeaturesTilingData> BlockBucketizeSparseFe
         return Reject<TD>("my_size must be in [1, 4095], got " + std::to_string(mySize));
     }
     if (weights.present && weights.dims[0] != n) {
-        return Reject<TD>("weights size " + std::to_string(weights.dims[0]) + " is not equal to indices size " + nStr);
+        return Reject<TD>("weights size " + std::to_string(weights.dims[0]) +
+                          " is not equal to indices size " + nStr);
     }
     td.vbe = batchSizes.present ? 1 : 0;
     if (td.vbe) {
@@ -69,34 +71,39 @@ inline TilingPlan<BlockBucketizeSparseFeaturesTilingData> BlockBucketizeSparseFe
     } else {
         td.batch = td.bags / td.tables;
         if (td.batch * td.tables != td.bags) {
-            return Reject<TD>("lengths size " + std::to_string(td.bags) + " is not a multiple of T = " +
-                              std::to_string(td.tables) + " (the size of block_sizes)");
+            return Reject<TD>("lengths size " + std::to_string(td.bags) +
+                              " is not a multiple of T = " + std::to_string(td.tables) +
+                              " (the size of block_sizes)");
         }
     }
     td.hasTnb = tnb.present ? 1 : 0;
     if (td.hasTnb && tnb.dims[0] != td.tables) {
-        return Reject<TD>("total_num_blocks must have T = " + std::to_string(td.tables) + " entries, got " +
-                          std::to_string(tnb.dims[0]));
+        return Reject<TD>("total_num_blocks must have T = " + std::to_string(td.tables) +
+                          " entries, got " + std::to_string(tnb.dims[0]));
     }
     if (!newLengths.present || newLengths.ndim != 1 || newLengths.dims[0] != mySize * td.bags) {
         return Reject<TD>("new_lengths must have shape [my_size * lengths size] = [" +
                           std::to_string(mySize * td.bags) + "], got " + newLengths.Shape());
     }
     auto sized = [&](const TensorDesc& t) { return t.present && t.ndim == 1 && t.dims[0] == n; };
-    if (!sized(newIndices)) return Reject<TD>("new_indices must have shape [" + nStr + "], got " + newIndices.Shape());
+    if (!sized(newIndices))
+        return Reject<TD>("new_indices must have shape [" + nStr + "], got " + newIndices.Shape());
     if (weights.present != newWeights.present) {
         return Reject<TD>("new_weights must be given exactly when weights are");
     }
     if (weights.present && !sized(newWeights)) {
         return Reject<TD>("new_weights must have shape [" + nStr + "], got " + newWeights.Shape());
     }
-    if (bucketizePos != newPos.present) return Reject<TD>("new_pos must be given exactly when bucketize_pos is set");
-    if (bucketizePos && !sized(newPos)) return Reject<TD>("new_pos must have shape [" + nStr + "], got " + newPos.Shape());
+    if (bucketizePos != newPos.present)
+        return Reject<TD>("new_pos must be given exactly when bucketize_pos is set");
+    if (bucketizePos && !sized(newPos))
+        return Reject<TD>("new_pos must have shape [" + nStr + "], got " + newPos.Shape());
     if (sequence != unbucketize.present) {
         return Reject<TD>("unbucketize_permute must be given exactly when sequence is set");
     }
     if (sequence && !sized(unbucketize)) {
-        return Reject<TD>("unbucketize_permute must have shape [" + nStr + "], got " + unbucketize.Shape());
+        return Reject<TD>("unbucketize_permute must have shape [" + nStr + "], got " +
+                          unbucketize.Shape());
     }
     td.mySize = mySize;
     td.hasWeights = weights.present ? 1 : 0;
@@ -104,7 +111,8 @@ inline TilingPlan<BlockBucketizeSparseFeaturesTilingData> BlockBucketizeSparseFe
     td.sequence = sequence ? 1 : 0;
     td.keepOrigIdx = a.attrs[4].i != 0 ? 1 : 0;
 
-    const int64_t perId = DTypeSize(indices.dtype) * (2 + td.bucketizePos + td.sequence) + td.hasWeights * 8;
+    const int64_t perId =
+        DTypeSize(indices.dtype) * (2 + td.bucketizePos + td.sequence) + td.hasWeights * 8;
     const int64_t work = td.bags * DTypeSize(lengths.dtype) * (3 + mySize) + n * perId;
     SetCoreNum(plan, CoresForBytes(p, work));
 
@@ -123,19 +131,23 @@ inline TilingPlan<BlockBucketizeSparseFeaturesTilingData> BlockBucketizeSparseFe
     for (const int64_t share : {16, 64}) {
         const int64_t stream = UbShare(p, share);
         const int64_t fixed = 2 * stream + (td.hasWeights ? stream : kBlockBytes) +
-                              (td.sequence ? stream : kBlockBytes) + 3 * td.windowBytes + td.totalsBytes + kBlockBytes;
+                              (td.sequence ? stream : kBlockBytes) + 3 * td.windowBytes +
+                              td.totalsBytes + kBlockBytes;
         const int64_t arena = Max64(AlignDown(ub - fixed, kBlockBytes), 0);
         td.streamBytes = static_cast<uint32_t>(stream);
         td.arenaBytes = static_cast<uint32_t>(arena);
         td.lenChunk = stream / lenBytes;
         td.piece = stream / idxBytes;
-        td.countRow = Min64(AlignDown((arena - perBucket) / (mySize * lenBytes), lenPerBlock), td.lenChunk);
+        td.countRow =
+            Min64(AlignDown((arena - perBucket) / (mySize * lenBytes), lenPerBlock), td.lenChunk);
         td.stageK = Min64(AlignDown((arena - 2 * perBucket) / (mySize * stageElem), 8), 2048);
-        if (td.countRow >= lenPerBlock && td.stageK >= 8) break;
+        if (td.countRow >= lenPerBlock && td.stageK >= 8)
+            break;
     }
     if (td.countRow < lenPerBlock || td.stageK < 8) {
         return Reject<TD>("my_size " + std::to_string(mySize) +
-                          " is too large: the unified buffer cannot hold the per-bucket state for that many buckets");
+                          " is too large: the unified buffer cannot hold the per-bucket state for "
+                          "that many buckets");
     }
     td.arenaTile = perBucket;
     td.arenaFlush = perBucket;

@@ -35,9 +35,10 @@ class BlockBucketize {
     using U = typename UnsignedOf<TI>::type;
 
 public:
-    __aicore__ inline void Init(GM_ADDR lengths, GM_ADDR indices, GM_ADDR blockSizes, GM_ADDR weights,
-                                GM_ADDR batchSizes, GM_ADDR totalNumBlocks, GM_ADDR newLengths, GM_ADDR newIndices,
-                                GM_ADDR newWeights, GM_ADDR newPos, GM_ADDR unbucketize, GM_ADDR workspace,
+    __aicore__ inline void Init(GM_ADDR lengths, GM_ADDR indices, GM_ADDR blockSizes,
+                                GM_ADDR weights, GM_ADDR batchSizes, GM_ADDR totalNumBlocks,
+                                GM_ADDR newLengths, GM_ADDR newIndices, GM_ADDR newWeights,
+                                GM_ADDR newPos, GM_ADDR unbucketize, GM_ADDR workspace,
                                 const BlockBucketizeSparseFeaturesTilingData& td, TPipe* pipe) {
         td_ = td;
         me_ = GetBlockIdx();
@@ -65,7 +66,8 @@ public:
             newWGm_.SetGlobalBuffer((__gm__ float*)newWeights, td.numIndices);
             pipe->InitBuffer(wPiece_, td.streamBytes);
         }
-        if (td.bucketizePos) newPosGm_.SetGlobalBuffer((__gm__ TI*)newPos, td.numIndices);
+        if (td.bucketizePos)
+            newPosGm_.SetGlobalBuffer((__gm__ TI*)newPos, td.numIndices);
         if (td.sequence) {
             permGm_.SetGlobalBuffer((__gm__ TI*)unbucketize, td.numIndices);
             pipe->InitBuffer(permPiece_, td.streamBytes);
@@ -77,7 +79,8 @@ public:
 
     __aicore__ inline void Process() {
         span_ = mxrec::SplitEven(td_.bags, td_.coreNum, me_);
-        if (td_.vbe) CheckBatchSizes();
+        if (td_.vbe)
+            CheckBatchSizes();
         PublishLengthSum(SumLengths());
         SyncAll();
         FindIdStart();
@@ -94,17 +97,20 @@ private:
         int64_t sum = 0;
         for (int64_t t = 0; t < td_.tables; ++t) {
             const int64_t bs = batchWin_.Get(t);
-            if (bs < 0) Trap();
+            if (bs < 0)
+                Trap();
             sum += bs;
         }
-        if (sum > td_.bags) Trap();
+        if (sum > td_.bags)
+            Trap();
     }
 
     __aicore__ inline int64_t SumLengths() {
         int64_t sum = 0;
         for (int64_t b = span_.begin; b < span_.end; ++b) {
             const int64_t len = lenWin_.Get(b);
-            if (len < 0) Trap();  // fbgemm's offsets would run backwards
+            if (len < 0)
+                Trap();  // fbgemm's offsets would run backwards
             sum += len;
         }
         return sum;
@@ -129,11 +135,14 @@ private:
         int64_t mine = 0;
         for (int64_t c = 0; c < td_.coreNum; ++c) {
             const int64_t v = all.GetValue(static_cast<uint32_t>(c * kSlot));
-            if (c < me_) before += v;
-            if (c == me_) mine = v;
+            if (c < me_)
+                before += v;
+            if (c == me_)
+                mine = v;
             total += v;
         }
-        if (total != td_.numIndices) Trap();  // lengths do not describe the indices
+        if (total != td_.numIndices)
+            Trap();  // lengths do not describe the indices
         idStart_ = before;
         idEnd_ = before + mine;
     }
@@ -149,18 +158,21 @@ private:
             table_ = 0;
             while (table_ < td_.tables) {
                 const int64_t bs = batchWin_.Get(table_);
-                if (start + bs > b0) break;
+                if (start + bs > b0)
+                    break;
                 start += bs;
                 ++table_;
             }
             tableEnd_ = table_ < td_.tables ? start + batchWin_.Get(table_) : kNoEnd;
         }
-        if (table_ < td_.tables) LoadTable(table_);
+        if (table_ < td_.tables)
+            LoadTable(table_);
     }
 
     // Move the table walk to bag b (bags are visited in order).
     __aicore__ inline void AdvanceTable(int64_t b) {
-        if (b < tableEnd_) return;
+        if (b < tableEnd_)
+            return;
         while (table_ < td_.tables && b >= tableEnd_) {
             ++table_;
             if (table_ < td_.tables) {
@@ -169,7 +181,8 @@ private:
                 tableEnd_ = kNoEnd;
             }
         }
-        if (table_ < td_.tables) LoadTable(table_);
+        if (table_ < td_.tables)
+            LoadTable(table_);
     }
 
     // The divisors of table t, in the index type's arithmetic exactly as fbgemm forms them
@@ -195,15 +208,18 @@ private:
         U p;
         U q;
         if (idx < inBlocks_) {
-            if (localSize_ == 0) Trap();  // total_num_blocks < my_size: fbgemm divides by zero
+            if (localSize_ == 0)
+                Trap();  // total_num_blocks < my_size: fbgemm divides by zero
             p = idx / localSize_;
             q = idx % localSize_;
         } else {
-            if (globalBlocks_ == 0 || localBlocks_ == 0) Trap();
+            if (globalBlocks_ == 0 || localBlocks_ == 0)
+                Trap();
             p = (idx % globalBlocks_) / localBlocks_;
             q = idx / globalBlocks_;
         }
-        if (p >= static_cast<U>(td_.mySize)) Trap();  // fbgemm would write past new_lengths
+        if (p >= static_cast<U>(td_.mySize))
+            Trap();  // fbgemm would write past new_lengths
         newIdx = static_cast<TI>(td_.keepOrigIdx ? idx : q);
         return static_cast<int64_t>(p);
     }
@@ -219,20 +235,25 @@ private:
     // entries of the piece left behind).
     __aicore__ inline TI NextId(bool scatter) {
         if (next_ >= pieceStart_ + pieceLen_) {
-            if (scatter && td_.sequence && pieceLen_ > 0) FlushPermute();
+            if (scatter && td_.sequence && pieceLen_ > 0)
+                FlushPermute();
             pieceStart_ = next_;
             pieceLen_ = mxrec::Min64(td_.piece, idEnd_ - next_);
-            if (pieceLen_ <= 0) Trap();  // cannot happen once the length sums matched
+            if (pieceLen_ <= 0)
+                Trap();  // cannot happen once the length sums matched
             LocalTensor<TI> ids = idxPiece_.Get<TI>();
             mxrec::PipeSync<HardEvent::S_MTE2>();
             DataCopyPadExtParams<TI> pad{false, 0, 0, static_cast<TI>(0)};
-            DataCopyPad(ids, idxGm_[pieceStart_],
-                        DataCopyExtParams{1, static_cast<uint32_t>(pieceLen_ * sizeof(TI)), 0, 0, 0}, pad);
+            DataCopyPad(
+                ids, idxGm_[pieceStart_],
+                DataCopyExtParams{1, static_cast<uint32_t>(pieceLen_ * sizeof(TI)), 0, 0, 0}, pad);
             if (scatter && td_.hasWeights) {
                 LocalTensor<float> w = wPiece_.Get<float>();
                 DataCopyPadExtParams<float> wpad{false, 0, 0, 0.0f};
-                DataCopyPad(w, wGm_[pieceStart_],
-                            DataCopyExtParams{1, static_cast<uint32_t>(pieceLen_ * sizeof(float)), 0, 0, 0}, wpad);
+                DataCopyPad(
+                    w, wGm_[pieceStart_],
+                    DataCopyExtParams{1, static_cast<uint32_t>(pieceLen_ * sizeof(float)), 0, 0, 0},
+                    wpad);
             }
             mxrec::PipeSync<HardEvent::MTE2_S>();
         }
@@ -245,8 +266,10 @@ private:
         const int64_t row = td_.countRow;
         LocalTensor<int64_t> totals = arena_.Get<int64_t>();
         LocalTensor<TL> tile = arena_.Get<TL>()[static_cast<uint32_t>(td_.arenaTile / sizeof(TL))];
-        const int32_t tileWords = static_cast<int32_t>(m * row * static_cast<int64_t>(sizeof(TL)) / 4);
-        Duplicate(arena_.Get<int32_t>(), static_cast<int32_t>(0), static_cast<int32_t>(td_.bucketRow * 2));
+        const int32_t tileWords =
+            static_cast<int32_t>(m * row * static_cast<int64_t>(sizeof(TL)) / 4);
+        Duplicate(arena_.Get<int32_t>(), static_cast<int32_t>(0),
+                  static_cast<int32_t>(td_.bucketRow * 2));
         mxrec::PipeSync<HardEvent::V_S>();  // the totals may go out untouched (no bags here)
         StartTables(span_.begin);
         ResetIds();
@@ -260,22 +283,25 @@ private:
                 const int64_t b = c0 + j;
                 const int64_t len = lenWin_.Get(b);
                 AdvanceTable(b);
-                if (len > 0 && table_ >= td_.tables) Trap();  // ids past sum(batch_size_per_feature)
+                if (len > 0 && table_ >= td_.tables)
+                    Trap();  // ids past sum(batch_size_per_feature)
                 for (int64_t k = 0; k < len; ++k) {
                     TI newIdx;
                     const int64_t p = Bucket(NextId(false), newIdx);
                     const uint32_t at = static_cast<uint32_t>(p * row + j);
                     tile.SetValue(at, static_cast<TL>(tile.GetValue(at) + 1));
-                    totals.SetValue(static_cast<uint32_t>(p), totals.GetValue(static_cast<uint32_t>(p)) + 1);
+                    totals.SetValue(static_cast<uint32_t>(p),
+                                    totals.GetValue(static_cast<uint32_t>(p)) + 1);
                 }
             }
             mxrec::PipeSync<HardEvent::S_MTE3>();
             const int64_t bytes = n * static_cast<int64_t>(sizeof(TL));
             const int64_t rowBytes = row * static_cast<int64_t>(sizeof(TL));
-            DataCopyExtParams out{static_cast<uint16_t>(m), static_cast<uint32_t>(bytes),
-                                  static_cast<uint32_t>((rowBytes - mxrec::AlignUp(bytes, mxrec::kBlockBytes)) /
-                                                        mxrec::kBlockBytes),
-                                  static_cast<uint32_t>((td_.bags - n) * static_cast<int64_t>(sizeof(TL))), 0};
+            DataCopyExtParams out{
+                static_cast<uint16_t>(m), static_cast<uint32_t>(bytes),
+                static_cast<uint32_t>((rowBytes - mxrec::AlignUp(bytes, mxrec::kBlockBytes)) /
+                                      mxrec::kBlockBytes),
+                static_cast<uint32_t>((td_.bags - n) * static_cast<int64_t>(sizeof(TL))), 0};
             DataCopyPad(newLenGm_[c0], tile, out);
         }
         mxrec::PipeSync<HardEvent::S_MTE3>();
@@ -293,7 +319,8 @@ private:
         LocalTensor<int64_t> rowBuf = cursor[static_cast<uint32_t>(td_.arenaStageIdx / 8)];
         mxrec::PipeSync<HardEvent::MTE3_V>();  // the bucket totals left UB
         mxrec::PipeSync<HardEvent::S_V>();
-        Duplicate(arena_.Get<int32_t>(), static_cast<int32_t>(0), static_cast<int32_t>(td_.bucketRow * 4));
+        Duplicate(arena_.Get<int32_t>(), static_cast<int32_t>(0),
+                  static_cast<int32_t>(td_.bucketRow * 4));
         mxrec::PipeSync<HardEvent::V_S>();
         DataCopyPadExtParams<int64_t> pad{false, 0, 0, 0};
         const DataCopyExtParams copy{1, static_cast<uint32_t>(m * sizeof(int64_t)), 0, 0, 0};
@@ -305,7 +332,8 @@ private:
                 const uint32_t u = static_cast<uint32_t>(p);
                 const int64_t v = rowBuf.GetValue(u);
                 flush.SetValue(u, flush.GetValue(u) + v);  // column total for now
-                if (c < me_) cursor.SetValue(u, cursor.GetValue(u) + v);
+                if (c < me_)
+                    cursor.SetValue(u, cursor.GetValue(u) + v);
             }
         }
         int64_t run = 0;
@@ -323,14 +351,20 @@ private:
         const int64_t kk = td_.stageK;
         LocalTensor<int64_t> cursor = arena_.Get<int64_t>();
         LocalTensor<int64_t> flush = cursor[static_cast<uint32_t>(td_.arenaFlush / 8)];
-        LocalTensor<TI> stageIdx = arena_.Get<TI>()[static_cast<uint32_t>(td_.arenaStageIdx / sizeof(TI))];
-        LocalTensor<float> stageW = arena_.Get<float>()[static_cast<uint32_t>(td_.arenaStageW / sizeof(float))];
-        LocalTensor<TI> stagePos = arena_.Get<TI>()[static_cast<uint32_t>(td_.arenaStagePos / sizeof(TI))];
+        LocalTensor<TI> stageIdx =
+            arena_.Get<TI>()[static_cast<uint32_t>(td_.arenaStageIdx / sizeof(TI))];
+        LocalTensor<float> stageW =
+            arena_.Get<float>()[static_cast<uint32_t>(td_.arenaStageW / sizeof(float))];
+        LocalTensor<TI> stagePos =
+            arena_.Get<TI>()[static_cast<uint32_t>(td_.arenaStagePos / sizeof(TI))];
         LocalTensor<TI> perm;
-        if (td_.sequence) perm = permPiece_.Get<TI>();
+        if (td_.sequence)
+            perm = permPiece_.Get<TI>();
         LocalTensor<float> w;
-        if (td_.hasWeights) w = wPiece_.Get<float>();
-        mxrec::PipeSync<HardEvent::MTE2_S>();  // the last bucket-total row read into staging is done
+        if (td_.hasWeights)
+            w = wPiece_.Get<float>();
+        mxrec::PipeSync<HardEvent::MTE2_S>();  // the last bucket-total row read into staging is
+                                               // done
         StartTables(span_.begin);
         ResetIds();
         for (int64_t b = span_.begin; b < span_.end; ++b) {
@@ -345,15 +379,21 @@ private:
                 const int64_t fill = at - flush.GetValue(u);
                 const uint32_t s = static_cast<uint32_t>(p * kk + fill);
                 stageIdx.SetValue(s, newIdx);
-                if (td_.hasWeights) stageW.SetValue(s, w.GetValue(j));
-                if (td_.bucketizePos) stagePos.SetValue(s, static_cast<TI>(k));
-                if (td_.sequence) perm.SetValue(j, static_cast<TI>(at));
+                if (td_.hasWeights)
+                    stageW.SetValue(s, w.GetValue(j));
+                if (td_.bucketizePos)
+                    stagePos.SetValue(s, static_cast<TI>(k));
+                if (td_.sequence)
+                    perm.SetValue(j, static_cast<TI>(at));
                 cursor.SetValue(u, at + 1);
-                if (fill + 1 == kk) FlushBucket(p);
+                if (fill + 1 == kk)
+                    FlushBucket(p);
             }
         }
-        if (td_.sequence && pieceLen_ > 0) FlushPermute();
-        for (int64_t p = 0; p < td_.mySize; ++p) FlushBucket(p);
+        if (td_.sequence && pieceLen_ > 0)
+            FlushPermute();
+        for (int64_t p = 0; p < td_.mySize; ++p)
+            FlushBucket(p);
     }
 
     __aicore__ inline void FlushBucket(int64_t p) {
@@ -362,19 +402,24 @@ private:
         const uint32_t u = static_cast<uint32_t>(p);
         const int64_t from = flush.GetValue(u);
         const int64_t to = cursor.GetValue(u);
-        if (to == from) return;
+        if (to == from)
+            return;
         const uint32_t s = static_cast<uint32_t>(p * td_.stageK);
         const uint32_t n = static_cast<uint32_t>(to - from);
         mxrec::PipeSync<HardEvent::S_MTE3>();
         const DataCopyExtParams idxCopy{1, static_cast<uint32_t>(n * sizeof(TI)), 0, 0, 0};
-        LocalTensor<TI> stageIdx = arena_.Get<TI>()[static_cast<uint32_t>(td_.arenaStageIdx / sizeof(TI))];
+        LocalTensor<TI> stageIdx =
+            arena_.Get<TI>()[static_cast<uint32_t>(td_.arenaStageIdx / sizeof(TI))];
         DataCopyPad(newIdxGm_[from], stageIdx[s], idxCopy);
         if (td_.hasWeights) {
-            LocalTensor<float> stageW = arena_.Get<float>()[static_cast<uint32_t>(td_.arenaStageW / sizeof(float))];
-            DataCopyPad(newWGm_[from], stageW[s], DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(float)), 0, 0, 0});
+            LocalTensor<float> stageW =
+                arena_.Get<float>()[static_cast<uint32_t>(td_.arenaStageW / sizeof(float))];
+            DataCopyPad(newWGm_[from], stageW[s],
+                        DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(float)), 0, 0, 0});
         }
         if (td_.bucketizePos) {
-            LocalTensor<TI> stagePos = arena_.Get<TI>()[static_cast<uint32_t>(td_.arenaStagePos / sizeof(TI))];
+            LocalTensor<TI> stagePos =
+                arena_.Get<TI>()[static_cast<uint32_t>(td_.arenaStagePos / sizeof(TI))];
             DataCopyPad(newPosGm_[from], stagePos[s], idxCopy);
         }
         mxrec::PipeSync<HardEvent::MTE3_S>();  // the staging area is refilled by scalar writes
@@ -430,15 +475,17 @@ private:
 }  // namespace
 
 extern "C" __global__ __aicore__ void block_bucketize_sparse_features(
-    GM_ADDR lengths, GM_ADDR indices, GM_ADDR block_sizes, GM_ADDR weights, GM_ADDR batch_size_per_feature,
-    GM_ADDR total_num_blocks, GM_ADDR new_lengths, GM_ADDR new_indices, GM_ADDR new_weights, GM_ADDR new_pos,
-    GM_ADDR unbucketize_permute, GM_ADDR workspace, GM_ADDR tiling) {
+    GM_ADDR lengths, GM_ADDR indices, GM_ADDR block_sizes, GM_ADDR weights,
+    GM_ADDR batch_size_per_feature, GM_ADDR total_num_blocks, GM_ADDR new_lengths,
+    GM_ADDR new_indices, GM_ADDR new_weights, GM_ADDR new_pos, GM_ADDR unbucketize_permute,
+    GM_ADDR workspace, GM_ADDR tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     REGISTER_TILING_DEFAULT(BlockBucketizeSparseFeaturesTilingData);
     GET_TILING_DATA(td, tiling);
     TPipe pipe;
     BlockBucketize<DTYPE_LENGTHS, DTYPE_INDICES> op;
-    op.Init(lengths, indices, block_sizes, weights, batch_size_per_feature, total_num_blocks, new_lengths,
-            new_indices, new_weights, new_pos, unbucketize_permute, workspace, td, &pipe);
+    op.Init(lengths, indices, block_sizes, weights, batch_size_per_feature, total_num_blocks,
+            new_lengths, new_indices, new_weights, new_pos, unbucketize_permute, workspace, td,
+            &pipe);
     op.Process();
 }

@@ -1,5 +1,5 @@
-// BoundsCheckIndices, CANN host side: tiling glue and shape inference (OpDef generated from op.toml).
-// The operator has no outputs: indices, offsets and warning are updated in place.
+// BoundsCheckIndices, CANN host side: tiling glue and shape inference (OpDef generated from
+// op.toml). The operator has no outputs: indices, offsets and warning are updated in place.
 #include "register/op_def_registry.h"
 #include "bounds_check_indices_op_spec.h"
 #include "bounds_check_indices_tiling.h"

@@ -19,7 +19,8 @@
 
 namespace mxrec {
 
-inline TilingPlan<BoundsCheckIndicesTilingData> BoundsCheckIndicesTiling(const OpArgs& a, const PlatformInfo& p) {
+inline TilingPlan<BoundsCheckIndicesTilingData> BoundsCheckIndicesTiling(const OpArgs& a,
+                                                                         const PlatformInfo& p) {
     using TD = BoundsCheckIndicesTilingData;
     const TensorDesc& rows = a.inputs[0];
     const TensorDesc& indices = a.inputs[1];
@@ -33,22 +34,28 @@ inline TilingPlan<BoundsCheckIndicesTilingData> BoundsCheckIndicesTiling(const O
     td.tables = rows.dims[0];
     td.numIndices = indices.dims[0];
     td.totalB = offsets.dims[0] - 1;
-    if (td.tables < 1) return Reject<TD>("rows_per_table must not be empty");
-    if (td.totalB < 0) return Reject<TD>("offsets must have total_B + 1 >= 1 entries");
-    if (warning.Numel() < 1) return Reject<TD>("warning must have one element");
+    if (td.tables < 1)
+        return Reject<TD>("rows_per_table must not be empty");
+    if (td.totalB < 0)
+        return Reject<TD>("offsets must have total_B + 1 >= 1 entries");
+    if (warning.Numel() < 1)
+        return Reject<TD>("warning must have one element");
     if (weights.present && weights.dims[0] != td.numIndices) {
-        return Reject<TD>("weights size " + std::to_string(weights.dims[0]) + " is not equal to indices size " +
-                          std::to_string(td.numIndices));
+        return Reject<TD>("weights size " + std::to_string(weights.dims[0]) +
+                          " is not equal to indices size " + std::to_string(td.numIndices));
     }
     td.vbe = bOffsets.present ? 1 : 0;
     if (td.vbe) {
-        if (bOffsets.dims[0] != td.tables + 1) return Reject<TD>("b_offsets must have T + 1 entries");
-        if (a.attrs[1].i < 0) return Reject<TD>("max_B must be >= 0 with b_offsets");
+        if (bOffsets.dims[0] != td.tables + 1)
+            return Reject<TD>("b_offsets must have T + 1 entries");
+        if (a.attrs[1].i < 0)
+            return Reject<TD>("max_B must be >= 0 with b_offsets");
     } else {
         td.batch = td.totalB / td.tables;
         if (td.batch * td.tables != td.totalB) {
-            return Reject<TD>("offsets size " + std::to_string(td.totalB + 1) + " is not equal to B (" +
-                              std::to_string(td.batch) + ") * T (" + std::to_string(td.tables) + ") + 1");
+            return Reject<TD>("offsets size " + std::to_string(td.totalB + 1) +
+                              " is not equal to B (" + std::to_string(td.batch) + ") * T (" +
+                              std::to_string(td.tables) + ") + 1");
         }
     }
     td.mode = mode;
@@ -61,7 +68,8 @@ inline TilingPlan<BoundsCheckIndicesTilingData> BoundsCheckIndicesTiling(const O
     plan.tiling_key = BCI_KEY_CHECK;
     td.pieceBytes = static_cast<uint32_t>(UbShare(p, 3));
     td.chunk = ElemsPerBlocks(td.pieceBytes, 8);  // holds int64 offsets or indices
-    const int64_t work = (td.totalB + 1) * DTypeSize(offsets.dtype) * 2 + td.numIndices * DTypeSize(indices.dtype);
+    const int64_t work =
+        (td.totalB + 1) * DTypeSize(offsets.dtype) * 2 + td.numIndices * DTypeSize(indices.dtype);
     SetCoreNum(plan, CoresForBytes(p, work));
     td.wsMax = 0;
     td.wsCount = PerCoreBlocks(td.coreNum);

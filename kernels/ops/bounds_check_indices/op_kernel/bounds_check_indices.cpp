@@ -23,15 +23,17 @@ constexpr int64_t kMinInt64 = -0x7fffffffffffffffLL - 1;
 template <typename TI, typename TO>
 class BoundsCheckIndices {
 public:
-    __aicore__ inline void Init(GM_ADDR rows, GM_ADDR indices, GM_ADDR offsets, GM_ADDR warning, GM_ADDR bOffsets,
-                                GM_ADDR workspace, const BoundsCheckIndicesTilingData& td, TPipe* pipe) {
+    __aicore__ inline void Init(GM_ADDR rows, GM_ADDR indices, GM_ADDR offsets, GM_ADDR warning,
+                                GM_ADDR bOffsets, GM_ADDR workspace,
+                                const BoundsCheckIndicesTilingData& td, TPipe* pipe) {
         td_ = td;
         me_ = GetBlockIdx();
         rowsGm_.SetGlobalBuffer((__gm__ int64_t*)rows, td.tables);
         idxGm_.SetGlobalBuffer((__gm__ TI*)indices, td.numIndices);
         offGm_.SetGlobalBuffer((__gm__ TO*)offsets, td.totalB + 1);
         warnGm_.SetGlobalBuffer((__gm__ int64_t*)warning, 1);
-        if (td.vbe) bOffGm_.SetGlobalBuffer((__gm__ int32_t*)bOffsets, td.tables + 1);
+        if (td.vbe)
+            bOffGm_.SetGlobalBuffer((__gm__ int32_t*)bOffsets, td.tables + 1);
         GM_ADDR ws = GetUserWorkspace(workspace);
         wsMax_.SetGlobalBuffer((__gm__ int64_t*)(ws + td.wsMax), td.coreNum * kSlot);
         wsCount_.SetGlobalBuffer((__gm__ int64_t*)(ws + td.wsCount), td.coreNum * kSlot);
@@ -41,7 +43,8 @@ public:
         pipe->InitBuffer(slot_, static_cast<uint32_t>(mxrec::kBlockBytes));
         pipe->InitBuffer(zero_, static_cast<uint32_t>(mxrec::kBlockBytes));
         LocalTensor<TI> zero = zero_.Get<TI>();
-        for (uint32_t j = 0; j < mxrec::kBlockBytes / sizeof(TI); ++j) zero.SetValue(j, static_cast<TI>(0));
+        for (uint32_t j = 0; j < mxrec::kBlockBytes / sizeof(TI); ++j)
+            zero.SetValue(j, static_cast<TI>(0));
         mxrec::PipeSync<HardEvent::S_MTE3>();
     }
 
@@ -49,7 +52,8 @@ public:
         const mxrec::Span ks = mxrec::SplitEven(td_.totalB + 1, td_.coreNum, me_);
         // The original offset just past this slice ends its last bag; read it now, before the
         // next core may correct it in phase 2.
-        if (ks.end > ks.begin && ks.end < td_.totalB) nextOffset_ = static_cast<int64_t>(offGm_.GetValue(ks.end));
+        if (ks.end > ks.begin && ks.end < td_.totalB)
+            nextOffset_ = static_cast<int64_t>(offGm_.GetValue(ks.end));
         Publish(wsMax_, SliceMax(ks));
         SyncAll();
         CorrectOffsets(ks, PrefixOf(wsMax_, true));
@@ -69,8 +73,10 @@ private:
     // The clamped offset whose running maximum is the corrected offset (o[total_B] counts as N).
     __aicore__ inline int64_t Clamped(int64_t k, int64_t o) const {
         const int64_t n = td_.numIndices;
-        if (td_.totalB == 0 || k == td_.totalB) return n;
-        if (k == 0) return mxrec::Clamp64(o, 0, n);
+        if (td_.totalB == 0 || k == td_.totalB)
+            return n;
+        if (k == 0)
+            return mxrec::Clamp64(o, 0, n);
         return mxrec::Min64(o, n);
     }
 
@@ -78,7 +84,8 @@ private:
         mxrec::PipeSync<HardEvent::MTE3_MTE2>();
         mxrec::PipeSync<HardEvent::S_MTE2>();
         DataCopyPadExtParams<TO> pad{false, 0, 0, static_cast<TO>(0)};
-        DataCopyPad(piece, offGm_[p0], DataCopyExtParams{1, static_cast<uint32_t>(len * sizeof(TO)), 0, 0, 0}, pad);
+        DataCopyPad(piece, offGm_[p0],
+                    DataCopyExtParams{1, static_cast<uint32_t>(len * sizeof(TO)), 0, 0, 0}, pad);
         mxrec::PipeSync<HardEvent::MTE2_S>();
     }
 
@@ -90,7 +97,9 @@ private:
             const int64_t len = mxrec::Min64(td_.chunk, ks.end - p0);
             LoadOffsets(piece, p0, len);
             for (int64_t j = 0; j < len; ++j) {
-                best = mxrec::Max64(best, Clamped(p0 + j, static_cast<int64_t>(piece.GetValue(static_cast<uint32_t>(j)))));
+                best = mxrec::Max64(
+                    best, Clamped(p0 + j,
+                                  static_cast<int64_t>(piece.GetValue(static_cast<uint32_t>(j)))));
             }
         }
         return best;
@@ -110,34 +119,44 @@ private:
             for (int64_t j = 0; j < len; ++j) {
                 const int64_t k = p0 + j;
                 const int64_t o = static_cast<int64_t>(piece.GetValue(static_cast<uint32_t>(j)));
-                const int64_t corrected = k == 0 ? Clamped(0, o) : mxrec::Max64(running, Clamped(k, o));
+                const int64_t corrected =
+                    k == 0 ? Clamped(0, o) : mxrec::Max64(running, Clamped(k, o));
                 running = corrected;
-                if (k == tb && o != n) Violation();  // the last offset must be the number of indices
-                if (k < tb) {                         // bag k: [start, end) within [0, N]
+                if (k == tb && o != n)
+                    Violation();  // the last offset must be the number of indices
+                if (k < tb) {     // bag k: [start, end) within [0, N]
                     const int64_t start = k == 0 ? o : corrected;
                     int64_t end = n;
                     if (k + 1 < tb) {
-                        end = j + 1 < len ? static_cast<int64_t>(piece.GetValue(static_cast<uint32_t>(j + 1)))
-                                          : (k + 1 < ks.end ? static_cast<int64_t>(offGm_.GetValue(k + 1)) : nextOffset_);
+                        end =
+                            j + 1 < len
+                                ? static_cast<int64_t>(piece.GetValue(static_cast<uint32_t>(j + 1)))
+                                : (k + 1 < ks.end ? static_cast<int64_t>(offGm_.GetValue(k + 1))
+                                                  : nextOffset_);
                     }
-                    if (start < 0 || start > end || end > n) Violation();
+                    if (start < 0 || start > end || end > n)
+                        Violation();
                 }
                 if (corrected != o) {
                     changed = true;
-                    if (td_.writeOffsets) piece.SetValue(static_cast<uint32_t>(j), static_cast<TO>(corrected));
+                    if (td_.writeOffsets)
+                        piece.SetValue(static_cast<uint32_t>(j), static_cast<TO>(corrected));
                 }
-                while (table <= td_.tables && Boundary(table) == k) RecordBoundary(table++, corrected);
+                while (table <= td_.tables && Boundary(table) == k)
+                    RecordBoundary(table++, corrected);
             }
             if (changed && td_.writeOffsets) {
                 mxrec::PipeSync<HardEvent::S_MTE3>();
-                DataCopyPad(offGm_[p0], piece, DataCopyExtParams{1, static_cast<uint32_t>(len * sizeof(TO)), 0, 0, 0});
+                DataCopyPad(offGm_[p0], piece,
+                            DataCopyExtParams{1, static_cast<uint32_t>(len * sizeof(TO)), 0, 0, 0});
             }
         }
     }
 
     // The offsets index where table t's bags start (t == T: total_B).
     __aicore__ inline int64_t Boundary(int64_t t) {
-        if (td_.vbe) return mxrec::Clamp64(static_cast<int64_t>(bOffGm_.GetValue(t)), 0, td_.totalB);
+        if (td_.vbe)
+            return mxrec::Clamp64(static_cast<int64_t>(bOffGm_.GetValue(t)), 0, td_.totalB);
         return t * td_.batch;
     }
 
@@ -166,9 +185,11 @@ private:
     // ---- phase 3 ---------------------------------------------------------------------------
     __aicore__ inline void CheckIndices() {
         const mxrec::Span is = mxrec::SplitEven(td_.numIndices, td_.coreNum, me_);
-        if (is.begin >= is.end) return;
-        int64_t i = mxrec::Max64(is.begin, wsTable_.GetValue(0));  // indices before bag 0 are unchecked
-        int64_t lo = 0;  // first table whose range ends after i
+        if (is.begin >= is.end)
+            return;
+        int64_t i =
+            mxrec::Max64(is.begin, wsTable_.GetValue(0));  // indices before bag 0 are unchecked
+        int64_t lo = 0;                                    // first table whose range ends after i
         int64_t hi = td_.tables;
         while (lo < hi) {
             const int64_t mid = lo + (hi - lo) / 2;
@@ -200,7 +221,8 @@ private:
             mxrec::PipeSync<HardEvent::MTE2_S>();
             for (int64_t j = 0; j < len; ++j) {
                 const int64_t v = static_cast<int64_t>(piece.GetValue(static_cast<uint32_t>(j)));
-                if (v == -1 || (v >= 0 && v < rows)) continue;  // -1 marks a pruned row
+                if (v == -1 || (v >= 0 && v < rows))
+                    continue;  // -1 marks a pruned row
                 Violation();
                 // Out-of-range indices are rare: write just the element (from a zeroed UB
                 // block) rather than the whole piece back.
@@ -211,7 +233,8 @@ private:
 
     // ---- shared ----------------------------------------------------------------------------
     __aicore__ inline void Violation() {
-        if (td_.mode == kFatal) Trap();  // fbgemm raises; a device asserts
+        if (td_.mode == kFatal)
+            Trap();  // fbgemm raises; a device asserts
         ++count_;
     }
 
@@ -260,13 +283,16 @@ private:
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void bounds_check_indices(GM_ADDR rows_per_table, GM_ADDR indices, GM_ADDR offsets,
-                                                           GM_ADDR warning, GM_ADDR weights, GM_ADDR b_offsets,
-                                                           GM_ADDR b_t_map, GM_ADDR workspace, GM_ADDR tiling) {
+extern "C" __global__ __aicore__ void bounds_check_indices(GM_ADDR rows_per_table, GM_ADDR indices,
+                                                           GM_ADDR offsets, GM_ADDR warning,
+                                                           GM_ADDR weights, GM_ADDR b_offsets,
+                                                           GM_ADDR b_t_map, GM_ADDR workspace,
+                                                           GM_ADDR tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     REGISTER_TILING_DEFAULT(BoundsCheckIndicesTilingData);
     GET_TILING_DATA(td, tiling);
-    if (TILING_KEY_IS(BCI_KEY_NONE)) return;
+    if (TILING_KEY_IS(BCI_KEY_NONE))
+        return;
     TPipe pipe;
     BoundsCheckIndices<DTYPE_INDICES, DTYPE_OFFSETS> op;
     op.Init(rows_per_table, indices, offsets, warning, b_offsets, workspace, td, &pipe);

@@ -13,15 +13,16 @@
 
 namespace mxrec {
 
-inline TilingPlan<DenseToJaggedTilingData> DenseToJaggedTiling(const OpArgs& a, const PlatformInfo& p) {
+inline TilingPlan<DenseToJaggedTilingData> DenseToJaggedTiling(const OpArgs& a,
+                                                               const PlatformInfo& p) {
     using TD = DenseToJaggedTilingData;
     const TensorDesc& dense = a.inputs[0];
     const TensorDesc& offsets = a.inputs[1];
     const TensorDesc& values = a.outputs[0];
     const int64_t totalL = a.attrs[0].i;
     if (offsets.ndim != 1 || offsets.dims[0] != dense.dims[0] + 1) {
-        return Reject<TD>("offsets must be [B + 1] = [" + std::to_string(dense.dims[0] + 1) + "], got " +
-                          offsets.Shape());
+        return Reject<TD>("offsets must be [B + 1] = [" + std::to_string(dense.dims[0] + 1) +
+                          "], got " + offsets.Shape());
     }
     const int64_t inner = dense.ndim == 3 ? dense.dims[2] : 1;
     const bool shape_ok = values.dtype == dense.dtype && values.ndim == dense.ndim - 1 &&

@@ -17,8 +17,8 @@ namespace {
 template <typename T, typename TOff>
 class DenseToJagged {
 public:
-    __aicore__ inline void Init(GM_ADDR dense, GM_ADDR offsets, GM_ADDR values, const DenseToJaggedTilingData& td,
-                                TPipe* pipe) {
+    __aicore__ inline void Init(GM_ADDR dense, GM_ADDR offsets, GM_ADDR values,
+                                const DenseToJaggedTilingData& td, TPipe* pipe) {
         td_ = td;
         denseGm_.SetGlobalBuffer((__gm__ T*)dense, td.batch * td.maxLength * td.inner);
         offsetsGm_.SetGlobalBuffer((__gm__ TOff*)offsets, td.batch + 1);
@@ -30,7 +30,8 @@ public:
 
     __aicore__ inline void Process() {
         const mxrec::Span rows = mxrec::SplitEven(td_.totalRows, td_.coreNum, GetBlockIdx());
-        if (rows.begin >= rows.end || td_.inner == 0) return;
+        if (rows.begin >= rows.end || td_.inner == 0)
+            return;
         int64_t r = rows.begin;
         int64_t b = FirstBatchEndingAfter(r);
         while (r < rows.end) {
@@ -47,14 +48,17 @@ public:
                 continue;
             }
             const int64_t segEnd = mxrec::Min64(end, rows.end);
-            const int64_t copyEnd = mxrec::Min64(segEnd, start + td_.maxLength);  // rows past L are 0
+            const int64_t copyEnd =
+                mxrec::Min64(segEnd, start + td_.maxLength);  // rows past L are 0
             if (copyEnd > r) {
                 const int64_t j = r - start;
-                copier_.Copy(valuesGm_[r * td_.inner], denseGm_[(b * td_.maxLength + j) * td_.inner],
+                copier_.Copy(valuesGm_[r * td_.inner],
+                             denseGm_[(b * td_.maxLength + j) * td_.inner],
                              (copyEnd - r) * td_.inner);
             }
             const int64_t zeroFrom = mxrec::Max64(r, copyEnd);
-            if (segEnd > zeroFrom) Zero(zeroFrom, segEnd);
+            if (segEnd > zeroFrom)
+                Zero(zeroFrom, segEnd);
             r = mxrec::Max64(r, segEnd);
             ++b;
         }
@@ -92,8 +96,9 @@ private:
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void dense_to_jagged(GM_ADDR dense, GM_ADDR offsets, GM_ADDR values,
-                                                      GM_ADDR workspace, GM_ADDR tiling) {
+extern "C" __global__ __aicore__ void dense_to_jagged(GM_ADDR dense, GM_ADDR offsets,
+                                                      GM_ADDR values, GM_ADDR workspace,
+                                                      GM_ADDR tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     REGISTER_TILING_DEFAULT(DenseToJaggedTilingData);
     GET_TILING_DATA(td, tiling);

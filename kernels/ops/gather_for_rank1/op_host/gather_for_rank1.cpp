@@ -14,7 +14,8 @@ namespace ge {
 static graphStatus InferShape(gert::InferShapeContext* context) {
     const gert::Shape* index = context->GetInputShape(1);
     gert::Shape* out = context->GetOutputShape(0);
-    if (index == nullptr || out == nullptr) return GRAPH_FAILED;
+    if (index == nullptr || out == nullptr)
+        return GRAPH_FAILED;
     *out = *index;
     return GRAPH_SUCCESS;
 }

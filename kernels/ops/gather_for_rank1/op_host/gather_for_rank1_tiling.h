@@ -14,14 +14,15 @@
 
 namespace mxrec {
 
-inline TilingPlan<GatherForRank1TilingData> GatherForRank1Tiling(const OpArgs& a, const PlatformInfo& p) {
+inline TilingPlan<GatherForRank1TilingData> GatherForRank1Tiling(const OpArgs& a,
+                                                                 const PlatformInfo& p) {
     using TD = GatherForRank1TilingData;
     const TensorDesc& x = a.inputs[0];
     const TensorDesc& index = a.inputs[1];
     const TensorDesc& out = a.outputs[0];
     if (out.dtype != x.dtype || out.ndim != 1 || out.dims[0] != index.dims[0]) {
-        return Reject<TD>("out must be [M] = [" + std::to_string(index.dims[0]) + "] with the dtype of x, got " +
-                          out.Shape());
+        return Reject<TD>("out must be [M] = [" + std::to_string(index.dims[0]) +
+                          "] with the dtype of x, got " + out.Shape());
     }
     const int64_t elem = DTypeSize(x.dtype);
     const int64_t idxElem = DTypeSize(index.dtype);

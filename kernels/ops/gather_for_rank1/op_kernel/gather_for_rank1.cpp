@@ -17,8 +17,8 @@ namespace {
 template <typename T, typename TI>
 class GatherForRank1 {
 public:
-    __aicore__ inline void Init(GM_ADDR x, GM_ADDR index, GM_ADDR out, const GatherForRank1TilingData& td,
-                                TPipe* pipe) {
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR index, GM_ADDR out,
+                                const GatherForRank1TilingData& td, TPipe* pipe) {
         td_ = td;
         xGm_.SetGlobalBuffer((__gm__ T*)x, td.xLen);
         idxGm_.SetGlobalBuffer((__gm__ TI*)index, td.indexLen);
@@ -63,11 +63,13 @@ private:
     __aicore__ inline void GatherChunk(LocalTensor<T>& vals, LocalTensor<TI>& idx, int64_t n) {
         for (int64_t k = 0; k < n; ++k) {
             const int64_t v = static_cast<int64_t>(idx.GetValue(static_cast<uint32_t>(k)));
-            if (v < 0 || v >= td_.xLen) Trap();  // index out of range
+            if (v < 0 || v >= td_.xLen)
+                Trap();  // index out of range
         }
         if (!resident_) {
             for (int64_t k = 0; k < n; ++k) {
-                vals.SetValue(static_cast<uint32_t>(k), xGm_.GetValue(static_cast<int64_t>(idx.GetValue(k))));
+                vals.SetValue(static_cast<uint32_t>(k),
+                              xGm_.GetValue(static_cast<int64_t>(idx.GetValue(k))));
             }
             return;
         }
@@ -83,7 +85,8 @@ private:
             Gather(vals, xs, off.ReinterpretCast<uint32_t>(), 0, static_cast<uint32_t>(n));
         } else {  // no 64-bit Gather on A2/A3
             for (int64_t k = 0; k < n; ++k) {
-                vals.SetValue(static_cast<uint32_t>(k), xs.GetValue(static_cast<uint32_t>(idx.GetValue(k))));
+                vals.SetValue(static_cast<uint32_t>(k),
+                              xs.GetValue(static_cast<uint32_t>(idx.GetValue(k))));
             }
         }
     }
@@ -101,8 +104,8 @@ private:
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void gather_for_rank1(GM_ADDR x, GM_ADDR index, GM_ADDR out, GM_ADDR workspace,
-                                                       GM_ADDR tiling) {
+extern "C" __global__ __aicore__ void gather_for_rank1(GM_ADDR x, GM_ADDR index, GM_ADDR out,
+                                                       GM_ADDR workspace, GM_ADDR tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     REGISTER_TILING_DEFAULT(GatherForRank1TilingData);
     GET_TILING_DATA(td, tiling);

@@ -15,7 +15,8 @@ namespace ge {
 static graphStatus InferShape(gert::InferShapeContext* context) {
     const gert::Shape* x = context->GetInputShape(1);
     gert::Shape* out = context->GetOutputShape(0);
-    if (x == nullptr || out == nullptr) return GRAPH_FAILED;
+    if (x == nullptr || out == nullptr)
+        return GRAPH_FAILED;
     *out = *x;
     return GRAPH_SUCCESS;
 }

@@ -15,17 +15,18 @@
 
 namespace mxrec {
 
-inline TilingPlan<IndexSelectForRank1BackwardTilingData> IndexSelectForRank1BackwardTiling(const OpArgs& a,
-                                                                                           const PlatformInfo& p) {
+inline TilingPlan<IndexSelectForRank1BackwardTilingData> IndexSelectForRank1BackwardTiling(
+    const OpArgs& a, const PlatformInfo& p) {
     using TD = IndexSelectForRank1BackwardTilingData;
     const TensorDesc& grad = a.inputs[0];
     const TensorDesc& x = a.inputs[1];
     const TensorDesc& index = a.inputs[2];
     const TensorDesc& out = a.outputs[0];
-    if (index.dims[0] != grad.dims[0]) return Reject<TD>("index and grad must have the same length");
+    if (index.dims[0] != grad.dims[0])
+        return Reject<TD>("index and grad must have the same length");
     if (out.dtype != grad.dtype || out.ndim != 1 || out.dims[0] != x.dims[0]) {
-        return Reject<TD>("out must be [N] = [" + std::to_string(x.dims[0]) + "] with the dtype of grad, got " +
-                          out.Shape());
+        return Reject<TD>("out must be [N] = [" + std::to_string(x.dims[0]) +
+                          "] with the dtype of grad, got " + out.Shape());
     }
     const int64_t gElem = DTypeSize(grad.dtype);
     const int64_t iElem = DTypeSize(index.dtype);
@@ -39,8 +40,8 @@ inline TilingPlan<IndexSelectForRank1BackwardTilingData> IndexSelectForRank1Back
     const bool resident = accBytes <= ub / 2;
     plan.tiling_key = resident ? ISB_KEY_UB : ISB_KEY_ATOMIC;
     td.accBufBytes = resident ? static_cast<uint32_t>(accBytes) : 0;
-    const int64_t rest = ub - static_cast<int64_t>(td.accBufBytes) - static_cast<int64_t>(td.fillBufBytes) -
-                         8 * kBlockBytes;
+    const int64_t rest = ub - static_cast<int64_t>(td.accBufBytes) -
+                         static_cast<int64_t>(td.fillBufBytes) - 8 * kBlockBytes;
     // Two thirds of the rest for gradient chunks: value and index (double buffered) and (key
     // ATOMIC) a 32-byte staging slot per element; one third for the double-buffered cast of
     // 16-bit outputs (float32 in, 16-bit out).
@@ -54,7 +55,8 @@ inline TilingPlan<IndexSelectForRank1BackwardTilingData> IndexSelectForRank1Back
     // Zeroing (and casting) the output is work too, even with few gradients.
     const int64_t cores = CoresForBytes(p, Max64(work, td.outLen * gElem));
     SetCoreNum(plan, resident ? CapForCopies(cores, work, td.outLen * 4) : cores);
-    if (grad.dtype != DType::kFloat32) plan.workspace_bytes = static_cast<uint64_t>(AlignedBytes(td.outLen, 4));
+    if (grad.dtype != DType::kFloat32)
+        plan.workspace_bytes = static_cast<uint64_t>(AlignedBytes(td.outLen, 4));
     return plan;
 }
 

@@ -37,7 +37,8 @@ public:
         pipe->InitBuffer(idxQue_, 2, td.idxBufBytes);
         pipe->InitBuffer(stageBuf_, td.stageBufBytes);
         zero_.Init(pipe, td.fillBufBytes, 0);
-        if (resident_) pipe->InitBuffer(accBuf_, td.accBufBytes);
+        if (resident_)
+            pipe->InitBuffer(accBuf_, td.accBufBytes);
         if constexpr (!kFloatOut) {
             pipe->InitBuffer(castIn_, 2, static_cast<uint32_t>(td.castChunk * sizeof(float)));
             pipe->InitBuffer(castOut_, 2, static_cast<uint32_t>(td.castChunk * sizeof(TG)));
@@ -47,11 +48,13 @@ public:
     __aicore__ inline void Process() {
         const int64_t me = GetBlockIdx();
         const mxrec::Span zero = mxrec::SplitEven(td_.outLen, td_.coreNum, me);
-        if (zero.end > zero.begin) zero_.Fill(targetGm_[zero.begin], zero.end - zero.begin);
+        if (zero.end > zero.begin)
+            zero_.Fill(targetGm_[zero.begin], zero.end - zero.begin);
         LocalTensor<float> acc;
         if (resident_) {
             acc = accBuf_.Get<float>();
-            if (td_.outLen > 0) Duplicate(acc, 0.0f, static_cast<int32_t>(td_.outLen));
+            if (td_.outLen > 0)
+                Duplicate(acc, 0.0f, static_cast<int32_t>(td_.outLen));
             mxrec::PipeSync<HardEvent::V_S>();
         }
         SyncAll();  // every element of the target is zero before any core adds to it
@@ -62,8 +65,10 @@ public:
             LocalTensor<TI> idx = idxQue_.AllocTensor<TI>();
             DataCopyPadExtParams<TG> gpad{false, 0, 0, static_cast<TG>(0)};
             DataCopyPadExtParams<TI> ipad{false, 0, 0, static_cast<TI>(0)};
-            DataCopyPad(g, gradGm_[i0], DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(TG)), 0, 0, 0}, gpad);
-            DataCopyPad(idx, idxGm_[i0], DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(TI)), 0, 0, 0}, ipad);
+            DataCopyPad(g, gradGm_[i0],
+                        DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(TG)), 0, 0, 0}, gpad);
+            DataCopyPad(idx, idxGm_[i0],
+                        DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(TI)), 0, 0, 0}, ipad);
             gradQue_.EnQue(g);
             idxQue_.EnQue(idx);
             g = gradQue_.DeQue<TG>();
@@ -79,7 +84,9 @@ public:
         if (resident_ && mine.end > mine.begin && td_.outLen > 0) {
             mxrec::PipeSync<HardEvent::S_MTE3>();
             SetAtomicAdd<float>();
-            DataCopyPad(targetGm_, acc, DataCopyExtParams{1, static_cast<uint32_t>(td_.outLen * sizeof(float)), 0, 0, 0});
+            DataCopyPad(
+                targetGm_, acc,
+                DataCopyExtParams{1, static_cast<uint32_t>(td_.outLen * sizeof(float)), 0, 0, 0});
             SetAtomicNone();
         }
         if constexpr (!kFloatOut) {
@@ -91,14 +98,17 @@ public:
 private:
     __aicore__ inline int64_t CheckedIndex(LocalTensor<TI>& idx, int64_t k) {
         const int64_t i = static_cast<int64_t>(idx.GetValue(static_cast<uint32_t>(k)));
-        if (i < 0 || i >= td_.outLen) Trap();  // index out of range
+        if (i < 0 || i >= td_.outLen)
+            Trap();  // index out of range
         return i;
     }
 
-    __aicore__ inline void Accumulate(LocalTensor<float>& acc, LocalTensor<TG>& g, LocalTensor<TI>& idx, int64_t n) {
+    __aicore__ inline void Accumulate(LocalTensor<float>& acc, LocalTensor<TG>& g,
+                                      LocalTensor<TI>& idx, int64_t n) {
         for (int64_t k = 0; k < n; ++k) {
             const uint32_t i = static_cast<uint32_t>(CheckedIndex(idx, k));
-            acc.SetValue(i, acc.GetValue(i) + static_cast<float>(g.GetValue(static_cast<uint32_t>(k))));
+            acc.SetValue(
+                i, acc.GetValue(i) + static_cast<float>(g.GetValue(static_cast<uint32_t>(k))));
         }
     }
 
@@ -107,7 +117,8 @@ private:
         mxrec::PipeSync<HardEvent::MTE3_S>();  // the previous chunk's adds have read the stage
         for (int64_t k = 0; k < n; ++k) {
             CheckedIndex(idx, k);
-            stage.SetValue(static_cast<uint32_t>(k * kSlot), static_cast<float>(g.GetValue(static_cast<uint32_t>(k))));
+            stage.SetValue(static_cast<uint32_t>(k * kSlot),
+                           static_cast<float>(g.GetValue(static_cast<uint32_t>(k))));
         }
         mxrec::PipeSync<HardEvent::S_MTE3>();
         SetAtomicAdd<float>();
@@ -124,7 +135,9 @@ private:
             const int64_t n = mxrec::Min64(td_.castChunk, span.end - i0);
             LocalTensor<float> in = castIn_.AllocTensor<float>();
             DataCopyPadExtParams<float> pad{false, 0, 0, 0.0f};
-            DataCopyPad(in, targetGm_[i0], DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(float)), 0, 0, 0}, pad);
+            DataCopyPad(in, targetGm_[i0],
+                        DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(float)), 0, 0, 0},
+                        pad);
             castIn_.EnQue(in);
             in = castIn_.DeQue<float>();
             LocalTensor<TG> out = castOut_.AllocTensor<TG>();
@@ -132,7 +145,8 @@ private:
             castIn_.FreeTensor(in);
             castOut_.EnQue(out);
             out = castOut_.DeQue<TG>();
-            DataCopyPad(outGm_[i0], out, DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(TG)), 0, 0, 0});
+            DataCopyPad(outGm_[i0], out,
+                        DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(TG)), 0, 0, 0});
             castOut_.FreeTensor(out);
         }
     }
@@ -154,8 +168,10 @@ private:
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void index_select_for_rank1_backward(GM_ADDR grad, GM_ADDR x, GM_ADDR index,
-                                                                      GM_ADDR out, GM_ADDR workspace, GM_ADDR tiling) {
+extern "C" __global__ __aicore__ void index_select_for_rank1_backward(GM_ADDR grad, GM_ADDR x,
+                                                                      GM_ADDR index, GM_ADDR out,
+                                                                      GM_ADDR workspace,
+                                                                      GM_ADDR tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     REGISTER_TILING_DEFAULT(IndexSelectForRank1BackwardTilingData);
     GET_TILING_DATA(td, tiling);

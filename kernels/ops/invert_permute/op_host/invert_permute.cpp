@@ -14,7 +14,8 @@ namespace ge {
 static graphStatus InferShape(gert::InferShapeContext* context) {
     const gert::Shape* permute = context->GetInputShape(0);
     gert::Shape* inv = context->GetOutputShape(0);
-    if (permute == nullptr || inv == nullptr) return GRAPH_FAILED;
+    if (permute == nullptr || inv == nullptr)
+        return GRAPH_FAILED;
     *inv = *permute;
     return GRAPH_SUCCESS;
 }

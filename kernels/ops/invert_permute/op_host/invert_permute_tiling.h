@@ -13,18 +13,20 @@
 
 namespace mxrec {
 
-inline TilingPlan<InvertPermuteTilingData> InvertPermuteTiling(const OpArgs& a, const PlatformInfo& p) {
+inline TilingPlan<InvertPermuteTilingData> InvertPermuteTiling(const OpArgs& a,
+                                                               const PlatformInfo& p) {
     using TD = InvertPermuteTilingData;
     const TensorDesc& permute = a.inputs[0];
     const TensorDesc& inv = a.outputs[0];
     if (inv.dtype != permute.dtype || inv.ndim != 1 || inv.dims[0] != permute.dims[0]) {
         return Reject<TD>("inv must be [N] = [" + std::to_string(permute.dims[0]) +
-                          "] with the dtype of permute, got " + inv.Shape() + " " + DTypeName(inv.dtype));
+                          "] with the dtype of permute, got " + inv.Shape() + " " +
+                          DTypeName(inv.dtype));
     }
     const int64_t elem = DTypeSize(permute.dtype);
     if (elem == 4 && permute.dims[0] > 2147483647LL) {
-        return Reject<TD>("permute: an int32 permutation cannot have " + std::to_string(permute.dims[0]) +
-                          " entries (its values would not fit)");
+        return Reject<TD>("permute: an int32 permutation cannot have " +
+                          std::to_string(permute.dims[0]) + " entries (its values would not fit)");
     }
     TilingPlan<TD> plan;
     TD& td = plan.data;

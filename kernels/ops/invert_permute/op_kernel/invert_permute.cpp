@@ -25,11 +25,13 @@ namespace {
 template <typename T>
 class InvertPermute {
 public:
-    __aicore__ inline void Init(GM_ADDR permute, GM_ADDR inv, const InvertPermuteTilingData& td, TPipe* pipe) {
+    __aicore__ inline void Init(GM_ADDR permute, GM_ADDR inv, const InvertPermuteTilingData& td,
+                                TPipe* pipe) {
         td_ = td;
         permGm_.SetGlobalBuffer((__gm__ T*)permute, td.len);
         invGm_.SetGlobalBuffer((__gm__ T*)inv, td.len);
-        pipe->InitBuffer(inQue_, 2, td.inBufBytes);  // double buffered: the next piece loads meanwhile
+        pipe->InitBuffer(inQue_, 2,
+                         td.inBufBytes);  // double buffered: the next piece loads meanwhile
         pipe->InitBuffer(stage_, td.stageBytes);
     }
 
@@ -48,10 +50,12 @@ private:
     static constexpr int64_t kPerBlock = mxrec::kBlockBytes / static_cast<int64_t>(sizeof(T));
 
     __aicore__ inline void MarkUnwritten(const mxrec::Span& span) {
-        if (span.end <= span.begin) return;
+        if (span.end <= span.begin)
+            return;
         LocalTensor<T> st = stage_.Get<T>();
         const int64_t fill = mxrec::Min64(td_.chunk, span.end - span.begin);
-        for (int64_t k = 0; k < fill; ++k) st.SetValue(static_cast<uint32_t>(k), static_cast<T>(-1));
+        for (int64_t k = 0; k < fill; ++k)
+            st.SetValue(static_cast<uint32_t>(k), static_cast<T>(-1));
         mxrec::PipeSync<HardEvent::S_MTE3>();
         for (int64_t i0 = span.begin; i0 < span.end; i0 += td_.chunk) {
             const int64_t n = mxrec::Min64(td_.chunk, span.end - i0);
@@ -72,7 +76,8 @@ private:
             piece = inQue_.DeQue<T>();
             mxrec::PipeSync<HardEvent::MTE2_S>();
             for (int64_t k = 0; k < n; ++k) {
-                if (piece.GetValue(static_cast<uint32_t>(k)) < 0) Trap();  // no entry maps here
+                if (piece.GetValue(static_cast<uint32_t>(k)) < 0)
+                    Trap();  // no entry maps here
             }
             inQue_.FreeTensor(piece);
         }
@@ -87,10 +92,12 @@ private:
             DataCopyPad(piece, permGm_[i0], in, pad);
             inQue_.EnQue(piece);
             piece = inQue_.DeQue<T>();
-            mxrec::PipeSync<HardEvent::MTE2_S>();  // the queue orders MTE2 before V; this is scalar work
+            mxrec::PipeSync<HardEvent::MTE2_S>();  // the queue orders MTE2 before V; this is scalar
+                                                   // work
             for (int64_t k = 0; k < n; ++k) {
                 const int64_t v = static_cast<int64_t>(piece.GetValue(static_cast<uint32_t>(k)));
-                if (v < 0 || v >= td_.len) Trap();  // not an entry of a permutation of 0..N-1
+                if (v < 0 || v >= td_.len)
+                    Trap();  // not an entry of a permutation of 0..N-1
             }
             mxrec::PipeSync<HardEvent::MTE3_S>();  // the previous piece's runs have left staging
             Stage(piece, i0, n);
@@ -106,7 +113,8 @@ private:
         T prev = piece.GetValue(static_cast<uint32_t>(k));
         while (k + len < n) {
             const T next = piece.GetValue(static_cast<uint32_t>(k + len));
-            if (next != prev + 1) break;
+            if (next != prev + 1)
+                break;
             prev = next;
             ++len;
         }
@@ -149,7 +157,8 @@ private:
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void invert_permute(GM_ADDR permute, GM_ADDR inv, GM_ADDR workspace, GM_ADDR tiling) {
+extern "C" __global__ __aicore__ void invert_permute(GM_ADDR permute, GM_ADDR inv,
+                                                     GM_ADDR workspace, GM_ADDR tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     REGISTER_TILING_DEFAULT(InvertPermuteTilingData);
     GET_TILING_DATA(td, tiling);

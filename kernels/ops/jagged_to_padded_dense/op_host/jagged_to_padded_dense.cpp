@@ -1,4 +1,5 @@
-// JaggedToPaddedDense, CANN host side: tiling glue and shape inference (OpDef generated from op.toml).
+// JaggedToPaddedDense, CANN host side: tiling glue and shape inference (OpDef generated from
+// op.toml).
 #include "register/op_def_registry.h"
 #include "jagged_to_padded_dense_op_spec.h"
 #include "jagged_to_padded_dense_tiling.h"
@@ -16,13 +17,16 @@ static graphStatus InferShape(gert::InferShapeContext* context) {
     const gert::Shape* offsets = context->GetInputShape(1);
     const gert::RuntimeAttrs* attrs = context->GetAttrs();
     gert::Shape* out = context->GetOutputShape(0);
-    if (values == nullptr || offsets == nullptr || attrs == nullptr || out == nullptr) return GRAPH_FAILED;
+    if (values == nullptr || offsets == nullptr || attrs == nullptr || out == nullptr)
+        return GRAPH_FAILED;
     const int64_t* maxLength = attrs->GetAttrPointer<int64_t>(0);
-    if (maxLength == nullptr || offsets->GetDimNum() != 1) return GRAPH_FAILED;
+    if (maxLength == nullptr || offsets->GetDimNum() != 1)
+        return GRAPH_FAILED;
     out->SetDimNum(values->GetDimNum() + 1);
     out->SetDim(0, offsets->GetDim(0) - 1);
     out->SetDim(1, *maxLength);
-    if (values->GetDimNum() == 2) out->SetDim(2, values->GetDim(1));
+    if (values->GetDimNum() == 2)
+        out->SetDim(2, values->GetDim(1));
     return GRAPH_SUCCESS;
 }
 }  // namespace ge

@@ -17,31 +17,41 @@ namespace mxrec {
 // The element bits of a padding value, as fbgemm's static_cast<scalar_t>(double) produces them.
 inline uint64_t PaddingBits(DType dtype, double value, int64_t intValue) {
     switch (dtype) {
-        case DType::kFloat32: return FloatBits(static_cast<float>(value));
-        case DType::kFloat16: return FloatToHalfBits(static_cast<float>(value));
-        case DType::kBFloat16: return FloatToBf16Bits(static_cast<float>(value));
-        case DType::kInt32: return static_cast<uint32_t>(static_cast<int32_t>(intValue));
-        default: return static_cast<uint64_t>(intValue);
+        case DType::kFloat32:
+            return FloatBits(static_cast<float>(value));
+        case DType::kFloat16:
+            return FloatToHalfBits(static_cast<float>(value));
+        case DType::kBFloat16:
+            return FloatToBf16Bits(static_cast<float>(value));
+        case DType::kInt32:
+            return static_cast<uint32_t>(static_cast<int32_t>(intValue));
+        default:
+            return static_cast<uint64_t>(intValue);
     }
 }
 
-inline TilingPlan<JaggedToPaddedDenseTilingData> JaggedToPaddedDenseTiling(const OpArgs& a, const PlatformInfo& p) {
+inline TilingPlan<JaggedToPaddedDenseTilingData> JaggedToPaddedDenseTiling(const OpArgs& a,
+                                                                           const PlatformInfo& p) {
     using TD = JaggedToPaddedDenseTilingData;
     const TensorDesc& values = a.inputs[0];
     const TensorDesc& offsets = a.inputs[1];
     const TensorDesc& out = a.outputs[0];
     const int64_t maxLength = a.attrs[0].i;
-    if (maxLength < 0) return Reject<TD>("max_length must be >= 0, got " + std::to_string(maxLength));
-    if (offsets.ndim != 1 || offsets.dims[0] < 1) return Reject<TD>("offsets must be 1-D with B + 1 >= 1 entries");
+    if (maxLength < 0)
+        return Reject<TD>("max_length must be >= 0, got " + std::to_string(maxLength));
+    if (offsets.ndim != 1 || offsets.dims[0] < 1)
+        return Reject<TD>("offsets must be 1-D with B + 1 >= 1 entries");
     const int64_t batch = offsets.dims[0] - 1;
     const int64_t inner = values.ndim == 2 ? values.dims[1] : 1;
-    const bool shape_ok = out.dtype == values.dtype && out.ndim == values.ndim + 1 && out.dims[0] == batch &&
-                          out.dims[1] == maxLength && (values.ndim == 1 || out.dims[2] == inner);
+    const bool shape_ok = out.dtype == values.dtype && out.ndim == values.ndim + 1 &&
+                          out.dims[0] == batch && out.dims[1] == maxLength &&
+                          (values.ndim == 1 || out.dims[2] == inner);
     if (!shape_ok) {
         return Reject<TD>("out must have the dtype of values and shape [B, max_length" +
-                          std::string(values.ndim == 2 ? ", D]" : "]") + " = " + "[" + std::to_string(batch) + ", " +
-                          std::to_string(maxLength) + (values.ndim == 2 ? ", " + std::to_string(inner) : "") +
-                          "], got " + out.Shape());
+                          std::string(values.ndim == 2 ? ", D]" : "]") + " = " + "[" +
+                          std::to_string(batch) + ", " + std::to_string(maxLength) +
+                          (values.ndim == 2 ? ", " + std::to_string(inner) : "") + "], got " +
+                          out.Shape());
     }
     const int64_t elem = DTypeSize(values.dtype);
     TilingPlan<TD> plan;

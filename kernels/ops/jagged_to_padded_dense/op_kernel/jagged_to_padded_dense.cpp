@@ -17,8 +17,8 @@ namespace {
 template <typename T, typename TOff>
 class JaggedToPaddedDense {
 public:
-    __aicore__ inline void Init(GM_ADDR values, GM_ADDR offsets, GM_ADDR out, const JaggedToPaddedDenseTilingData& td,
-                                TPipe* pipe) {
+    __aicore__ inline void Init(GM_ADDR values, GM_ADDR offsets, GM_ADDR out,
+                                const JaggedToPaddedDenseTilingData& td, TPipe* pipe) {
         td_ = td;
         valuesGm_.SetGlobalBuffer((__gm__ T*)values, td.valueRows * td.inner);
         offsetsGm_.SetGlobalBuffer((__gm__ TOff*)offsets, td.batch + 1);
@@ -32,19 +32,23 @@ public:
         const int64_t len = td_.maxLength;
         const int64_t d = td_.inner;
         const mxrec::Span rows = mxrec::SplitEven(td_.batch * len, td_.coreNum, GetBlockIdx());
-        if (rows.begin >= rows.end || d == 0) return;
+        if (rows.begin >= rows.end || d == 0)
+            return;
         for (int64_t b = rows.begin / len; b * len < rows.end; ++b) {
-            const int64_t lo = mxrec::Max64(rows.begin, b * len) - b * len;  // this core's rows of batch b
+            const int64_t lo =
+                mxrec::Max64(rows.begin, b * len) - b * len;  // this core's rows of batch b
             const int64_t hi = mxrec::Min64(rows.end, (b + 1) * len) - b * len;
             const int64_t start = mxrec::Clamp64(window_.Get(b), 0, td_.valueRows);
             const int64_t end = mxrec::Clamp64(window_.Get(b + 1), start, td_.valueRows);
             const int64_t valid = mxrec::Min64(end - start, len);
             const int64_t copyEnd = mxrec::Min64(hi, valid);
             if (copyEnd > lo) {
-                copier_.Copy(outGm_[(b * len + lo) * d], valuesGm_[(start + lo) * d], (copyEnd - lo) * d);
+                copier_.Copy(outGm_[(b * len + lo) * d], valuesGm_[(start + lo) * d],
+                             (copyEnd - lo) * d);
             }
             const int64_t padBegin = mxrec::Max64(lo, valid);
-            if (hi > padBegin) filler_.Fill(outGm_[(b * len + padBegin) * d], (hi - padBegin) * d);
+            if (hi > padBegin)
+                filler_.Fill(outGm_[(b * len + padBegin) * d], (hi - padBegin) * d);
         }
     }
 
@@ -60,8 +64,9 @@ private:
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void jagged_to_padded_dense(GM_ADDR values, GM_ADDR offsets, GM_ADDR out,
-                                                             GM_ADDR workspace, GM_ADDR tiling) {
+extern "C" __global__ __aicore__ void jagged_to_padded_dense(GM_ADDR values, GM_ADDR offsets,
+                                                             GM_ADDR out, GM_ADDR workspace,
+                                                             GM_ADDR tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     REGISTER_TILING_DEFAULT(JaggedToPaddedDenseTilingData);
     GET_TILING_DATA(td, tiling);

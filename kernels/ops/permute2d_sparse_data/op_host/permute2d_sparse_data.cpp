@@ -1,4 +1,5 @@
-// Permute2dSparseData, CANN host side: tiling glue and shape inference (OpDef generated from op.toml).
+// Permute2dSparseData, CANN host side: tiling glue and shape inference (OpDef generated from
+// op.toml).
 #include "register/op_def_registry.h"
 #include "permute2d_sparse_data_op_spec.h"
 #include "permute2d_sparse_data_tiling.h"
@@ -16,12 +17,15 @@ static graphStatus InferShape(gert::InferShapeContext* context) {
     const gert::Shape* permute = context->GetInputShape(0);
     const gert::Shape* lengths = context->GetInputShape(1);
     const gert::RuntimeAttrs* attrs = context->GetAttrs();
-    if (permute == nullptr || lengths == nullptr || attrs == nullptr) return GRAPH_FAILED;
+    if (permute == nullptr || lengths == nullptr || attrs == nullptr)
+        return GRAPH_FAILED;
     const int64_t* sum = attrs->GetAttrPointer<int64_t>(0);
-    if (sum == nullptr || *sum < 0) return GRAPH_FAILED;
+    if (sum == nullptr || *sum < 0)
+        return GRAPH_FAILED;
     gert::Shape* outLengths = context->GetOutputShape(0);
     gert::Shape* outValues = context->GetOutputShape(1);
-    if (outLengths == nullptr || outValues == nullptr) return GRAPH_FAILED;
+    if (outLengths == nullptr || outValues == nullptr)
+        return GRAPH_FAILED;
     *outLengths = *lengths;
     outLengths->SetDim(0, permute->GetDim(0));
     outValues->SetDimNum(1);

@@ -19,7 +19,8 @@
 
 namespace mxrec {
 
-inline TilingPlan<Permute2dSparseDataTilingData> Permute2dSparseDataTiling(const OpArgs& a, const PlatformInfo& p) {
+inline TilingPlan<Permute2dSparseDataTilingData> Permute2dSparseDataTiling(const OpArgs& a,
+                                                                           const PlatformInfo& p) {
     using TD = Permute2dSparseDataTilingData;
     const TensorDesc& permute = a.inputs[0];
     const TensorDesc& lengths = a.inputs[1];
@@ -31,9 +32,11 @@ inline TilingPlan<Permute2dSparseDataTilingData> Permute2dSparseDataTiling(const
     const int64_t rows = lengths.dims[0];
     const int64_t cols = lengths.ndim == 2 ? lengths.dims[1] : 1;
     const int64_t outRows = permute.dims[0];
-    if (outLengths.dtype != lengths.dtype || outLengths.ndim != lengths.ndim || outLengths.dims[0] != outRows ||
-        (lengths.ndim == 2 && outLengths.dims[1] != cols)) {
-        return Reject<TD>("permuted_lengths must have the dtype of lengths and shape [T', B], got " + outLengths.Shape());
+    if (outLengths.dtype != lengths.dtype || outLengths.ndim != lengths.ndim ||
+        outLengths.dims[0] != outRows || (lengths.ndim == 2 && outLengths.dims[1] != cols)) {
+        return Reject<TD>(
+            "permuted_lengths must have the dtype of lengths and shape [T', B], got " +
+            outLengths.Shape());
     }
     if (outValues.dtype != values.dtype || outValues.ndim != 1) {
         return Reject<TD>("permuted_values must be 1-D with the dtype of values");
@@ -46,9 +49,11 @@ inline TilingPlan<Permute2dSparseDataTilingData> Permute2dSparseDataTiling(const
     int64_t width = 0;
     if (weights.present) {
         width = weights.ndim == 2 ? weights.dims[1] : 1;
-        if (weights.dims[0] != values.dims[0]) return Reject<TD>("weights must have as many rows as values");
-        if (!outWeights.present || outWeights.dtype != weights.dtype || outWeights.ndim != weights.ndim ||
-            outWeights.dims[0] != outValues.dims[0] || (weights.ndim == 2 && outWeights.dims[1] != width)) {
+        if (weights.dims[0] != values.dims[0])
+            return Reject<TD>("weights must have as many rows as values");
+        if (!outWeights.present || outWeights.dtype != weights.dtype ||
+            outWeights.ndim != weights.ndim || outWeights.dims[0] != outValues.dims[0] ||
+            (weights.ndim == 2 && outWeights.dims[1] != width)) {
             return Reject<TD>("permuted_weights must have the dtype of weights and shape [N'" +
                               std::string(weights.ndim == 2 ? ", W]" : "]"));
         }
@@ -74,9 +79,11 @@ inline TilingPlan<Permute2dSparseDataTilingData> Permute2dSparseDataTiling(const
     const int64_t lenElem = DTypeSize(lengths.dtype);
     const int64_t rowBytes = AlignedBytes(cols, lenElem);
     const int64_t maxBlock = Min64(td.sumBlock, 4095);  // DataCopyPad blockCount <= 4095
-    td.rowBlock = rowBytes == 0 ? maxBlock : Min64(static_cast<int64_t>(td.rowBufBytes) / rowBytes, maxBlock);
+    td.rowBlock =
+        rowBytes == 0 ? maxBlock : Min64(static_cast<int64_t>(td.rowBufBytes) / rowBytes, maxBlock);
     td.rowChunk = ElemsPerBlocks(td.rowBufBytes, lenElem);
-    const int64_t bytes = (rows + outRows) * cols * lenElem + td.outValues * DTypeSize(values.dtype) * 2 +
+    const int64_t bytes = (rows + outRows) * cols * lenElem +
+                          td.outValues * DTypeSize(values.dtype) * 2 +
                           (width > 0 ? td.outValues * width * DTypeSize(weights.dtype) * 2 : 0);
     SetCoreNum(plan, CoresForBytes(p, bytes));
     td.wsInOffsets = 0;

@@ -15,14 +15,15 @@ using namespace AscendC;
 
 namespace {
 
-constexpr int64_t kSlot = 4;         // int64 elements per 32-byte slot
+constexpr int64_t kSlot = 4;  // int64 elements per 32-byte slot
 
 template <typename TP, typename TL, typename TV, typename TW>
 class Permute2dSparseData {
 public:
     __aicore__ inline void Init(GM_ADDR permute, GM_ADDR lengths, GM_ADDR values, GM_ADDR weights,
-                                GM_ADDR permutedLengths, GM_ADDR permutedValues, GM_ADDR permutedWeights,
-                                GM_ADDR workspace, const Permute2dSparseDataTilingData& td, TPipe* pipe) {
+                                GM_ADDR permutedLengths, GM_ADDR permutedValues,
+                                GM_ADDR permutedWeights, GM_ADDR workspace,
+                                const Permute2dSparseDataTilingData& td, TPipe* pipe) {
         td_ = td;
         idx_ = GetBlockIdx();
         hasWeights_ = td.weightWidth > 0;
@@ -60,7 +61,8 @@ public:
         SyncAll();
         int64_t totalIn = 0;
         ToOffsets(totalIn);
-        if (totalIn > td_.valueCount) Trap();  // sum(lengths) exceeds values: no valid layout
+        if (totalIn > td_.valueCount)
+            Trap();  // sum(lengths) exceeds values: no valid layout
         SyncAll();
         CopySegments();
     }
@@ -79,9 +81,11 @@ private:
             for (int64_t r = 0; r < k; ++r) {
                 int64_t s = 0;
                 if (td_.rowBlock > 0) {
-                    if (r == 0) LoadRows(rows, t0, k);
+                    if (r == 0)
+                        LoadRows(rows, t0, k);
                     for (int64_t j = 0; j < td_.cols; ++j) {
-                        s += static_cast<int64_t>(rows.GetValue(static_cast<uint32_t>(r * rowElems_ + j)));
+                        s += static_cast<int64_t>(
+                            rows.GetValue(static_cast<uint32_t>(r * rowElems_ + j)));
                     }
                 } else {
                     s = SumLongRow(t0 + r, -1);
@@ -98,7 +102,8 @@ private:
     // k whole rows of lengths, each at a 32-byte aligned UB row of rowElems_.
     __aicore__ inline void LoadRows(LocalTensor<TL>& rows, int64_t t0, int64_t k) {
         mxrec::PipeSync<HardEvent::S_MTE2>();
-        DataCopyExtParams copy{static_cast<uint16_t>(k), static_cast<uint32_t>(td_.cols * sizeof(TL)), 0, 0, 0};
+        DataCopyExtParams copy{static_cast<uint16_t>(k),
+                               static_cast<uint32_t>(td_.cols * sizeof(TL)), 0, 0, 0};
         DataCopyPadExtParams<TL> pad{false, 0, 0, static_cast<TL>(0)};
         DataCopyPad(rows, lenGm_[t0 * td_.cols], copy, pad);
         mxrec::PipeSync<HardEvent::MTE2_S>();
@@ -117,7 +122,8 @@ private:
             DataCopyPadExtParams<TL> pad{false, 0, 0, static_cast<TL>(0)};
             DataCopyPad(rows, lenGm_[t * td_.cols + j0], copy, pad);
             mxrec::PipeSync<HardEvent::MTE2_S>();
-            for (int64_t j = 0; j < n; ++j) s += static_cast<int64_t>(rows.GetValue(static_cast<uint32_t>(j)));
+            for (int64_t j = 0; j < n; ++j)
+                s += static_cast<int64_t>(rows.GetValue(static_cast<uint32_t>(j)));
             if (outRow >= 0) {
                 mxrec::PipeSync<HardEvent::MTE2_MTE3>();
                 DataCopyPad(outLenGm_[outRow * td_.cols + j0], rows, copy);
@@ -144,10 +150,12 @@ private:
                     if (rowBytes >= mxrec::kBlockBytes) {
                         DataCopyExtParams copy{1, static_cast<uint32_t>(rowBytes), 0, 0, 0};
                         DataCopyPadExtParams<TL> pad{false, 0, 0, static_cast<TL>(0)};
-                        DataCopyPad(rows[static_cast<uint32_t>(r * rowElems_)], lenGm_[t * td_.cols], copy, pad);
+                        DataCopyPad(rows[static_cast<uint32_t>(r * rowElems_)],
+                                    lenGm_[t * td_.cols], copy, pad);
                     } else {  // a few elements: scalar reads beat a DMA each
                         for (int64_t j = 0; j < td_.cols; ++j) {
-                            rows.SetValue(static_cast<uint32_t>(r * rowElems_ + j), lenGm_.GetValue(t * td_.cols + j));
+                            rows.SetValue(static_cast<uint32_t>(r * rowElems_ + j),
+                                          lenGm_.GetValue(t * td_.cols + j));
                         }
                     }
                 }
@@ -155,13 +163,15 @@ private:
                 for (int64_t r = 0; r < k; ++r) {
                     int64_t s = 0;
                     for (int64_t j = 0; j < td_.cols; ++j) {
-                        s += static_cast<int64_t>(rows.GetValue(static_cast<uint32_t>(r * rowElems_ + j)));
+                        s += static_cast<int64_t>(
+                            rows.GetValue(static_cast<uint32_t>(r * rowElems_ + j)));
                     }
                     sums.SetValue(static_cast<uint32_t>(r), s);
                     total += s;
                 }
                 mxrec::PipeSync<HardEvent::S_MTE3>();
-                DataCopyExtParams out{static_cast<uint16_t>(k), static_cast<uint32_t>(rowBytes), 0, 0, 0};
+                DataCopyExtParams out{static_cast<uint16_t>(k), static_cast<uint32_t>(rowBytes), 0,
+                                      0, 0};
                 DataCopyPad(outLenGm_[i0 * td_.cols], rows, out);
             } else {
                 const int64_t s = SumLongRow(InputRow(i0), i0);
@@ -176,7 +186,8 @@ private:
 
     __aicore__ inline int64_t InputRow(int64_t i) {
         const int64_t t = permWin_.Get(i);
-        if (t < 0 || t >= td_.rows) Trap();  // permute names a row that does not exist
+        if (t < 0 || t >= td_.rows)
+            Trap();  // permute names a row that does not exist
         return t;
     }
 
@@ -215,7 +226,8 @@ private:
         ExclusiveScan(wsOut_, mxrec::SplitEven(td_.outRows, td_.coreNum, idx_), carryOut);
     }
 
-    __aicore__ inline void ExclusiveScan(GlobalTensor<int64_t>& gm, mxrec::Span span, int64_t carry) {
+    __aicore__ inline void ExclusiveScan(GlobalTensor<int64_t>& gm, mxrec::Span span,
+                                         int64_t carry) {
         LocalTensor<int64_t> buf = sumBuf_.Get<int64_t>();
         for (int64_t i0 = span.begin; i0 < span.end; i0 += td_.sumBlock) {
             const int64_t k = mxrec::Min64(td_.sumBlock, span.end - i0);
@@ -259,7 +271,8 @@ private:
             for (int64_t i = lo; pos < limit && i < td_.outRows; ++i) {
                 const int64_t rowStart = outOffWin_.Get(i);
                 const int64_t segEnd = mxrec::Min64(OutEnd(i), limit);
-                if (segEnd <= pos) continue;
+                if (segEnd <= pos)
+                    continue;
                 const int64_t src = wsIn_.GetValue(InputRow(i)) + (pos - rowStart);
                 const int64_t n = segEnd - pos;
                 valCopier_.Copy(outValGm_[pos], valGm_[src], n);
@@ -273,11 +286,14 @@ private:
         const int64_t zeroFrom = mxrec::Max64(span.begin, totalOut_);
         if (span.end > zeroFrom) {  // permuted_lengths_sum larger than the permuted total
             valFill_.Fill(outValGm_[zeroFrom], span.end - zeroFrom);
-            if (hasWeights_) wFill_.Fill(outWGm_[zeroFrom * td_.weightWidth], (span.end - zeroFrom) * td_.weightWidth);
+            if (hasWeights_)
+                wFill_.Fill(outWGm_[zeroFrom * td_.weightWidth],
+                            (span.end - zeroFrom) * td_.weightWidth);
         }
     }
 
-    __aicore__ inline void StoreInt64(const GlobalTensor<int64_t>& dst, const LocalTensor<int64_t>& src, int64_t n) {
+    __aicore__ inline void StoreInt64(const GlobalTensor<int64_t>& dst,
+                                      const LocalTensor<int64_t>& src, int64_t n) {
         DataCopyExtParams copy{1, static_cast<uint32_t>(n * sizeof(int64_t)), 0, 0, 0};
         DataCopyPad(dst, src, copy);
     }
@@ -311,16 +327,15 @@ private:
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void permute2d_sparse_data(GM_ADDR permute, GM_ADDR lengths, GM_ADDR values,
-                                                            GM_ADDR weights, GM_ADDR permuted_lengths,
-                                                            GM_ADDR permuted_values, GM_ADDR permuted_weights,
-                                                            GM_ADDR workspace, GM_ADDR tiling) {
+extern "C" __global__ __aicore__ void permute2d_sparse_data(
+    GM_ADDR permute, GM_ADDR lengths, GM_ADDR values, GM_ADDR weights, GM_ADDR permuted_lengths,
+    GM_ADDR permuted_values, GM_ADDR permuted_weights, GM_ADDR workspace, GM_ADDR tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     REGISTER_TILING_DEFAULT(Permute2dSparseDataTilingData);
     GET_TILING_DATA(td, tiling);
     TPipe pipe;
     Permute2dSparseData<DTYPE_PERMUTE, DTYPE_LENGTHS, DTYPE_VALUES, DTYPE_WEIGHTS> op;
-    op.Init(permute, lengths, values, weights, permuted_lengths, permuted_values, permuted_weights, workspace, td,
-            &pipe);
+    op.Init(permute, lengths, values, weights, permuted_lengths, permuted_values, permuted_weights,
+            workspace, td, &pipe);
     op.Process();
 }

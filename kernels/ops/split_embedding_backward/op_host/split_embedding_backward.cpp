@@ -1,5 +1,6 @@
-// SplitEmbeddingBackward, CANN host side: tiling glue and shape inference (OpDef generated from op.toml).
-// The operator has no outputs: weights, momentum1, momentum2 and grad_weights are updated in place.
+// SplitEmbeddingBackward, CANN host side: tiling glue and shape inference (OpDef generated from
+// op.toml). The operator has no outputs: weights, momentum1, momentum2 and grad_weights are updated
+// in place.
 #include "register/op_def_registry.h"
 #include "split_embedding_backward_op_spec.h"
 #include "split_embedding_backward_tiling.h"

@@ -22,8 +22,8 @@
 
 namespace mxrec {
 
-inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling(const OpArgs& a,
-                                                                                  const PlatformInfo& p) {
+inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling(
+    const OpArgs& a, const PlatformInfo& p) {
     using TD = SplitEmbeddingBackwardTilingData;
     const TensorDesc& gradOutput = a.inputs[0];
     const TensorDesc& weights = a.inputs[1];
@@ -43,48 +43,55 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
     const int64_t pooling = a.attrs[1].i;
     const int64_t maxD = a.attrs[8].i;
     // The op.toml declares these optional only because of the argument order (see op.toml).
-    const char* required[] = {"weights_offsets", "d_offsets", "indices", "offsets", "sorted_positions"};
+    const char* required[] = {"weights_offsets", "d_offsets", "indices", "offsets",
+                              "sorted_positions"};
     const TensorDesc* requiredDesc[] = {&weightsOffsets, &dOffsets, &indices, &offsets, &sorted};
     for (int i = 0; i < 5; ++i) {
-        if (!requiredDesc[i]->present) return Reject<TD>(std::string(required[i]) + " is required");
+        if (!requiredDesc[i]->present)
+            return Reject<TD>(std::string(required[i]) + " is required");
     }
     if (optimizer < 0 || optimizer > 4) {
-        return Reject<TD>("optimizer must be 0 (sgd), 1 (adagrad), 2 (rowwise_adagrad), 3 (dense) or 4 (adam), got " +
-                          std::to_string(optimizer));
+        return Reject<TD>(
+            "optimizer must be 0 (sgd), 1 (adagrad), 2 (rowwise_adagrad), 3 (dense) or 4 (adam), "
+            "got " +
+            std::to_string(optimizer));
     }
     if (pooling < 0 || pooling > 2) {
-        return Reject<TD>("pooling_mode must be 0 (sum), 1 (mean) or 2 (none), got " + std::to_string(pooling));
+        return Reject<TD>("pooling_mode must be 0 (sum), 1 (mean) or 2 (none), got " +
+                          std::to_string(pooling));
     }
     TilingPlan<TD> plan;
     TD& td = plan.data;
     td.tables = weightsOffsets.dims[0];
     td.numIndices = indices.dims[0];
     td.numWeights = weights.dims[0];
-    if (td.tables < 1) return Reject<TD>("weights_offsets must have T >= 1 entries");
+    if (td.tables < 1)
+        return Reject<TD>("weights_offsets must have T >= 1 entries");
     if (dOffsets.dims[0] != td.tables + 1) {
-        return Reject<TD>("d_offsets must have T + 1 = " + std::to_string(td.tables + 1) + " entries, got " +
-                          std::to_string(dOffsets.dims[0]));
+        return Reject<TD>("d_offsets must have T + 1 = " + std::to_string(td.tables + 1) +
+                          " entries, got " + std::to_string(dOffsets.dims[0]));
     }
     const int64_t totalB = offsets.dims[0] - 1;
-    if (totalB < 0) return Reject<TD>("offsets must have T * B + 1 >= 1 entries");
+    if (totalB < 0)
+        return Reject<TD>("offsets must have T * B + 1 >= 1 entries");
     td.batch = totalB / td.tables;
     if (td.batch * td.tables != totalB) {
-        return Reject<TD>("offsets size " + std::to_string(totalB + 1) + " is not T (" + std::to_string(td.tables) +
-                          ") * B + 1");
+        return Reject<TD>("offsets size " + std::to_string(totalB + 1) + " is not T (" +
+                          std::to_string(td.tables) + ") * B + 1");
     }
     if (sorted.dims[0] != td.numIndices) {
-        return Reject<TD>("sorted_positions must have N = " + std::to_string(td.numIndices) + " entries, got " +
-                          std::to_string(sorted.dims[0]));
+        return Reject<TD>("sorted_positions must have N = " + std::to_string(td.numIndices) +
+                          " entries, got " + std::to_string(sorted.dims[0]));
     }
     td.hasSortedBags = sortedBags.present ? 1 : 0;
     if (sortedBags.present && sortedBags.dims[0] != td.numIndices) {
-        return Reject<TD>("sorted_bags must have N = " + std::to_string(td.numIndices) + " entries, got " +
-                          std::to_string(sortedBags.dims[0]));
+        return Reject<TD>("sorted_bags must have N = " + std::to_string(td.numIndices) +
+                          " entries, got " + std::to_string(sortedBags.dims[0]));
     }
     td.hasIndiceWeights = indiceWeights.present ? 1 : 0;
     if (indiceWeights.present && indiceWeights.dims[0] != td.numIndices) {
-        return Reject<TD>("indice_weights must have N = " + std::to_string(td.numIndices) + " entries, got " +
-                          std::to_string(indiceWeights.dims[0]));
+        return Reject<TD>("indice_weights must have N = " + std::to_string(td.numIndices) +
+                          " entries, got " + std::to_string(indiceWeights.dims[0]));
     }
     td.gradRows = gradOutput.dims[0];
     td.gradStride = gradOutput.dims[1];
@@ -98,25 +105,31 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
     if (adagrad && (!momentum.present || !momentumOffsets.present)) {
         return Reject<TD>("momentum1 and momentum1_offsets are required by (row-wise) Adagrad");
     }
-    if (adam && (!momentum.present || !momentumOffsets.present || !momentum2.present || !momentum2Offsets.present)) {
-        return Reject<TD>("momentum1, momentum1_offsets, momentum2 and momentum2_offsets are required by Adam");
+    if (adam && (!momentum.present || !momentumOffsets.present || !momentum2.present ||
+                 !momentum2Offsets.present)) {
+        return Reject<TD>(
+            "momentum1, momentum1_offsets, momentum2 and momentum2_offsets are required by Adam");
     }
     if (momentumOffsets.present && momentumOffsets.dims[0] != td.tables) {
-        return Reject<TD>("momentum1_offsets must have T = " + std::to_string(td.tables) + " entries");
+        return Reject<TD>("momentum1_offsets must have T = " + std::to_string(td.tables) +
+                          " entries");
     }
     if (momentum2Offsets.present && momentum2Offsets.dims[0] != td.tables) {
-        return Reject<TD>("momentum2_offsets must have T = " + std::to_string(td.tables) + " entries");
+        return Reject<TD>("momentum2_offsets must have T = " + std::to_string(td.tables) +
+                          " entries");
     }
     td.numMomentum = adagrad || adam ? momentum.dims[0] : 0;
     td.numMomentum2 = adam ? momentum2.dims[0] : 0;
     if (optimizer == 3) {
-        if (!gradWeights.present) return Reject<TD>("grad_weights is required in dense mode (optimizer 3)");
+        if (!gradWeights.present)
+            return Reject<TD>("grad_weights is required in dense mode (optimizer 3)");
         if (gradWeights.dims[0] != td.numWeights) {
-            return Reject<TD>("grad_weights must have W = " + std::to_string(td.numWeights) + " entries, got " +
-                              std::to_string(gradWeights.dims[0]));
+            return Reject<TD>("grad_weights must have W = " + std::to_string(td.numWeights) +
+                              " entries, got " + std::to_string(gradWeights.dims[0]));
         }
     }
-    if (maxD < 0) return Reject<TD>("max_d must be >= 0, got " + std::to_string(maxD));
+    if (maxD < 0)
+        return Reject<TD>("max_d must be >= 0, got " + std::to_string(maxD));
     td.optimizer = optimizer;
     td.pooling = pooling;
     td.learningRate = static_cast<float>(a.attrs[2].f);
@@ -130,15 +143,19 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
         // fbgemm divides by 1 - powf(beta, iter) (powf in float, the rest in double); iter 0
         // or beta 1 would divide by zero, so they are refused rather than turned into NaN.
         const int64_t iter = a.attrs[11].i;
-        if (iter < 1) return Reject<TD>("iter must be >= 1 for Adam (bias correction), got " + std::to_string(iter));
+        if (iter < 1)
+            return Reject<TD>("iter must be >= 1 for Adam (bias correction), got " +
+                              std::to_string(iter));
         const float beta[2] = {static_cast<float>(a.attrs[9].f), static_cast<float>(a.attrs[10].f)};
         float scale[2];
         for (int k = 0; k < 2; ++k) {
-            const double correction = 1.0 - static_cast<double>(std::pow(beta[k], static_cast<float>(iter)));
+            const double correction =
+                1.0 - static_cast<double>(std::pow(beta[k], static_cast<float>(iter)));
             if (correction == 0.0 || !std::isfinite(correction)) {
-                return Reject<TD>("beta" + std::to_string(k + 1) + " " + std::to_string(beta[k]) +
-                                  " gives a zero or non-finite bias correction 1 - beta^iter at iter " +
-                                  std::to_string(iter));
+                return Reject<TD>(
+                    "beta" + std::to_string(k + 1) + " " + std::to_string(beta[k]) +
+                    " gives a zero or non-finite bias correction 1 - beta^iter at iter " +
+                    std::to_string(iter));
             }
             scale[k] = static_cast<float>(1.0 / correction);
         }
@@ -159,8 +176,9 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
     const int64_t windows = td.hasSortedBags ? 2 : 1;
     const int64_t avail = UbBytes(p) - windows * td.windowBytes - kBlockBytes;
     if (rows * rowBytes > avail) {
-        return Reject<TD>("max_d " + std::to_string(maxD) + " needs " + std::to_string(rows * rowBytes) +
-                          " bytes of unified buffer for its " + std::to_string(rows) + " row buffers, more than the " +
+        return Reject<TD>("max_d " + std::to_string(maxD) + " needs " +
+                          std::to_string(rows * rowBytes) + " bytes of unified buffer for its " +
+                          std::to_string(rows) + " row buffers, more than the " +
                           std::to_string(avail) + " available");
     }
     td.rowBytes = static_cast<uint32_t>(rowBytes);

@@ -38,8 +38,10 @@ constexpr int64_t kNone = 2;
 // Newton steps (to float precision), then one Heron step on the root so the result is within
 // an ulp of the correctly rounded one (fbgemm's CPU path calls sqrt/sqrtf).
 __aicore__ inline float ScalarSqrt(float x) {
-    if (!(x > 0.0f)) return x == 0.0f ? 0.0f : (x - x) / (x - x);  // 0, or NaN for x < 0 / NaN
-    if (x > 3.0e38f) return x;                                       // inf (and the top of the range) as is
+    if (!(x > 0.0f))
+        return x == 0.0f ? 0.0f : (x - x) / (x - x);  // 0, or NaN for x < 0 / NaN
+    if (x > 3.0e38f)
+        return x;  // inf (and the top of the range) as is
     union {
         float f;
         uint32_t u;
@@ -47,7 +49,8 @@ __aicore__ inline float ScalarSqrt(float x) {
     v.f = x;
     v.u = 0x5f3759dfu - (v.u >> 1);
     float y = v.f;
-    for (int i = 0; i < 3; ++i) y = y * (1.5f - 0.5f * x * y * y);
+    for (int i = 0; i < 3; ++i)
+        y = y * (1.5f - 0.5f * x * y * y);
     const float s = x * y;
     return 0.5f * (s + x / s);
 }
@@ -78,10 +81,11 @@ struct TableInfo {
 template <typename TI>
 class SplitEmbeddingBackward {
 public:
-    __aicore__ inline void Init(GM_ADDR gradOutput, GM_ADDR weights, GM_ADDR momentum, GM_ADDR momentumOffsets,
-                                GM_ADDR weightsOffsets, GM_ADDR dOffsets, GM_ADDR indices, GM_ADDR offsets,
-                                GM_ADDR indiceWeights, GM_ADDR sortedPositions, GM_ADDR gradWeights,
-                                GM_ADDR momentum2, GM_ADDR momentum2Offsets, GM_ADDR sortedBags,
+    __aicore__ inline void Init(GM_ADDR gradOutput, GM_ADDR weights, GM_ADDR momentum,
+                                GM_ADDR momentumOffsets, GM_ADDR weightsOffsets, GM_ADDR dOffsets,
+                                GM_ADDR indices, GM_ADDR offsets, GM_ADDR indiceWeights,
+                                GM_ADDR sortedPositions, GM_ADDR gradWeights, GM_ADDR momentum2,
+                                GM_ADDR momentum2Offsets, GM_ADDR sortedBags,
                                 const SplitEmbeddingBackwardTilingData& td, TPipe* pipe) {
         td_ = td;
         me_ = GetBlockIdx();
@@ -92,7 +96,8 @@ public:
         idxGm_.SetGlobalBuffer((__gm__ TI*)indices, td.numIndices);
         offGm_.SetGlobalBuffer((__gm__ TI*)offsets, totalB_ + 1);
         sortedGm_.SetGlobalBuffer((__gm__ int64_t*)sortedPositions, td.numIndices);
-        if (td.hasIndiceWeights) iwGm_.SetGlobalBuffer((__gm__ float*)indiceWeights, td.numIndices);
+        if (td.hasIndiceWeights)
+            iwGm_.SetGlobalBuffer((__gm__ float*)indiceWeights, td.numIndices);
         if (td.optimizer == kDense) {
             outGm_.SetGlobalBuffer((__gm__ float*)gradWeights, td.numWeights);
         } else {
@@ -113,15 +118,19 @@ public:
         }
         pipe->InitBuffer(accBuf_, td.rowBytes);
         pipe->InitBuffer(gBuf_, td.rowBytes);
-        if (td.optimizer != kDense) pipe->InitBuffer(wBuf_, td.rowBytes);
-        if (td.optimizer == kAdagrad || td.optimizer == kAdam) pipe->InitBuffer(mBuf_, td.rowBytes);
-        if (td.optimizer == kAdam) pipe->InitBuffer(m2Buf_, td.rowBytes);
+        if (td.optimizer != kDense)
+            pipe->InitBuffer(wBuf_, td.rowBytes);
+        if (td.optimizer == kAdagrad || td.optimizer == kAdam)
+            pipe->InitBuffer(mBuf_, td.rowBytes);
+        if (td.optimizer == kAdam)
+            pipe->InitBuffer(m2Buf_, td.rowBytes);
         pipe->InitBuffer(slot_, static_cast<uint32_t>(mxrec::kBlockBytes));
     }
 
     __aicore__ inline void Process() {
         const mxrec::Span span = mxrec::SplitEven(td_.numIndices, td_.coreNum, me_);
-        if (span.begin >= span.end) return;
+        if (span.begin >= span.end)
+            return;
         int64_t j = span.begin;
         Entry e;
         Locate(j, e);
@@ -129,23 +138,29 @@ public:
             Entry prev;
             Locate(j - 1, prev);
             while (e.key == prev.key) {
-                if (++j >= span.end) return;
+                if (++j >= span.end)
+                    return;
                 Locate(j, e);
             }
         }
         while (true) {
             const Entry head = e;
             const bool live = head.key >= 0;
-            if (live) StartRun(head);
+            if (live)
+                StartRun(head);
             ++j;
             while (j < td_.numIndices) {
                 Locate(j, e);
-                if (e.key != head.key) break;
-                if (live) Accumulate(e, head.dim);
+                if (e.key != head.key)
+                    break;
+                if (live)
+                    Accumulate(e, head.dim);
                 ++j;
             }
-            if (live) FinishRun(head);
-            if (j >= span.end) break;
+            if (live)
+                FinishRun(head);
+            if (j >= span.end)
+                break;
         }
     }
 
@@ -174,39 +189,50 @@ private:
     __aicore__ inline void Locate(int64_t j, Entry& e) {
         e.key = -1;
         e.pos = sortedWin_.Get(j);
-        if (e.pos < 0 || e.pos >= td_.numIndices) Trap();  // not a permutation of 0..N-1
+        if (e.pos < 0 || e.pos >= td_.numIndices)
+            Trap();  // not a permutation of 0..N-1
         if (td_.hasSortedBags) {
             e.bag = bagsWin_.Get(j);
-            if (e.bag == -1) return;                    // outside every bag, as the search says
-            if (e.bag < 0 || e.bag >= totalB_) Trap();  // not a bag of offsets
+            if (e.bag == -1)
+                return;  // outside every bag, as the search says
+            if (e.bag < 0 || e.bag >= totalB_)
+                Trap();  // not a bag of offsets
         } else {
             e.bag = BagOf(e.pos);
-            if (e.bag < 0) return;
+            if (e.bag < 0)
+                return;
         }
         e.row = static_cast<int64_t>(idxGm_.GetValue(e.pos));
-        if (e.row == -1) return;  // a pruned row
-        if (e.row < 0) Trap();
+        if (e.row == -1)
+            return;  // a pruned row
+        if (e.row < 0)
+            Trap();
         e.table = e.bag / td_.batch;
-        if (e.table != table_.table) LoadTable(e.table);
+        if (e.table != table_.table)
+            LoadTable(e.table);
         e.dim = table_.dim;
         e.col = table_.col;
         e.momentumAt = table_.momentumAt;
         e.momentum2At = table_.momentum2At;
-        if (e.dim == 0) return;
+        if (e.dim == 0)
+            return;
         e.key = table_.weightsAt + e.row * e.dim;
-        if (e.key < 0 || e.key + e.dim > td_.numWeights) Trap();  // row outside weights
+        if (e.key < 0 || e.key + e.dim > td_.numWeights)
+            Trap();  // row outside weights
     }
 
     __aicore__ inline void LoadTable(int64_t t) {
         table_.table = t;
         table_.col = static_cast<int64_t>(dOffGm_.GetValue(t));
         table_.dim = static_cast<int64_t>(dOffGm_.GetValue(t + 1)) - table_.col;
-        if (table_.dim < 0 || table_.dim > td_.maxD) Trap();  // d_offsets decreasing or max_d too small
+        if (table_.dim < 0 || table_.dim > td_.maxD)
+            Trap();  // d_offsets decreasing or max_d too small
         table_.weightsAt = woGm_.GetValue(t);
         if (td_.optimizer == kAdagrad || td_.optimizer == kRowwise || td_.optimizer == kAdam) {
             table_.momentumAt = moOffGm_.GetValue(t);
         }
-        if (td_.optimizer == kAdam) table_.momentum2At = mo2OffGm_.GetValue(t);
+        if (td_.optimizer == kAdam)
+            table_.momentum2At = mo2OffGm_.GetValue(t);
     }
 
     // Mean pooling's 1 / L of a bag; a run's positions often share bags, so the last is kept.
@@ -229,10 +255,12 @@ private:
     __aicore__ inline void Accumulate(const Entry& e, int64_t dim) {
         int64_t src = 0;
         if (td_.pooling == kNone) {
-            if (dim > td_.gradStride) Trap();
+            if (dim > td_.gradStride)
+                Trap();
             src = e.pos * td_.gradStride;
         } else {
-            if (e.col < 0 || e.col + dim > td_.gradStride) Trap();  // d_offsets beyond grad_output's columns
+            if (e.col < 0 || e.col + dim > td_.gradStride)
+                Trap();  // d_offsets beyond grad_output's columns
             src = (e.bag % td_.batch) * td_.gradStride + e.col;
         }
         // fbgemm: indice weights replace the mean's 1/L (mean pooling ignores them otherwise).
@@ -248,13 +276,15 @@ private:
         mxrec::PipeSync<HardEvent::V_MTE2>();  // earlier vector work on g is done
         mxrec::PipeSync<HardEvent::S_MTE2>();
         DataCopyPadExtParams<float> pad{false, 0, 0, 0.0f};
-        DataCopyPad(g, gradGm_[src], DataCopyExtParams{1, static_cast<uint32_t>(dim * 4), 0, 0, 0}, pad);
+        DataCopyPad(g, gradGm_[src], DataCopyExtParams{1, static_cast<uint32_t>(dim * 4), 0, 0, 0},
+                    pad);
         mxrec::PipeSync<HardEvent::MTE2_V>();
         if (td_.clip) {  // fbgemm clamps grad_output itself, before any scaling
             Maxs(g, g, -td_.maxGradient, n);
             Mins(g, g, td_.maxGradient, n);
         }
-        if (scale != 1.0f) Muls(g, g, scale, n);
+        if (scale != 1.0f)
+            Muls(g, g, scale, n);
         Add(acc, acc, g, n);
     }
 
@@ -283,7 +313,8 @@ private:
         } else if (td_.optimizer == kAdagrad) {
             LocalTensor<float> m = mBuf_.Get<float>();
             const int64_t mAt = head.momentumAt + head.row * dim;
-            if (mAt < 0 || mAt + dim > td_.numMomentum) Trap();
+            if (mAt < 0 || mAt + dim > td_.numMomentum)
+                Trap();
             DataCopyPad(m, momGm_[mAt], rowCopy, pad);
             Mul(g, acc, acc, n);
             mxrec::PipeSync<HardEvent::MTE2_V>();
@@ -306,15 +337,17 @@ private:
         DataCopyPad(outGm_[head.key], w, rowCopy);
     }
 
-    __aicore__ inline void RowwiseAdagrad(const Entry& head, LocalTensor<float>& acc, LocalTensor<float>& g,
-                                          LocalTensor<float>& w) {
+    __aicore__ inline void RowwiseAdagrad(const Entry& head, LocalTensor<float>& acc,
+                                          LocalTensor<float>& g, LocalTensor<float>& w) {
         const int64_t dim = head.dim;
         const int32_t n = static_cast<int32_t>(dim);
         const int64_t mAt = head.momentumAt + head.row;
-        if (mAt < 0 || mAt >= td_.numMomentum) Trap();
+        if (mAt < 0 || mAt >= td_.numMomentum)
+            Trap();
         LocalTensor<float> s = slot_.Get<float>();
         mxrec::PipeSync<HardEvent::S_MTE2>();  // the previous row's momentum was read
-        DataCopyPad(s, momGm_[mAt], DataCopyExtParams{1, 4, 0, 0, 0}, DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+        DataCopyPad(s, momGm_[mAt], DataCopyExtParams{1, 4, 0, 0, 0},
+                    DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
         mxrec::PipeSync<HardEvent::MTE2_V>();
         const bool l2 = td_.weightDecayMode == 1;
         if (l2) {  // L2: the decay enters the statistics (and the correction), not the step
@@ -327,7 +360,8 @@ private:
         mxrec::PipeSync<HardEvent::V_S>();
         mxrec::PipeSync<HardEvent::MTE2_S>();
         float sumSq = 0.0f;
-        for (int64_t d = 0; d < dim; ++d) sumSq += g.GetValue(static_cast<uint32_t>(d));
+        for (int64_t d = 0; d < dim; ++d)
+            sumSq += g.GetValue(static_cast<uint32_t>(d));
         const float moment = s.GetValue(0) + sumSq / static_cast<float>(dim);
         const float lr = td_.learningRate;
         const float multiplier = lr / (ScalarSqrt(moment) + td_.eps);
@@ -341,7 +375,8 @@ private:
         mxrec::PipeSync<HardEvent::S_MTE3>();
         DataCopyPad(momGm_[mAt], s, DataCopyExtParams{1, 4, 0, 0, 0});
         mxrec::PipeSync<HardEvent::S_V>();
-        if (correction != 1.0f) Muls(w, w, correction, n);
+        if (correction != 1.0f)
+            Muls(w, w, correction, n);
         Muls(g, acc, multiplier, n);
         Sub(w, w, g, n);
         mxrec::PipeSync<HardEvent::MTE3_S>();  // the slot may be rewritten for the next row
@@ -362,8 +397,10 @@ private:
         LocalTensor<float> v = m2Buf_.Get<float>();
         const int64_t mAt = head.momentumAt + head.row * dim;
         const int64_t vAt = head.momentum2At + head.row * dim;
-        if (mAt < 0 || mAt + dim > td_.numMomentum) Trap();
-        if (vAt < 0 || vAt + dim > td_.numMomentum2) Trap();
+        if (mAt < 0 || mAt + dim > td_.numMomentum)
+            Trap();
+        if (vAt < 0 || vAt + dim > td_.numMomentum2)
+            Trap();
         DataCopyPad(m, momGm_[mAt], rowCopy, pad);
         DataCopyPad(v, mom2Gm_[vAt], rowCopy, pad);
         // The gradient terms need only acc, so they overlap the moment loads; acc is free after.
@@ -423,21 +460,19 @@ private:
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void split_embedding_backward(GM_ADDR grad_output, GM_ADDR weights, GM_ADDR momentum1,
-                                                               GM_ADDR momentum1_offsets, GM_ADDR weights_offsets,
-                                                               GM_ADDR d_offsets, GM_ADDR indices, GM_ADDR offsets,
-                                                               GM_ADDR indice_weights, GM_ADDR sorted_positions,
-                                                               GM_ADDR grad_weights, GM_ADDR momentum2,
-                                                               GM_ADDR momentum2_offsets, GM_ADDR sorted_bags,
-                                                               GM_ADDR workspace, GM_ADDR tiling) {
+extern "C" __global__ __aicore__ void split_embedding_backward(
+    GM_ADDR grad_output, GM_ADDR weights, GM_ADDR momentum1, GM_ADDR momentum1_offsets,
+    GM_ADDR weights_offsets, GM_ADDR d_offsets, GM_ADDR indices, GM_ADDR offsets,
+    GM_ADDR indice_weights, GM_ADDR sorted_positions, GM_ADDR grad_weights, GM_ADDR momentum2,
+    GM_ADDR momentum2_offsets, GM_ADDR sorted_bags, GM_ADDR workspace, GM_ADDR tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     REGISTER_TILING_DEFAULT(SplitEmbeddingBackwardTilingData);
     GET_TILING_DATA(td, tiling);
     (void)workspace;
     TPipe pipe;
     SplitEmbeddingBackward<DTYPE_INDICES> op;
-    op.Init(grad_output, weights, momentum1, momentum1_offsets, weights_offsets, d_offsets, indices, offsets,
-            indice_weights, sorted_positions, grad_weights, momentum2, momentum2_offsets, sorted_bags, td,
-            &pipe);
+    op.Init(grad_output, weights, momentum1, momentum1_offsets, weights_offsets, d_offsets, indices,
+            offsets, indice_weights, sorted_positions, grad_weights, momentum2, momentum2_offsets,
+            sorted_bags, td, &pipe);
     op.Process();
 }

@@ -14,12 +14,12 @@ struct SplitEmbeddingBackwardTilingData {
     int64_t gradRows;      // grad_output.size(0)
     int64_t gradStride;    // grad_output.size(1)
     int64_t maxD;
-    int64_t optimizer;     // 0 sgd, 1 adagrad, 2 row-wise adagrad, 3 dense, 4 adam
-    int64_t pooling;       // 0 sum, 1 mean, 2 none
+    int64_t optimizer;  // 0 sgd, 1 adagrad, 2 row-wise adagrad, 3 dense, 4 adam
+    int64_t pooling;    // 0 sum, 1 mean, 2 none
     int64_t hasIndiceWeights;
     int64_t hasSortedBags;  // sorted_bags given: no search of offsets for a position's bag
     int64_t weightDecayMode;
-    int64_t clip;          // clamp grad_output to [-maxGradient, maxGradient]
+    int64_t clip;  // clamp grad_output to [-maxGradient, maxGradient]
     int64_t coreNum;
     float learningRate;
     float eps;

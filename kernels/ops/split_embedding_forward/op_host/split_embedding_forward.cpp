@@ -1,4 +1,5 @@
-// SplitEmbeddingForward, CANN host side: tiling glue and shape inference (OpDef generated from op.toml).
+// SplitEmbeddingForward, CANN host side: tiling glue and shape inference (OpDef generated from
+// op.toml).
 #include "register/op_def_registry.h"
 #include "split_embedding_forward_op_spec.h"
 #include "split_embedding_forward_tiling.h"
@@ -26,7 +27,8 @@ static graphStatus InferShape(gert::InferShapeContext* context) {
     const int64_t* totalD = attrs->GetAttrPointer<int64_t>(1);
     const int64_t* maxD = attrs->GetAttrPointer<int64_t>(2);
     const int64_t t = weightsOffsets->GetDim(0);
-    if (mode == nullptr || totalD == nullptr || maxD == nullptr || t < 1) return GRAPH_FAILED;
+    if (mode == nullptr || totalD == nullptr || maxD == nullptr || t < 1)
+        return GRAPH_FAILED;
     out->SetDimNum(2);
     if (*mode == 2) {
         out->SetDim(0, indices->GetDim(0));

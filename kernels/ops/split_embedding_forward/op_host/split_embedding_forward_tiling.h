@@ -17,8 +17,8 @@
 
 namespace mxrec {
 
-inline TilingPlan<SplitEmbeddingForwardTilingData> SplitEmbeddingForwardTiling(const OpArgs& a,
-                                                                               const PlatformInfo& p) {
+inline TilingPlan<SplitEmbeddingForwardTilingData> SplitEmbeddingForwardTiling(
+    const OpArgs& a, const PlatformInfo& p) {
     using TD = SplitEmbeddingForwardTilingData;
     const TensorDesc& weights = a.inputs[0];
     const TensorDesc& weightsOffsets = a.inputs[1];
@@ -32,22 +32,27 @@ inline TilingPlan<SplitEmbeddingForwardTilingData> SplitEmbeddingForwardTiling(c
     const int64_t maxD = a.attrs[2].i;
     const int64_t t = weightsOffsets.dims[0];
     const int64_t n = indices.dims[0];
-    if (t < 1) return Reject<TD>("weights_offsets must have T >= 1 entries");
+    if (t < 1)
+        return Reject<TD>("weights_offsets must have T >= 1 entries");
     if (dOffsets.dims[0] != t + 1) {
-        return Reject<TD>("d_offsets size " + std::to_string(dOffsets.dims[0]) + " is not T + 1 = " +
-                          std::to_string(t + 1));
+        return Reject<TD>("d_offsets size " + std::to_string(dOffsets.dims[0]) +
+                          " is not T + 1 = " + std::to_string(t + 1));
     }
-    if (offsets.dtype != indices.dtype) return Reject<TD>("offsets must have the dtype of indices");
+    if (offsets.dtype != indices.dtype)
+        return Reject<TD>("offsets must have the dtype of indices");
     if (offsets.dims[0] < 1 || (offsets.dims[0] - 1) % t != 0) {
-        return Reject<TD>("offsets size " + std::to_string(offsets.dims[0]) + " is not B * T (T = " +
-                          std::to_string(t) + ") + 1");
+        return Reject<TD>("offsets size " + std::to_string(offsets.dims[0]) +
+                          " is not B * T (T = " + std::to_string(t) + ") + 1");
     }
     if (mode < 0 || mode > 2) {
-        return Reject<TD>("pooling_mode " + std::to_string(mode) + " is not 0 (sum), 1 (mean) or 2 (none)");
+        return Reject<TD>("pooling_mode " + std::to_string(mode) +
+                          " is not 0 (sum), 1 (mean) or 2 (none)");
     }
-    if (totalD < 0 || maxD < 0) return Reject<TD>("total_d and max_d must be >= 0");
+    if (totalD < 0 || maxD < 0)
+        return Reject<TD>("total_d and max_d must be >= 0");
     if (indiceWeights.present) {
-        if (mode == 2) return Reject<TD>("indice_weights need pooling_mode sum or mean, not none");
+        if (mode == 2)
+            return Reject<TD>("indice_weights need pooling_mode sum or mean, not none");
         if (indiceWeights.dims[0] != n) {
             return Reject<TD>("indice_weights size " + std::to_string(indiceWeights.dims[0]) +
                               " is not equal to indices size " + std::to_string(n));
@@ -59,11 +64,12 @@ inline TilingPlan<SplitEmbeddingForwardTilingData> SplitEmbeddingForwardTiling(c
     if (mode == 2) {
         if (totalD != t * maxD) {
             return Reject<TD>("pooling_mode none needs every table's D equal to max_d: total_d " +
-                              std::to_string(totalD) + " is not T * max_d = " + std::to_string(t * maxD));
+                              std::to_string(totalD) +
+                              " is not T * max_d = " + std::to_string(t * maxD));
         }
         if (out.dims[0] != n || out.dims[1] != maxD) {
-            return Reject<TD>("out must be [N, max_d] = [" + std::to_string(n) + ", " + std::to_string(maxD) +
-                              "], got " + out.Shape());
+            return Reject<TD>("out must be [N, max_d] = [" + std::to_string(n) + ", " +
+                              std::to_string(maxD) + "], got " + out.Shape());
         }
         td.outWidth = maxD;
         td.units = n;
@@ -106,8 +112,8 @@ inline TilingPlan<SplitEmbeddingForwardTilingData> SplitEmbeddingForwardTiling(c
 
     // Bytes moved, with every row taken as max_d wide (the tiling cannot see the mix of D).
     const int64_t iElem = DTypeSize(indices.dtype);
-    const int64_t work = n * (iElem + (td.hasWeights ? 4 : 0) + maxD * wElem) + (td.units + 1) * iElem +
-                         out.Numel() * 4;
+    const int64_t work = n * (iElem + (td.hasWeights ? 4 : 0) + maxD * wElem) +
+                         (td.units + 1) * iElem + out.Numel() * 4;
     // A unit is never divided, so cores beyond the unit count would idle.
     SetCoreNum(plan, CoresFor(work, p.min_core_bytes, Min64(VectorCores(p), Max64(td.units, 1))));
     return plan;

@@ -26,7 +26,8 @@ constexpr int64_t kPruned = -1;  // fbgemm's marker of a pruned row
 // Sequential reads of float32 indice weights through a UB window (OffsetWindow is for integers).
 class FloatWindow {
 public:
-    __aicore__ inline void Init(TPipe* pipe, const GlobalTensor<float>& gm, int64_t total, uint32_t windowBytes) {
+    __aicore__ inline void Init(TPipe* pipe, const GlobalTensor<float>& gm, int64_t total,
+                                uint32_t windowBytes) {
         gm_ = gm;
         total_ = total;
         pipe->InitBuffer(buf_, windowBytes);
@@ -40,7 +41,9 @@ public:
             LocalTensor<float> win = buf_.Get<float>();
             mxrec::PipeSync<HardEvent::S_MTE2>();
             DataCopyPadExtParams<float> pad{false, 0, 0, 0.0f};
-            DataCopyPad(win, gm_[i], DataCopyExtParams{1, static_cast<uint32_t>(len_ * sizeof(float)), 0, 0, 0}, pad);
+            DataCopyPad(win, gm_[i],
+                        DataCopyExtParams{1, static_cast<uint32_t>(len_ * sizeof(float)), 0, 0, 0},
+                        pad);
             mxrec::PipeSync<HardEvent::MTE2_S>();
         }
         return buf_.Get<float>().GetValue(static_cast<uint32_t>(i - start_));
@@ -68,9 +71,10 @@ class SplitEmbeddingForward {
 public:
     static constexpr bool kFloatWeights = sizeof(TW) == 4;
 
-    __aicore__ inline void Init(GM_ADDR weights, GM_ADDR weightsOffsets, GM_ADDR dOffsets, GM_ADDR indices,
-                                GM_ADDR offsets, GM_ADDR indiceWeights, GM_ADDR out,
-                                const SplitEmbeddingForwardTilingData& td, TPipe* pipe) {
+    __aicore__ inline void Init(GM_ADDR weights, GM_ADDR weightsOffsets, GM_ADDR dOffsets,
+                                GM_ADDR indices, GM_ADDR offsets, GM_ADDR indiceWeights,
+                                GM_ADDR out, const SplitEmbeddingForwardTilingData& td,
+                                TPipe* pipe) {
         td_ = td;
         me_ = GetBlockIdx();
         pooled_ = TILING_KEY_IS(SEF_KEY_POOLED);
@@ -79,15 +83,18 @@ public:
         doGm_.SetGlobalBuffer((__gm__ int32_t*)dOffsets, td.tables + 1);
         idxGm_.SetGlobalBuffer((__gm__ TI*)indices, td.numIndices);
         offGm_.SetGlobalBuffer((__gm__ TI*)offsets, td.tables * td.batch + 1);
-        outGm_.SetGlobalBuffer((__gm__ float*)out, (pooled_ ? td.batch : td.numIndices) * td.outWidth);
+        outGm_.SetGlobalBuffer((__gm__ float*)out,
+                               (pooled_ ? td.batch : td.numIndices) * td.outWidth);
         offWin_.Init(pipe, offGm_, td.tables * td.batch + 1, td.windowBytes);
         idxWin_.Init(pipe, idxGm_, td.numIndices, td.windowBytes);
         if (td.hasWeights) {
             iwGm_.SetGlobalBuffer((__gm__ float*)indiceWeights, td.numIndices);
             iwWin_.Init(pipe, iwGm_, td.numIndices, td.windowBytes);
         }
-        pipe->InitBuffer(rowQue_, 2, td.rowBufBytes);  // double buffered: fetch a batch while adding one
-        if constexpr (!kFloatWeights) pipe->InitBuffer(castBuf_, td.castBufBytes);
+        pipe->InitBuffer(rowQue_, 2,
+                         td.rowBufBytes);  // double buffered: fetch a batch while adding one
+        if constexpr (!kFloatWeights)
+            pipe->InitBuffer(castBuf_, td.castBufBytes);
         pipe->InitBuffer(accBuf_, td.accBufBytes);
         pipe->InitBuffer(slotRow_, td.metaBytes);
         pipe->InitBuffer(slotWeight_, td.metaBytes);
@@ -106,7 +113,8 @@ private:
     __aicore__ inline void ProcessPooled() {
         // Every output column must be written exactly once: the column ranges rise from 0 to
         // total_d (checked per table in LoadTable).
-        if (doGm_.GetValue(0) != 0 || doGm_.GetValue(td_.tables) != td_.totalD) Trap();
+        if (doGm_.GetValue(0) != 0 || doGm_.GetValue(td_.tables) != td_.totalD)
+            Trap();
         const mxrec::Span span = mxrec::SplitEven(td_.units, td_.coreNum, me_);
         for (int64_t k = span.begin; k < span.end;) {
             const int64_t t = k / td_.batch;
@@ -121,10 +129,12 @@ private:
         const int64_t n = td_.numIndices;
         const int64_t first = Bound(0);
         const int64_t last = Bound(td_.tables);
-        if (first < 0 || last < first || last > n) Trap();
+        if (first < 0 || last < first || last > n)
+            Trap();
         if (me_ == 0) {  // one core checks the whole chain; the others rely on the tables they use
             for (int64_t t = 0; t < td_.tables; ++t) {
-                if (Bound(t + 1) < Bound(t)) Trap();
+                if (Bound(t + 1) < Bound(t))
+                    Trap();
             }
         }
         const Table none{-1, td_.maxD, 0, 0, 0};
@@ -146,7 +156,8 @@ private:
                 }
             }
             const int64_t end = Bound(lo + 1);
-            if (Bound(lo) > i || end <= i || end > n) Trap();  // table boundaries out of order
+            if (Bound(lo) > i || end <= i || end > n)
+                Trap();  // table boundaries out of order
             const int64_t stop = mxrec::Min64(span.end, end);
             Segment(LoadTable(lo), i, stop, i);
             i = stop;
@@ -154,16 +165,21 @@ private:
     }
 
     // offsets[t * B]: none mode's table boundaries.
-    __aicore__ inline int64_t Bound(int64_t t) { return static_cast<int64_t>(offGm_.GetValue(t * td_.batch)); }
+    __aicore__ inline int64_t Bound(int64_t t) {
+        return static_cast<int64_t>(offGm_.GetValue(t * td_.batch));
+    }
 
     __aicore__ inline Table LoadTable(int64_t t) {
         const int64_t c0 = doGm_.GetValue(t);
         const int64_t c1 = doGm_.GetValue(t + 1);
-        if (pooled_ && (c0 < 0 || c1 < c0 || c1 > td_.totalD)) Trap();  // column ranges out of order
-        if (!pooled_ && c1 - c0 != td_.maxD) Trap();                    // none mode needs one D
+        if (pooled_ && (c0 < 0 || c1 < c0 || c1 > td_.totalD))
+            Trap();  // column ranges out of order
+        if (!pooled_ && c1 - c0 != td_.maxD)
+            Trap();  // none mode needs one D
         Table tb{t, c1 - c0, c0, woGm_.GetValue(t), 0};
         const int64_t end = t + 1 < td_.tables ? woGm_.GetValue(t + 1) : td_.weightsLen;
-        if (tb.d > 0 && tb.base >= 0 && tb.base <= end && end <= td_.weightsLen) tb.rows = (end - tb.base) / tb.d;
+        if (tb.d > 0 && tb.base >= 0 && tb.base <= end && end <= td_.weightsLen)
+            tb.rows = (end - tb.base) / tb.d;
         return tb;
     }
 
@@ -185,7 +201,8 @@ private:
         LocalTensor<float> acc = accBuf_.Get<float>();
         mxrec::PipeSync<HardEvent::MTE3_V>();  // the previous group's rows have left UB
         Duplicate(acc, 0.0f, static_cast<int32_t>(ng * td_.slot));
-        if (tb.id < 0) return;
+        if (tb.id < 0)
+            return;
         const int64_t n = td_.numIndices;
         int64_t filled = 0;
         LocalTensor<TW> batch;
@@ -195,25 +212,34 @@ private:
             if (pooled_) {
                 start = offWin_.Get(g0 + j);
                 end = offWin_.Get(g0 + j + 1);
-                if (start < 0 || start > end || end > n) Trap();  // bag outside the indices
+                if (start < 0 || start > end || end > n)
+                    Trap();  // bag outside the indices
             }
             for (int64_t p = start; p < end; ++p) {
                 const int64_t idx = idxWin_.Get(p);
-                if (idx == kPruned) continue;
-                if (idx < 0 || idx >= tb.rows) Trap();  // fbgemm: index out of bounds
-                if (filled == 0) batch = rowQue_.AllocTensor<TW>();
-                slotRow_.Get<int32_t>().SetValue(static_cast<uint32_t>(filled), static_cast<int32_t>(j));
-                slotWeight_.Get<float>().SetValue(static_cast<uint32_t>(filled), td_.hasWeights ? iwWin_.Get(p) : 1.0f);
+                if (idx == kPruned)
+                    continue;
+                if (idx < 0 || idx >= tb.rows)
+                    Trap();  // fbgemm: index out of bounds
+                if (filled == 0)
+                    batch = rowQue_.AllocTensor<TW>();
+                slotRow_.Get<int32_t>().SetValue(static_cast<uint32_t>(filled),
+                                                 static_cast<int32_t>(j));
+                slotWeight_.Get<float>().SetValue(static_cast<uint32_t>(filled),
+                                                  td_.hasWeights ? iwWin_.Get(p) : 1.0f);
                 DataCopyPadExtParams<TW> pad{false, 0, 0, static_cast<TW>(0)};
-                DataCopyPad(batch[static_cast<uint32_t>(filled * td_.slot)], wGm_[tb.base + idx * tb.d + c0],
-                            DataCopyExtParams{1, static_cast<uint32_t>(dc * sizeof(TW)), 0, 0, 0}, pad);
+                DataCopyPad(batch[static_cast<uint32_t>(filled * td_.slot)],
+                            wGm_[tb.base + idx * tb.d + c0],
+                            DataCopyExtParams{1, static_cast<uint32_t>(dc * sizeof(TW)), 0, 0, 0},
+                            pad);
                 if (++filled == td_.batchRows) {
                     AddBatch(batch, filled, dc);
                     filled = 0;
                 }
             }
         }
-        if (filled > 0) AddBatch(batch, filled, dc);
+        if (filled > 0)
+            AddBatch(batch, filled, dc);
         if (td_.mode == kMean) {
             for (int64_t j = 0; j < ng; ++j) {
                 const int64_t len = offWin_.Get(g0 + j + 1) - offWin_.Get(g0 + j);
@@ -241,8 +267,11 @@ private:
         LocalTensor<float> slotWeight = slotWeight_.Get<float>();
         for (int64_t s = 0; s < filled; ++s) {
             LocalTensor<float> row = rows[static_cast<uint32_t>(s * td_.slot)];
-            LocalTensor<float> dst = acc[static_cast<uint32_t>(slotRow.GetValue(static_cast<uint32_t>(s)) * td_.slot)];
-            if (td_.hasWeights) Muls(row, row, slotWeight.GetValue(static_cast<uint32_t>(s)), static_cast<int32_t>(dc));
+            LocalTensor<float> dst =
+                acc[static_cast<uint32_t>(slotRow.GetValue(static_cast<uint32_t>(s)) * td_.slot)];
+            if (td_.hasWeights)
+                Muls(row, row, slotWeight.GetValue(static_cast<uint32_t>(s)),
+                     static_cast<int32_t>(dc));
             Add(dst, dst, row, static_cast<int32_t>(dc));
         }
         rowQue_.FreeTensor(batch);
@@ -252,10 +281,12 @@ private:
     __aicore__ inline void WriteGroup(int64_t row0, int64_t col, int64_t ng, int64_t dc) {
         mxrec::PipeSync<HardEvent::V_MTE3>();
         const uint32_t rowBytes = static_cast<uint32_t>(dc * sizeof(float));
-        const uint32_t gapBlocks = static_cast<uint32_t>(
-            (td_.slot * static_cast<int64_t>(sizeof(float)) - mxrec::AlignUp(rowBytes, mxrec::kBlockBytes)) /
-            mxrec::kBlockBytes);
-        const uint32_t gmGap = static_cast<uint32_t>((td_.outWidth - dc) * static_cast<int64_t>(sizeof(float)));
+        const uint32_t gapBlocks =
+            static_cast<uint32_t>((td_.slot * static_cast<int64_t>(sizeof(float)) -
+                                   mxrec::AlignUp(rowBytes, mxrec::kBlockBytes)) /
+                                  mxrec::kBlockBytes);
+        const uint32_t gmGap =
+            static_cast<uint32_t>((td_.outWidth - dc) * static_cast<int64_t>(sizeof(float)));
         DataCopyPad(outGm_[row0 * td_.outWidth + col], accBuf_.Get<float>(),
                     DataCopyExtParams{static_cast<uint16_t>(ng), rowBytes, gapBlocks, gmGap, 0});
     }
@@ -282,10 +313,9 @@ private:
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void split_embedding_forward(GM_ADDR weights, GM_ADDR weights_offsets,
-                                                              GM_ADDR d_offsets, GM_ADDR indices, GM_ADDR offsets,
-                                                              GM_ADDR indice_weights, GM_ADDR out, GM_ADDR workspace,
-                                                              GM_ADDR tiling) {
+extern "C" __global__ __aicore__ void split_embedding_forward(
+    GM_ADDR weights, GM_ADDR weights_offsets, GM_ADDR d_offsets, GM_ADDR indices, GM_ADDR offsets,
+    GM_ADDR indice_weights, GM_ADDR out, GM_ADDR workspace, GM_ADDR tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
     REGISTER_TILING_DEFAULT(SplitEmbeddingForwardTilingData);
     GET_TILING_DATA(td, tiling);

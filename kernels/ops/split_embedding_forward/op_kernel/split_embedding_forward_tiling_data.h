@@ -5,22 +5,22 @@
 #include <cstdint>
 
 struct SplitEmbeddingForwardTilingData {
-    int64_t tables;       // T
-    int64_t batch;        // B = (offsets.size(0) - 1) / T
-    int64_t numIndices;   // N
-    int64_t weightsLen;   // W
-    int64_t totalD;       // total_d attr (d_offsets[T])
-    int64_t maxD;         // max_d attr (the row width in none mode)
-    int64_t outWidth;     // elements per output row: total_d pooled, max_d none
-    int64_t units;        // output units split over cores: bags (T * B) pooled, indices (N) none
-    int64_t mode;         // 0 sum, 1 mean, 2 none
-    int64_t hasWeights;   // indice_weights given
+    int64_t tables;      // T
+    int64_t batch;       // B = (offsets.size(0) - 1) / T
+    int64_t numIndices;  // N
+    int64_t weightsLen;  // W
+    int64_t totalD;      // total_d attr (d_offsets[T])
+    int64_t maxD;        // max_d attr (the row width in none mode)
+    int64_t outWidth;    // elements per output row: total_d pooled, max_d none
+    int64_t units;       // output units split over cores: bags (T * B) pooled, indices (N) none
+    int64_t mode;        // 0 sum, 1 mean, 2 none
+    int64_t hasWeights;  // indice_weights given
     int64_t coreNum;
-    int64_t slot;         // elements per UB row slot (a multiple of 16): also the column chunk
-    int64_t groupRows;    // output rows accumulated in UB before one strided write (<= 4095)
-    int64_t batchRows;    // weight rows fetched per batch before the vector adds
-    uint32_t windowBytes; // UB windows over offsets, indices and indice_weights
-    uint32_t rowBufBytes; // one of the two batch buffers (batchRows * slot weights elements)
+    int64_t slot;           // elements per UB row slot (a multiple of 16): also the column chunk
+    int64_t groupRows;      // output rows accumulated in UB before one strided write (<= 4095)
+    int64_t batchRows;      // weight rows fetched per batch before the vector adds
+    uint32_t windowBytes;   // UB windows over offsets, indices and indice_weights
+    uint32_t rowBufBytes;   // one of the two batch buffers (batchRows * slot weights elements)
     uint32_t castBufBytes;  // float32 copy of a 16-bit batch (0 for float32 weights)
     uint32_t accBufBytes;   // groupRows * slot float32 accumulators
     uint32_t metaBytes;     // per-slot accumulator row (int32) and weight (float32), each

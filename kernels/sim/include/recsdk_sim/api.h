@@ -59,9 +59,9 @@ typedef struct RecsdkSimAttr {
 } RecsdkSimAttr;
 
 typedef struct RecsdkSimOptions {
-    const char* soc;    /* NULL: Ascend910B1 */
-    int32_t max_cores;  /* <= 0: the SoC's vector core count; otherwise a smaller platform */
-    int32_t no_poison;  /* nonzero: do not fill outputs/workspace/UB with poison first */
+    const char* soc;   /* NULL: Ascend910B1 */
+    int32_t max_cores; /* <= 0: the SoC's vector core count; otherwise a smaller platform */
+    int32_t no_poison; /* nonzero: do not fill outputs/workspace/UB with poison first */
     int32_t reserved;
     int64_t min_core_bytes; /* > 0: work worth one more core (tiling grain); tests use 1 to
                                spread tiny inputs over every core */
@@ -80,16 +80,19 @@ typedef struct RecsdkSimCoreStats {
     uint64_t scalar_ub_accesses; /* LocalTensor::GetValue / SetValue */
     uint64_t ub_peak_bytes;      /* high-water mark of unified buffer allocations */
     uint64_t sync_all;           /* SyncAll calls */
-    uint64_t atomic_write_bytes; /* part of gm_write_bytes done with SetAtomicAdd or a Matmul enAtomic */
-    uint64_t core_type;          /* 0: vector core (AIV), 1: cube core (AIC) */
-    uint64_t vector_repeats;     /* 256-byte repeats of vector instructions (per instruction, rounded up) */
-    uint64_t cube_macs;          /* MACs the Cube issued: m, n padded to 16, k to the fractal's k0 */
-    uint64_t cube_useful_macs;   /* m * n * k of the products asked for (no padding) */
-    uint64_t cube_cycles;        /* cube_macs / the SoC's MACs per cycle for the input dtype */
-    uint64_t gm_to_l1_bytes;     /* MTE2 global memory -> L1 (also counted in gm_read_bytes) */
-    uint64_t l1_to_l0_bytes;     /* MTE1 L1 -> L0A/L0B, fractal padded */
-    uint64_t l0c_out_bytes;      /* FIX L0C -> global memory (also in gm_write_bytes) or unified buffer */
-    uint64_t cross_core_flags;   /* CrossCoreSetFlag calls */
+    /* part of gm_write_bytes done with SetAtomicAdd or a Matmul enAtomic */
+    uint64_t atomic_write_bytes;
+    uint64_t core_type; /* 0: vector core (AIV), 1: cube core (AIC) */
+    /* 256-byte repeats of vector instructions (per instruction, rounded up) */
+    uint64_t vector_repeats;
+    uint64_t cube_macs;        /* MACs the Cube issued: m, n padded to 16, k to the fractal's k0 */
+    uint64_t cube_useful_macs; /* m * n * k of the products asked for (no padding) */
+    uint64_t cube_cycles;      /* cube_macs / the SoC's MACs per cycle for the input dtype */
+    uint64_t gm_to_l1_bytes;   /* MTE2 global memory -> L1 (also counted in gm_read_bytes) */
+    uint64_t l1_to_l0_bytes;   /* MTE1 L1 -> L0A/L0B, fractal padded */
+    /* FIX L0C -> global memory (also in gm_write_bytes) or unified buffer */
+    uint64_t l0c_out_bytes;
+    uint64_t cross_core_flags; /* CrossCoreSetFlag calls */
 } RecsdkSimCoreStats;
 
 /* The SoC figures the modelled time used (recsdk_sim/runtime.h SocTable; clock and HBM bandwidth
@@ -100,7 +103,7 @@ typedef struct RecsdkSimPeak {
     double core_dma_bytes_per_s; /* each core's share: hbm_bytes_per_s / vector_cores */
     uint32_t vector_cores;
     uint32_t cube_cores;
-    uint32_t cube_macs_b16;      /* per AIC per cycle */
+    uint32_t cube_macs_b16; /* per AIC per cycle */
     uint32_t cube_macs_f32;
     uint32_t cube_macs_b8;
     uint32_t vector_bytes_per_cycle;
@@ -128,10 +131,10 @@ typedef struct RecsdkSimReport {
     uint64_t tiling_key;
     uint64_t workspace_bytes; /* user workspace the tiling asked for */
     uint64_t tiling_bytes;
-    int32_t num_cores;        /* entries of cores[] filled: block_dim, or with cube cores
-                                 block_dim AICs then the AIVs by GetBlockIdx() */
-    int32_t modelled_bound;   /* RecsdkSimBound of modelled_seconds */
-    int32_t modelled_core;    /* the cores[] entry that bounds it (-1 for RECSDK_SIM_BOUND_HBM) */
+    int32_t num_cores;      /* entries of cores[] filled: block_dim, or with cube cores
+                               block_dim AICs then the AIVs by GetBlockIdx() */
+    int32_t modelled_bound; /* RecsdkSimBound of modelled_seconds */
+    int32_t modelled_core;  /* the cores[] entry that bounds it (-1 for RECSDK_SIM_BOUND_HBM) */
     int32_t reserved;
     RecsdkSimPeak peak;
     /* A roofline estimate, not a simulation of time: the maximum over cores of max(cube cycles,
@@ -139,7 +142,7 @@ typedef struct RecsdkSimReport {
        the HBM bandwidth. No latency, pipe stalls, bank conflicts or caches; the pipes of a core
        overlap perfectly. */
     double modelled_seconds;
-    double modelled_cube_seconds;   /* the largest term of each kind */
+    double modelled_cube_seconds; /* the largest term of each kind */
     double modelled_vector_seconds;
     double modelled_dma_seconds;
     double modelled_hbm_seconds;

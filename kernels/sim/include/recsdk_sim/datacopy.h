@@ -37,7 +37,8 @@ namespace AscendC {
 
 struct DataCopyParams {
     DataCopyParams() {}
-    DataCopyParams(const uint16_t count, const uint16_t len, const uint16_t srcStrideIn, const uint16_t dstStrideIn)
+    DataCopyParams(const uint16_t count, const uint16_t len, const uint16_t srcStrideIn,
+                   const uint16_t dstStrideIn)
         : blockCount(count), blockLen(len), srcStride(srcStrideIn), dstStride(dstStrideIn) {}
     uint16_t blockCount = 1;
     uint16_t blockLen = 0;
@@ -47,9 +48,13 @@ struct DataCopyParams {
 
 struct DataCopyExtParams {
     DataCopyExtParams() {}
-    DataCopyExtParams(const uint16_t count, const uint32_t len, const uint32_t srcStrideIn, const uint32_t dstStrideIn,
-                      const uint32_t rsvIn)
-        : blockCount(count), blockLen(len), srcStride(srcStrideIn), dstStride(dstStrideIn), rsv(rsvIn) {}
+    DataCopyExtParams(const uint16_t count, const uint32_t len, const uint32_t srcStrideIn,
+                      const uint32_t dstStrideIn, const uint32_t rsvIn)
+        : blockCount(count),
+          blockLen(len),
+          srcStride(srcStrideIn),
+          dstStride(dstStrideIn),
+          rsv(rsvIn) {}
     uint16_t blockCount = 1;
     uint32_t blockLen = 0;
     uint32_t srcStride = 0;
@@ -60,8 +65,12 @@ struct DataCopyExtParams {
 template <typename T>
 struct DataCopyPadExtParams {
     DataCopyPadExtParams() {}
-    DataCopyPadExtParams(const bool isPadValue, const uint8_t leftPadValue, const uint8_t rightPadValue, T padValue)
-        : isPad(isPadValue), leftPadding(leftPadValue), rightPadding(rightPadValue), paddingValue(padValue) {}
+    DataCopyPadExtParams(const bool isPadValue, const uint8_t leftPadValue,
+                         const uint8_t rightPadValue, T padValue)
+        : isPad(isPadValue),
+          leftPadding(leftPadValue),
+          rightPadding(rightPadValue),
+          paddingValue(padValue) {}
     bool isPad = false;
     uint8_t leftPadding = 0;
     uint8_t rightPadding = 0;
@@ -77,28 +86,32 @@ constexpr uint8_t kPoison = 0xA7;
 // count blocks of `block` bytes, `stride` bytes apart, from the tensor's start: one access when
 // they are contiguous, else one per block.
 template <typename T>
-inline void DmaBlocks(const AscendC::LocalTensor<T>& t, uint64_t count, uint64_t block, uint64_t stride, Pipe pipe,
-                      Acc acc, const char* call, const SrcLoc& loc) {
-    if (count == 0 || block == 0) return;
+inline void DmaBlocks(const AscendC::LocalTensor<T>& t, uint64_t count, uint64_t block,
+                      uint64_t stride, Pipe pipe, Acc acc, const char* call, const SrcLoc& loc) {
+    if (count == 0 || block == 0)
+        return;
     if (stride == block) {
         t.SimAccess(0, count * block, pipe, acc, call, loc);
         return;
     }
-    for (uint64_t i = 0; i < count; ++i) t.SimAccess(i * stride, block, pipe, acc, call, loc);
+    for (uint64_t i = 0; i < count; ++i)
+        t.SimAccess(i * stride, block, pipe, acc, call, loc);
 }
 
 inline void CheckUbAligned(const void* p, const char* call, const SrcLoc& loc, const char* what) {
     const auto off = static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(p) - Core().ub);
     if (off % 32 != 0) {
-        Fail(call, loc, std::string(what) + " unified-buffer address (UB offset " + std::to_string(off) +
-                            ") is not 32-byte aligned");
+        Fail(call, loc,
+             std::string(what) + " unified-buffer address (UB offset " + std::to_string(off) +
+                 ") is not 32-byte aligned");
     }
 }
 
 template <typename T>
 inline void CheckGmAligned(const T* p, const char* call, const SrcLoc& loc) {
     if (reinterpret_cast<uintptr_t>(p) % sizeof(T) != 0) {
-        Fail(call, loc, "global-memory address is not aligned to sizeof(" + std::string(TypeName<T>()) + ")");
+        Fail(call, loc,
+             "global-memory address is not aligned to sizeof(" + std::string(TypeName<T>()) + ")");
     }
 }
 
@@ -107,7 +120,8 @@ inline void CheckMultipleOf32(uint64_t bytes, const char* call, const SrcLoc& lo
         Fail(call, loc,
              "length " + std::to_string(bytes) +
                  " bytes is not a multiple of 32: the hardware would silently move only " +
-                 std::to_string(bytes / 32 * 32) + " bytes (use DataCopyPad for unaligned lengths)");
+                 std::to_string(bytes / 32 * 32) +
+                 " bytes (use DataCopyPad for unaligned lengths)");
     }
 }
 
@@ -124,9 +138,12 @@ inline T AtomicAddValue(T a, T b) {
 // concurrent cores adding into the same element all land.
 template <typename T>
 inline void AtomicAddToGm(T* dst, const T* src, uint64_t n) {
-    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "atomic size");
-    using Bits = std::conditional_t<sizeof(T) == 1, uint8_t,
-                 std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8,
+                  "atomic size");
+    using Bits = std::conditional_t<
+        sizeof(T) == 1, uint8_t,
+        std::conditional_t<sizeof(T) == 2, uint16_t,
+                           std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
     for (uint64_t i = 0; i < n; ++i) {
         auto* word = reinterpret_cast<Bits*>(dst + i);
         Bits expected = __atomic_load_n(word, __ATOMIC_RELAXED);
@@ -136,7 +153,9 @@ inline void AtomicAddToGm(T* dst, const T* src, uint64_t n) {
             const T sum = AtomicAddValue(cur, src[i]);
             Bits desired;
             std::memcpy(&desired, &sum, sizeof(T));
-            if (__atomic_compare_exchange_n(word, &expected, desired, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) break;
+            if (__atomic_compare_exchange_n(word, &expected, desired, true, __ATOMIC_RELAXED,
+                                            __ATOMIC_RELAXED))
+                break;
         }
     }
 }
@@ -147,8 +166,8 @@ inline void WriteGm(T* dst, const T* src, uint64_t n, const char* call, const Sr
     if (c.atomic_mode == 1) {
         if (std::strcmp(c.atomic_type, TypeName<T>()) != 0) {
             Fail(call, loc,
-                 std::string("SetAtomicAdd<") + c.atomic_type + "> is active but the copy moves " + TypeName<T>() +
-                     " elements");
+                 std::string("SetAtomicAdd<") + c.atomic_type + "> is active but the copy moves " +
+                     TypeName<T>() + " elements");
         }
         AtomicAddToGm(dst, src, n);
         c.stats->atomic_write_bytes += n * sizeof(T);
@@ -224,9 +243,11 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     CheckUbAligned(dst.SimData(), call, loc, "destination");
     CheckGmAligned(src.SimData(), call, loc);
     const uint64_t block = uint64_t(p.blockLen) * 32;
-    const uint64_t ub_span = p.blockCount == 0 ? 0 : (p.blockCount - 1) * (block + p.dstStride * 32ull) + block;
+    const uint64_t ub_span =
+        p.blockCount == 0 ? 0 : (p.blockCount - 1) * (block + p.dstStride * 32ull) + block;
     dst.CheckSpan((ub_span + sizeof(T) - 1) / sizeof(T), call, loc);
-    DmaBlocks(dst, p.blockCount, block, block + p.dstStride * 32ull, Pipe::MTE2, Acc::kWrite, call, loc);
+    DmaBlocks(dst, p.blockCount, block, block + p.dstStride * 32ull, Pipe::MTE2, Acc::kWrite, call,
+              loc);
     auto* d = reinterpret_cast<uint8_t*>(dst.SimData());
     const auto* s = reinterpret_cast<const uint8_t*>(src.SimData());
     for (uint32_t i = 0; i < p.blockCount; ++i) {
@@ -247,25 +268,30 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
     CheckUbAligned(src.SimData(), call, loc, "source");
     CheckGmAligned(dst.SimData(), call, loc);
     const uint64_t block = uint64_t(p.blockLen) * 32;
-    const uint64_t ub_span = p.blockCount == 0 ? 0 : (p.blockCount - 1) * (block + p.srcStride * 32ull) + block;
+    const uint64_t ub_span =
+        p.blockCount == 0 ? 0 : (p.blockCount - 1) * (block + p.srcStride * 32ull) + block;
     src.CheckSpan((ub_span + sizeof(T) - 1) / sizeof(T), call, loc);
-    DmaBlocks(src, p.blockCount, block, block + p.srcStride * 32ull, Pipe::MTE3, Acc::kRead, call, loc);
+    DmaBlocks(src, p.blockCount, block, block + p.srcStride * 32ull, Pipe::MTE3, Acc::kRead, call,
+              loc);
     auto* d = reinterpret_cast<uint8_t*>(dst.SimData());
     const auto* s = reinterpret_cast<const uint8_t*>(src.SimData());
     for (uint32_t i = 0; i < p.blockCount; ++i) {
         uint8_t* to = d + i * (block + p.dstStride * 32ull);
         CheckGm(to, block, true, call, loc);
-        WriteGm(reinterpret_cast<T*>(to), reinterpret_cast<const T*>(s + i * (block + p.srcStride * 32ull)),
+        WriteGm(reinterpret_cast<T*>(to),
+                reinterpret_cast<const T*>(s + i * (block + p.srcStride * 32ull)),
                 block / sizeof(T), call, loc);
     }
     ++Stats().dma_transfers;
 }
 
-// ---- DataCopyPad ----------------------------------------------------------------------------------
+// ---- DataCopyPad
+// ----------------------------------------------------------------------------------
 
 template <typename T>
-inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& p,
-                        const DataCopyPadExtParams<T>& pad, recsdk::sim::SrcLoc loc = {}) {
+inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
+                        const DataCopyExtParams& p, const DataCopyPadExtParams<T>& pad,
+                        recsdk::sim::SrcLoc loc = {}) {
     using namespace recsdk::sim;
     const char* call = "DataCopyPad(GM->UB)";
     auto& core = Core();
@@ -274,10 +300,14 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
     }
     dst.Validate(call, loc);
     CheckUbAligned(dst.SimData(), call, loc, "destination");
-    if (p.blockCount > 4095) Fail(call, loc, "blockCount " + std::to_string(p.blockCount) + " > 4095");
-    if (p.blockLen > 2097151) Fail(call, loc, "blockLen " + std::to_string(p.blockLen) + " > 2097151");
+    if (p.blockCount > 4095)
+        Fail(call, loc, "blockCount " + std::to_string(p.blockCount) + " > 4095");
+    if (p.blockLen > 2097151)
+        Fail(call, loc, "blockLen " + std::to_string(p.blockLen) + " > 2097151");
     if (p.blockLen % sizeof(T) != 0) {
-        Fail(call, loc, "blockLen " + std::to_string(p.blockLen) + " is not a multiple of sizeof(" + TypeName<T>() + ")");
+        Fail(call, loc,
+             "blockLen " + std::to_string(p.blockLen) + " is not a multiple of sizeof(" +
+                 TypeName<T>() + ")");
     }
     if (pad.leftPadding * sizeof(T) > 32 || pad.rightPadding * sizeof(T) > 32) {
         Fail(call, loc, "leftPadding/rightPadding exceed 32 bytes");
@@ -288,7 +318,8 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
             Fail(call, loc, "paddingValue of a 64-bit type must be 0");
         }
     }
-    if (p.blockCount == 0 || p.blockLen == 0) return;  // NOP on Atlas A2/A3
+    if (p.blockCount == 0 || p.blockLen == 0)
+        return;  // NOP on Atlas A2/A3
     const uint64_t left = pad.leftPadding * sizeof(T);
     const uint64_t right = pad.rightPadding * sizeof(T);
     const uint64_t ub_block = (left + p.blockLen + right + 31) / 32 * 32;
@@ -324,8 +355,8 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, c
 }
 
 template <typename T>
-inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& p,
-                        recsdk::sim::SrcLoc loc = {}) {
+inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
+                        const DataCopyExtParams& p, recsdk::sim::SrcLoc loc = {}) {
     using namespace recsdk::sim;
     const char* call = "DataCopyPad(UB->GM)";
     auto& core = Core();
@@ -334,12 +365,17 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
     }
     src.Validate(call, loc);
     CheckUbAligned(src.SimData(), call, loc, "source");
-    if (p.blockCount > 4095) Fail(call, loc, "blockCount " + std::to_string(p.blockCount) + " > 4095");
-    if (p.blockLen > 2097151) Fail(call, loc, "blockLen " + std::to_string(p.blockLen) + " > 2097151");
+    if (p.blockCount > 4095)
+        Fail(call, loc, "blockCount " + std::to_string(p.blockCount) + " > 4095");
+    if (p.blockLen > 2097151)
+        Fail(call, loc, "blockLen " + std::to_string(p.blockLen) + " > 2097151");
     if (p.blockLen % sizeof(T) != 0) {
-        Fail(call, loc, "blockLen " + std::to_string(p.blockLen) + " is not a multiple of sizeof(" + TypeName<T>() + ")");
+        Fail(call, loc,
+             "blockLen " + std::to_string(p.blockLen) + " is not a multiple of sizeof(" +
+                 TypeName<T>() + ")");
     }
-    if (p.blockCount == 0 || p.blockLen == 0) return;
+    if (p.blockCount == 0 || p.blockLen == 0)
+        return;
     const uint64_t ub_block = (uint64_t(p.blockLen) + 31) / 32 * 32;
     const uint64_t ub_stride = ub_block + uint64_t(p.srcStride) * 32;
     // The last block is read only up to blockLen (the rest of its 32-byte unit is dummy).
@@ -352,10 +388,11 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, c
         uint8_t* to = d + i * (uint64_t(p.blockLen) + p.dstStride);
         CheckGm(to, p.blockLen, true, call, loc);
         if (reinterpret_cast<uintptr_t>(to) % alignof(T) != 0 && core.atomic_mode == 1) {
-            Fail(call, loc, "atomic add to a global-memory address not aligned to the element size");
+            Fail(call, loc,
+                 "atomic add to a global-memory address not aligned to the element size");
         }
-        WriteGm(reinterpret_cast<T*>(to), reinterpret_cast<const T*>(s + i * ub_stride), p.blockLen / sizeof(T), call,
-                loc);
+        WriteGm(reinterpret_cast<T*>(to), reinterpret_cast<const T*>(s + i * ub_stride),
+                p.blockLen / sizeof(T), call, loc);
     }
     ++Stats().dma_transfers;
 }

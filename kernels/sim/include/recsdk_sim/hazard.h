@@ -61,10 +61,10 @@
 // before the instruction (the placement the page's --cce-auto-sync-log example shows) - and a
 // V-after-V dependence gets the compiler's PipeBarrier<PIPE_V> (which needs no record: with auto
 // sync no vector access depends on what the vector pipe knows of itself). Since the compiler
-// inserts these only where the instructions depend on each other, they order nothing else. With auto sync
-// off (KernelRun::cce_auto_sync = false, or RECSDK_SIM_CCE_AUTO_SYNC=off in the environment),
-// every pipe pair needs the kernel's own synchronisation. Cube pipes (M, MTE1, FIX) get no
-// compiler synchronisation ("Cube侧编译器不支持自动插入任何类型的同步").
+// inserts these only where the instructions depend on each other, they order nothing else. With
+// auto sync off (KernelRun::cce_auto_sync = false, or RECSDK_SIM_CCE_AUTO_SYNC=off in the
+// environment), every pipe pair needs the kernel's own synchronisation. Cube pipes (M, MTE1, FIX)
+// get no compiler synchronisation ("Cube侧编译器不支持自动插入任何类型的同步").
 //
 // ---- Where the reference is silent ----------------------------------------------------------
 // - Which events a queue issues: asc-devkit's implementation (see pipe.h).
@@ -79,14 +79,14 @@
 //
 // ---- Granularity --------------------------------------------------------------------------
 // Ranges are tracked in whole 32-byte blocks: the unit the unified buffer is addressed in (DMA
-// and vector operands start 32-byte aligned, SIMD计算说明/连续计算.md, DataCopy_GMAndUB_continuous.md),
-// and a DMA into UB writes whole blocks (DataCopyPad's padding and dummy bytes), so two pipes
-// touching one block do conflict. It also keeps a buffer's list short when accesses are many and
-// small. Scalar accesses (GetValue/SetValue, one element each, often in long loops at scattered
-// indices) go further and mark the whole tracked segment they fall in instead of splitting it;
-// the cost is that a scalar access may count as touching neighbouring bytes of the same segment
-// (more implicit compiler synchronisation with auto sync; with auto sync off, possibly a report
-// for bytes the scalar unit did not touch).
+// and vector operands start 32-byte aligned, SIMD计算说明/连续计算.md,
+// DataCopy_GMAndUB_continuous.md), and a DMA into UB writes whole blocks (DataCopyPad's padding and
+// dummy bytes), so two pipes touching one block do conflict. It also keeps a buffer's list short
+// when accesses are many and small. Scalar accesses (GetValue/SetValue, one element each, often in
+// long loops at scattered indices) go further and mark the whole tracked segment they fall in
+// instead of splitting it; the cost is that a scalar access may count as touching neighbouring
+// bytes of the same segment (more implicit compiler synchronisation with auto sync; with auto sync
+// off, possibly a report for bytes the scalar unit did not touch).
 #ifndef RECSDK_SIM_HAZARD_H
 #define RECSDK_SIM_HAZARD_H
 
@@ -103,7 +103,7 @@ namespace recsdk::sim {
 // The pipes of 核内同步能力概述.md, table 1.
 enum class Pipe : uint8_t { S = 0, V, M, MTE1, MTE2, MTE3, FIX };
 constexpr int kPipes = 7;
-constexpr int kEventIds = 8;  // SetFlag_WaitFlag_ISASI.md: event ids 0-7 on Atlas A2/A3
+constexpr int kEventIds = 8;        // SetFlag_WaitFlag_ISASI.md: event ids 0-7 on Atlas A2/A3
 constexpr uintptr_t kHzBlock = 32;  // ranges are tracked in whole blocks of this many bytes
 
 inline const char* PipeShort(Pipe p) {
@@ -139,9 +139,11 @@ struct HzSeg {
     HzMark r[kPipes];
     Pipe wpipe = Pipe::S;
     bool SameHistory(const HzSeg& o) const {
-        if (wpipe != o.wpipe || w != o.w || sw != o.sw) return false;
+        if (wpipe != o.wpipe || w != o.w || sw != o.sw)
+            return false;
         for (int i = 0; i < kPipes; ++i) {
-            if (r[i] != o.r[i]) return false;
+            if (r[i] != o.r[i])
+                return false;
         }
         return true;
     }
@@ -152,8 +154,8 @@ struct HazardState;
 // The access history of one buffer (a TBuf, or one buffer of a queue), sorted and disjoint.
 struct HazardRanges {
     std::vector<HzSeg> segs;
-    uintptr_t base = 0;         // the buffer's first byte (for messages)
-    uint64_t base_offset = 0;   // its offset in its memory
+    uintptr_t base = 0;        // the buffer's first byte (for messages)
+    uint64_t base_offset = 0;  // its offset in its memory
     const char* mem = "UB";
     const char* owner = "buffer";
     HazardState* state = nullptr;  // the core the buffer belongs to (set on first access)
@@ -200,27 +202,34 @@ struct HazardState {
     Recent recent[64];  // direct-mapped cache in front of the table below
 
     uint32_t Site(const char* call, const SrcLoc& loc) {
-        Recent& c = recent[(static_cast<uint32_t>(loc.line) ^ (reinterpret_cast<uintptr_t>(call) >> 4)) & 63u];
-        if (c.line == loc.line && c.file == loc.file && c.call == call) return c.id;
+        Recent& c =
+            recent[(static_cast<uint32_t>(loc.line) ^ (reinterpret_cast<uintptr_t>(call) >> 4)) &
+                   63u];
+        if (c.line == loc.line && c.file == loc.file && c.call == call)
+            return c.id;
         c = Recent{loc.file, call, loc.line, Intern(call, loc)};
         return c.id;
     }
 
     uint32_t Intern(const char* call, const SrcLoc& loc) {
-        const uintptr_t key = reinterpret_cast<uintptr_t>(loc.file) * 31u + static_cast<uintptr_t>(loc.line) * 131u +
+        const uintptr_t key = reinterpret_cast<uintptr_t>(loc.file) * 31u +
+                              static_cast<uintptr_t>(loc.line) * 131u +
                               reinterpret_cast<uintptr_t>(call);
         size_t mask = slots.size() - 1;
         for (size_t i = (key ^ (key >> 17)) & mask;; i = (i + 1) & mask) {
             const uint32_t at = slots[i];
-            if (at == 0) break;
+            if (at == 0)
+                break;
             const HzSite& s = sites[at];
-            if (s.file == loc.file && s.line == loc.line && s.call == call) return at;
+            if (s.file == loc.file && s.line == loc.line && s.call == call)
+                return at;
         }
         sites.push_back(HzSite{loc.file, loc.line, call});
         const uint32_t id = static_cast<uint32_t>(sites.size() - 1);
         if (sites.size() * 2 > slots.size()) {  // rehash at half load
             slots.assign(slots.size() * 2, 0);
-            for (uint32_t k = 1; k < sites.size(); ++k) Place(k);
+            for (uint32_t k = 1; k < sites.size(); ++k)
+                Place(k);
         } else {
             Place(id);
         }
@@ -228,11 +237,13 @@ struct HazardState {
     }
     void Place(uint32_t id) {
         const HzSite& s = sites[id];
-        const uintptr_t key = reinterpret_cast<uintptr_t>(s.file) * 31u + static_cast<uintptr_t>(s.line) * 131u +
+        const uintptr_t key = reinterpret_cast<uintptr_t>(s.file) * 31u +
+                              static_cast<uintptr_t>(s.line) * 131u +
                               reinterpret_cast<uintptr_t>(s.call);
         const size_t mask = slots.size() - 1;
         size_t i = (key ^ (key >> 17)) & mask;
-        while (slots[i] != 0) i = (i + 1) & mask;
+        while (slots[i] != 0)
+            i = (i + 1) & mask;
         slots[i] = id;
     }
     std::string Str(uint32_t site) const {
@@ -244,11 +255,14 @@ struct HazardState {
 
 inline HazardState& Hz(CoreState& c) {
     if (!c.hazard) {
-        c.hazard = HazardPtr(new HazardState(c.launch->cce_auto_sync), +[](HazardState* h) { delete h; });
+        c.hazard =
+            HazardPtr(new HazardState(c.launch->cce_auto_sync), +[](HazardState* h) { delete h; });
     }
     return *c.hazard;
 }
-inline HazardState& Hz() { return Hz(Core()); }
+inline HazardState& Hz() {
+    return Hz(Core());
+}
 
 inline std::string EventName(Pipe src, Pipe dst) {
     return std::string(PipeShort(src)) + "_" + PipeShort(dst);
@@ -257,7 +271,8 @@ inline std::string EventName(Pipe src, Pipe dst) {
 namespace hz_detail {
 
 inline void Merge(HzClock& into, const HzClock& from) {
-    for (int i = 0; i < kPipes; ++i) into[i] = into[i] < from[i] ? from[i] : into[i];
+    for (int i = 0; i < kPipes; ++i)
+        into[i] = into[i] < from[i] ? from[i] : into[i];
 }
 
 // Everything `q` issued so far (and everything it knew complete) becomes known to `p`:
@@ -273,44 +288,52 @@ inline HzClock Release(HazardState& h, Pipe q) {
 enum class Kind : uint8_t { kRaw, kWaw, kWar };
 
 inline std::string Where(const HazardRanges& r, uintptr_t a, uintptr_t b) {
-    std::string s = "bytes [" + std::to_string(a - r.base) + ", " + std::to_string(b - r.base) + ") of a " +
-                    r.owner + " buffer";
-    if (r.base != 0) s += " at " + std::string(r.mem) + " offset " + std::to_string(r.base_offset);
+    std::string s = "bytes [" + std::to_string(a - r.base) + ", " + std::to_string(b - r.base) +
+                    ") of a " + r.owner + " buffer";
+    if (r.base != 0)
+        s += " at " + std::string(r.mem) + " offset " + std::to_string(r.base_offset);
     return s;
 }
 
-[[noreturn]] inline void Report(const HazardState& h, const HazardRanges& r, const HzSeg& s, uintptr_t a, uintptr_t b,
-                                Pipe p, Kind k, Pipe q, const HzMark& earlier, const char* call, const SrcLoc& loc) {
-    static const char* const kinds[] = {"read-after-write", "write-after-write", "write-after-read"};
+[[noreturn]] inline void Report(const HazardState& h, const HazardRanges& r, const HzSeg& s,
+                                uintptr_t a, uintptr_t b, Pipe p, Kind k, Pipe q,
+                                const HzMark& earlier, const char* call, const SrcLoc& loc) {
+    static const char* const kinds[] = {"read-after-write", "write-after-write",
+                                        "write-after-read"};
     const uintptr_t lo = a > s.begin ? a : s.begin;
     const uintptr_t hi = b < s.end ? b : s.end;
     const char* verb = k == Kind::kWar ? "read" : "wrote";
     std::string how;
     if (q == p) {
         how = "both on PIPE_" + std::string(PipeShort(p)) +
-              ", and a pipe's instructions may overlap: nothing orders them (PipeBarrier<PIPE_" + PipeShort(p) +
-              ">() between them, or PipeBarrier<PIPE_ALL>())";
+              ", and a pipe's instructions may overlap: nothing orders them (PipeBarrier<PIPE_" +
+              PipeShort(p) + ">() between them, or PipeBarrier<PIPE_ALL>())";
     } else {
         how = "on PIPE_" + std::string(PipeShort(q)) + ", and nothing orders PIPE_" + PipeShort(q) +
-              " before PIPE_" + PipeShort(p) + " since (SetFlag/WaitFlag<HardEvent::" + EventName(q, p) +
-              ">, a queue's EnQue/DeQue or FreeTensor/AllocTensor, PipeBarrier<PIPE_ALL>() or SyncAll())";
+              " before PIPE_" + PipeShort(p) +
+              " since (SetFlag/WaitFlag<HardEvent::" + EventName(q, p) +
+              ">, a queue's EnQue/DeQue or FreeTensor/AllocTensor, PipeBarrier<PIPE_ALL>() or "
+              "SyncAll())";
     }
     Fail(call, loc,
-         std::string(kinds[static_cast<int>(k)]) + " hazard on " + Where(r, lo, hi) + ": " + h.Str(earlier.site) +
-             " " + verb + " them " + how);
+         std::string(kinds[static_cast<int>(k)]) + " hazard on " + Where(r, lo, hi) + ": " +
+             h.Str(earlier.site) + " " + verb + " them " + how);
 }
 
 // P's access is not known to come after `m` (an access by Q of kind `k`): applies the
 // toolchain's own synchronisation where it would insert it; fails otherwise.
-[[gnu::noinline]] inline void Unordered(HazardState& h, const HazardRanges& r, const HzSeg& s, uintptr_t a, uintptr_t b,
-                                        Pipe p, Kind k, Pipe q, const HzMark& m, const char* call, const SrcLoc& loc) {
+[[gnu::noinline]] inline void Unordered(HazardState& h, const HazardRanges& r, const HzSeg& s,
+                                        uintptr_t a, uintptr_t b, Pipe p, Kind k, Pipe q,
+                                        const HzMark& m, const char* call, const SrcLoc& loc) {
     const int pi = static_cast<int>(p);
     if (q == p) {
-        if (p == Pipe::S || k == Kind::kWar) return;
+        if (p == Pipe::S || k == Kind::kWar)
+            return;
         // The compiler's PipeBarrier<PIPE_V>. With auto sync on, a vector access never depends on
         // what the vector pipe knows of itself, so the barrier needs no record (and the vector
         // pipe keeps its epoch, which keeps the histories of consecutive vector ops mergeable).
-        if (p == Pipe::V && h.auto_sync) return;
+        if (p == Pipe::V && h.auto_sync)
+            return;
         Report(h, r, s, a, b, p, k, q, m, call, loc);
     }
     if (h.auto_sync && (p == Pipe::S || q == Pipe::S)) {  // the compiler's Set/Wait pair
@@ -321,18 +344,20 @@ inline std::string Where(const HazardRanges& r, uintptr_t a, uintptr_t b) {
 }
 
 // Is P's access ordered after `m`? (The common answer, yes, without a call.)
-inline void Order(HazardState& h, const HazardRanges& r, const HzSeg& s, uintptr_t a, uintptr_t b, Pipe p, Kind k,
-                  Pipe q, const HzMark& m, const char* call, const SrcLoc& loc) {
-    if (m.epoch == 0 || h.know[static_cast<int>(p)][static_cast<int>(q)] >= m.epoch) return;
+inline void Order(HazardState& h, const HazardRanges& r, const HzSeg& s, uintptr_t a, uintptr_t b,
+                  Pipe p, Kind k, Pipe q, const HzMark& m, const char* call, const SrcLoc& loc) {
+    if (m.epoch == 0 || h.know[static_cast<int>(p)][static_cast<int>(q)] >= m.epoch)
+        return;
     Unordered(h, r, s, a, b, p, k, q, m, call, loc);
 }
 
-inline void Check(HazardState& h, const HazardRanges& r, const HzSeg& s, uintptr_t a, uintptr_t b, Pipe p, Acc acc,
-                  const char* call, const SrcLoc& loc) {
+inline void Check(HazardState& h, const HazardRanges& r, const HzSeg& s, uintptr_t a, uintptr_t b,
+                  Pipe p, Acc acc, const char* call, const SrcLoc& loc) {
     // Scalar history first: with auto sync the compiler's S->P synchronisation also carries
     // what the scalar unit had learnt (e.g. that the DMA it waited for finished).
     if (acc == Acc::kRead) {
-        if (p != Pipe::S) Order(h, r, s, a, b, p, Kind::kRaw, Pipe::S, s.sw, call, loc);
+        if (p != Pipe::S)
+            Order(h, r, s, a, b, p, Kind::kRaw, Pipe::S, s.sw, call, loc);
         Order(h, r, s, a, b, p, Kind::kRaw, s.wpipe, s.w, call, loc);
         return;
     }
@@ -342,13 +367,15 @@ inline void Check(HazardState& h, const HazardRanges& r, const HzSeg& s, uintptr
     }
     // Readers before the writer: ordering after a reader usually orders after the write it read
     // too, so the missing reader -> writer synchronisation is the one to report.
-    for (int q = 1; q < kPipes; ++q) Order(h, r, s, a, b, p, Kind::kWar, static_cast<Pipe>(q), s.r[q], call, loc);
+    for (int q = 1; q < kPipes; ++q)
+        Order(h, r, s, a, b, p, Kind::kWar, static_cast<Pipe>(q), s.r[q], call, loc);
     Order(h, r, s, a, b, p, Kind::kWaw, s.wpipe, s.w, call, loc);
 }
 
 // The mark a segment keeps of this kind of access by `p`.
 inline HzMark& MarkSlot(HzSeg& s, Pipe p, Acc acc) {
-    if (acc == Acc::kRead) return s.r[static_cast<int>(p)];
+    if (acc == Acc::kRead)
+        return s.r[static_cast<int>(p)];
     return s.sw;  // only scalar writes are recorded as marks; other writes replace the history
 }
 
@@ -356,7 +383,8 @@ inline void SetWrite(HzSeg& s, Pipe p, const HzMark& m) {
     s.wpipe = p;
     s.w = m;
     s.sw = HzMark{};
-    for (auto& rd : s.r) rd = HzMark{};
+    for (auto& rd : s.r)
+        rd = HzMark{};
 }
 
 // Index of the first segment ending after `a`.
@@ -375,7 +403,8 @@ inline size_t FirstAfter(const std::vector<HzSeg>& v, uintptr_t a) {
 
 // Merges equal neighbours among v[from - 1 .. to]; returns how many segments went.
 inline size_t MergeAround(std::vector<HzSeg>& v, size_t from, size_t to) {
-    if (v.empty()) return 0;
+    if (v.empty())
+        return 0;
     size_t k = from > 0 ? from - 1 : 0;
     size_t last = to < v.size() ? to : v.size() - 1;
     size_t w = k;  // compact in place: v[w] is the segment being grown
@@ -386,16 +415,19 @@ inline size_t MergeAround(std::vector<HzSeg>& v, size_t from, size_t to) {
             ++gone;
         } else {
             ++w;
-            if (w != i) v[w] = v[i];
+            if (w != i)
+                v[w] = v[i];
         }
     }
-    if (gone != 0) v.erase(v.begin() + static_cast<std::ptrdiff_t>(last + 1 - gone),
-                           v.begin() + static_cast<std::ptrdiff_t>(last + 1));
+    if (gone != 0)
+        v.erase(v.begin() + static_cast<std::ptrdiff_t>(last + 1 - gone),
+                v.begin() + static_cast<std::ptrdiff_t>(last + 1));
     return gone;
 }
 
 // A write by a non-scalar pipe: [a, b) gets one fresh history; the segments it covers go.
-inline void RecordWrite(std::vector<HzSeg>& v, size_t i, uintptr_t a, uintptr_t b, Pipe p, const HzMark& m) {
+inline void RecordWrite(std::vector<HzSeg>& v, size_t i, uintptr_t a, uintptr_t b, Pipe p,
+                        const HzMark& m) {
     // Exactly one segment: its history is replaced in place.
     if (i < v.size() && v[i].begin == a && v[i].end == b) {
         SetWrite(v[i], p, m);
@@ -403,10 +435,11 @@ inline void RecordWrite(std::vector<HzSeg>& v, size_t i, uintptr_t a, uintptr_t 
         return;
     }
     // Writing on from where the same write left off, inside one segment: move the boundary.
-    if (i > 0 && i < v.size() && v[i].begin == a && v[i - 1].end == a && b < v[i].end && v[i - 1].wpipe == p &&
-        v[i - 1].w == m && v[i - 1].sw.epoch == 0) {
+    if (i > 0 && i < v.size() && v[i].begin == a && v[i - 1].end == a && b < v[i].end &&
+        v[i - 1].wpipe == p && v[i - 1].w == m && v[i - 1].sw.epoch == 0) {
         bool clean = true;
-        for (const auto& rd : v[i - 1].r) clean = clean && rd.epoch == 0;
+        for (const auto& rd : v[i - 1].r)
+            clean = clean && rd.epoch == 0;
         if (clean) {
             v[i - 1].end = b;
             v[i].begin = b;
@@ -414,7 +447,8 @@ inline void RecordWrite(std::vector<HzSeg>& v, size_t i, uintptr_t a, uintptr_t 
         }
     }
     size_t j = i;
-    while (j < v.size() && v[j].begin < b) ++j;
+    while (j < v.size() && v[j].begin < b)
+        ++j;
     HzSeg nw;
     nw.begin = a;
     nw.end = b;
@@ -444,11 +478,13 @@ inline void RecordWrite(std::vector<HzSeg>& v, size_t i, uintptr_t a, uintptr_t 
 
 // A read by a non-scalar pipe: its mark on exactly [a, b), splitting the segments at the ends
 // and filling bytes nothing touched yet.
-inline void RecordRead(std::vector<HzSeg>& v, size_t i, uintptr_t a, uintptr_t b, Pipe p, const HzMark& m) {
+inline void RecordRead(std::vector<HzSeg>& v, size_t i, uintptr_t a, uintptr_t b, Pipe p,
+                       const HzMark& m) {
     const int pi = static_cast<int>(p);
     // Reading on from where the same read left off (consecutive DMAs out of one buffer): move the
     // boundary between the two segments instead of splitting and merging.
-    if (i > 0 && i < v.size() && v[i].begin == a && v[i - 1].end == a && b < v[i].end && v[i - 1].r[pi] == m) {
+    if (i > 0 && i < v.size() && v[i].begin == a && v[i - 1].end == a && b < v[i].end &&
+        v[i - 1].r[pi] == m) {
         HzSeg probe = v[i];
         probe.r[pi] = m;
         if (probe.SameHistory(v[i - 1])) {
@@ -494,7 +530,8 @@ inline void RecordRead(std::vector<HzSeg>& v, size_t i, uintptr_t a, uintptr_t b
 // A scalar access: its mark on every segment [a, b) overlaps (no splitting), and on the bytes
 // in between nothing touched yet.
 // Returns whether the history changed.
-inline bool RecordScalar(std::vector<HzSeg>& v, size_t i, uintptr_t a, uintptr_t b, Acc acc, const HzMark& m) {
+inline bool RecordScalar(std::vector<HzSeg>& v, size_t i, uintptr_t a, uintptr_t b, Acc acc,
+                         const HzMark& m) {
     const size_t first = i;
     bool changed = false;
     uintptr_t cur = a;
@@ -517,7 +554,8 @@ inline bool RecordScalar(std::vector<HzSeg>& v, size_t i, uintptr_t a, uintptr_t
             cur = gap_end;
         }
     }
-    if (changed) MergeAround(v, first, i);
+    if (changed)
+        MergeAround(v, first, i);
     return changed;
 }
 
@@ -525,8 +563,8 @@ inline bool RecordScalar(std::vector<HzSeg>& v, size_t i, uintptr_t a, uintptr_t
 
 namespace hz_detail {
 
-inline void AccessSlow(HazardState& h, HazardRanges& r, uintptr_t a, uintptr_t b, Pipe p, Acc acc, const char* call,
-                       const SrcLoc& loc) {
+inline void AccessSlow(HazardState& h, HazardRanges& r, uintptr_t a, uintptr_t b, Pipe p, Acc acc,
+                       const char* call, const SrcLoc& loc) {
     std::vector<HzSeg>& v = r.segs;
     const int pi = static_cast<int>(p);
     size_t i = FirstAfter(v, a);
@@ -535,13 +573,16 @@ inline void AccessSlow(HazardState& h, HazardRanges& r, uintptr_t a, uintptr_t b
     // the readers that may have come since. The record would not change.
     if ((acc == Acc::kRead || p == Pipe::S) && i < v.size() && v[i].begin <= a && b <= v[i].end &&
         MarkSlot(v[i], p, acc).epoch == h.epoch[pi]) {
-        if (acc == Acc::kWrite) Check(h, r, v[i], a, b, p, acc, call, loc);
+        if (acc == Acc::kWrite)
+            Check(h, r, v[i], a, b, p, acc, call, loc);
         if (MarkSlot(v[i], p, acc).epoch == h.epoch[pi]) {  // the check started no new epoch
-            r.hint[pi][static_cast<int>(acc)] = HazardRanges::Hint{r.version, v[i].begin, v[i].end, h.epoch[pi]};
+            r.hint[pi][static_cast<int>(acc)] =
+                HazardRanges::Hint{r.version, v[i].begin, v[i].end, h.epoch[pi]};
             return;
         }
     }
-    for (size_t k = i; k < v.size() && v[k].begin < b; ++k) Check(h, r, v[k], a, b, p, acc, call, loc);
+    for (size_t k = i; k < v.size() && v[k].begin < b; ++k)
+        Check(h, r, v[k], a, b, p, acc, call, loc);
     const HzMark m{h.epoch[pi], h.Site(call, loc)};  // after the checks: they may start a new epoch
     bool changed = true;
     if (p == Pipe::S) {
@@ -551,7 +592,8 @@ inline void AccessSlow(HazardState& h, HazardRanges& r, uintptr_t a, uintptr_t b
     } else {
         RecordWrite(v, i, a, b, p, m);
     }
-    if (changed) ++r.version;  // unchanged, the other fast-path hints stay valid
+    if (changed)
+        ++r.version;  // unchanged, the other fast-path hints stay valid
     if (acc == Acc::kRead || p == Pipe::S) {
         const HzSeg& s = v[FirstAfter(v, a)];
         r.hint[pi][static_cast<int>(acc)] = HazardRanges::Hint{r.version, s.begin, s.end, m.epoch};
@@ -561,15 +603,17 @@ inline void AccessSlow(HazardState& h, HazardRanges& r, uintptr_t a, uintptr_t b
 }  // namespace hz_detail
 
 // See the API list at the top.
-inline void HzAccess(HazardRanges& r, const void* ptr, uint64_t bytes, Pipe p, Acc acc, const char* call,
-                     const SrcLoc& loc) {
-    if (bytes == 0) return;
+inline void HzAccess(HazardRanges& r, const void* ptr, uint64_t bytes, Pipe p, Acc acc,
+                     const char* call, const SrcLoc& loc) {
+    if (bytes == 0)
+        return;
     // A buffer belongs to one core (TPipe::InitBuffer carves it there), so its core's state can
     // be remembered instead of looked up through the thread-local current core every time.
     HazardState& h = r.state != nullptr ? *r.state : *(r.state = &Hz());
     // Whole 32-byte blocks (see Granularity above).
     const uintptr_t a = reinterpret_cast<uintptr_t>(ptr) & ~uintptr_t{kHzBlock - 1};
-    const uintptr_t b = (reinterpret_cast<uintptr_t>(ptr) + bytes + kHzBlock - 1) & ~uintptr_t{kHzBlock - 1};
+    const uintptr_t b =
+        (reinterpret_cast<uintptr_t>(ptr) + bytes + kHzBlock - 1) & ~uintptr_t{kHzBlock - 1};
     // A read, or a scalar write (the hardware keeps the scalar pipe in order), by the pipe and kind
     // of access that last recorded one in the segment holding [a, b), in the same epoch, with the
     // buffer's history unchanged since: the same checks would pass again (knowledge only grows),
@@ -577,7 +621,8 @@ inline void HzAccess(HazardRanges& r, const void* ptr, uint64_t bytes, Pipe p, A
     // it names, which a report would name). This is most scalar loops and repeated DMAs.
     const int pi = static_cast<int>(p);
     const HazardRanges::Hint& t = r.hint[pi][static_cast<int>(acc)];
-    if (t.version == r.version && t.begin <= a && b <= t.end && t.epoch == h.epoch[pi]) return;
+    if (t.version == r.version && t.begin <= a && b <= t.end && t.epoch == h.epoch[pi])
+        return;
     hz_detail::AccessSlow(h, r, a, b, p, acc, call, loc);
 }
 
@@ -586,8 +631,9 @@ inline void HzSetFlag(Pipe src, Pipe dst, int32_t id, const char* call, const Sr
     HzFlag& f = h.flags[static_cast<int>(src)][static_cast<int>(dst)][id];
     if (f.set) {
         Fail(call, loc,
-             "SetFlag<HardEvent::" + EventName(src, dst) + ">(" + std::to_string(id) + ") while the flag is still set by " +
-                 h.Str(f.by) + " with no WaitFlag since: two SetFlag on one event id in a row are undefined "
+             "SetFlag<HardEvent::" + EventName(src, dst) + ">(" + std::to_string(id) +
+                 ") while the flag is still set by " + h.Str(f.by) +
+                 " with no WaitFlag since: two SetFlag on one event id in a row are undefined "
                  "(SetFlag_WaitFlag_ISASI.md); use another id (TPipe::AllocEventID)");
     }
     f.set = true;
@@ -616,8 +662,10 @@ inline void HzBarrier(Pipe p) {
 
 inline void HzBarrierAll() {
     HazardState& h = Hz();
-    for (auto& k : h.know) k = h.epoch;
-    for (auto& e : h.epoch) ++e;
+    for (auto& k : h.know)
+        k = h.epoch;
+    for (auto& e : h.epoch)
+        ++e;
 }
 
 inline void HzOrder(Pipe q, Pipe p) {
@@ -629,7 +677,8 @@ inline void HzOrder(Pipe q, Pipe p) {
 // of an event a queue buffer still holds, and the PIPE_ALL barrier of TPipe::Destroy, without
 // checks (nothing may throw there).
 inline void HzDrainNoThrow(CoreState& c, Pipe src, Pipe dst, int32_t id) noexcept {
-    if (!c.hazard || id < 0 || id >= kEventIds) return;
+    if (!c.hazard || id < 0 || id >= kEventIds)
+        return;
     HazardState& h = *c.hazard;
     HzFlag& f = h.flags[static_cast<int>(src)][static_cast<int>(dst)][id];
     if (f.set) {
@@ -641,21 +690,26 @@ inline void HzDrainNoThrow(CoreState& c, Pipe src, Pipe dst, int32_t id) noexcep
 }
 
 inline void HzBarrierAllNoThrow(CoreState& c) noexcept {
-    if (!c.hazard) return;
+    if (!c.hazard)
+        return;
     HazardState& h = *c.hazard;
-    for (auto& k : h.know) k = h.epoch;
-    for (auto& e : h.epoch) ++e;
+    for (auto& k : h.know)
+        k = h.epoch;
+    for (auto& e : h.epoch)
+        ++e;
 }
 
 // TPipe/FetchEventID.md: the lowest id not held by AllocEventID; it is not taken.
 inline int32_t HzFetchEventID(Pipe src, Pipe dst, const char* call, const SrcLoc& loc) {
     const uint8_t held = Hz().held[static_cast<int>(src)][static_cast<int>(dst)];
     for (int32_t id = 0; id < kEventIds; ++id) {
-        if ((held & (1u << id)) == 0) return id;
+        if ((held & (1u << id)) == 0)
+            return id;
     }
     Fail(call, loc,
          "all " + std::to_string(kEventIds) + " event ids of HardEvent::" + EventName(src, dst) +
-             " are held (AllocEventID without ReleaseEventID, or queue buffers waiting for their events)");
+             " are held (AllocEventID without ReleaseEventID, or queue buffers waiting for their "
+             "events)");
 }
 
 // TPipe/AllocEventID.md: takes the id until ReleaseEventID.

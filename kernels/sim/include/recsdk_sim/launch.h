@@ -41,7 +41,8 @@ struct KernelRun {
 };
 
 inline void SetMessage(RecsdkSimReport* report, const std::string& msg) {
-    if (report == nullptr) return;
+    if (report == nullptr)
+        return;
     std::snprintf(report->message, sizeof(report->message), "%s", msg.c_str());
 }
 

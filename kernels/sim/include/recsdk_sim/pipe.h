@@ -69,26 +69,50 @@ inline bool QueueEvent(AscendC::TPosition src, AscendC::TPosition dst, Pipe* pro
     enum class Mem { GM, UB, L1, L0A, L0B, L0C, Other };
     auto phys = [](TPosition p) {
         switch (p) {
-            case TPosition::GM: return Mem::GM;
-            case TPosition::VECIN: case TPosition::VECOUT: case TPosition::VECCALC: return Mem::UB;
-            case TPosition::A1: case TPosition::B1: case TPosition::C1: return Mem::L1;
-            case TPosition::A2: return Mem::L0A;
-            case TPosition::B2: return Mem::L0B;
-            case TPosition::CO1: return Mem::L0C;
-            case TPosition::CO2: return Mem::GM;  // arch 2201: CO2 is GM
-            default: return Mem::Other;
+            case TPosition::GM:
+                return Mem::GM;
+            case TPosition::VECIN:
+            case TPosition::VECOUT:
+            case TPosition::VECCALC:
+                return Mem::UB;
+            case TPosition::A1:
+            case TPosition::B1:
+            case TPosition::C1:
+                return Mem::L1;
+            case TPosition::A2:
+                return Mem::L0A;
+            case TPosition::B2:
+                return Mem::L0B;
+            case TPosition::CO1:
+                return Mem::L0C;
+            case TPosition::CO2:
+                return Mem::GM;  // arch 2201: CO2 is GM
+            default:
+                return Mem::Other;
         }
     };
     if (src == dst) {  // TQue<pos>: kernel_tpipe.h GetBufferLogicPos
         switch (src) {
-            case TPosition::VECIN: case TPosition::A1: case TPosition::B1: case TPosition::C1:
+            case TPosition::VECIN:
+            case TPosition::A1:
+            case TPosition::B1:
+            case TPosition::C1:
                 src = TPosition::GM;
                 break;
-            case TPosition::VECOUT: dst = TPosition::GM; break;
-            case TPosition::A2: src = TPosition::A1; break;
-            case TPosition::B2: src = TPosition::B1; break;
-            case TPosition::CO1: dst = TPosition::CO2; break;
-            default: return false;
+            case TPosition::VECOUT:
+                dst = TPosition::GM;
+                break;
+            case TPosition::A2:
+                src = TPosition::A1;
+                break;
+            case TPosition::B2:
+                src = TPosition::B1;
+                break;
+            case TPosition::CO1:
+                dst = TPosition::CO2;
+                break;
+            default:
+                return false;
         }
     }
     const Mem s = phys(src);
@@ -98,23 +122,34 @@ inline bool QueueEvent(AscendC::TPosition src, AscendC::TPosition dst, Pipe* pro
         *cons = b;
         return true;
     };
-    if (s == Mem::GM && d == Mem::UB) return set(Pipe::MTE2, Pipe::V);
-    if (s == Mem::GM && d == Mem::L1) return set(Pipe::MTE2, Pipe::MTE1);
-    if (s == Mem::GM && (d == Mem::L0A || d == Mem::L0B)) return set(Pipe::MTE2, Pipe::M);
-    if (s == Mem::UB && d == Mem::GM) return set(Pipe::V, Pipe::MTE3);
-    if (s == Mem::UB && d == Mem::UB) return set(Pipe::MTE2, Pipe::MTE3);
-    if (s == Mem::UB && d == Mem::L1) return set(Pipe::MTE3, Pipe::MTE1);
-    if (s == Mem::L1 && d == Mem::UB) return set(Pipe::MTE1, Pipe::V);
-    if (s == Mem::L1 && (d == Mem::L0A || d == Mem::L0B)) return set(Pipe::MTE1, Pipe::M);
-    if (s == Mem::L0C && d == Mem::GM) return set(Pipe::M, Pipe::FIX);
+    if (s == Mem::GM && d == Mem::UB)
+        return set(Pipe::MTE2, Pipe::V);
+    if (s == Mem::GM && d == Mem::L1)
+        return set(Pipe::MTE2, Pipe::MTE1);
+    if (s == Mem::GM && (d == Mem::L0A || d == Mem::L0B))
+        return set(Pipe::MTE2, Pipe::M);
+    if (s == Mem::UB && d == Mem::GM)
+        return set(Pipe::V, Pipe::MTE3);
+    if (s == Mem::UB && d == Mem::UB)
+        return set(Pipe::MTE2, Pipe::MTE3);
+    if (s == Mem::UB && d == Mem::L1)
+        return set(Pipe::MTE3, Pipe::MTE1);
+    if (s == Mem::L1 && d == Mem::UB)
+        return set(Pipe::MTE1, Pipe::V);
+    if (s == Mem::L1 && (d == Mem::L0A || d == Mem::L0B))
+        return set(Pipe::MTE1, Pipe::M);
+    if (s == Mem::L0C && d == Mem::GM)
+        return set(Pipe::M, Pipe::FIX);
     return false;
 }
 
 inline uint32_t AllocatedOnPosition(const CoreState& c, AscendC::TPosition pos) {
     uint32_t n = 0;
     for (const auto& q : c.queues) {
-        if (!q->alive || q->pos != pos || std::string(q->kind) == "TBuf") continue;
-        for (const auto& s : q->slots) n += s->state != 0 ? 1 : 0;
+        if (!q->alive || q->pos != pos || std::string(q->kind) == "TBuf")
+            continue;
+        for (const auto& s : q->slots)
+            n += s->state != 0 ? 1 : 0;
     }
     return n;
 }
@@ -154,13 +189,16 @@ public:
         const auto& core = recsdk::sim::Core();
         if (recsdk::sim::AllocatedOnPosition(core, q.pos) >= core.launch->soc->que_events) {
             recsdk::sim::Fail("TQue::AllocTensor", loc,
-                              std::string("more than ") + std::to_string(core.launch->soc->que_events) +
+                              std::string("more than ") +
+                                  std::to_string(core.launch->soc->que_events) +
                                   " tensors allocated at once on TPosition " + PositionName(q.pos) +
                                   " (hardware event ids)");
         }
         if (free_slot->free_event >= 0) {  // the last FreeTensor of this buffer
-            recsdk::sim::HzWaitFlag(q.cons, q.prod, free_slot->free_event, "TQue::AllocTensor", loc);
-            recsdk::sim::HzReleaseEventID(q.cons, q.prod, free_slot->free_event, "TQue::AllocTensor", loc);
+            recsdk::sim::HzWaitFlag(q.cons, q.prod, free_slot->free_event, "TQue::AllocTensor",
+                                    loc);
+            recsdk::sim::HzReleaseEventID(q.cons, q.prod, free_slot->free_event,
+                                          "TQue::AllocTensor", loc);
             free_slot->free_event = -1;
         }
         free_slot->state = 1;
@@ -197,7 +235,8 @@ public:
         s->state = 1;
         if (s->enq_event >= 0) {
             recsdk::sim::HzWaitFlag(s->enq_prod, s->enq_cons, s->enq_event, "TQue::DeQue", loc);
-            recsdk::sim::HzReleaseEventID(s->enq_prod, s->enq_cons, s->enq_event, "TQue::DeQue", loc);
+            recsdk::sim::HzReleaseEventID(s->enq_prod, s->enq_cons, s->enq_event, "TQue::DeQue",
+                                          loc);
             s->enq_event = -1;
         }
         return Tensor<T>(s);
@@ -210,11 +249,12 @@ public:
         if (q.events && !q.fifo.empty() && q.fifo.front()->enq_event >= 0 &&
             recsdk::sim::QueueEvent(srcUserPos, dstUserPos, &prod, &cons) &&
             (prod != q.fifo.front()->enq_prod || cons != q.fifo.front()->enq_cons)) {
-            recsdk::sim::Fail("TQue::DeQue", loc,
-                              "DeQue names another path than the EnQue of this tensor (HardEvent::" +
-                                  recsdk::sim::EventName(q.fifo.front()->enq_prod, q.fifo.front()->enq_cons) +
-                                  " at EnQue, " + recsdk::sim::EventName(prod, cons) +
-                                  " here): the Wait would not match the Set");
+            recsdk::sim::Fail(
+                "TQue::DeQue", loc,
+                "DeQue names another path than the EnQue of this tensor (HardEvent::" +
+                    recsdk::sim::EventName(q.fifo.front()->enq_prod, q.fifo.front()->enq_cons) +
+                    " at EnQue, " + recsdk::sim::EventName(prod, cons) +
+                    " here): the Wait would not match the Set");
         }
         return DeQue<T>(loc);
     }
@@ -227,7 +267,8 @@ public:
         }
         recsdk::sim::BufSlot* s = tensor.SimSlot();
         bool mine = false;
-        for (auto& own : q.slots) mine = mine || own.get() == s;
+        for (auto& own : q.slots)
+            mine = mine || own.get() == s;
         if (!mine) {
             recsdk::sim::Fail("TQue::FreeTensor", loc, "the tensor belongs to another queue");
         }
@@ -236,7 +277,8 @@ public:
                               "double free: the tensor's buffer was already returned to the queue");
         }
         if (s->state == 2) {
-            recsdk::sim::Fail("TQue::FreeTensor", loc, "the tensor is still enqueued (DeQue it first)");
+            recsdk::sim::Fail("TQue::FreeTensor", loc,
+                              "the tensor is still enqueued (DeQue it first)");
         }
         if (q.events) {
             s->free_event = static_cast<int8_t>(
@@ -256,7 +298,8 @@ public:
     }
     bool HasIdleBuffer() {
         for (auto& s : State("TQue::HasIdleBuffer", {}).slots) {
-            if (s->state == 0) return true;
+            if (s->state == 0)
+                return true;
         }
         return false;
     }
@@ -264,7 +307,8 @@ public:
     void FreeAllEvent(recsdk::sim::SrcLoc loc = {}) {
         auto& q = State("TQue::FreeAllEvent", loc);
         for (auto& s : q.slots) {
-            if (s->free_event < 0) continue;
+            if (s->free_event < 0)
+                continue;
             recsdk::sim::HzWaitFlag(q.cons, q.prod, s->free_event, "TQue::FreeAllEvent", loc);
             recsdk::sim::HzReleaseEventID(q.cons, q.prod, s->free_event, "TQue::FreeAllEvent", loc);
             s->free_event = -1;
@@ -277,16 +321,18 @@ public:
 protected:
     recsdk::sim::QueueState& State(const char* call, const recsdk::sim::SrcLoc& loc) {
         recsdk::sim::Core();  // stops aborted cores
-        if (!sim_state) recsdk::sim::Fail(call, loc, "queue used before TPipe::InitBuffer");
-        if (!sim_state->alive) recsdk::sim::Fail(call, loc, "queue used after its TPipe was reset or destroyed");
+        if (!sim_state)
+            recsdk::sim::Fail(call, loc, "queue used before TPipe::InitBuffer");
+        if (!sim_state->alive)
+            recsdk::sim::Fail(call, loc, "queue used after its TPipe was reset or destroyed");
         return *sim_state;
     }
 
     template <typename T>
     LocalTensor<T> Tensor(recsdk::sim::BufSlot* s) {
         auto* base = recsdk::sim::Core().ub + s->offset;
-        return LocalTensor<T>(reinterpret_cast<T*>(base), s->bytes / static_cast<uint32_t>(sizeof(T)), s,
-                              s->gen, s->pos);
+        return LocalTensor<T>(reinterpret_cast<T*>(base),
+                              s->bytes / static_cast<uint32_t>(sizeof(T)), s, s->gen, s->pos);
     }
 
     template <typename T>
@@ -303,7 +349,8 @@ protected:
         }
         s->state = 2;
         q.fifo.push_back(s);
-        if (q.events) Signal(s, prod, cons, loc);
+        if (q.events)
+            Signal(s, prod, cons, loc);
         return true;
     }
 
@@ -312,17 +359,20 @@ protected:
                 const recsdk::sim::SrcLoc& loc) {
         s->enq_prod = prod;
         s->enq_cons = cons;
-        s->enq_event = static_cast<int8_t>(recsdk::sim::HzAllocEventID(prod, cons, "TQue::EnQue", loc));
+        s->enq_event =
+            static_cast<int8_t>(recsdk::sim::HzAllocEventID(prod, cons, "TQue::EnQue", loc));
         recsdk::sim::HzSetFlag(prod, cons, s->enq_event, "TQue::EnQue", loc);
     }
 
     template <typename T>
-    recsdk::sim::BufSlot* Owned(recsdk::sim::QueueState& q, const LocalTensor<T>& t, const char* call,
-                                const recsdk::sim::SrcLoc& loc) {
+    recsdk::sim::BufSlot* Owned(recsdk::sim::QueueState& q, const LocalTensor<T>& t,
+                                const char* call, const recsdk::sim::SrcLoc& loc) {
         recsdk::sim::BufSlot* s = t.SimSlot();
         bool mine = false;
-        for (auto& own : q.slots) mine = mine || own.get() == s;
-        if (s == nullptr || !mine) recsdk::sim::Fail(call, loc, "the tensor was not allocated from this queue");
+        for (auto& own : q.slots)
+            mine = mine || own.get() == s;
+        if (s == nullptr || !mine)
+            recsdk::sim::Fail(call, loc, "the tensor was not allocated from this queue");
         if (s->state == 0 || s->gen != t.SimGen()) {
             recsdk::sim::Fail(call, loc, "the tensor's buffer was already freed");
         }
@@ -347,10 +397,11 @@ public:
         auto& s = Slot("TBuf::Get", loc);
         if (uint64_t(len) * sizeof(T) > s.bytes) {
             recsdk::sim::Fail("TBuf::Get", loc,
-                              std::to_string(len) + " elements exceed the " + std::to_string(s.bytes) +
-                                  "-byte buffer");
+                              std::to_string(len) + " elements exceed the " +
+                                  std::to_string(s.bytes) + "-byte buffer");
         }
-        return LocalTensor<T>(reinterpret_cast<T*>(recsdk::sim::Core().ub + s.offset), len, &s, s.gen, pos);
+        return LocalTensor<T>(reinterpret_cast<T*>(recsdk::sim::Core().ub + s.offset), len, &s,
+                              s.gen, pos);
     }
     template <typename T>
     LocalTensor<T> GetWithOffset(uint32_t size, uint32_t bufOffset, recsdk::sim::SrcLoc loc = {}) {
@@ -362,8 +413,8 @@ public:
         if (uint64_t(bufOffset) + uint64_t(size) * sizeof(T) > s.bytes) {
             recsdk::sim::Fail("TBuf::GetWithOffset", loc, "the view exceeds the buffer");
         }
-        return LocalTensor<T>(reinterpret_cast<T*>(recsdk::sim::Core().ub + s.offset + bufOffset), size, &s,
-                              s.gen, pos);
+        return LocalTensor<T>(reinterpret_cast<T*>(recsdk::sim::Core().ub + s.offset + bufOffset),
+                              size, &s, s.gen, pos);
     }
 
     std::shared_ptr<recsdk::sim::QueueState> sim_state;
@@ -371,8 +422,10 @@ public:
 private:
     recsdk::sim::BufSlot& Slot(const char* call, const recsdk::sim::SrcLoc& loc) {
         recsdk::sim::Core();
-        if (!sim_state) recsdk::sim::Fail(call, loc, "TBuf used before TPipe::InitBuffer");
-        if (!sim_state->alive) recsdk::sim::Fail(call, loc, "TBuf used after its TPipe was reset or destroyed");
+        if (!sim_state)
+            recsdk::sim::Fail(call, loc, "TBuf used before TPipe::InitBuffer");
+        if (!sim_state->alive)
+            recsdk::sim::Fail(call, loc, "TBuf used after its TPipe was reset or destroyed");
         return *sim_state->slots[0];
     }
 };
@@ -389,7 +442,8 @@ public:
     }
     ~TPipe() {
         Release(true);
-        if (recsdk::sim::g_core != nullptr && recsdk::sim::g_core->pipe == this) recsdk::sim::g_core->pipe = prev_;
+        if (recsdk::sim::g_core != nullptr && recsdk::sim::g_core->pipe == this)
+            recsdk::sim::g_core->pipe = prev_;
     }
     TPipe(const TPipe&) = delete;
     TPipe& operator=(const TPipe&) = delete;
@@ -423,7 +477,8 @@ public:
     TEventID FetchEventID(HardEvent evt, recsdk::sim::SrcLoc loc = {}) {
         recsdk::sim::Pipe src, dst;
         EventPipes(evt, &src, &dst);
-        return static_cast<TEventID>(recsdk::sim::HzFetchEventID(src, dst, "TPipe::FetchEventID", loc));
+        return static_cast<TEventID>(
+            recsdk::sim::HzFetchEventID(src, dst, "TPipe::FetchEventID", loc));
     }
     template <HardEvent evt>
     TEventID FetchEventID(recsdk::sim::SrcLoc loc = {}) {
@@ -433,7 +488,8 @@ public:
     TEventID AllocEventID(recsdk::sim::SrcLoc loc = {}) {
         recsdk::sim::Pipe src, dst;
         EventPipes(evt, &src, &dst);
-        return static_cast<TEventID>(recsdk::sim::HzAllocEventID(src, dst, "TPipe::AllocEventID", loc));
+        return static_cast<TEventID>(
+            recsdk::sim::HzAllocEventID(src, dst, "TPipe::AllocEventID", loc));
     }
     template <HardEvent evt>
     void ReleaseEventID(TEventID id, recsdk::sim::SrcLoc loc = {}) {
@@ -444,32 +500,43 @@ public:
 
 private:
     template <TPosition s, TPosition d, int32_t depth, auto m>
-    static int32_t QueDepth(const TQueBind<s, d, depth, m>&) { return depth; }
+    static int32_t QueDepth(const TQueBind<s, d, depth, m>&) {
+        return depth;
+    }
     template <TPosition s, TPosition d, int32_t depth, auto m>
-    static TPosition QuePos(const TQueBind<s, d, depth, m>&) { return s; }
+    static TPosition QuePos(const TQueBind<s, d, depth, m>&) {
+        return s;
+    }
     template <TPosition s, TPosition d, int32_t depth, auto m>
-    static TPosition QueDst(const TQueBind<s, d, depth, m>&) { return d; }
+    static TPosition QueDst(const TQueBind<s, d, depth, m>&) {
+        return d;
+    }
 
     std::shared_ptr<recsdk::sim::QueueState> Carve(const char* call, const recsdk::sim::SrcLoc& loc,
                                                    std::shared_ptr<recsdk::sim::QueueState>& handle,
                                                    uint32_t num, uint32_t len, const char* kind) {
         auto& c = recsdk::sim::Core();
         if (handle && handle->alive) {
-            recsdk::sim::Fail(call, loc, "InitBuffer on a queue/TBuf that already has buffers (Reset the pipe first)");
+            recsdk::sim::Fail(
+                call, loc,
+                "InitBuffer on a queue/TBuf that already has buffers (Reset the pipe first)");
         }
-        if (num == 0) recsdk::sim::Fail(call, loc, "InitBuffer with num == 0");
+        if (num == 0)
+            recsdk::sim::Fail(call, loc, "InitBuffer with num == 0");
         if (c.core_type == recsdk::sim::kAic) {
-            recsdk::sim::Fail(call, loc, "a cube core (AIC) has no unified buffer: guard vector code with "
-                                         "`if ASCEND_IS_AIV` (the Matmul API manages the AIC's L1/L0 itself)");
+            recsdk::sim::Fail(call, loc,
+                              "a cube core (AIC) has no unified buffer: guard vector code with "
+                              "`if ASCEND_IS_AIV` (the Matmul API manages the AIC's L1/L0 itself)");
         }
-        const uint32_t rounded = (len + 31u) / 32u * 32u;  // InitBuffer.md: len is rounded up to 32 bytes
+        const uint32_t rounded =
+            (len + 31u) / 32u * 32u;  // InitBuffer.md: len is rounded up to 32 bytes
         const uint64_t need = uint64_t(rounded) * num;
         if (uint64_t(c.ub_top) + need > c.ub_size) {
             recsdk::sim::Fail(call, loc,
-                              "unified buffer overflow: " + std::to_string(num) + " x " + std::to_string(rounded) +
-                                  " bytes requested with " + std::to_string(c.ub_top) + " of " +
-                                  std::to_string(c.ub_size) + " bytes already in use on " +
-                                  c.launch->soc->name);
+                              "unified buffer overflow: " + std::to_string(num) + " x " +
+                                  std::to_string(rounded) + " bytes requested with " +
+                                  std::to_string(c.ub_top) + " of " + std::to_string(c.ub_size) +
+                                  " bytes already in use on " + c.launch->soc->name);
         }
         if (c.buffers + num > 64) {
             recsdk::sim::Fail(call, loc, "more than 64 buffers initialised in one kernel");
@@ -498,17 +565,22 @@ private:
 
     void Release(bool destroy) {
         recsdk::sim::CoreState* c = recsdk::sim::g_core;
-        if (c == nullptr) return;
+        if (c == nullptr)
+            return;
         for (auto& q : c->queues) {
-            if (q->pipe != this || !q->alive) continue;
+            if (q->pipe != this || !q->alive)
+                continue;
             q->alive = false;
             for (auto& s : q->slots) {
-                if (s->free_event >= 0) recsdk::sim::HzDrainNoThrow(*c, q->cons, q->prod, s->free_event);
+                if (s->free_event >= 0)
+                    recsdk::sim::HzDrainNoThrow(*c, q->cons, q->prod, s->free_event);
                 s->free_event = -1;
             }
-            if (std::string(q->kind) == "TBuf") continue;
+            if (std::string(q->kind) == "TBuf")
+                continue;
             uint32_t held = 0;
-            for (const auto& s : q->slots) held += s->state != 0 ? 1 : 0;
+            for (const auto& s : q->slots)
+                held += s->state != 0 ? 1 : 0;
             if (held != 0 && c->leak.empty()) {
                 c->leak = std::to_string(held) + " tensor(s) of a queue on TPosition " +
                           AscendC::PositionName(q->pos) +
@@ -516,8 +588,10 @@ private:
                           "(missing DeQue/FreeTensor)";
             }
         }
-        if (c->ub_top > base_) c->ub_top = base_;
-        if (destroy) recsdk::sim::HzBarrierAllNoThrow(*c);
+        if (c->ub_top > base_)
+            c->ub_top = base_;
+        if (destroy)
+            recsdk::sim::HzBarrierAllNoThrow(*c);
     }
 
     uint32_t base_ = 0;
@@ -527,7 +601,8 @@ private:
 // 资源管理/GetTPipePtr.md: the kernel's current TPipe.
 inline TPipe* GetTPipePtr() {
     auto& c = recsdk::sim::Core();
-    if (c.pipe == nullptr) recsdk::sim::Fail("GetTPipePtr", recsdk::sim::SrcLoc(), "no TPipe exists");
+    if (c.pipe == nullptr)
+        recsdk::sim::Fail("GetTPipePtr", recsdk::sim::SrcLoc(), "no TPipe exists");
     return static_cast<TPipe*>(c.pipe);
 }
 
@@ -542,13 +617,14 @@ inline void CheckQueuesAtExit(CoreState& c) {
         throw CheckError(Where("at kernel exit", SrcLoc("", 0)) + ": " + c.leak);
     }
     for (const auto& q : c.queues) {
-        if (!q->alive || std::string(q->kind) == "TBuf") continue;
+        if (!q->alive || std::string(q->kind) == "TBuf")
+            continue;
         uint32_t held = 0;
-        for (const auto& s : q->slots) held += s->state != 0 ? 1 : 0;
+        for (const auto& s : q->slots)
+            held += s->state != 0 ? 1 : 0;
         if (held != 0) {
-            throw CheckError(Where("at kernel exit", SrcLoc("", 0)) + ": " +
-                             std::to_string(held) + " tensor(s) of a queue on TPosition " +
-                             AscendC::PositionName(q->pos) +
+            throw CheckError(Where("at kernel exit", SrcLoc("", 0)) + ": " + std::to_string(held) +
+                             " tensor(s) of a queue on TPosition " + AscendC::PositionName(q->pos) +
                              " still allocated or enqueued (missing DeQue/FreeTensor)");
         }
     }

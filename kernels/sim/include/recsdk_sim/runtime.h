@@ -51,8 +51,9 @@ namespace recsdk::sim {
 //   AIC count is half the AIV count. 0: the Cube unit is not emulated on that SoC (Ascend310P's AI
 //   cores are coupled, not modelled).
 // - l1/l0a/l0b/l0c/bt bytes (per AIC): asc-devkit impl/adv_api/tiling/conv/conv3d_tiling_util.h
-//   (L0A 65536, L0B 65536, L0C 131072), impl/adv_api/tiling/conv_backprop/conv3d_bp_input_tiling.cpp
-//   (L1 512 KiB; GetMatmulApiTiling.md's example passes 524288), impl/adv_api/detail/matmul/resource/
+//   (L0A 65536, L0B 65536, L0C 131072),
+//   impl/adv_api/tiling/conv_backprop/conv3d_bp_input_tiling.cpp (L1 512 KiB;
+//   GetMatmulApiTiling.md's example passes 524288), impl/adv_api/detail/matmul/resource/
 //   bias_buffer/c2_buffer/c2_buffer.h (BIAS_TABLE_SIZE 1024 outside arch 3510).
 // - cube MACs per cycle per AIC: Cube指令理论性能汇总.md table 1, cube_m x cube_n x cube_k:
 //   half/bfloat16 16x16x16 = 4096, float 16x16x4 = 1024, int8 16x16x32 = 8192.
@@ -69,29 +70,30 @@ namespace recsdk::sim {
 // share of hbm_bytes_per_s over vector_cores, as if every vector core streamed at once.
 struct SocInfo {
     const char* name;
-    const char* compute_unit;   // ASCEND_COMPUTE_UNIT / OpDef AddConfig name
+    const char* compute_unit;  // ASCEND_COMPUTE_UNIT / OpDef AddConfig name
     uint32_t vector_cores;
-    uint32_t ub_bytes;          // unified buffer per vector core
-    uint64_t sys_workspace;     // GetLibApiWorkSpaceSize(): system part in front of the user workspace
+    uint32_t ub_bytes;       // unified buffer per vector core
+    uint64_t sys_workspace;  // GetLibApiWorkSpaceSize(): system part in front of the user workspace
     bool has_datacopy_pad;
-    bool atomic_add_bf16;       // SetAtomicAdd<bfloat16_t> / <int8_t>
-    uint32_t que_events;        // tensors concurrently allocated per TPosition (eventID count)
-    uint32_t cube_cores;        // AIC; 0: no Cube emulation on this SoC
-    uint32_t l1_bytes;          // per AIC
+    bool atomic_add_bf16;  // SetAtomicAdd<bfloat16_t> / <int8_t>
+    uint32_t que_events;   // tensors concurrently allocated per TPosition (eventID count)
+    uint32_t cube_cores;   // AIC; 0: no Cube emulation on this SoC
+    uint32_t l1_bytes;     // per AIC
     uint32_t l0a_bytes;
     uint32_t l0b_bytes;
     uint32_t l0c_bytes;
-    uint32_t bt_bytes;          // BiasTable
-    uint32_t cube_macs_b16;     // MACs per cycle per AIC, half/bfloat16 inputs
-    uint32_t cube_macs_f32;     // float inputs
-    uint32_t cube_macs_b8;      // int8 inputs
+    uint32_t bt_bytes;                // BiasTable
+    uint32_t cube_macs_b16;           // MACs per cycle per AIC, half/bfloat16 inputs
+    uint32_t cube_macs_f32;           // float inputs
+    uint32_t cube_macs_b8;            // int8 inputs
     uint32_t vector_bytes_per_cycle;  // per AIV
-    double clock_hz;            // estimate (see above)
-    double hbm_bytes_per_s;     // estimate (see above)
+    double clock_hz;                  // estimate (see above)
+    double hbm_bytes_per_s;           // estimate (see above)
 };
 
 inline const SocInfo* SocTable(size_t* count) {
     constexpr uint32_t KiB = 1024;
+    // clang-format off: one SoC a row, aligned as the header comment reads
     static const SocInfo table[] = {
         // name, unit, AIV, UB, sys ws, pad, bf16 atomic, events,
         //   AIC, L1, L0A, L0B, L0C, BT, MACs b16/f32/b8, vector B/cycle, clock, HBM B/s
@@ -110,6 +112,7 @@ inline const SocInfo* SocTable(size_t* count) {
         {"Ascend310P3", "ascend310p", 8, 256 * KiB, 2u << 20, false, false, 8,
          0, 0, 0, 0, 0, 0, 0, 0, 0, 256, 1.0e9, 204.8e9},
     };
+    // clang-format on
     *count = sizeof(table) / sizeof(table[0]);
     return table;
 }
@@ -117,9 +120,11 @@ inline const SocInfo* SocTable(size_t* count) {
 inline const SocInfo* FindSoc(const char* name) {
     size_t n = 0;
     const SocInfo* t = SocTable(&n);
-    if (name == nullptr || *name == '\0') return &t[0];
+    if (name == nullptr || *name == '\0')
+        return &t[0];
     for (size_t i = 0; i < n; ++i) {
-        if (std::strcmp(t[i].name, name) == 0) return &t[i];
+        if (std::strcmp(t[i].name, name) == 0)
+            return &t[i];
     }
     return nullptr;
 }
@@ -180,7 +185,7 @@ constexpr uint8_t kAic = 1;
 // A core blocked in a cross-core wait (SyncAll, CrossCoreWaitFlag, ...): what it waits for, and
 // whether that has happened. See BlockUntil.
 struct Waiter {
-    std::string who;   // CoreName of the waiting core
+    std::string who;  // CoreName of the waiting core
     const std::function<bool()>* ready;
     std::string what;
 };
@@ -201,12 +206,12 @@ struct LaunchState {
     int32_t kernel_type = 0;
     uint32_t aic_per_block = 0;
     uint32_t aiv_per_block = 1;
-    uint32_t cores_total = 1;   // threads: block_dim * (aic_per_block + aiv_per_block)
+    uint32_t cores_total = 1;  // threads: block_dim * (aic_per_block + aiv_per_block)
     uint32_t finished_aic = 0;
     uint8_t* sys_workspace_ptr = nullptr;  // GetSysWorkSpacePtr()
     std::shared_ptr<CubeLaunchState> cube;
-    std::vector<Waiter*> waiters;          // cores in BlockUntil (under mu)
-    bool sync_aiv_only = true;             // the SyncAll barrier being filled counts AIVs only
+    std::vector<Waiter*> waiters;  // cores in BlockUntil (under mu)
+    bool sync_aiv_only = true;     // the SyncAll barrier being filled counts AIVs only
 
     // SyncAll barrier and failure propagation.
     std::mutex mu;
@@ -234,26 +239,26 @@ struct LaunchState {
 
 struct CoreState {
     LaunchState* launch = nullptr;
-    uint32_t idx = 0;             // GetBlockIdx(): on an AIV of a mixed launch block * ratio + sub-block
+    uint32_t idx = 0;  // GetBlockIdx(): on an AIV of a mixed launch block * ratio + sub-block
     uint8_t core_type = kAiv;
     uint32_t block = 0;           // logical AI core (the AIC index in a mixed launch)
     uint32_t sub_idx = 0;         // GetSubBlockIdx()
     uint32_t slot = 0;            // index into LaunchState::stats and the report's cores[]
     uint32_t matmul_objects = 0;  // REGIST_MATMUL_OBJ registrations (at most 4)
-    bool matmul_kfc = false;      // they are served by the AIC (MIX mode): flagIds [0, 2N-1] are taken
+    bool matmul_kfc = false;  // they are served by the AIC (MIX mode): flagIds [0, 2N-1] are taken
     bool matmul_cube_only = false;  // REGIST_MATMUL_OBJ saw ASCENDC_CUBE_ONLY
     RecsdkSimCoreStats* stats = nullptr;
     uint8_t* ub = nullptr;
     uint32_t ub_size = 0;
-    uint32_t ub_top = 0;          // bump allocator shared by the core's TPipe objects
-    uint32_t buffers = 0;         // InitBuffer blocks handed out (the API allows 64 per kernel)
-    int atomic_mode = 0;          // 0 none, 1 add
+    uint32_t ub_top = 0;   // bump allocator shared by the core's TPipe objects
+    uint32_t buffers = 0;  // InitBuffer blocks handed out (the API allows 64 per kernel)
+    int atomic_mode = 0;   // 0 none, 1 add
     const char* atomic_type = nullptr;
     uint32_t sync_count = 0;
     std::vector<std::shared_ptr<QueueState>> queues;
     HazardPtr hazard{nullptr, nullptr};  // pipe clocks, flags, event ids (hazard.h)
-    std::string leak;             // set when a TPipe goes away with tensors still held
-    void* pipe = nullptr;         // the TPipe GetTPipePtr() returns
+    std::string leak;                    // set when a TPipe goes away with tensors still held
+    void* pipe = nullptr;                // the TPipe GetTPipePtr() returns
 };
 
 // The core the calling thread emulates, set by the runtime for the duration of a kernel body.
@@ -263,15 +268,17 @@ extern RECSDK_SIM_RUNTIME_API thread_local CoreState* g_core;
 // The layout of the structures operator libraries and the runtime share. An operator library
 // built against other headers than the runtime it finds is refused at launch instead of
 // misreading the runtime's structures (see LaunchOp).
-constexpr uint64_t kRuntimeLayout =
-    (uint64_t{4} << 56) ^ (uint64_t{sizeof(LaunchState)} << 40) ^ (uint64_t{sizeof(CoreState)} << 24) ^
-    (uint64_t{sizeof(GmRegion)} << 12) ^ uint64_t{sizeof(RecsdkSimReport)};
+constexpr uint64_t kRuntimeLayout = (uint64_t{4} << 56) ^ (uint64_t{sizeof(LaunchState)} << 40) ^
+                                    (uint64_t{sizeof(CoreState)} << 24) ^
+                                    (uint64_t{sizeof(GmRegion)} << 12) ^
+                                    uint64_t { sizeof(RecsdkSimReport) };
 
 inline CoreState& Core() {
     if (g_core == nullptr) {
         throw CheckError("AscendC API called outside a kernel launch", RECSDK_SIM_INTERNAL);
     }
-    if (g_core->launch->aborted) throw Abort{};
+    if (g_core->launch->aborted)
+        throw Abort{};
     return *g_core;
 }
 
@@ -279,16 +286,20 @@ inline CoreState& Core() {
 // sub-block 1)", GetBlockIdx() being the first number.
 inline std::string CoreName(const CoreState& c) {
     const LaunchState& l = *c.launch;
-    if (l.aic_per_block == 0) return "core " + std::to_string(c.idx) + " of " + std::to_string(l.block_dim);
-    if (c.core_type == kAic) return "AIC core " + std::to_string(c.idx) + " of " + std::to_string(l.block_dim);
-    return "AIV core " + std::to_string(c.idx) + " of " + std::to_string(l.block_dim * l.aiv_per_block) +
-           " (AI core " + std::to_string(c.block) + ", sub-block " + std::to_string(c.sub_idx) + ")";
+    if (l.aic_per_block == 0)
+        return "core " + std::to_string(c.idx) + " of " + std::to_string(l.block_dim);
+    if (c.core_type == kAic)
+        return "AIC core " + std::to_string(c.idx) + " of " + std::to_string(l.block_dim);
+    return "AIV core " + std::to_string(c.idx) + " of " +
+           std::to_string(l.block_dim * l.aiv_per_block) + " (AI core " + std::to_string(c.block) +
+           ", sub-block " + std::to_string(c.sub_idx) + ")";
 }
 
 inline std::string Where(const char* call, const SrcLoc& loc) {
     CoreState* c = g_core;
     std::string s = "kernel '" + (c ? c->launch->kernel : std::string("?")) + "'";
-    if (c) s += ", " + CoreName(*c);
+    if (c)
+        s += ", " + CoreName(*c);
     s += ", ";
     s += call;
     s += (loc.line > 0 ? " at " : " ") + loc.str();
@@ -299,24 +310,29 @@ inline std::string Where(const char* call, const SrcLoc& loc) {
     throw CheckError(Where(call, loc) + ": " + detail);
 }
 
-inline RecsdkSimCoreStats& Stats() { return *Core().stats; }
+inline RecsdkSimCoreStats& Stats() {
+    return *Core().stats;
+}
 
 // ---- cross-core waits ---------------------------------------------------------------------------
 // Blocks the calling core (holding l.mu through `lock`) until ready() holds. The device has no
 // timeout: a core that waits while every other core of the launch has returned or waits as well,
 // none of them able to go on, hangs it. That is reported here as a deadlock, naming what each core
 // waits for, instead of hanging the host. Whoever changes what a waiter waits for notifies l.cv.
-inline void BlockUntil(std::unique_lock<std::mutex>& lock, const std::function<bool()>& ready, const std::string& what,
-                       const char* call, const SrcLoc& loc) {
+inline void BlockUntil(std::unique_lock<std::mutex>& lock, const std::function<bool()>& ready,
+                       const std::string& what, const char* call, const SrcLoc& loc) {
     CoreState& c = *g_core;
     LaunchState& l = *c.launch;
-    if (ready()) return;
+    if (ready())
+        return;
     Waiter me{CoreName(c), &ready, what};
     l.waiters.push_back(&me);
     auto stuck = [&l] {
-        if (l.finished + l.waiters.size() < l.cores_total) return false;
+        if (l.finished + l.waiters.size() < l.cores_total)
+            return false;
         for (const Waiter* w : l.waiters) {
-            if ((*w->ready)()) return false;
+            if ((*w->ready)())
+                return false;
         }
         return true;
     };
@@ -324,24 +340,28 @@ inline void BlockUntil(std::unique_lock<std::mutex>& lock, const std::function<b
     l.cv.wait(lock, [&] { return ready() || l.aborted || stuck(); });
     std::string others;
     for (const Waiter* w : l.waiters) {
-        if (w != &me) others += (others.empty() ? "" : "; ") + w->who + ": " + w->what;
+        if (w != &me)
+            others += (others.empty() ? "" : "; ") + w->who + ": " + w->what;
     }
     l.waiters.erase(std::find(l.waiters.begin(), l.waiters.end(), &me));
-    if (ready()) return;
-    if (l.aborted) throw Abort{};
+    if (ready())
+        return;
+    if (l.aborted)
+        throw Abort{};
     const uint32_t done = l.finished;
     lock.unlock();
     Fail(call, loc,
-         what + ", but no core can make it happen: " + std::to_string(done) + " core(s) returned from the kernel" +
+         what + ", but no core can make it happen: " + std::to_string(done) +
+             " core(s) returned from the kernel" +
              (others.empty() ? std::string() : ", the others wait too (" + others + ")") +
              "; the device would hang (deadlock)");
 }
 
-
 // ---- global memory ---------------------------------------------------------------------------
 inline std::string DescribeAddress(const void* p) {
     const LaunchState* l = g_core ? g_core->launch : nullptr;
-    if (l == nullptr) return "";
+    if (l == nullptr)
+        return "";
     const auto a = reinterpret_cast<uintptr_t>(p);
     const GmRegion* best = nullptr;
     uint64_t best_dist = UINT64_MAX;
@@ -353,37 +373,42 @@ inline std::string DescribeAddress(const void* p) {
             best = &r;
         }
     }
-    if (best == nullptr) return " (no tensors were passed to the kernel)";
+    if (best == nullptr)
+        return " (no tensors were passed to the kernel)";
     const auto b = reinterpret_cast<intptr_t>(best->base);
     const intptr_t off = static_cast<intptr_t>(a) - b;
     if (off >= 0 && static_cast<uint64_t>(off) < best->bytes) {
         return " (it starts at byte " + std::to_string(off) + " of '" + best->name + "', " +
                std::to_string(best->bytes) + " bytes, and runs past its end)";
     }
-    return " (nearest tensor '" + best->name + "' of " + std::to_string(best->bytes) + " bytes; offset " +
-           std::to_string(off) + ")";
+    return " (nearest tensor '" + best->name + "' of " + std::to_string(best->bytes) +
+           " bytes; offset " + std::to_string(off) + ")";
 }
 
 // Every global-memory access goes through here: the bytes must lie inside one tensor that was
 // passed to the kernel (inputs, outputs, workspace, tiling), and writes need a writable one.
-inline void CheckGm(const void* p, uint64_t bytes, bool write, const char* call, const SrcLoc& loc) {
-    if (bytes == 0) return;
+inline void CheckGm(const void* p, uint64_t bytes, bool write, const char* call,
+                    const SrcLoc& loc) {
+    if (bytes == 0)
+        return;
     const LaunchState* l = Core().launch;
     const auto a = reinterpret_cast<uintptr_t>(p);
     for (const auto& r : l->regions) {
         const auto b = reinterpret_cast<uintptr_t>(r.base);
         if (a >= b && a + bytes <= b + r.bytes) {
             if (write && !r.writable) {
-                Fail(call, loc, "global-memory write of " + std::to_string(bytes) +
-                                    " bytes into read-only input '" + r.name + "' at offset " +
-                                    std::to_string(a - b));
+                Fail(call, loc,
+                     "global-memory write of " + std::to_string(bytes) +
+                         " bytes into read-only input '" + r.name + "' at offset " +
+                         std::to_string(a - b));
             }
             return;
         }
     }
-    Fail(call, loc, std::string("global-memory ") + (write ? "write" : "read") + " of " +
-                        std::to_string(bytes) + " bytes outside the tensors passed to the kernel" +
-                        DescribeAddress(p));
+    Fail(call, loc,
+         std::string("global-memory ") + (write ? "write" : "read") + " of " +
+             std::to_string(bytes) + " bytes outside the tensors passed to the kernel" +
+             DescribeAddress(p));
 }
 
 }  // namespace recsdk::sim

@@ -28,8 +28,27 @@
 #include "recsdk_sim/runtime.h"
 #include "recsdk_sim/tensor.h"
 
-enum pipe_t { PIPE_S = 0, PIPE_V, PIPE_M, PIPE_MTE1, PIPE_MTE2, PIPE_MTE3, PIPE_ALL, PIPE_V2, PIPE_FIX };
-enum event_t { EVENT_ID0 = 0, EVENT_ID1, EVENT_ID2, EVENT_ID3, EVENT_ID4, EVENT_ID5, EVENT_ID6, EVENT_ID7 };
+enum pipe_t {
+    PIPE_S = 0,
+    PIPE_V,
+    PIPE_M,
+    PIPE_MTE1,
+    PIPE_MTE2,
+    PIPE_MTE3,
+    PIPE_ALL,
+    PIPE_V2,
+    PIPE_FIX
+};
+enum event_t {
+    EVENT_ID0 = 0,
+    EVENT_ID1,
+    EVENT_ID2,
+    EVENT_ID3,
+    EVENT_ID4,
+    EVENT_ID5,
+    EVENT_ID6,
+    EVENT_ID7
+};
 
 // KERNEL_TYPE_* and KERNEL_TASK_TYPE_DEFAULT: recsdk_sim/mix.h.
 
@@ -80,15 +99,18 @@ enum class HardEvent : uint8_t {
 inline void EventPipes(HardEvent e, recsdk::sim::Pipe* src, recsdk::sim::Pipe* dst) {
     using P = recsdk::sim::Pipe;
     static constexpr P table[][2] = {
-        {P::MTE2, P::MTE1}, {P::MTE1, P::MTE2}, {P::MTE1, P::M},   {P::M, P::MTE1},    {P::MTE2, P::V},
-        {P::V, P::MTE2},    {P::MTE3, P::V},    {P::V, P::MTE3},   {P::M, P::V},       {P::V, P::M},
-        {P::V, P::V},       {P::MTE3, P::MTE1}, {P::MTE1, P::MTE3}, {P::MTE1, P::V},   {P::MTE2, P::M},
-        {P::M, P::MTE2},    {P::V, P::MTE1},    {P::M, P::FIX},    {P::FIX, P::M},     {P::MTE3, P::MTE2},
-        {P::MTE2, P::MTE3}, {P::S, P::V},       {P::V, P::S},      {P::S, P::MTE2},    {P::MTE2, P::S},
-        {P::S, P::MTE3},    {P::MTE3, P::S},    {P::MTE2, P::FIX}, {P::FIX, P::MTE2},  {P::FIX, P::S},
-        {P::M, P::S},       {P::FIX, P::MTE3},  {P::MTE1, P::FIX}, {P::FIX, P::MTE1},  {P::FIX, P::FIX},
+        {P::MTE2, P::MTE1}, {P::MTE1, P::MTE2}, {P::MTE1, P::M},  {P::M, P::MTE1},
+        {P::MTE2, P::V},    {P::V, P::MTE2},    {P::MTE3, P::V},  {P::V, P::MTE3},
+        {P::M, P::V},       {P::V, P::M},       {P::V, P::V},     {P::MTE3, P::MTE1},
+        {P::MTE1, P::MTE3}, {P::MTE1, P::V},    {P::MTE2, P::M},  {P::M, P::MTE2},
+        {P::V, P::MTE1},    {P::M, P::FIX},     {P::FIX, P::M},   {P::MTE3, P::MTE2},
+        {P::MTE2, P::MTE3}, {P::S, P::V},       {P::V, P::S},     {P::S, P::MTE2},
+        {P::MTE2, P::S},    {P::S, P::MTE3},    {P::MTE3, P::S},  {P::MTE2, P::FIX},
+        {P::FIX, P::MTE2},  {P::FIX, P::S},     {P::M, P::S},     {P::FIX, P::MTE3},
+        {P::MTE1, P::FIX},  {P::FIX, P::MTE1},  {P::FIX, P::FIX},
     };
-    static_assert(sizeof(table) / sizeof(table[0]) == static_cast<size_t>(HardEvent::MAX), "one row per event");
+    static_assert(sizeof(table) / sizeof(table[0]) == static_cast<size_t>(HardEvent::MAX),
+                  "one row per event");
     *src = table[static_cast<int>(e)][0];
     *dst = table[static_cast<int>(e)][1];
 }
@@ -96,21 +118,32 @@ inline void EventPipes(HardEvent e, recsdk::sim::Pipe* src, recsdk::sim::Pipe* d
 inline recsdk::sim::Pipe PipeOf(pipe_t p) {
     using P = recsdk::sim::Pipe;
     switch (p) {
-        case PIPE_S: return P::S;
-        case PIPE_M: return P::M;
-        case PIPE_MTE1: return P::MTE1;
-        case PIPE_MTE2: return P::MTE2;
-        case PIPE_MTE3: return P::MTE3;
-        case PIPE_FIX: return P::FIX;
-        default: return P::V;  // PIPE_V, PIPE_V2
+        case PIPE_S:
+            return P::S;
+        case PIPE_M:
+            return P::M;
+        case PIPE_MTE1:
+            return P::MTE1;
+        case PIPE_MTE2:
+            return P::MTE2;
+        case PIPE_MTE3:
+            return P::MTE3;
+        case PIPE_FIX:
+            return P::FIX;
+        default:
+            return P::V;  // PIPE_V, PIPE_V2
     }
 }
 
 enum class CacheLine { SINGLE_CACHE_LINE = 0, ENTIRE_DATA_CACHE };
 enum class DcciDst { CACHELINE_ALL = 0, CACHELINE_UB, CACHELINE_OUT, CACHELINE_ATOMIC };
 
-inline int64_t GetBlockIdx() { return recsdk::sim::Core().idx; }
-inline int64_t GetBlockNum() { return recsdk::sim::Core().launch->block_dim; }
+inline int64_t GetBlockIdx() {
+    return recsdk::sim::Core().idx;
+}
+inline int64_t GetBlockNum() {
+    return recsdk::sim::Core().launch->block_dim;
+}
 
 inline void InitSocState() {}
 
@@ -128,16 +161,20 @@ inline void SyncAll(recsdk::sim::SrcLoc loc = {}) {
     // With cube cores in the launch, SyncAll<true> meets the AIVs only (an AIC passes through, as
     // asc-devkit's SoftSyncAllImpl returns on AIC) and SyncAll<false> every core.
     const bool aiv_only = isAIVOnly && l.aiv_per_block > 0;
-    if (aiv_only && c.core_type == kAic) return;
+    if (aiv_only && c.core_type == kAic)
+        return;
     const uint32_t parties = aiv_only ? l.block_dim * l.aiv_per_block : l.cores_total;
     std::unique_lock<std::mutex> lock(l.mu);
-    if (l.aborted) throw Abort{};
+    if (l.aborted)
+        throw Abort{};
     auto gone = [&l, aiv_only] { return aiv_only ? l.finished - l.finished_aic : l.finished; };
     if (gone() > 0) {
         lock.unlock();
-        Fail("SyncAll", loc,
-             "SyncAll #" + std::to_string(nth) + " after another core returned from the kernel: the remaining "
-             "cores would wait forever (every core must call SyncAll the same number of times)");
+        Fail(
+            "SyncAll", loc,
+            "SyncAll #" + std::to_string(nth) +
+                " after another core returned from the kernel: the remaining "
+                "cores would wait forever (every core must call SyncAll the same number of times)");
     }
     const uint64_t gen = l.generation;
     if (l.waiting == 0) {
@@ -152,13 +189,17 @@ inline void SyncAll(recsdk::sim::SrcLoc loc = {}) {
     }
     // BlockUntil also reports the deadlock of a SyncAll waiting for a core stuck in another wait.
     const std::function<bool()> ready = [&] { return l.generation != gen || gone() > 0; };
-    BlockUntil(lock, ready, "SyncAll #" + std::to_string(nth) + " at " + loc.str() + " waits for the other cores", "SyncAll",
-               loc);
-    if (l.generation != gen) return;
+    BlockUntil(
+        lock, ready,
+        "SyncAll #" + std::to_string(nth) + " at " + loc.str() + " waits for the other cores",
+        "SyncAll", loc);
+    if (l.generation != gen)
+        return;
     lock.unlock();
     Fail("SyncAll", loc,
-         "waiting in SyncAll #" + std::to_string(nth) + " while another core returned from the kernel: the device "
-         "would hang");
+         "waiting in SyncAll #" + std::to_string(nth) +
+             " while another core returned from the kernel: the device "
+             "would hang");
 }
 
 // PipeBarrier<PIPE_S> is not supported ("Scalar流水之间的同步由硬件自动保证"): a no-op here.
@@ -178,7 +219,8 @@ inline void PipeBarrier() {
 
 template <HardEvent event>
 inline void SetFlag(int32_t eventID, recsdk::sim::SrcLoc loc = {}) {
-    if (eventID < 0 || eventID > 7) recsdk::sim::Fail("SetFlag", loc, "event id out of range");
+    if (eventID < 0 || eventID > 7)
+        recsdk::sim::Fail("SetFlag", loc, "event id out of range");
     recsdk::sim::Pipe src, dst;
     EventPipes(event, &src, &dst);
     recsdk::sim::HzSetFlag(src, dst, eventID, "SetFlag", loc);
@@ -186,7 +228,8 @@ inline void SetFlag(int32_t eventID, recsdk::sim::SrcLoc loc = {}) {
 
 template <HardEvent event>
 inline void WaitFlag(int32_t eventID, recsdk::sim::SrcLoc loc = {}) {
-    if (eventID < 0 || eventID > 7) recsdk::sim::Fail("WaitFlag", loc, "event id out of range");
+    if (eventID < 0 || eventID > 7)
+        recsdk::sim::Fail("WaitFlag", loc, "event id out of range");
     recsdk::sim::Pipe src, dst;
     EventPipes(event, &src, &dst);
     recsdk::sim::HzWaitFlag(src, dst, eventID, "WaitFlag", loc);
@@ -197,11 +240,13 @@ template <pipe_t src, pipe_t dst>
 class TQueSync {
 public:
     void SetFlag(int32_t id, recsdk::sim::SrcLoc loc = {}) {
-        if (id < 0 || id > 7) recsdk::sim::Fail("TQueSync::SetFlag", loc, "event id out of range");
+        if (id < 0 || id > 7)
+            recsdk::sim::Fail("TQueSync::SetFlag", loc, "event id out of range");
         recsdk::sim::HzSetFlag(PipeOf(src), PipeOf(dst), id, "TQueSync::SetFlag", loc);
     }
     void WaitFlag(int32_t id, recsdk::sim::SrcLoc loc = {}) {
-        if (id < 0 || id > 7) recsdk::sim::Fail("TQueSync::WaitFlag", loc, "event id out of range");
+        if (id < 0 || id > 7)
+            recsdk::sim::Fail("TQueSync::WaitFlag", loc, "event id out of range");
         recsdk::sim::HzWaitFlag(PipeOf(src), PipeOf(dst), id, "TQueSync::WaitFlag", loc);
     }
 };
@@ -210,13 +255,14 @@ template <typename T>
 inline void SetAtomicAdd(recsdk::sim::SrcLoc loc = {}) {
     using namespace recsdk::sim;
     auto& c = Core();
-    constexpr bool a2_type = std::is_same_v<T, float> || std::is_same_v<T, half> || std::is_same_v<T, int32_t> ||
-                             std::is_same_v<T, int16_t> || std::is_same_v<T, int8_t> ||
-                             std::is_same_v<T, bfloat16_t>;
+    constexpr bool a2_type = std::is_same_v<T, float> || std::is_same_v<T, half> ||
+                             std::is_same_v<T, int32_t> || std::is_same_v<T, int16_t> ||
+                             std::is_same_v<T, int8_t> || std::is_same_v<T, bfloat16_t>;
     const bool needs_bf16 = std::is_same_v<T, bfloat16_t> || std::is_same_v<T, int8_t>;
     if (!a2_type || (needs_bf16 && !c.launch->soc->atomic_add_bf16)) {
         Fail("SetAtomicAdd", loc,
-             std::string("atomic add of ") + TypeName<T>() + " is not supported on " + c.launch->soc->name);
+             std::string("atomic add of ") + TypeName<T>() + " is not supported on " +
+                 c.launch->soc->name);
     }
     c.atomic_mode = 1;
     c.atomic_type = TypeName<T>();
@@ -227,9 +273,12 @@ inline void SetAtomicNone() {
     c.atomic_mode = 0;
     c.atomic_type = nullptr;
 }
-inline void DisableDmaAtomic() { SetAtomicNone(); }
+inline void DisableDmaAtomic() {
+    SetAtomicNone();
+}
 
-template <typename T, CacheLine entireType = CacheLine::SINGLE_CACHE_LINE, DcciDst dcciDst = DcciDst::CACHELINE_OUT>
+template <typename T, CacheLine entireType = CacheLine::SINGLE_CACHE_LINE,
+          DcciDst dcciDst = DcciDst::CACHELINE_OUT>
 inline void DataCacheCleanAndInvalid(const GlobalTensor<T>&) {
     recsdk::sim::Core();
 }
@@ -239,8 +288,9 @@ inline GM_ADDR GetUserWorkspace(GM_ADDR workspace) {
 }
 
 inline void Trap(recsdk::sim::SrcLoc loc = {}) {
-    throw recsdk::sim::CheckError(recsdk::sim::Where("Trap", loc) + ": the kernel trapped (device-side assert)",
-                                  RECSDK_SIM_TRAP);
+    throw recsdk::sim::CheckError(
+        recsdk::sim::Where("Trap", loc) + ": the kernel trapped (device-side assert)",
+        RECSDK_SIM_TRAP);
 }
 
 }  // namespace AscendC

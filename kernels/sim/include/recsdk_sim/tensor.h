@@ -43,11 +43,16 @@ using QuePosition = TPosition;
 
 inline const char* PositionName(TPosition p) {
     switch (p) {
-        case TPosition::VECIN: return "VECIN";
-        case TPosition::VECOUT: return "VECOUT";
-        case TPosition::VECCALC: return "VECCALC";
-        case TPosition::GM: return "GM";
-        default: return "other";
+        case TPosition::VECIN:
+            return "VECIN";
+        case TPosition::VECOUT:
+            return "VECOUT";
+        case TPosition::VECCALC:
+            return "VECCALC";
+        case TPosition::GM:
+            return "GM";
+        default:
+            return "other";
     }
 }
 
@@ -65,8 +70,8 @@ struct BufSlot {
     bool is_tbuf = false;
     AscendC::TPosition pos = AscendC::TPosition::VECCALC;
     const char* owner = "TQue";
-    HazardRanges hz;       // which pipes wrote and read which bytes (recsdk_sim/hazard.h)
-    int8_t enq_event = -1;   // event id its EnQue's SetFlag holds until DeQue
+    HazardRanges hz;             // which pipes wrote and read which bytes (recsdk_sim/hazard.h)
+    int8_t enq_event = -1;       // event id its EnQue's SetFlag holds until DeQue
     Pipe enq_prod = Pipe::MTE2;  // the pipes of that event
     Pipe enq_cons = Pipe::V;
     int8_t free_event = -1;  // event id its FreeTensor's SetFlag holds until the next AllocTensor
@@ -91,8 +96,8 @@ public:
         Validate("LocalTensor::GetValue", loc);
         CheckIndex(index, "LocalTensor::GetValue", loc);
         ++recsdk::sim::Stats().scalar_ub_accesses;
-        SimAccess(uint64_t(index) * sizeof(T), sizeof(T), recsdk::sim::Pipe::S, recsdk::sim::Acc::kRead,
-                  "LocalTensor::GetValue", loc);
+        SimAccess(uint64_t(index) * sizeof(T), sizeof(T), recsdk::sim::Pipe::S,
+                  recsdk::sim::Acc::kRead, "LocalTensor::GetValue", loc);
         return ptr_[index];
     }
 
@@ -101,8 +106,8 @@ public:
         Validate("LocalTensor::SetValue", loc);
         CheckIndex(index, "LocalTensor::SetValue", loc);
         ++recsdk::sim::Stats().scalar_ub_accesses;
-        SimAccess(uint64_t(index) * sizeof(T), sizeof(T), recsdk::sim::Pipe::S, recsdk::sim::Acc::kWrite,
-                  "LocalTensor::SetValue", loc);
+        SimAccess(uint64_t(index) * sizeof(T), sizeof(T), recsdk::sim::Pipe::S,
+                  recsdk::sim::Acc::kWrite, "LocalTensor::SetValue", loc);
         ptr_[index] = static_cast<T>(value);
     }
 
@@ -112,10 +117,10 @@ public:
         CheckIndex(index, "LocalTensor::operator()", loc);
         ++recsdk::sim::Stats().scalar_ub_accesses;
         // The reference may be read or written: both, for the hazard checker.
-        SimAccess(uint64_t(index) * sizeof(T), sizeof(T), recsdk::sim::Pipe::S, recsdk::sim::Acc::kRead,
-                  "LocalTensor::operator()", loc);
-        SimAccess(uint64_t(index) * sizeof(T), sizeof(T), recsdk::sim::Pipe::S, recsdk::sim::Acc::kWrite,
-                  "LocalTensor::operator()", loc);
+        SimAccess(uint64_t(index) * sizeof(T), sizeof(T), recsdk::sim::Pipe::S,
+                  recsdk::sim::Acc::kRead, "LocalTensor::operator()", loc);
+        SimAccess(uint64_t(index) * sizeof(T), sizeof(T), recsdk::sim::Pipe::S,
+                  recsdk::sim::Acc::kWrite, "LocalTensor::operator()", loc);
         return ptr_[index];
     }
 
@@ -171,11 +176,11 @@ public:
 
     // An instruction on `pipe` reads or writes bytes [offset, offset + bytes) of the tensor
     // (recsdk_sim/hazard.h). Call after the operand's own checks, before the data moves.
-    void SimAccess(uint64_t offset, uint64_t bytes, recsdk::sim::Pipe pipe, recsdk::sim::Acc acc, const char* call,
-                   const recsdk::sim::SrcLoc& loc) const {
+    void SimAccess(uint64_t offset, uint64_t bytes, recsdk::sim::Pipe pipe, recsdk::sim::Acc acc,
+                   const char* call, const recsdk::sim::SrcLoc& loc) const {
         if (slot_ != nullptr) {
-            recsdk::sim::HzAccess(slot_->hz, reinterpret_cast<const uint8_t*>(ptr_) + offset, bytes, pipe, acc, call,
-                                  loc);
+            recsdk::sim::HzAccess(slot_->hz, reinterpret_cast<const uint8_t*>(ptr_) + offset, bytes,
+                                  pipe, acc, call, loc);
         }
     }
 

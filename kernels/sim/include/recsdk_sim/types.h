@@ -34,7 +34,7 @@ struct half {
     // Implicit from any arithmetic type, as on the device; doubles go through float first.
     template <typename U, std::enable_if_t<std::is_arithmetic_v<U>, int> = 0>
     half(U v) : bits(recsdk::sim::detail::FloatToHalfBits(static_cast<float>(v))) {}  // NOLINT
-    operator float() const { return recsdk::sim::detail::HalfBitsToFloat(bits); }  // NOLINT
+    operator float() const { return recsdk::sim::detail::HalfBitsToFloat(bits); }     // NOLINT
     static half FromBits(uint16_t b) {
         half h;
         h.bits = b;
@@ -49,7 +49,8 @@ struct bfloat16_t {
     uint16_t bits;  // no initializer: trivial like the device's built-in type
     bfloat16_t() = default;
     template <typename U, std::enable_if_t<std::is_arithmetic_v<U>, int> = 0>
-    bfloat16_t(U v) : bits(recsdk::sim::detail::FloatToBf16Bits(static_cast<float>(v))) {}  // NOLINT
+    bfloat16_t(U v)
+        : bits(recsdk::sim::detail::FloatToBf16Bits(static_cast<float>(v))) {}     // NOLINT
     operator float() const { return recsdk::sim::detail::Bf16BitsToFloat(bits); }  // NOLINT
     static bfloat16_t FromBits(uint16_t b) {
         bfloat16_t h;
@@ -62,26 +63,41 @@ struct bfloat16_t {
 };
 
 static_assert(sizeof(half) == 2 && sizeof(bfloat16_t) == 2, "16-bit types must be 2 bytes");
-static_assert(std::is_trivial_v<half> && std::is_trivial_v<bfloat16_t>, "memcpy-able like the device types");
+static_assert(std::is_trivial_v<half> && std::is_trivial_v<bfloat16_t>,
+              "memcpy-able like the device types");
 
 namespace recsdk::sim {
 
 template <typename T>
 inline const char* TypeName() {
-    if constexpr (std::is_same_v<T, float>) return "float";
-    else if constexpr (std::is_same_v<T, half>) return "half";
-    else if constexpr (std::is_same_v<T, bfloat16_t>) return "bfloat16_t";
-    else if constexpr (std::is_same_v<T, double>) return "double";
-    else if constexpr (std::is_same_v<T, int64_t>) return "int64_t";
-    else if constexpr (std::is_same_v<T, uint64_t>) return "uint64_t";
-    else if constexpr (std::is_same_v<T, int32_t>) return "int32_t";
-    else if constexpr (std::is_same_v<T, uint32_t>) return "uint32_t";
-    else if constexpr (std::is_same_v<T, int16_t>) return "int16_t";
-    else if constexpr (std::is_same_v<T, uint16_t>) return "uint16_t";
-    else if constexpr (std::is_same_v<T, int8_t>) return "int8_t";
-    else if constexpr (std::is_same_v<T, uint8_t>) return "uint8_t";
-    else if constexpr (std::is_same_v<T, bool>) return "bool";
-    else return "?";
+    if constexpr (std::is_same_v<T, float>)
+        return "float";
+    else if constexpr (std::is_same_v<T, half>)
+        return "half";
+    else if constexpr (std::is_same_v<T, bfloat16_t>)
+        return "bfloat16_t";
+    else if constexpr (std::is_same_v<T, double>)
+        return "double";
+    else if constexpr (std::is_same_v<T, int64_t>)
+        return "int64_t";
+    else if constexpr (std::is_same_v<T, uint64_t>)
+        return "uint64_t";
+    else if constexpr (std::is_same_v<T, int32_t>)
+        return "int32_t";
+    else if constexpr (std::is_same_v<T, uint32_t>)
+        return "uint32_t";
+    else if constexpr (std::is_same_v<T, int16_t>)
+        return "int16_t";
+    else if constexpr (std::is_same_v<T, uint16_t>)
+        return "uint16_t";
+    else if constexpr (std::is_same_v<T, int8_t>)
+        return "int8_t";
+    else if constexpr (std::is_same_v<T, uint8_t>)
+        return "uint8_t";
+    else if constexpr (std::is_same_v<T, bool>)
+        return "bool";
+    else
+        return "?";
 }
 
 }  // namespace recsdk::sim

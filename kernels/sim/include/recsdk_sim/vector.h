@@ -1,7 +1,8 @@
 // Vector instructions in count mode (the "前n个数据计算" prototypes).
 //
 // Semantics (docs/api/SIMD-API/基础API/Memory矢量计算/):
-// - 数据填充/Duplicate.md: dst[i] = scalar; A2/A3 types int16/uint16/half/bfloat16/int32/uint32/float.
+// - 数据填充/Duplicate.md: dst[i] = scalar; A2/A3 types
+// int16/uint16/half/bfloat16/int32/uint32/float.
 // - 基础算术/Adds.md, Muls.md, Maxs.md, Mins.md: dst[i] = src[i] op scalar; A2/A3 types
 //   int16/half/int32/float (Muls also the same list).
 // - 基础算术/Add.md, Sub.md, Mul.md, Max.md, Min.md: dst[i] = src0[i] op src1[i]; same types.
@@ -41,19 +42,21 @@ enum class RoundMode {
 namespace recsdk::sim {
 
 template <typename T>
-constexpr bool kArithType = std::is_same_v<T, int16_t> || std::is_same_v<T, half> || std::is_same_v<T, int32_t> ||
-                            std::is_same_v<T, float>;
+constexpr bool kArithType = std::is_same_v<T, int16_t> || std::is_same_v<T, half> ||
+                            std::is_same_v<T, int32_t> || std::is_same_v<T, float>;
 
 template <typename T>
 constexpr bool kFloatType = std::is_same_v<T, half> || std::is_same_v<T, float>;
 
 template <typename T>
-constexpr bool kDuplicateType = kArithType<T> || std::is_same_v<T, uint16_t> || std::is_same_v<T, bfloat16_t> ||
-                                std::is_same_v<T, uint32_t>;
+constexpr bool kDuplicateType = kArithType<T> || std::is_same_v<T, uint16_t> ||
+                                std::is_same_v<T, bfloat16_t> || std::is_same_v<T, uint32_t>;
 
 template <typename T>
-inline void VecOperand(const AscendC::LocalTensor<T>& t, int32_t count, const char* call, const SrcLoc& loc) {
-    if (count < 0) Fail(call, loc, "negative count " + std::to_string(count));
+inline void VecOperand(const AscendC::LocalTensor<T>& t, int32_t count, const char* call,
+                       const SrcLoc& loc) {
+    if (count < 0)
+        Fail(call, loc, "negative count " + std::to_string(count));
     t.CheckSpan(static_cast<uint64_t>(count), call, loc);
     CheckUbAligned(t.SimData(), call, loc, "operand");
 }
@@ -69,18 +72,20 @@ inline void VecDone(int32_t count, uint64_t elem_bytes) {
 
 // The first `count` elements of an operand are read / written on PIPE_V (recsdk_sim/hazard.h).
 template <typename T>
-inline void VecRead(const AscendC::LocalTensor<T>& t, uint64_t count, const char* call, const SrcLoc& loc) {
+inline void VecRead(const AscendC::LocalTensor<T>& t, uint64_t count, const char* call,
+                    const SrcLoc& loc) {
     t.SimAccess(0, count * sizeof(T), Pipe::V, Acc::kRead, call, loc);
 }
 template <typename T>
-inline void VecWrite(const AscendC::LocalTensor<T>& t, uint64_t count, const char* call, const SrcLoc& loc) {
+inline void VecWrite(const AscendC::LocalTensor<T>& t, uint64_t count, const char* call,
+                     const SrcLoc& loc) {
     t.SimAccess(0, count * sizeof(T), Pipe::V, Acc::kWrite, call, loc);
 }
 // A source the instruction also overwrites in place (dst == src): the write's checks cover the
 // read's (same bytes, same pipe), and the write replaces its record.
 template <typename T, typename U>
-inline void VecReadSrc(const AscendC::LocalTensor<T>& src, const AscendC::LocalTensor<U>& dst, uint64_t count,
-                       const char* call, const SrcLoc& loc) {
+inline void VecReadSrc(const AscendC::LocalTensor<T>& src, const AscendC::LocalTensor<U>& dst,
+                       uint64_t count, const char* call, const SrcLoc& loc) {
     if (static_cast<const void*>(src.SimData()) == static_cast<const void*>(dst.SimData()) &&
         count * sizeof(T) <= uint64_t(dst.GetLength())) {
         return;
@@ -91,7 +96,9 @@ inline void VecReadSrc(const AscendC::LocalTensor<T>& src, const AscendC::LocalT
 template <bool ok, typename T>
 inline void VecType(const char* call, const SrcLoc& loc) {
     if constexpr (!ok) {
-        Fail(call, loc, std::string(TypeName<T>()) + " is not a supported data type of this instruction on Atlas A2/A3");
+        Fail(call, loc,
+             std::string(TypeName<T>()) +
+                 " is not a supported data type of this instruction on Atlas A2/A3");
     }
 }
 
@@ -111,56 +118,58 @@ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, const int
     recsdk::sim::VecOperand(dst, count, "Duplicate", loc);
     recsdk::sim::VecWrite(dst, count, "Duplicate", loc);
     T* d = dst.SimData();
-    for (int32_t i = 0; i < count; ++i) d[i] = scalarValue;
+    for (int32_t i = 0; i < count; ++i)
+        d[i] = scalarValue;
     recsdk::sim::VecDone(count, sizeof(T));
 }
 
-#define RECSDK_SIM_SCALAR_OP(NAME, EXPR)                                                                     \
-    template <typename T, typename U>                                                                      \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const U& scalarValue,         \
-                     const int32_t& count, recsdk::sim::SrcLoc loc = {}) {                                 \
-        recsdk::sim::VecType<recsdk::sim::kArithType<T>, T>(#NAME, loc);                                   \
-        recsdk::sim::VecOperand(dst, count, #NAME, loc);                                                   \
-        recsdk::sim::VecOperand(src, count, #NAME, loc);                                                   \
-        recsdk::sim::VecReadSrc(src, dst, count, #NAME, loc);                                              \
-        recsdk::sim::VecWrite(dst, count, #NAME, loc);                                                     \
-        const T s = static_cast<T>(scalarValue);                                                           \
-        T* d = dst.SimData();                                                                              \
-        const T* a = src.SimData();                                                                        \
-        for (int32_t i = 0; i < count; ++i) {                                                              \
-            const T x = a[i];                                                                              \
-            d[i] = static_cast<T>(EXPR);                                                                   \
-        }                                                                                                  \
-        recsdk::sim::VecDone(count, sizeof(T));                                                                       \
+#define RECSDK_SIM_SCALAR_OP(NAME, EXPR)                                                         \
+    template <typename T, typename U>                                                            \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const U& scalarValue, \
+                     const int32_t& count, recsdk::sim::SrcLoc loc = {}) {                       \
+        recsdk::sim::VecType<recsdk::sim::kArithType<T>, T>(#NAME, loc);                         \
+        recsdk::sim::VecOperand(dst, count, #NAME, loc);                                         \
+        recsdk::sim::VecOperand(src, count, #NAME, loc);                                         \
+        recsdk::sim::VecReadSrc(src, dst, count, #NAME, loc);                                    \
+        recsdk::sim::VecWrite(dst, count, #NAME, loc);                                           \
+        const T s = static_cast<T>(scalarValue);                                                 \
+        T* d = dst.SimData();                                                                    \
+        const T* a = src.SimData();                                                              \
+        for (int32_t i = 0; i < count; ++i) {                                                    \
+            const T x = a[i];                                                                    \
+            d[i] = static_cast<T>(EXPR);                                                         \
+        }                                                                                        \
+        recsdk::sim::VecDone(count, sizeof(T));                                                  \
     }
 
 RECSDK_SIM_SCALAR_OP(Adds, x + s)
-RECSDK_SIM_SCALAR_OP(Muls, x * s)
+RECSDK_SIM_SCALAR_OP(Muls, x* s)
 RECSDK_SIM_SCALAR_OP(Maxs, (x < s ? s : x))
 RECSDK_SIM_SCALAR_OP(Mins, (s < x ? s : x))
 #undef RECSDK_SIM_SCALAR_OP
 
 // TYPES: the trait of the dtypes the instruction takes on A2/A3.
-#define RECSDK_SIM_BINARY_OP(NAME, TYPES, EXPR)                                                              \
-    template <typename T>                                                                                  \
-    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<T>& src1,  \
-                     const int32_t& count, recsdk::sim::SrcLoc loc = {}) {                                 \
-        recsdk::sim::VecType<recsdk::sim::TYPES<T>, T>(#NAME, loc);                                        \
-        recsdk::sim::VecOperand(dst, count, #NAME, loc);                                                   \
-        recsdk::sim::VecOperand(src0, count, #NAME, loc);                                                  \
-        recsdk::sim::VecOperand(src1, count, #NAME, loc);                                                  \
-        recsdk::sim::VecReadSrc(src0, dst, count, #NAME, loc);                                             \
-        recsdk::sim::VecReadSrc(src1, dst, count, #NAME, loc);                                             \
-        recsdk::sim::VecWrite(dst, count, #NAME, loc);                                                     \
-        T* d = dst.SimData();                                                                              \
-        const T* a = src0.SimData();                                                                       \
-        const T* b = src1.SimData();                                                                       \
-        for (int32_t i = 0; i < count; ++i) {                                                              \
-            const T x = a[i];                                                                              \
-            const T y = b[i];                                                                              \
-            d[i] = static_cast<T>(EXPR);                                                                   \
-        }                                                                                                  \
-        recsdk::sim::VecDone(count, sizeof(T));                                                                       \
+#define RECSDK_SIM_BINARY_OP(NAME, TYPES, EXPR)                             \
+    template <typename T>                                                   \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0, \
+                     const LocalTensor<T>& src1, const int32_t& count,      \
+                     recsdk::sim::SrcLoc loc = {}) {                        \
+        recsdk::sim::VecType<recsdk::sim::TYPES<T>, T>(#NAME, loc);         \
+        recsdk::sim::VecOperand(dst, count, #NAME, loc);                    \
+        recsdk::sim::VecOperand(src0, count, #NAME, loc);                   \
+        recsdk::sim::VecOperand(src1, count, #NAME, loc);                   \
+        recsdk::sim::VecReadSrc(src0, dst, count, #NAME, loc);              \
+        recsdk::sim::VecReadSrc(src1, dst, count, #NAME, loc);              \
+        recsdk::sim::VecWrite(dst, count, #NAME, loc);                      \
+        T* d = dst.SimData();                                               \
+        const T* a = src0.SimData();                                        \
+        const T* b = src1.SimData();                                        \
+        for (int32_t i = 0; i < count; ++i) {                               \
+            const T x = a[i];                                               \
+            const T y = b[i];                                               \
+            d[i] = static_cast<T>(EXPR);                                    \
+        }                                                                   \
+        recsdk::sim::VecDone(count, sizeof(T));                             \
     }
 
 RECSDK_SIM_BINARY_OP(Div, kFloatType, x / y)
@@ -175,13 +184,14 @@ inline void Sqrt(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int
     recsdk::sim::VecWrite(dst, count, "Sqrt", loc);
     T* d = dst.SimData();
     const T* a = src.SimData();
-    for (int32_t i = 0; i < count; ++i) d[i] = static_cast<T>(std::sqrt(recsdk::sim::AsFloat(a[i])));
+    for (int32_t i = 0; i < count; ++i)
+        d[i] = static_cast<T>(std::sqrt(recsdk::sim::AsFloat(a[i])));
     recsdk::sim::VecDone(count, sizeof(T));
 }
 
 RECSDK_SIM_BINARY_OP(Add, kArithType, x + y)
 RECSDK_SIM_BINARY_OP(Sub, kArithType, x - y)
-RECSDK_SIM_BINARY_OP(Mul, kArithType, x * y)
+RECSDK_SIM_BINARY_OP(Mul, kArithType, x* y)
 RECSDK_SIM_BINARY_OP(Max, kArithType, (x < y ? y : x))
 RECSDK_SIM_BINARY_OP(Min, kArithType, (y < x ? y : x))
 #undef RECSDK_SIM_BINARY_OP
@@ -191,37 +201,53 @@ namespace detail {
 template <typename D, typename S>
 constexpr bool CastSupported(RoundMode m) {
     const bool none = m == RoundMode::CAST_NONE;
-    const bool rounding = m == RoundMode::CAST_RINT || m == RoundMode::CAST_FLOOR || m == RoundMode::CAST_CEIL ||
-                          m == RoundMode::CAST_ROUND || m == RoundMode::CAST_TRUNC;
+    const bool rounding = m == RoundMode::CAST_RINT || m == RoundMode::CAST_FLOOR ||
+                          m == RoundMode::CAST_CEIL || m == RoundMode::CAST_ROUND ||
+                          m == RoundMode::CAST_TRUNC;
     // Cast.md, table for Atlas A2 (the subset kernels use).
-    if constexpr (std::is_same_v<S, half> && std::is_same_v<D, float>) return none;
-    if constexpr (std::is_same_v<S, bfloat16_t> && std::is_same_v<D, float>) return none;
-    if constexpr (std::is_same_v<S, float> && std::is_same_v<D, half>) return none || rounding || m == RoundMode::CAST_ODD;
-    if constexpr (std::is_same_v<S, float> && std::is_same_v<D, bfloat16_t>) return rounding;
-    if constexpr (std::is_same_v<S, float> && std::is_same_v<D, int32_t>) return rounding;
-    if constexpr (std::is_same_v<S, int32_t> && std::is_same_v<D, float>) return none || rounding;
-    if constexpr (std::is_same_v<S, int32_t> && std::is_same_v<D, int64_t>) return none;
-    if constexpr (std::is_same_v<S, int64_t> && std::is_same_v<D, int32_t>) return none;
-    if constexpr (std::is_same_v<S, int64_t> && std::is_same_v<D, float>) return rounding;
-    if constexpr (std::is_same_v<S, float> && std::is_same_v<D, int64_t>) return rounding;
+    if constexpr (std::is_same_v<S, half> && std::is_same_v<D, float>)
+        return none;
+    if constexpr (std::is_same_v<S, bfloat16_t> && std::is_same_v<D, float>)
+        return none;
+    if constexpr (std::is_same_v<S, float> && std::is_same_v<D, half>)
+        return none || rounding || m == RoundMode::CAST_ODD;
+    if constexpr (std::is_same_v<S, float> && std::is_same_v<D, bfloat16_t>)
+        return rounding;
+    if constexpr (std::is_same_v<S, float> && std::is_same_v<D, int32_t>)
+        return rounding;
+    if constexpr (std::is_same_v<S, int32_t> && std::is_same_v<D, float>)
+        return none || rounding;
+    if constexpr (std::is_same_v<S, int32_t> && std::is_same_v<D, int64_t>)
+        return none;
+    if constexpr (std::is_same_v<S, int64_t> && std::is_same_v<D, int32_t>)
+        return none;
+    if constexpr (std::is_same_v<S, int64_t> && std::is_same_v<D, float>)
+        return rounding;
+    if constexpr (std::is_same_v<S, float> && std::is_same_v<D, int64_t>)
+        return rounding;
     return false;
 }
 
 inline double RoundWith(double v, RoundMode m) {
     switch (m) {
-        case RoundMode::CAST_FLOOR: return std::floor(v);
-        case RoundMode::CAST_CEIL: return std::ceil(v);
-        case RoundMode::CAST_ROUND: return std::round(v);
-        case RoundMode::CAST_TRUNC: return std::trunc(v);
-        default: return std::nearbyint(v);
+        case RoundMode::CAST_FLOOR:
+            return std::floor(v);
+        case RoundMode::CAST_CEIL:
+            return std::ceil(v);
+        case RoundMode::CAST_ROUND:
+            return std::round(v);
+        case RoundMode::CAST_TRUNC:
+            return std::trunc(v);
+        default:
+            return std::nearbyint(v);
     }
 }
 
 }  // namespace detail
 
 template <typename T, typename U>
-inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode, const uint32_t count,
-                 recsdk::sim::SrcLoc loc = {}) {
+inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode,
+                 const uint32_t count, recsdk::sim::SrcLoc loc = {}) {
     using namespace recsdk::sim;
     if (!detail::CastSupported<T, U>(roundMode)) {
         Fail("Cast", loc,
@@ -236,7 +262,8 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
     const U* s = src.SimData();
     for (uint32_t i = 0; i < count; ++i) {
         if constexpr (std::is_integral_v<T> && !std::is_integral_v<U>) {
-            d[i] = static_cast<T>(detail::RoundWith(static_cast<double>(static_cast<float>(s[i])), roundMode));
+            d[i] = static_cast<T>(
+                detail::RoundWith(static_cast<double>(static_cast<float>(s[i])), roundMode));
         } else if constexpr (std::is_integral_v<T> && std::is_integral_v<U>) {
             d[i] = static_cast<T>(s[i]);
         } else {
@@ -247,18 +274,21 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
 }
 
 template <typename T>
-inline void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint32_t>& srcOffset,
-                   const uint32_t srcBaseAddr, const uint32_t count, recsdk::sim::SrcLoc loc = {}) {
+inline void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                   const LocalTensor<uint32_t>& srcOffset, const uint32_t srcBaseAddr,
+                   const uint32_t count, recsdk::sim::SrcLoc loc = {}) {
     using namespace recsdk::sim;
     constexpr bool ok = sizeof(T) == 2 || sizeof(T) == 4;
     VecType<ok, T>("Gather", loc);
-    if (count == 0) return;  // Gather.md: count 0 is a no-op
+    if (count == 0)
+        return;  // Gather.md: count 0 is a no-op
     VecOperand(dst, static_cast<int32_t>(count), "Gather", loc);
     VecOperand(srcOffset, static_cast<int32_t>(count), "Gather", loc);
     src.Validate("Gather", loc);
     CheckUbAligned(src.SimData(), "Gather", loc, "source");
     const auto* s = reinterpret_cast<const uint8_t*>(src.SimData());
-    if (s == reinterpret_cast<const uint8_t*>(dst.SimData())) Fail("Gather", loc, "dst and src are the same memory");
+    if (s == reinterpret_cast<const uint8_t*>(dst.SimData()))
+        Fail("Gather", loc, "dst and src are the same memory");
     const uint64_t limit = src.GetLength();
     VecRead(srcOffset, count, "Gather", loc);
     src.SimAccess(0, limit, Pipe::V, Acc::kRead, "Gather", loc);  // any element may be gathered
@@ -268,11 +298,13 @@ inline void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src, const L
     for (uint32_t i = 0; i < count; ++i) {
         const uint64_t byte = uint64_t(srcBaseAddr) + off[i];
         if (byte % sizeof(T) != 0) {
-            Fail("Gather", loc, "offset " + std::to_string(byte) + " is not aligned to the element size");
+            Fail("Gather", loc,
+                 "offset " + std::to_string(byte) + " is not aligned to the element size");
         }
         if (byte + sizeof(T) > limit) {
-            Fail("Gather", loc, "offset " + std::to_string(byte) + " reads outside the " + std::to_string(limit) +
-                                    "-byte source tensor");
+            Fail("Gather", loc,
+                 "offset " + std::to_string(byte) + " reads outside the " + std::to_string(limit) +
+                     "-byte source tensor");
         }
         std::memcpy(&d[i], s + byte, sizeof(T));
     }

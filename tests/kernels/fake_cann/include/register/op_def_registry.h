@@ -13,7 +13,18 @@ namespace ge {
 using graphStatus = uint32_t;
 constexpr graphStatus GRAPH_SUCCESS = 0;
 constexpr graphStatus GRAPH_FAILED = 0xFFFFFFFF;
-enum DataType { DT_FLOAT, DT_FLOAT16, DT_BF16, DT_INT32, DT_INT64, DT_INT8, DT_UINT8, DT_INT16, DT_BOOL, DT_DOUBLE };
+enum DataType {
+    DT_FLOAT,
+    DT_FLOAT16,
+    DT_BF16,
+    DT_INT32,
+    DT_INT64,
+    DT_INT8,
+    DT_UINT8,
+    DT_INT16,
+    DT_BOOL,
+    DT_DOUBLE
+};
 enum Format { FORMAT_ND };
 }  // namespace ge
 
