@@ -122,9 +122,8 @@ def generate(
             f"{spec.name} is not built for {soc} ({unit}); "
             f"op.toml lists {', '.join(spec.compute_units)}"
         )
-    host_src = spec.host_file
-    if not host_src.is_file():
-        raise BuildError(f"operator {spec.name}: {host_src} is missing")
+    if not spec.infers_shape and not spec.host_file.is_file():
+        raise BuildError(f"operator {spec.name}: {spec.host_file} is missing")
     if root.exists():
         shutil.rmtree(root)
     template = kernels / "cmake"
@@ -139,6 +138,8 @@ def generate(
     for src in [*sorted((spec.directory / "op_host").iterdir()), *common]:
         if src.is_file():
             _copy(src, host / src.name)
+    if spec.infers_shape:
+        codegen.write_if_changed(host / spec.host_file.name, codegen.op_host_source(spec))
     codegen.write_if_changed(host / f"{spec.name}_op_def.inc", codegen.opdef_inc(spec))
     codegen.write_if_changed(host / f"{spec.name}_op_spec.h", codegen.op_spec_header(spec))
     kernel = root / "op_kernel" / spec.name

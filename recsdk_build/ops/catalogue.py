@@ -64,6 +64,8 @@ class TensorSpec:
     follows: str | None = None  # an output whose dtype is that of this input
     shape: str = ""
     doc: str = ""
+    # An output whose shape is that of this (required) input: CANN's InferShape is generated.
+    shape_like: str | None = None
 
     @property
     def macro(self) -> str:
@@ -117,6 +119,12 @@ class OpSpec:
         return self.directory / "op_host" / f"{self.name}.cpp"
 
     @property
+    def infers_shape(self) -> bool:
+        """Every output's shape comes from op.toml (`shape_like`), so CANN's op_host source is
+        generated whole and no hand-written op_host/<op>.cpp exists."""
+        return all(out.shape_like is not None for out in self.outputs)
+
+    @property
     def tiling_header(self) -> Path:
         return self.directory / "op_host" / f"{self.name}_tiling.h"
 
@@ -157,7 +165,9 @@ def _str(data: dict[str, Any], key: str, where: str, default: str | None = None)
     return value
 
 
-def _tensor(data: dict[str, Any], where: str, inputs: dict[str, TensorSpec] | None) -> TensorSpec:
+def _tensor(
+    data: dict[str, Any], where: str, inputs: dict[str, TensorSpec] | None, output: bool = False
+) -> TensorSpec:
     name = _str(data, "name", where)
     if not _SNAKE.match(name):
         raise ConfigError(f"{where}: tensor name {name!r} must be snake_case")
@@ -191,7 +201,23 @@ def _tensor(data: dict[str, Any], where: str, inputs: dict[str, TensorSpec] | No
         follows=follows,
         shape=str(data.get("shape", "")),
         doc=str(data.get("doc", "")),
+        shape_like=_shape_like(data, where, inputs if output else None),
     )
+
+
+def _shape_like(
+    data: dict[str, Any], where: str, inputs: dict[str, TensorSpec] | None
+) -> str | None:
+    """``inputs``: the operator's inputs when ``data`` is an output, else None."""
+    if "shape_like" not in data:
+        return None
+    like = _str(data, "shape_like", where)
+    if inputs is None:
+        raise ConfigError(f"{where}: shape_like is for outputs")
+    if like not in inputs or inputs[like].optional:
+        required = ", ".join(n for n, t in inputs.items() if not t.optional)
+        raise ConfigError(f"{where}: shape_like {like!r} must name a required input ({required})")
+    return like
 
 
 def _message(
@@ -272,7 +298,9 @@ def load_op(path: Path) -> OpSpec:
         spec_in = _tensor(raw, f"{where}: input", by_name)
         by_name[spec_in.name] = spec_in
     inputs = tuple(by_name.values())
-    outputs = tuple(_tensor(t, f"{where}: output", by_name) for t in data.get("outputs", []))
+    outputs = tuple(
+        _tensor(t, f"{where}: output", by_name, output=True) for t in data.get("outputs", [])
+    )
     attrs = []
     for a in data.get("attrs", []):
         aname = _str(a, "name", f"{where}: attr")
@@ -330,8 +358,24 @@ def load_catalogue(kernels: Path) -> dict[str, OpSpec]:
         for required in (spec.kernel_file, spec.tiling_header):
             if not required.is_file():
                 raise ConfigError(f"operator {spec.name}: {required} is missing")
+        _check_host_file(spec)
         ops[spec.name] = spec
     return ops
+
+
+def _check_host_file(spec: OpSpec) -> None:
+    """op_host/<op>.cpp holds the hand-written InferShape exactly when op.toml cannot say it."""
+    if spec.infers_shape and spec.host_file.is_file():
+        raise ConfigError(
+            f"operator {spec.name}: every output has shape_like in op.toml, so op_host/"
+            f"{spec.host_file.name} is generated; remove the hand-written {spec.host_file}"
+        )
+    if not spec.infers_shape and not spec.host_file.is_file():
+        missing = ", ".join(o.name for o in spec.outputs if o.shape_like is None)
+        raise ConfigError(
+            f"operator {spec.name}: {spec.host_file} (CANN InferShape) is missing; write it, or "
+            f"give shape_like to the outputs {missing} in op.toml"
+        )
 
 
 def groups(ops: dict[str, OpSpec]) -> dict[str, list[str]]:

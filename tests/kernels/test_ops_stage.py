@@ -122,6 +122,83 @@ def test_kernel_type_reaches_the_sim_launcher(tmp_path: Path, specs) -> None:
         catalogue.load_op(op / "op.toml")
 
 
+_SHAPE_OP = (
+    '[op]\nname = "shape_op"\nop_type = "ShapeOp"\ncompute_units = ["ascend910b"]\n'
+    '[[inputs]]\nname = "a"\ndtypes = ["float32"]\n'
+    '[[inputs]]\nname = "b"\ndtype = "a"\noptional = true\n'
+    '[[outputs]]\nname = "c"\ndtype = "a"\n{like}'
+)
+
+
+def _shape_op(tmp_path: Path, like: str, host: bool) -> Path:
+    op = tmp_path / "kernels" / "ops" / "shape_op"
+    (op / "op_kernel").mkdir(parents=True, exist_ok=True)
+    (op / "op_host").mkdir(exist_ok=True)
+    (op / "op_kernel" / "shape_op.cpp").write_text('#include "kernel_operator.h"\n')
+    (op / "op_host" / "shape_op_tiling.h").write_text("// tiling\n")
+    (op / "op_host" / "shape_op.cpp").unlink(missing_ok=True)
+    if host:
+        (op / "op_host" / "shape_op.cpp").write_text("// InferShape\n")
+    (op / "op.toml").write_text(_SHAPE_OP.format(like=like))
+    return tmp_path / "kernels"
+
+
+def test_shape_like_generates_the_whole_op_host_source(specs) -> None:
+    """An output declared `shape_like` needs no hand-written InferShape: the generated source
+    copies the named input's shape (invert_permute: inv = permute's shape), and the operators
+    whose outputs are all inputs updated in place get an InferShape with nothing to do."""
+    spec = specs["invert_permute"]
+    assert spec.infers_shape and not spec.host_file.exists()
+    text = codegen.op_host_source(spec)
+    assert "const gert::Shape* permute = context->GetInputShape(0);" in text
+    assert "gert::Shape* inv = context->GetOutputShape(0);" in text
+    assert "*inv = *permute;" in text
+    assert text.rstrip().endswith('#include "invert_permute_op_def.inc"')
+    in_place = codegen.op_host_source(specs["bounds_check_indices"])
+    assert "GetOutputShape" not in in_place and "(void)context;" in in_place
+    with pytest.raises(ValueError, match="shape_like"):
+        codegen.op_host_source(specs["permute2d_sparse_data"])
+    generated = {n for n, s in specs.items() if s.infers_shape}
+    assert generated == {
+        "bounds_check_indices",
+        "gather_for_rank1",
+        "index_select_for_rank1_backward",
+        "invert_permute",
+        "split_embedding_backward",
+    }
+    assert all(s.host_file.is_file() for n, s in specs.items() if n not in generated)
+
+
+def test_tiling_func_is_generated_for_every_operator(specs) -> None:
+    for name, spec in specs.items():
+        text = codegen.opdef_inc(spec)
+        assert f"return mxrec_op::Tiling(context, &mxrec::{spec.op_type}Tiling);" in text, name
+        if spec.host_file.is_file():
+            hand = spec.host_file.read_text(encoding="utf-8")
+            assert "TilingFunc" not in hand.split("\n", 2)[2], name
+            assert hand.rstrip().endswith(f'#include "{name}_op_def.inc"'), name
+
+
+def test_shape_like_errors_name_the_problem(tmp_path: Path) -> None:
+    kernels = _shape_op(tmp_path, 'shape_like = "b"\n', host=False)
+    with pytest.raises(ConfigError, match="shape_like 'b' must name a required input \\(a\\)"):
+        catalogue.load_catalogue(kernels)
+    kernels = _shape_op(tmp_path, "", host=False)
+    with pytest.raises(ConfigError, match="InferShape\\) is missing; write it, or give shape_like"):
+        catalogue.load_catalogue(kernels)
+    kernels = _shape_op(tmp_path, 'shape_like = "a"\n', host=True)
+    with pytest.raises(ConfigError, match="remove the hand-written"):
+        catalogue.load_catalogue(kernels)
+    kernels = _shape_op(tmp_path, 'shape_like = "a"\n', host=False)
+    assert catalogue.load_catalogue(kernels)["shape_op"].infers_shape
+    bad_input = _SHAPE_OP.format(like="").replace(
+        '[[inputs]]\nname = "a"\n', '[[inputs]]\nname = "a"\nshape_like = "a"\n'
+    )
+    (kernels / "ops" / "shape_op" / "op.toml").write_text(bad_input)
+    with pytest.raises(ConfigError, match="shape_like is for outputs"):
+        catalogue.load_catalogue(kernels)
+
+
 def test_soc_tables_agree() -> None:
     """The sim's C++ SoC table and the project generator's agree."""
     text = (KERNELS / "sim" / "include" / "recsdk_sim" / "runtime.h").read_text()

@@ -227,6 +227,7 @@ ranks = [1, 1]
 [[outputs]]
 name = "{output}"
 dtype = "x"
+shape_like = "x"
 
 [[attrs]]
 name = "scale"

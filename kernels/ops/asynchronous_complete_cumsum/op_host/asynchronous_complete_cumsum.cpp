@@ -1,14 +1,6 @@
-// AsynchronousCompleteCumsum, CANN host side: tiling glue and shape inference. The OpDef and
-// InferDataType are generated from op.toml (asynchronous_complete_cumsum_op_def.inc).
+// AsynchronousCompleteCumsum, CANN host side: InferShape. TilingFunc, InferDataType and the OpDef
+// are generated from op.toml into asynchronous_complete_cumsum_op_def.inc, included last.
 #include "register/op_def_registry.h"
-#include "asynchronous_complete_cumsum_op_spec.h"
-#include "asynchronous_complete_cumsum_tiling.h"
-
-namespace optiling {
-static ge::graphStatus TilingFunc(gert::TilingContext* context) {
-    return mxrec_op::Tiling(context, &mxrec::AsynchronousCompleteCumsumTiling);
-}
-}  // namespace optiling
 
 namespace ge {
 // y has one more element than x along the last axis.

@@ -1,14 +1,6 @@
-// BlockBucketizeSparseFeatures, CANN host side: tiling glue and shape inference (OpDef generated
-// from op.toml).
+// BlockBucketizeSparseFeatures, CANN host side: InferShape. TilingFunc, InferDataType and the OpDef
+// are generated from op.toml into block_bucketize_sparse_features_op_def.inc, included last.
 #include "register/op_def_registry.h"
-#include "block_bucketize_sparse_features_op_spec.h"
-#include "block_bucketize_sparse_features_tiling.h"
-
-namespace optiling {
-static ge::graphStatus TilingFunc(gert::TilingContext* context) {
-    return mxrec_op::Tiling(context, &mxrec::BlockBucketizeSparseFeaturesTiling);
-}
-}  // namespace optiling
 
 namespace ge {
 // new_lengths = [my_size * lengths.numel()]; new_indices and the optional per-id outputs = [N].

@@ -1,13 +1,6 @@
-// DenseToJagged, CANN host side: tiling glue and shape inference (OpDef generated from op.toml).
+// DenseToJagged, CANN host side: InferShape. TilingFunc, InferDataType and the OpDef are
+// generated from op.toml into dense_to_jagged_op_def.inc, included last.
 #include "register/op_def_registry.h"
-#include "dense_to_jagged_op_spec.h"
-#include "dense_to_jagged_tiling.h"
-
-namespace optiling {
-static ge::graphStatus TilingFunc(gert::TilingContext* context) {
-    return mxrec_op::Tiling(context, &mxrec::DenseToJaggedTiling);
-}
-}  // namespace optiling
 
 namespace ge {
 // values = [total_l] or [total_l, D]; total_l comes from the caller (offsets[-1] lives on the

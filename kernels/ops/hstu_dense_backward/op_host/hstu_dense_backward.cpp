@@ -1,14 +1,6 @@
-// HstuDenseBackward, CANN host side: tiling glue and shape inference (OpDef generated from
-// op.toml).
+// HstuDenseBackward, CANN host side: InferShape. TilingFunc, InferDataType and the OpDef are
+// generated from op.toml into hstu_dense_backward_op_def.inc, included last.
 #include "register/op_def_registry.h"
-#include "hstu_dense_backward_op_spec.h"
-#include "hstu_dense_backward_tiling.h"
-
-namespace optiling {
-static ge::graphStatus TilingFunc(gert::TilingContext* context) {
-    return mxrec_op::Tiling(context, &mxrec::HstuDenseBackwardTiling);
-}
-}  // namespace optiling
 
 namespace ge {
 // dq, dk, dv have q's shape; d_attn_bias (when given) attn_bias's.

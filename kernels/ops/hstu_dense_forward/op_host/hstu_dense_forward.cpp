@@ -1,13 +1,6 @@
-// HstuDenseForward, CANN host side: tiling glue and shape inference (OpDef generated from op.toml).
+// HstuDenseForward, CANN host side: InferShape. TilingFunc, InferDataType and the OpDef are
+// generated from op.toml into hstu_dense_forward_op_def.inc, included last.
 #include "register/op_def_registry.h"
-#include "hstu_dense_forward_op_spec.h"
-#include "hstu_dense_forward_tiling.h"
-
-namespace optiling {
-static ge::graphStatus TilingFunc(gert::TilingContext* context) {
-    return mxrec_op::Tiling(context, &mxrec::HstuDenseForwardTiling);
-}
-}  // namespace optiling
 
 namespace ge {
 // out has q's shape (normal [B, S, N, D] or jagged [T, N, D]).

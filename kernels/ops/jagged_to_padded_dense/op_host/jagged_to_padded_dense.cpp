@@ -1,14 +1,6 @@
-// JaggedToPaddedDense, CANN host side: tiling glue and shape inference (OpDef generated from
-// op.toml).
+// JaggedToPaddedDense, CANN host side: InferShape. TilingFunc, InferDataType and the OpDef are
+// generated from op.toml into jagged_to_padded_dense_op_def.inc, included last.
 #include "register/op_def_registry.h"
-#include "jagged_to_padded_dense_op_spec.h"
-#include "jagged_to_padded_dense_tiling.h"
-
-namespace optiling {
-static ge::graphStatus TilingFunc(gert::TilingContext* context) {
-    return mxrec_op::Tiling(context, &mxrec::JaggedToPaddedDenseTiling);
-}
-}  // namespace optiling
 
 namespace ge {
 // out = [B, max_length] or [B, max_length, D], B = offsets.size(0) - 1.

@@ -1,14 +1,6 @@
-// Permute2dSparseData, CANN host side: tiling glue and shape inference (OpDef generated from
-// op.toml).
+// Permute2dSparseData, CANN host side: InferShape. TilingFunc, InferDataType and the OpDef are
+// generated from op.toml into permute2d_sparse_data_op_def.inc, included last.
 #include "register/op_def_registry.h"
-#include "permute2d_sparse_data_op_spec.h"
-#include "permute2d_sparse_data_tiling.h"
-
-namespace optiling {
-static ge::graphStatus TilingFunc(gert::TilingContext* context) {
-    return mxrec_op::Tiling(context, &mxrec::Permute2dSparseDataTiling);
-}
-}  // namespace optiling
 
 namespace ge {
 // permuted_lengths = [T'(, B)]; permuted_values/weights = [permuted_lengths_sum(, W)]; the sum

@@ -1,14 +1,6 @@
-// SplitEmbeddingForward, CANN host side: tiling glue and shape inference (OpDef generated from
-// op.toml).
+// SplitEmbeddingForward, CANN host side: InferShape. TilingFunc, InferDataType and the OpDef are
+// generated from op.toml into split_embedding_forward_op_def.inc, included last.
 #include "register/op_def_registry.h"
-#include "split_embedding_forward_op_spec.h"
-#include "split_embedding_forward_tiling.h"
-
-namespace optiling {
-static ge::graphStatus TilingFunc(gert::TilingContext* context) {
-    return mxrec_op::Tiling(context, &mxrec::SplitEmbeddingForwardTiling);
-}
-}  // namespace optiling
 
 namespace ge {
 // out = [B, total_d] with B = (offsets.size(0) - 1) / T when pooling (mode 0/1), [N, max_d] for
