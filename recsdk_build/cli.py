@@ -114,7 +114,20 @@ def _context(g: Globals, options: Options | None = None) -> Context:
     project: Project = load_project(g.project_dir)
     root = (g.build_dir or project.root / "build").resolve()
     paths = BuildPaths(root)
-    return Context(project, paths, Manifest.load(root), g.ui, options or compute_options())
+    return Context(project, paths, Manifest.load(root), g.ui, options or _options(g))
+
+
+def _options(g: Globals, **words: Any) -> Options:
+    """compute_options with what only the project knows: the supported Pythons
+    (runtime.python) and the interpreter the build directory was made for (the default of
+    --python, so stages run one by one agree with the build)."""
+    project = load_project(g.project_dir)
+    root = (g.build_dir or project.root / "build").resolve()
+    return compute_options(
+        **words,
+        python_requires=project.runtime.python,
+        python_recorded=Manifest.load(root).python,
+    )
 
 
 def _build_root(g: Globals) -> Path:
@@ -221,6 +234,16 @@ TargetOpt = Annotated[
         "found, else sim.",
     ),
 ]
+PythonOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--python",
+        help="The Python to build and verify for: an interpreter's path, or a version "
+        "(3.10) found as pythonX.Y on PATH or in pyenv. Default: the one this build directory "
+        "was made for, else the one running recsdk-build.",
+        metavar="PATH|VERSION",
+    ),
+]
 FreshEnvOpt = Annotated[
     bool,
     typer.Option(
@@ -250,13 +273,16 @@ def all_cmd(
     discard_local: DiscardOpt = False,
     fresh_env: FreshEnvOpt = False,
     target: TargetOpt = "auto",
+    python: PythonOpt = None,
 ) -> None:
     """Run every stage in order, skipping those whose inputs are unchanged."""
     g = _globals(ctx)
 
     def action() -> dict[str, Any]:
         forced = resolve(force or [], option="--force")
-        options = compute_options(
+        options = _options(
+            g,
+            python=python,
             source=source,
             fallback=not no_fallback,
             discard_local=discard_local,
@@ -288,7 +314,7 @@ def fetch(
             g,
             [_stage("fetch")],
             {"fetch"} if force else set(),
-            compute_options(source=source, fallback=not no_fallback, discard_local=discard_local),
+            _options(g, source=source, fallback=not no_fallback, discard_local=discard_local),
         ),
     )
 
@@ -334,7 +360,7 @@ def ops(
     g = _globals(ctx)
 
     def action() -> dict[str, Any]:
-        options = compute_options(target=target, soc=soc, only=only, jobs=jobs, dry_run=dry_run)
+        options = _options(g, target=target, soc=soc, only=only, jobs=jobs, dry_run=dry_run)
         return _run(g, [_stage("ops")], {"ops"} if force else set(), options)
 
     _guarded(g, action)
@@ -350,8 +376,15 @@ def patch_apply(
     baseline and the error names the patch, file and hunk.
     """
     g = _globals(ctx)
-    options = compute_options(discard_local=discard_local)
-    _guarded(g, lambda: _run(g, [_stage("patch")], {"patch"} if force else set(), options))
+    _guarded(
+        g,
+        lambda: _run(
+            g,
+            [_stage("patch")],
+            {"patch"} if force else set(),
+            _options(g, discard_local=discard_local),
+        ),
+    )
 
 
 @patch_app.command("check")
@@ -410,21 +443,34 @@ def patch_refresh(ctx: typer.Context) -> None:
             g.ui.info(f"  wrote {name}")
         for name in removed:
             g.ui.info(f"  removed {name}")
-        summary = _run(g, [_stage("patch")], {"patch"}, compute_options(discard_local=True))
+        summary = _run(g, [_stage("patch")], {"patch"}, _options(g, discard_local=True))
         return {"written": written, "removed": removed, **summary}
 
     _guarded(g, action)
 
 
 @app.command()
-def env(ctx: typer.Context, force: ForceOpt = False, fresh_env: FreshEnvOpt = False) -> None:
+def env(
+    ctx: typer.Context,
+    force: ForceOpt = False,
+    fresh_env: FreshEnvOpt = False,
+    python: PythonOpt = None,
+) -> None:
     """Create build/env/venv with the pinned torch, where C++ extensions are compiled.
 
-    Created once per set of pins and reused; --fresh-env recreates it.
+    Created once per set of pins and interpreter (--python) and reused; --fresh-env
+    recreates it.
     """
     g = _globals(ctx)
-    options = compute_options(fresh_env=fresh_env)
-    _guarded(g, lambda: _run(g, [_stage("env")], {"env"} if force else set(), options))
+    _guarded(
+        g,
+        lambda: _run(
+            g,
+            [_stage("env")],
+            {"env"} if force else set(),
+            _options(g, fresh_env=fresh_env, python=python),
+        ),
+    )
 
 
 @app.command()
@@ -444,7 +490,7 @@ def plugin(ctx: typer.Context, force: ForceOpt = False, target: TargetOpt = "aut
     _guarded(
         g,
         lambda: _run(
-            g, [_stage("plugin")], {"plugin"} if force else set(), compute_options(target=target)
+            g, [_stage("plugin")], {"plugin"} if force else set(), _options(g, target=target)
         ),
     )
 
@@ -453,21 +499,31 @@ def plugin(ctx: typer.Context, force: ForceOpt = False, target: TargetOpt = "aut
 def wheels(ctx: typer.Context, force: ForceOpt = False) -> None:
     """Build torchrec-VERSION+npu-py3-none-any.whl from the patched tree (reproducibly)."""
     g = _globals(ctx)
-    _guarded(
-        g, lambda: _run(g, [_stage("wheels")], {"wheels"} if force else set(), compute_options())
-    )
+    _guarded(g, lambda: _run(g, [_stage("wheels")], {"wheels"} if force else set(), _options(g)))
 
 
 @app.command()
-def verify(ctx: typer.Context, force: ForceOpt = False, fresh_env: FreshEnvOpt = False) -> None:
+def verify(
+    ctx: typer.Context,
+    force: ForceOpt = False,
+    fresh_env: FreshEnvOpt = False,
+    python: PythonOpt = None,
+) -> None:
     """Install the built wheels into build/verify/venv and run the verification suite.
 
     Results: build/verify/results/junit.xml and a summary in the manifest. Tests that need a
     device this host lacks are reported as not run, with the reason.
     """
     g = _globals(ctx)
-    options = compute_options(fresh_env=fresh_env)
-    _guarded(g, lambda: _run(g, [_stage("verify")], {"verify"} if force else set(), options))
+    _guarded(
+        g,
+        lambda: _run(
+            g,
+            [_stage("verify")],
+            {"verify"} if force else set(),
+            _options(g, fresh_env=fresh_env, python=python),
+        ),
+    )
 
 
 @app.command()

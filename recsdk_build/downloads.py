@@ -12,15 +12,22 @@ from recsdk_build.proc import StageLog, run_pip
 
 
 def download_wheel(
-    log: StageLog, spec: str, dest: Path, *, error: type[RecsdkError], why: str
+    log: StageLog,
+    spec: str,
+    dest: Path,
+    *,
+    error: type[RecsdkError],
+    why: str,
+    python: str | Path | None = None,
 ) -> Path:
     """Download the wheel ``spec`` names (no dependencies) into ``dest`` and return it; the
-    command goes to ``log``, progress to its UI."""
+    command goes to ``log``, progress to its UI. ``python`` (default: this one) is the
+    interpreter whose pip chooses among compiled wheels, so they fit it."""
     dest.mkdir(parents=True, exist_ok=True)
     with log.ui.status(f"downloading {spec} from the package registry ({why})"):
         run_pip(
             log,
-            sys.executable,
+            python or sys.executable,
             "download",
             "--no-deps",
             "--only-binary=:all:",

@@ -10,8 +10,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
+from recsdk_build import interpreters
 from recsdk_build.errors import ToolMissingError, UsageError
+from recsdk_build.interpreters import Interpreter
 from recsdk_build.ops.cannproject import DEFAULT_SOC, check_soc
 from recsdk_build.toolchain import DEFAULT_CANN_ROOTS, TARGETS, find_cann
 
@@ -109,6 +112,9 @@ class Options:
     env: EnvOptions
     plugin: PluginOptions
     verify: VerifyOptions
+    # The interpreter the build and verify environments are created from (--python): one for
+    # the whole build, because env, wheels, verify and dist must agree on it.
+    python: Interpreter = field(default_factory=interpreters.current)
 
 
 def compute_options(
@@ -122,8 +128,15 @@ def compute_options(
     only: list[str] | tuple[str, ...] | None = None,
     jobs: int | None = None,
     dry_run: bool = False,
+    python: str | None = None,
+    python_requires: str = ">=3.10",
+    python_recorded: dict[str, Any] | None = None,
 ) -> Options:
-    """Every stage's options from the command line's words, validated and resolved once."""
+    """Every stage's options from the command line's words, validated and resolved once.
+
+    ``python`` is --python (a path or a version); ``python_requires`` recsdk.toml's
+    runtime.python; ``python_recorded`` the interpreter the build directory was made for,
+    the default when --python is not given."""
     chosen_soc = soc or DEFAULT_SOC
     check_soc(chosen_soc)
     if jobs is not None and jobs < 1:
@@ -142,4 +155,5 @@ def compute_options(
         env=EnvOptions(fresh=fresh_env),
         plugin=PluginOptions(target=choice),
         verify=VerifyOptions(fresh=fresh_env),
+        python=interpreters.choose(python, requires=python_requires, recorded=python_recorded),
     )

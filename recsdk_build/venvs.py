@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 
 from recsdk_build.errors import RecsdkError
 from recsdk_build.hashing import sha256_text
+from recsdk_build.interpreters import Interpreter
 from recsdk_build.proc import StageLog, run_pip
 from recsdk_build.ui import UI
 
@@ -20,14 +20,16 @@ def venv_python(venv: Path) -> Path:
     return venv / "bin" / "python"
 
 
-def layer_stamp(requirements: list[str]) -> str:
-    return sha256_text(json.dumps({"req": requirements, "python": sys.version}))
+def layer_stamp(requirements: list[str], python: Interpreter) -> str:
+    # sys.version, not only X.Y: a rebuilt interpreter of the same version gets a new layer.
+    return sha256_text(json.dumps({"req": requirements, "python": python.sys_version}))
 
 
 def ensure_venv(
     venv: Path,
     requirements: list[str],
     *,
+    python: Interpreter,
     log: StageLog,
     ui: UI,
     error: type[RecsdkError],
@@ -36,9 +38,10 @@ def ensure_venv(
 ) -> bool:
     """Create ``venv`` with ``requirements`` unless it already has exactly that layer.
 
-    Returns True when an existing environment was reused.
+    ``python`` is the interpreter it is created from. Returns True when an existing
+    environment was reused.
     """
-    stamp = layer_stamp(requirements)
+    stamp = layer_stamp(requirements, python)
     marker = venv / MARKER
     recorded = json.loads(marker.read_text()) if marker.is_file() else {}
     if (
@@ -52,7 +55,11 @@ def ensure_venv(
     if venv.exists():
         shutil.rmtree(venv)
     with ui.status(f"creating {purpose} in {venv}"):
-        log.run([sys.executable, "-m", "venv", venv], error=error, what=f"creating {purpose}")
+        log.run(
+            [python.path, "-m", "venv", venv],
+            error=error,
+            what=f"creating {purpose} from {python.describe()}",
+        )
     shown = ", ".join(requirements[:3])
     with ui.status(
         f"installing {shown}, … into {purpose}: about 3 GB the first time, then from the pip cache"

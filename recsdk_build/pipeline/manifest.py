@@ -69,6 +69,8 @@ class Manifest:
     path: Path
     stages: dict[str, StageRecord] = field(default_factory=dict)
     pins: dict[str, Any] = field(default_factory=dict)
+    # The interpreter the build is for (--python, interpreters.Interpreter.to_json).
+    python: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def load(cls, build_dir: Path) -> Manifest:
@@ -81,6 +83,7 @@ class Manifest:
             if data.get("schema") != SCHEMA:
                 return manifest
             manifest.pins = data.get("pins", {})
+            manifest.python = data.get("python", {})
             manifest.stages = {
                 name: StageRecord.from_json(rec) for name, rec in data.get("stages", {}).items()
             }
@@ -104,6 +107,7 @@ class Manifest:
             "schema": SCHEMA,
             "tool": tool_versions(),
             "pins": self.pins,
+            "python": self.python,
             "artifacts": artifacts,
             "stages": {name: asdict(rec) for name, rec in self.stages.items()},
         }

@@ -99,6 +99,8 @@ class EnvOutput(StageOutput):
     stage = "env"
     python: str  # the build environment's interpreter
     stamp: str  # what it was built from (venvs.layer_stamp)
+    # The interpreter it was created from (interpreters.Interpreter.to_json): --python.
+    interpreter: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

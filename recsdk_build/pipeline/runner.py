@@ -37,6 +37,10 @@ def run_stages(ctx: Context, stages: list[Stage], force: set[str]) -> list[Stage
             exc.reports = reports  # type: ignore[attr-defined]
             raise
         reports.append(report)
+    # Recorded only after success: a refused --python must not become the build's default.
+    if ctx.manifest.python != (chosen := ctx.options.python.to_json()):
+        ctx.manifest.python = chosen
+        ctx.manifest.save()
     return reports
 
 

@@ -7,7 +7,6 @@ have torch. The environment is created once per set of pins and reused.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from recsdk_build.errors import BuildError
@@ -31,7 +30,8 @@ class EnvStage(Stage):
     produces = EnvOutput
 
     def inputs(self, ctx: Context) -> dict[str, Any]:
-        return {"requirements": requirements(ctx), "python": list(sys.version_info[:3])}
+        # sys.version of the chosen interpreter: its extension wheels are built for it.
+        return {"requirements": requirements(ctx), "python": ctx.options.python.sys_version}
 
     def intact(self, ctx: Context, record: StageRecord) -> bool:
         python = venv_python(ctx.paths.build_env)
@@ -39,15 +39,17 @@ class EnvStage(Stage):
         return (
             python.exists()
             and recorded is not None
-            and recorded.stamp == layer_stamp(requirements(ctx))
+            and recorded.stamp == layer_stamp(requirements(ctx), ctx.options.python)
         )
 
     def run(self, ctx: Context) -> Outcome:
         venv = ctx.paths.build_env
         reqs = requirements(ctx)
+        python = ctx.options.python
         reused = ensure_venv(
             venv,
             reqs,
+            python=python,
             log=ctx.require_log(),
             ui=ctx.ui,
             error=BuildError,
@@ -55,7 +57,16 @@ class EnvStage(Stage):
             purpose="the build environment",
         )
         return Outcome(
-            provenance={"environment": str(venv), "requirements": reqs, "reused": reused},
-            outputs=EnvOutput(python=str(venv_python(venv)), stamp=layer_stamp(reqs)),
-            note="reused" if reused else "created",
+            provenance={
+                "environment": str(venv),
+                "requirements": reqs,
+                "reused": reused,
+                "interpreter": python.to_json(),
+            },
+            outputs=EnvOutput(
+                python=str(venv_python(venv)),
+                stamp=layer_stamp(reqs, python),
+                interpreter=python.to_json(),
+            ),
+            note=("reused" if reused else "created") + f" for Python {python.short}",
         )

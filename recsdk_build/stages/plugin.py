@@ -33,7 +33,8 @@ class PluginStage(Stage):
         root = ctx.project.root
         return {
             "target": ctx.options.plugin.target.target.value,
-            "env": ctx.output(EnvOutput).stamp,
+            "env": ctx.output(EnvOutput).stamp,  # includes the interpreter (--python)
+            "python": ctx.options.python.tag,
             "npu_sim": package_digest(root / adapter.NPU_SIM),
             "torch_plugin": package_digest(root / adapter.TORCH_PLUGIN),
             "torch_npu": ctx.project.runtime.torch_npu,  # the npu variant's build check

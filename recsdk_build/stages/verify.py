@@ -11,7 +11,6 @@ reason, never as passed.
 from __future__ import annotations
 
 import json
-import sys
 import xml.etree.ElementTree as ET
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -22,6 +21,7 @@ from packaging.requirements import Requirement
 from recsdk_build.downloads import download_wheel
 from recsdk_build.errors import VerifyError
 from recsdk_build.hashing import hash_tree
+from recsdk_build.interpreters import wheel_misfits
 from recsdk_build.pipeline.atomic import new_staging_dir, replace_dir, write_text_atomic
 from recsdk_build.pipeline.manifest import Artifact, StageRecord
 from recsdk_build.pipeline.outputs import PluginOutput, StageOutput, VerifyOutput, WheelsOutput
@@ -95,7 +95,7 @@ class VerifyStage(Stage):
             "requirements": self._requirements(ctx),
             "upstream": ctx.project.torchrec.fallback_wheel,
             "suite": hash_tree(ctx.project.verify.suite),
-            "python": list(sys.version_info[:3]),
+            "python": ctx.options.python.sys_version,
         }
 
     def intact(self, ctx: Context, record: StageRecord) -> bool:
@@ -110,9 +110,19 @@ class VerifyStage(Stage):
         venv = ctx.paths.verify / "venv"
         requirements = self._requirements(ctx)
         log = ctx.require_log()
+        python = ctx.options.python
+        wheels = self._wheels(ctx)
+        misfits = wheel_misfits([a.name for a in wheels], python)
+        if misfits:
+            raise VerifyError(
+                f"--python {python.short}: the built wheels {', '.join(misfits)} are not for "
+                f"{python.describe()} ({python.tag}, {python.machine})",
+                hint=f"rebuild for it: `recsdk-build all --python {python.short}`",
+            )
         reused = ensure_venv(
             venv,
             requirements,
+            python=python,
             log=log,
             ui=ctx.ui,
             error=VerifyError,
@@ -122,7 +132,6 @@ class VerifyStage(Stage):
         if reused:
             # A reused environment must hold exactly what a fresh one would.
             restore_layer(venv, log, VerifyError)
-        wheels = self._wheels(ctx)
         with ctx.ui.status(f"installing {len(wheels)} built wheel(s) into the environment"):
             run_pip(
                 log,

@@ -123,7 +123,8 @@ class WheelsStage(Stage):
             "requires": list(t.requires),
             "requires_python": t.requires_python,
             "hatchling": tool_versions()["hatchling"],
-            "python": sys.version_info[:2],
+            "python": sys.version_info[:2],  # builds the torchrec wheel
+            "target_python": ctx.options.python.tag,  # the extension wheels' interpreter
             "extensions": {p.name: package_digest(p) for p in ctx.project.extension_packages},
             "env": ctx.output(EnvOutput).stamp if ctx.project.extension_packages else None,
         }

@@ -122,6 +122,7 @@ def torch_npu_wheel(ctx: Context) -> Path:
         downloads,
         error=BuildError,
         why="its headers and library, for the npu adapter",
+        python=ctx.output(EnvOutput).python,  # the wheel for the Python the adapter is for
     )
 
 
