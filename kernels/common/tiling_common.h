@@ -135,12 +135,18 @@ struct TilingPlan {
     bool ok() const { return error.empty(); }
 };
 
-template <typename TD>
-inline TilingPlan<TD> Reject(const std::string& why) {
-    TilingPlan<TD> p;
-    p.error = why;
-    return p;
-}
+// A refused tiling, whatever the operator's tiling struct: `return Reject("why");`.
+struct Rejection {
+    std::string why;
+    template <typename TD>
+    operator TilingPlan<TD>() const {  // NOLINT(google-explicit-constructor): returned as a plan
+        TilingPlan<TD> p;
+        p.error = why;
+        return p;
+    }
+};
+
+inline Rejection Reject(const std::string& why) { return Rejection{why}; }
 
 }  // namespace mxrec
 

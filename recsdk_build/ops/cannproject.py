@@ -140,6 +140,7 @@ def generate(
             _copy(src, host / src.name)
     if spec.infers_shape:
         codegen.write_if_changed(host / spec.host_file.name, codegen.op_host_source(spec))
+    codegen.write_if_changed(host / codegen.args_header_name(spec), codegen.op_args_header(spec))
     codegen.write_if_changed(host / f"{spec.name}_op_def.inc", codegen.opdef_inc(spec))
     codegen.write_if_changed(host / f"{spec.name}_op_spec.h", codegen.op_spec_header(spec))
     kernel = root / "op_kernel" / spec.name

@@ -130,7 +130,8 @@ class OpSpec:
 
     @property
     def tiling_function(self) -> str:
-        return f"mxrec::{self.op_type}Tiling"
+        """What both targets call: the tiling over raw OpArgs (generated, <op>_op_args.h)."""
+        return f"mxrec::{self.op_type}TilingOf"
 
     @property
     def tiling_struct(self) -> str:

@@ -220,6 +220,53 @@ def opdef_inc(spec: OpSpec) -> str:
     return "".join(lines)
 
 
+_ARG_READ = {"int": ".i", "float": ".f", "bool": ".i != 0", "int_list": ".ints"}
+
+
+def args_header_name(spec: OpSpec) -> str:
+    return f"{spec.name}_op_args.h"
+
+
+def op_args_header(spec: OpSpec) -> str:
+    """``<op>_op_args.h``: the operator's tensors and attributes by their op.toml names, the view
+    its pure tiling function takes, so no tiling indexes ``OpArgs`` by hand.
+
+    Also the adapter from the raw ``OpArgs`` both targets pass (``<OpType>TilingOf``): the tiling
+    itself is declared here and defined in op_host/<op>_tiling.h, which includes this header.
+    """
+    cls = f"{spec.op_type}Args"
+    guard = f"MXREC_{spec.name.upper()}_OP_ARGS_H"
+    members, inits = [], []
+    for role, tensors in (("inputs", spec.inputs), ("outputs", spec.outputs)):
+        for k, t in enumerate(tensors):
+            members.append(f"    const TensorDesc& {_camel(t.name)};  // {role[:-1]} {t.name}\n")
+            inits.append(f"{_camel(t.name)}(a.{role}[{k}])")
+    for k, a in enumerate(spec.attrs):
+        ctype = _cpp_attr_type(a)
+        if not ctype.startswith("const "):
+            ctype = "const " + ctype
+        members.append(f"    {ctype} {a.camel};  // attribute {a.name}\n")
+        inits.append(f"{a.camel}(a.attrs[{k}]{_ARG_READ[a.type]})")
+    init_list = ",\n          ".join(["raw(a)", *inits])
+    return (
+        HEADER.format(src=f"kernels/ops/{spec.name}/op.toml")
+        + f"#ifndef {guard}\n#define {guard}\n\n"
+        + f'#include "{spec.name}_tiling_data.h"\n#include "tiling_common.h"\n\n'
+        + "namespace mxrec {\n\n"
+        + f"struct {cls} {{\n"
+        + "    // By position, for host code shared between operators (hstu_host.h).\n"
+        + "    const OpArgs& raw;\n"
+        + "".join(members)
+        + f"    explicit {cls}(const OpArgs& a)\n        : {init_list} {{}}\n}};\n\n"
+        + f"inline TilingPlan<{spec.tiling_struct}> {spec.op_type}Tiling(\n"
+        + f"    const {cls}& a, const PlatformInfo& p);\n\n"
+        + f"inline TilingPlan<{spec.tiling_struct}> {spec.op_type}TilingOf(\n"
+        + "    const OpArgs& a, const PlatformInfo& p) {\n"
+        + f"    return {spec.op_type}Tiling({cls}(a), p);\n}}\n\n"
+        + f"}}  // namespace mxrec\n\n#endif  // {guard}\n"
+    )
+
+
 def op_host_source(spec: OpSpec) -> str:
     """op_host/<op>.cpp for an operator whose outputs all declare ``shape_like``: InferShape
     copies each output's shape from its input, then TilingFunc and the OpDef follow."""

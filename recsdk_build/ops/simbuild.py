@@ -129,8 +129,9 @@ def compile_command(
     spec: OpSpec, kernels: Path, source: Path, output: Path, compiler: HostCompiler
 ) -> list[str]:
     """Compile an operator's launcher; ``output`` goes in ``<root>/<op>/``, the runtime in
-    ``<root>/runtime/``."""
-    cmd = [compiler.path, *SIM_CXXFLAGS]
+    ``<root>/runtime/``. The launcher's directory holds the other generated sources (the
+    tiling's <op>_op_args.h), so it comes first on the include path."""
+    cmd = [compiler.path, *SIM_CXXFLAGS, "-I", str(source.parent)]
     for inc in include_dirs(spec, kernels):
         cmd += ["-I", str(inc)]
     runtime_dir = output.parent.parent / RUNTIME_DIR
@@ -236,6 +237,7 @@ def build_op(
     gen = out_dir / "gen"
     source = gen / f"{spec.name}_sim_launch.cpp"
     codegen.write_if_changed(source, codegen.sim_launcher(spec))
+    codegen.write_if_changed(gen / codegen.args_header_name(spec), codegen.op_args_header(spec))
     _compile_into_place(
         lib,
         lambda tmp: compile_command(spec, kernels, source, tmp, compiler),

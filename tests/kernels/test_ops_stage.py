@@ -172,7 +172,7 @@ def test_shape_like_generates_the_whole_op_host_source(specs) -> None:
 def test_tiling_func_is_generated_for_every_operator(specs) -> None:
     for name, spec in specs.items():
         text = codegen.opdef_inc(spec)
-        assert f"return mxrec_op::Tiling(context, &mxrec::{spec.op_type}Tiling);" in text, name
+        assert f"return mxrec_op::Tiling(context, &mxrec::{spec.op_type}TilingOf);" in text, name
         if spec.host_file.is_file():
             hand = spec.host_file.read_text(encoding="utf-8")
             assert "TilingFunc" not in hand.split("\n", 2)[2], name
@@ -197,6 +197,27 @@ def test_shape_like_errors_name_the_problem(tmp_path: Path) -> None:
     (kernels / "ops" / "shape_op" / "op.toml").write_text(bad_input)
     with pytest.raises(ConfigError, match="shape_like is for outputs"):
         catalogue.load_catalogue(kernels)
+
+
+def test_tilings_read_their_arguments_by_op_toml_name(specs) -> None:
+    """Each tiling takes the generated <OpType>Args view (tensors and attributes named as in
+    op.toml), never indexes OpArgs by position itself, and the generated wrapper feeds it."""
+    spec = specs["split_embedding_backward"]
+    text = codegen.op_args_header(spec)
+    assert "const TensorDesc& momentum1Offsets;  // input momentum1_offsets" in text
+    assert "momentum1Offsets(a.inputs[3])" in text
+    assert "const double beta2;  // attribute beta2" in text and "beta2(a.attrs[10].f)" in text
+    assert "const int64_t iter;  // attribute iter" in text and "iter(a.attrs[11].i)" in text
+    assert "return SplitEmbeddingBackwardTiling(SplitEmbeddingBackwardArgs(a), p);" in text
+    assert spec.tiling_function == "mxrec::SplitEmbeddingBackwardTilingOf"
+    outputs = codegen.op_args_header(specs["permute2d_sparse_data"])
+    assert "permutedWeights(a.outputs[2])" in outputs
+    for name, op in specs.items():
+        tiling = op.tiling_header.read_text(encoding="utf-8")
+        assert f'#include "{name}_op_args.h"' in tiling, name
+        assert f"Tiling(const {op.op_type}Args& a" in tiling.replace("(\n    ", "("), name
+        for positional in ("a.inputs[", "a.outputs[", "a.attrs["):
+            assert positional not in tiling, (name, positional)
 
 
 def test_soc_tables_agree() -> None:

@@ -627,7 +627,7 @@ mxrec::TilingPlan<MmOpTilingData> MmOpTiling(const mxrec::OpArgs& args,
     const mxrec::TensorDesc& b = args.inputs[1];
     const mxrec::TensorDesc& c = args.outputs[0];
     if (a.Dim(1) != b.Dim(0) || c.Dim(0) != a.Dim(0) || c.Dim(1) != b.Dim(1)) {
-        return mxrec::Reject<MmOpTilingData>("c must be [M, N] for a [M, K] and b [K, N]");
+        return mxrec::Reject("c must be [M, N] for a [M, K] and b [K, N]");
     }
     mxrec::MatmulTilingArgs m;
     m.a = m.b = a.dtype;
@@ -637,7 +637,7 @@ mxrec::TilingPlan<MmOpTilingData> MmOpTiling(const mxrec::OpArgs& args,
     m.k = a.Dim(1);
     const mxrec::MatmulTiling t = mxrec::MatmulApiTiling(m, p);
     if (!t.ok())
-        return mxrec::Reject<MmOpTilingData>(t.error);
+        return mxrec::Reject(t.error);
     mxrec::TilingPlan<MmOpTilingData> plan;
     plan.data.cube = t.tiling;
     plan.block_dim = static_cast<uint32_t>(t.tiling.usedCoreNum);

@@ -9,6 +9,7 @@
 #ifndef ASYNCHRONOUS_COMPLETE_CUMSUM_TILING_H
 #define ASYNCHRONOUS_COMPLETE_CUMSUM_TILING_H
 
+#include "asynchronous_complete_cumsum_op_args.h"
 #include "asynchronous_complete_cumsum_tiling_data.h"
 #include "tiling_common.h"
 #include "tiling_split.h"
@@ -16,22 +17,19 @@
 namespace mxrec {
 
 inline TilingPlan<AsynchronousCompleteCumsumTilingData> AsynchronousCompleteCumsumTiling(
-    const OpArgs& a, const PlatformInfo& p) {
-    using TD = AsynchronousCompleteCumsumTilingData;
-    const TensorDesc& x = a.inputs[0];
-    const TensorDesc& y = a.outputs[0];
-    const int64_t rows = x.ndim == 2 ? x.dims[0] : 1;
-    const int64_t cols = x.ndim == 2 ? x.dims[1] : x.dims[0];
-    if (y.dtype != x.dtype)
-        return Reject<TD>("y must have the dtype of x");
-    const bool shape_ok = x.ndim == 2 ? (y.ndim == 2 && y.dims[0] == rows && y.dims[1] == cols + 1)
-                                      : (y.ndim == 1 && y.dims[0] == cols + 1);
+    const AsynchronousCompleteCumsumArgs& a, const PlatformInfo& p) {
+    const int64_t rows = a.x.ndim == 2 ? a.x.dims[0] : 1;
+    const int64_t cols = a.x.ndim == 2 ? a.x.dims[1] : a.x.dims[0];
+    if (a.y.dtype != a.x.dtype)
+        return Reject("y must have the dtype of x");
+    const bool shape_ok = a.x.ndim == 2
+                              ? (a.y.ndim == 2 && a.y.dims[0] == rows && a.y.dims[1] == cols + 1)
+                              : (a.y.ndim == 1 && a.y.dims[0] == cols + 1);
     if (!shape_ok)
-        return Reject<TD>("y must have shape " +
-                          std::string(x.ndim == 2 ? "[R, N + 1]" : "[N + 1]") + " for x " +
-                          x.Shape() + ", got " + y.Shape());
-    const int64_t elem = DTypeSize(x.dtype);
-    TilingPlan<TD> plan;
+        return Reject("y must have shape " + std::string(a.x.ndim == 2 ? "[R, N + 1]" : "[N + 1]") +
+                      " for x " + a.x.Shape() + ", got " + a.y.Shape());
+    const int64_t elem = DTypeSize(a.x.dtype);
+    TilingPlan<AsynchronousCompleteCumsumTilingData> plan;
     plan.data.rows = rows;
     plan.data.cols = cols;
     // One element of left padding (the leading zero) is loaded with the chunk.

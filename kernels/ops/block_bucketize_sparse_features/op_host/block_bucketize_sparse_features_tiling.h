@@ -19,6 +19,7 @@
 #ifndef BLOCK_BUCKETIZE_SPARSE_FEATURES_TILING_H
 #define BLOCK_BUCKETIZE_SPARSE_FEATURES_TILING_H
 
+#include "block_bucketize_sparse_features_op_args.h"
 #include "block_bucketize_sparse_features_tiling_data.h"
 #include "tiling_common.h"
 #include "tiling_split.h"
@@ -26,94 +27,82 @@
 namespace mxrec {
 
 inline TilingPlan<BlockBucketizeSparseFeaturesTilingData> BlockBucketizeSparseFeaturesTiling(
-    const OpArgs& a, const PlatformInfo& p) {
-    using TD = BlockBucketizeSparseFeaturesTilingData;
-    const TensorDesc& lengths = a.inputs[0];
-    const TensorDesc& indices = a.inputs[1];
-    const TensorDesc& blockSizes = a.inputs[2];
-    const TensorDesc& weights = a.inputs[3];
-    const TensorDesc& batchSizes = a.inputs[4];
-    const TensorDesc& tnb = a.inputs[5];
-    const TensorDesc& newLengths = a.outputs[0];
-    const TensorDesc& newIndices = a.outputs[1];
-    const TensorDesc& newWeights = a.outputs[2];
-    const TensorDesc& newPos = a.outputs[3];
-    const TensorDesc& unbucketize = a.outputs[4];
-    const bool bucketizePos = a.attrs[0].i != 0;
-    const bool sequence = a.attrs[1].i != 0;
-    const int64_t mySize = a.attrs[2].i;
-    TilingPlan<TD> plan;
-    TD& td = plan.data;
-    td.bags = lengths.dims[0];
-    td.numIndices = indices.dims[0];
-    td.tables = blockSizes.dims[0];
+    const BlockBucketizeSparseFeaturesArgs& a, const PlatformInfo& p) {
+    const bool bucketizePos = a.bucketizePos != 0;
+    const bool sequence = a.sequence != 0;
+    const int64_t mySize = a.mySize;
+    TilingPlan<BlockBucketizeSparseFeaturesTilingData> plan;
+    BlockBucketizeSparseFeaturesTilingData& td = plan.data;
+    td.bags = a.lengths.dims[0];
+    td.numIndices = a.indices.dims[0];
+    td.tables = a.blockSizes.dims[0];
     const int64_t n = td.numIndices;
     const std::string nStr = std::to_string(n);
     if (td.tables < 1)
-        return Reject<TD>("block_sizes must not be empty (it has one entry per table)");
-    if (blockSizes.dtype != indices.dtype) {
-        return Reject<TD>(std::string("block_sizes has dtype ") + DTypeName(blockSizes.dtype) +
-                          " but must have the dtype of indices (" + DTypeName(indices.dtype) + ")");
+        return Reject("block_sizes must not be empty (it has one entry per table)");
+    if (a.blockSizes.dtype != a.indices.dtype) {
+        return Reject(std::string("block_sizes has dtype ") + DTypeName(a.blockSizes.dtype) +
+                      " but must have the dtype of indices (" + DTypeName(a.indices.dtype) + ")");
     }
     if (mySize < 1 || mySize > 4095) {
-        return Reject<TD>("my_size must be in [1, 4095], got " + std::to_string(mySize));
+        return Reject("my_size must be in [1, 4095], got " + std::to_string(mySize));
     }
-    if (weights.present && weights.dims[0] != n) {
-        return Reject<TD>("weights size " + std::to_string(weights.dims[0]) +
-                          " is not equal to indices size " + nStr);
+    if (a.weights.present && a.weights.dims[0] != n) {
+        return Reject("weights size " + std::to_string(a.weights.dims[0]) +
+                      " is not equal to indices size " + nStr);
     }
-    td.vbe = batchSizes.present ? 1 : 0;
+    td.vbe = a.batchSizePerFeature.present ? 1 : 0;
     if (td.vbe) {
-        if (batchSizes.dims[0] != td.tables) {
-            return Reject<TD>("batch_size_per_feature must have T = " + std::to_string(td.tables) +
-                              " entries, got " + std::to_string(batchSizes.dims[0]));
+        if (a.batchSizePerFeature.dims[0] != td.tables) {
+            return Reject("batch_size_per_feature must have T = " + std::to_string(td.tables) +
+                          " entries, got " + std::to_string(a.batchSizePerFeature.dims[0]));
         }
     } else {
         td.batch = td.bags / td.tables;
         if (td.batch * td.tables != td.bags) {
-            return Reject<TD>("lengths size " + std::to_string(td.bags) +
-                              " is not a multiple of T = " + std::to_string(td.tables) +
-                              " (the size of block_sizes)");
+            return Reject("lengths size " + std::to_string(td.bags) + " is not a multiple of T = " +
+                          std::to_string(td.tables) + " (the size of block_sizes)");
         }
     }
-    td.hasTnb = tnb.present ? 1 : 0;
-    if (td.hasTnb && tnb.dims[0] != td.tables) {
-        return Reject<TD>("total_num_blocks must have T = " + std::to_string(td.tables) +
-                          " entries, got " + std::to_string(tnb.dims[0]));
+    td.hasTnb = a.totalNumBlocks.present ? 1 : 0;
+    if (td.hasTnb && a.totalNumBlocks.dims[0] != td.tables) {
+        return Reject("total_num_blocks must have T = " + std::to_string(td.tables) +
+                      " entries, got " + std::to_string(a.totalNumBlocks.dims[0]));
     }
-    if (!newLengths.present || newLengths.ndim != 1 || newLengths.dims[0] != mySize * td.bags) {
-        return Reject<TD>("new_lengths must have shape [my_size * lengths size] = [" +
-                          std::to_string(mySize * td.bags) + "], got " + newLengths.Shape());
+    if (!a.newLengths.present || a.newLengths.ndim != 1 ||
+        a.newLengths.dims[0] != mySize * td.bags) {
+        return Reject("new_lengths must have shape [my_size * lengths size] = [" +
+                      std::to_string(mySize * td.bags) + "], got " + a.newLengths.Shape());
     }
     auto sized = [&](const TensorDesc& t) { return t.present && t.ndim == 1 && t.dims[0] == n; };
-    if (!sized(newIndices))
-        return Reject<TD>("new_indices must have shape [" + nStr + "], got " + newIndices.Shape());
-    if (weights.present != newWeights.present) {
-        return Reject<TD>("new_weights must be given exactly when weights are");
+    if (!sized(a.newIndices))
+        return Reject("new_indices must have shape [" + nStr + "], got " + a.newIndices.Shape());
+    if (a.weights.present != a.newWeights.present) {
+        return Reject("new_weights must be given exactly when weights are");
     }
-    if (weights.present && !sized(newWeights)) {
-        return Reject<TD>("new_weights must have shape [" + nStr + "], got " + newWeights.Shape());
+    if (a.weights.present && !sized(a.newWeights)) {
+        return Reject("new_weights must have shape [" + nStr + "], got " + a.newWeights.Shape());
     }
-    if (bucketizePos != newPos.present)
-        return Reject<TD>("new_pos must be given exactly when bucketize_pos is set");
-    if (bucketizePos && !sized(newPos))
-        return Reject<TD>("new_pos must have shape [" + nStr + "], got " + newPos.Shape());
-    if (sequence != unbucketize.present) {
-        return Reject<TD>("unbucketize_permute must be given exactly when sequence is set");
+    if (bucketizePos != a.newPos.present)
+        return Reject("new_pos must be given exactly when bucketize_pos is set");
+    if (bucketizePos && !sized(a.newPos))
+        return Reject("new_pos must have shape [" + nStr + "], got " + a.newPos.Shape());
+    if (sequence != a.unbucketizePermute.present) {
+        return Reject("unbucketize_permute must be given exactly when sequence is set");
     }
-    if (sequence && !sized(unbucketize)) {
-        return Reject<TD>("unbucketize_permute must have shape [" + nStr + "], got " +
-                          unbucketize.Shape());
+    if (sequence && !sized(a.unbucketizePermute)) {
+        return Reject("unbucketize_permute must have shape [" + nStr + "], got " +
+                      a.unbucketizePermute.Shape());
     }
     td.mySize = mySize;
-    td.hasWeights = weights.present ? 1 : 0;
+    td.hasWeights = a.weights.present ? 1 : 0;
     td.bucketizePos = bucketizePos ? 1 : 0;
     td.sequence = sequence ? 1 : 0;
-    td.keepOrigIdx = a.attrs[4].i != 0 ? 1 : 0;
+    td.keepOrigIdx = a.keepOrigIdx != 0 ? 1 : 0;
 
     const int64_t perId =
-        DTypeSize(indices.dtype) * (2 + td.bucketizePos + td.sequence) + td.hasWeights * 8;
-    const int64_t work = td.bags * DTypeSize(lengths.dtype) * (3 + mySize) + n * perId;
+        DTypeSize(a.indices.dtype) * (2 + td.bucketizePos + td.sequence) + td.hasWeights * 8;
+    const int64_t work = td.bags * DTypeSize(a.lengths.dtype) * (3 + mySize) + n * perId;
     SetCoreNum(plan, CoresForBytes(p, work));
 
     // UB: four stream pieces (lengths, indices, weights, permute; the last two only when used),
@@ -121,8 +110,8 @@ inline TilingPlan<BlockBucketizeSparseFeaturesTilingData> BlockBucketizeSparseFe
     // phase 1 (bucket totals + count tile) and phase 2 (cursors, flush marks, staging). Pieces
     // of ub/16 keep DMAs long; many buckets get smaller pieces to make room in the arena.
     const int64_t ub = UbBytes(p);
-    const int64_t lenBytes = DTypeSize(lengths.dtype);
-    const int64_t idxBytes = DTypeSize(indices.dtype);
+    const int64_t lenBytes = DTypeSize(a.lengths.dtype);
+    const int64_t idxBytes = DTypeSize(a.indices.dtype);
     const int64_t perBucket = AlignedBytes(mySize, 8);  // one int64 per bucket
     const int64_t lenPerBlock = kBlockBytes / lenBytes;
     const int64_t stageElem = idxBytes + td.hasWeights * 4 + td.bucketizePos * idxBytes;
@@ -145,9 +134,9 @@ inline TilingPlan<BlockBucketizeSparseFeaturesTilingData> BlockBucketizeSparseFe
             break;
     }
     if (td.countRow < lenPerBlock || td.stageK < 8) {
-        return Reject<TD>("my_size " + std::to_string(mySize) +
-                          " is too large: the unified buffer cannot hold the per-bucket state for "
-                          "that many buckets");
+        return Reject("my_size " + std::to_string(mySize) +
+                      " is too large: the unified buffer cannot hold the per-bucket state for "
+                      "that many buckets");
     }
     td.arenaTile = perBucket;
     td.arenaFlush = perBucket;

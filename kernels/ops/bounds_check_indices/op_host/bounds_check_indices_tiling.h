@@ -13,53 +13,47 @@
 #ifndef BOUNDS_CHECK_INDICES_TILING_H
 #define BOUNDS_CHECK_INDICES_TILING_H
 
+#include "bounds_check_indices_op_args.h"
 #include "bounds_check_indices_tiling_data.h"
 #include "tiling_common.h"
 #include "tiling_split.h"
 
 namespace mxrec {
 
-inline TilingPlan<BoundsCheckIndicesTilingData> BoundsCheckIndicesTiling(const OpArgs& a,
-                                                                         const PlatformInfo& p) {
-    using TD = BoundsCheckIndicesTilingData;
-    const TensorDesc& rows = a.inputs[0];
-    const TensorDesc& indices = a.inputs[1];
-    const TensorDesc& offsets = a.inputs[2];
-    const TensorDesc& warning = a.inputs[3];
-    const TensorDesc& weights = a.inputs[4];
-    const TensorDesc& bOffsets = a.inputs[5];
-    const int64_t mode = a.attrs[0].i;
-    TilingPlan<TD> plan;
-    TD& td = plan.data;
-    td.tables = rows.dims[0];
-    td.numIndices = indices.dims[0];
-    td.totalB = offsets.dims[0] - 1;
+inline TilingPlan<BoundsCheckIndicesTilingData> BoundsCheckIndicesTiling(
+    const BoundsCheckIndicesArgs& a, const PlatformInfo& p) {
+    const int64_t mode = a.boundsCheckMode;
+    TilingPlan<BoundsCheckIndicesTilingData> plan;
+    BoundsCheckIndicesTilingData& td = plan.data;
+    td.tables = a.rowsPerTable.dims[0];
+    td.numIndices = a.indices.dims[0];
+    td.totalB = a.offsets.dims[0] - 1;
     if (td.tables < 1)
-        return Reject<TD>("rows_per_table must not be empty");
+        return Reject("rows_per_table must not be empty");
     if (td.totalB < 0)
-        return Reject<TD>("offsets must have total_B + 1 >= 1 entries");
-    if (warning.Numel() < 1)
-        return Reject<TD>("warning must have one element");
-    if (weights.present && weights.dims[0] != td.numIndices) {
-        return Reject<TD>("weights size " + std::to_string(weights.dims[0]) +
-                          " is not equal to indices size " + std::to_string(td.numIndices));
+        return Reject("offsets must have total_B + 1 >= 1 entries");
+    if (a.warning.Numel() < 1)
+        return Reject("warning must have one element");
+    if (a.weights.present && a.weights.dims[0] != td.numIndices) {
+        return Reject("weights size " + std::to_string(a.weights.dims[0]) +
+                      " is not equal to indices size " + std::to_string(td.numIndices));
     }
-    td.vbe = bOffsets.present ? 1 : 0;
+    td.vbe = a.bOffsets.present ? 1 : 0;
     if (td.vbe) {
-        if (bOffsets.dims[0] != td.tables + 1)
-            return Reject<TD>("b_offsets must have T + 1 entries");
-        if (a.attrs[1].i < 0)
-            return Reject<TD>("max_B must be >= 0 with b_offsets");
+        if (a.bOffsets.dims[0] != td.tables + 1)
+            return Reject("b_offsets must have T + 1 entries");
+        if (a.maxB < 0)
+            return Reject("max_B must be >= 0 with b_offsets");
     } else {
         td.batch = td.totalB / td.tables;
         if (td.batch * td.tables != td.totalB) {
-            return Reject<TD>("offsets size " + std::to_string(td.totalB + 1) +
-                              " is not equal to B (" + std::to_string(td.batch) + ") * T (" +
-                              std::to_string(td.tables) + ") + 1");
+            return Reject("offsets size " + std::to_string(td.totalB + 1) + " is not equal to B (" +
+                          std::to_string(td.batch) + ") * T (" + std::to_string(td.tables) +
+                          ") + 1");
         }
     }
     td.mode = mode;
-    td.writeOffsets = (mode == 1 || mode == 2) && offsets.dtype == indices.dtype ? 1 : 0;
+    td.writeOffsets = (mode == 1 || mode == 2) && a.offsets.dtype == a.indices.dtype ? 1 : 0;
     if (mode < 0 || mode > 2) {  // none (or a value fbgemm has no branch for): no checks
         plan.tiling_key = BCI_KEY_NONE;
         SetCoreNum(plan, 1);
@@ -68,8 +62,8 @@ inline TilingPlan<BoundsCheckIndicesTilingData> BoundsCheckIndicesTiling(const O
     plan.tiling_key = BCI_KEY_CHECK;
     td.pieceBytes = static_cast<uint32_t>(UbShare(p, 3));
     td.chunk = ElemsPerBlocks(td.pieceBytes, 8);  // holds int64 offsets or indices
-    const int64_t work =
-        (td.totalB + 1) * DTypeSize(offsets.dtype) * 2 + td.numIndices * DTypeSize(indices.dtype);
+    const int64_t work = (td.totalB + 1) * DTypeSize(a.offsets.dtype) * 2 +
+                         td.numIndices * DTypeSize(a.indices.dtype);
     SetCoreNum(plan, CoresForBytes(p, work));
     td.wsMax = 0;
     td.wsCount = PerCoreBlocks(td.coreNum);

@@ -7,42 +7,39 @@
 #ifndef DENSE_TO_JAGGED_TILING_H
 #define DENSE_TO_JAGGED_TILING_H
 
+#include "dense_to_jagged_op_args.h"
 #include "dense_to_jagged_tiling_data.h"
 #include "tiling_common.h"
 #include "tiling_split.h"
 
 namespace mxrec {
 
-inline TilingPlan<DenseToJaggedTilingData> DenseToJaggedTiling(const OpArgs& a,
+inline TilingPlan<DenseToJaggedTilingData> DenseToJaggedTiling(const DenseToJaggedArgs& a,
                                                                const PlatformInfo& p) {
-    using TD = DenseToJaggedTilingData;
-    const TensorDesc& dense = a.inputs[0];
-    const TensorDesc& offsets = a.inputs[1];
-    const TensorDesc& values = a.outputs[0];
-    const int64_t totalL = a.attrs[0].i;
-    if (offsets.ndim != 1 || offsets.dims[0] != dense.dims[0] + 1) {
-        return Reject<TD>("offsets must be [B + 1] = [" + std::to_string(dense.dims[0] + 1) +
-                          "], got " + offsets.Shape());
+    const int64_t totalL = a.totalL;
+    if (a.offsets.ndim != 1 || a.offsets.dims[0] != a.dense.dims[0] + 1) {
+        return Reject("offsets must be [B + 1] = [" + std::to_string(a.dense.dims[0] + 1) +
+                      "], got " + a.offsets.Shape());
     }
-    const int64_t inner = dense.ndim == 3 ? dense.dims[2] : 1;
-    const bool shape_ok = values.dtype == dense.dtype && values.ndim == dense.ndim - 1 &&
-                          (dense.ndim == 2 || values.dims[1] == inner);
+    const int64_t inner = a.dense.ndim == 3 ? a.dense.dims[2] : 1;
+    const bool shape_ok = a.values.dtype == a.dense.dtype && a.values.ndim == a.dense.ndim - 1 &&
+                          (a.dense.ndim == 2 || a.values.dims[1] == inner);
     if (!shape_ok) {
-        return Reject<TD>("values must have the dtype of dense and shape [total_L" +
-                          std::string(dense.ndim == 3 ? ", D]" : "]") + ", got " + values.Shape());
+        return Reject("values must have the dtype of dense and shape [total_L" +
+                      std::string(a.dense.ndim == 3 ? ", D]" : "]") + ", got " + a.values.Shape());
     }
-    if (totalL >= 0 && values.dims[0] != totalL) {
-        return Reject<TD>("values has " + std::to_string(values.dims[0]) + " rows but total_l is " +
-                          std::to_string(totalL));
+    if (totalL >= 0 && a.values.dims[0] != totalL) {
+        return Reject("values has " + std::to_string(a.values.dims[0]) + " rows but total_l is " +
+                      std::to_string(totalL));
     }
-    TilingPlan<TD> plan;
-    TD& td = plan.data;
-    td.batch = dense.dims[0];
-    td.maxLength = dense.dims[1];
+    TilingPlan<DenseToJaggedTilingData> plan;
+    DenseToJaggedTilingData& td = plan.data;
+    td.batch = a.dense.dims[0];
+    td.maxLength = a.dense.dims[1];
     td.inner = inner;
-    td.totalRows = values.dims[0];
+    td.totalRows = a.values.dims[0];
     SizeRowCopyBuffers(td, p);
-    SetCoreNum(plan, CoresForBytes(p, td.totalRows * inner * DTypeSize(dense.dtype)));
+    SetCoreNum(plan, CoresForBytes(p, td.totalRows * inner * DTypeSize(a.dense.dtype)));
     return plan;
 }
 

@@ -8,29 +8,26 @@
 #ifndef GATHER_FOR_RANK1_TILING_H
 #define GATHER_FOR_RANK1_TILING_H
 
+#include "gather_for_rank1_op_args.h"
 #include "gather_for_rank1_tiling_data.h"
 #include "tiling_common.h"
 #include "tiling_split.h"
 
 namespace mxrec {
 
-inline TilingPlan<GatherForRank1TilingData> GatherForRank1Tiling(const OpArgs& a,
+inline TilingPlan<GatherForRank1TilingData> GatherForRank1Tiling(const GatherForRank1Args& a,
                                                                  const PlatformInfo& p) {
-    using TD = GatherForRank1TilingData;
-    const TensorDesc& x = a.inputs[0];
-    const TensorDesc& index = a.inputs[1];
-    const TensorDesc& out = a.outputs[0];
-    if (out.dtype != x.dtype || out.ndim != 1 || out.dims[0] != index.dims[0]) {
-        return Reject<TD>("out must be [M] = [" + std::to_string(index.dims[0]) +
-                          "] with the dtype of x, got " + out.Shape());
+    if (a.out.dtype != a.x.dtype || a.out.ndim != 1 || a.out.dims[0] != a.index.dims[0]) {
+        return Reject("out must be [M] = [" + std::to_string(a.index.dims[0]) +
+                      "] with the dtype of x, got " + a.out.Shape());
     }
-    const int64_t elem = DTypeSize(x.dtype);
-    const int64_t idxElem = DTypeSize(index.dtype);
+    const int64_t elem = DTypeSize(a.x.dtype);
+    const int64_t idxElem = DTypeSize(a.index.dtype);
     const int64_t ub = UbBytes(p);
-    TilingPlan<TD> plan;
-    TD& td = plan.data;
-    td.xLen = x.dims[0];
-    td.indexLen = index.dims[0];
+    TilingPlan<GatherForRank1TilingData> plan;
+    GatherForRank1TilingData& td = plan.data;
+    td.xLen = a.x.dims[0];
+    td.indexLen = a.index.dims[0];
     // Compared in 64 bits before narrowing: an x of 4 GiB or more must not wrap into "fits".
     const int64_t xBytes = AlignUp(Max64(td.xLen * elem, 1), kBlockBytes);
     const bool resident = xBytes <= ub / 2;

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "hstu_dense_backward_op_args.h"
 #include "hstu_dense_backward_tiling_data.h"
 #include "hstu_host.h"
 
@@ -36,28 +37,27 @@ inline std::string HstuSameShape(const TensorDesc& t, const TensorDesc& like, co
 }
 
 inline TilingPlan<HstuDenseBackwardTilingData> HstuDenseBackwardTiling(
-    const OpArgs& a, const PlatformInfo& platform) {
+    const HstuDenseBackwardArgs& a, const PlatformInfo& platform) {
     using TD = HstuDenseBackwardTilingData;
-    const std::vector<TensorDesc>& in = a.inputs;
-    const HstuShape s = HstuValidate(in[1], in[2], in[3], in[4], in[5], in[6], a.attrs, 0);
+    // The attributes by position from the first: hstu_host.h serves both directions.
+    const HstuShape s = HstuValidate(a.q, a.k, a.v, a.mask, a.attnBias, a.offsets, a.raw.attrs, 0);
     if (!s.error.empty())
-        return Reject<TD>(s.error);
-    const TensorDesc& q = in[1];
-    std::string e = HstuSameShape(in[0], q, "grad", "q");
+        return Reject(s.error);
+    std::string e = HstuSameShape(a.grad, a.q, "grad", "q");
+    const TensorDesc* grads[3] = {&a.dq, &a.dk, &a.dv};
     for (int i = 0; i < 3 && e.empty(); ++i) {
         const char* names[3] = {"dq", "dk", "dv"};
-        e = HstuSameShape(a.outputs[i], q, names[i], "q");
+        e = HstuSameShape(*grads[i], a.q, names[i], "q");
     }
-    const TensorDesc& dBias = a.outputs[3];
-    if (e.empty() && dBias.present) {
+    if (e.empty() && a.dAttnBias.present) {
         if (!s.hasBias) {
             e = "d_attn_bias needs attn_bias (without a bias there is no bias gradient)";
         } else {
-            e = HstuSameShape(dBias, in[5], "d_attn_bias", "attn_bias");
+            e = HstuSameShape(a.dAttnBias, a.attnBias, "d_attn_bias", "attn_bias");
         }
     }
     if (!e.empty())
-        return Reject<TD>(e);
+        return Reject(e);
 
     const PlatformInfo p = HstuCubePlatform(platform);
     TilingPlan<TD> plan;
@@ -73,7 +73,7 @@ inline TilingPlan<HstuDenseBackwardTilingData> HstuDenseBackwardTiling(
     td.jagged = s.jagged ? 1 : 0;
     td.maskType = s.maskType;
     td.hasBias = s.hasBias ? 1 : 0;
-    td.hasBiasGrad = dBias.present ? 1 : 0;
+    td.hasBiasGrad = a.dAttnBias.present ? 1 : 0;
     td.squareBatch = s.squareBatch;
     td.offsetSum = s.offsetSum;
     td.scale = static_cast<float>(s.scale);
@@ -116,7 +116,7 @@ inline TilingPlan<HstuDenseBackwardTilingData> HstuDenseBackwardTiling(
                        td.blockK, p);
     }
     if (!e.empty())
-        return Reject<TD>(e);
+        return Reject(e);
 
     // Unified buffer: ramp, accumulator rows and zeros first, then as many score rows per chunk
     // as fit (each row: blockK elements of S, dP, bias, mask, P and dZ in q's dtype, five float32).
@@ -130,9 +130,9 @@ inline TilingPlan<HstuDenseBackwardTilingData> HstuDenseBackwardTiling(
     const int64_t avail =
         UbBytes(p) - td.rampBytes - td.accInBytes - td.accOutBytes - td.zeroBytes - 4 * kBlockBytes;
     if (avail < perRow) {
-        return Reject<TD>("the unified buffer (" + HstuStr(UbBytes(p)) +
-                          " bytes) cannot hold one score row: needs " +
-                          HstuStr(perRow + UbBytes(p) - avail) + " bytes");
+        return Reject("the unified buffer (" + HstuStr(UbBytes(p)) +
+                      " bytes) cannot hold one score row: needs " +
+                      HstuStr(perRow + UbBytes(p) - avail) + " bytes");
     }
     td.chunkRows = Min64(avail / perRow, kHstuChunkQ);
     td.scoreInBytes = static_cast<uint32_t>(td.chunkRows * td.blockK * esz);

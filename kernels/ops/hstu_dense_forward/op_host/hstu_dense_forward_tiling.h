@@ -19,25 +19,24 @@
 #include <string>
 #include <vector>
 
+#include "hstu_dense_forward_op_args.h"
 #include "hstu_dense_forward_tiling_data.h"
 #include "hstu_host.h"
 
 namespace mxrec {
 
-inline TilingPlan<HstuDenseForwardTilingData> HstuDenseForwardTiling(const OpArgs& a,
+inline TilingPlan<HstuDenseForwardTilingData> HstuDenseForwardTiling(const HstuDenseForwardArgs& a,
                                                                      const PlatformInfo& platform) {
     using TD = HstuDenseForwardTilingData;
-    const std::vector<TensorDesc>& in = a.inputs;
-    const HstuShape s = HstuValidate(in[0], in[1], in[2], in[3], in[4], in[5], a.attrs, 0);
+    // The attributes by position from the first: hstu_host.h serves both directions.
+    const HstuShape s = HstuValidate(a.q, a.k, a.v, a.mask, a.attnBias, a.offsets, a.raw.attrs, 0);
     if (!s.error.empty())
-        return Reject<TD>(s.error);
-    const TensorDesc& out = a.outputs[0];
-    const TensorDesc& q = a.inputs[0];
-    if (out.dtype != s.dtype || out.ndim != q.ndim)
-        return Reject<TD>("out must have q's shape and dtype");
-    for (int32_t i = 0; i < q.ndim; ++i) {
-        if (out.dims[i] != q.dims[i])
-            return Reject<TD>("out must have q's shape " + q.Shape() + ", got " + out.Shape());
+        return Reject(s.error);
+    if (a.out.dtype != s.dtype || a.out.ndim != a.q.ndim)
+        return Reject("out must have q's shape and dtype");
+    for (int32_t i = 0; i < a.q.ndim; ++i) {
+        if (a.out.dims[i] != a.q.dims[i])
+            return Reject("out must have q's shape " + a.q.Shape() + ", got " + a.out.Shape());
     }
     const PlatformInfo p = HstuCubePlatform(platform);
     TilingPlan<TD> plan;
@@ -89,7 +88,7 @@ inline TilingPlan<HstuDenseForwardTilingData> HstuDenseForwardTiling(const OpArg
         e = HstuMatmul(&td.sv, s.dtype, DType::kFloat32, false, false, td.blockQ, s.dim,
                        kHstuBlockK, p);
     if (!e.empty())
-        return Reject<TD>(e);
+        return Reject(e);
 
     // Unified buffer: the causal ramp and the O rows first, then as many score rows per chunk
     // as fit (each row: kHstuBlockK elements of S, P, bias and mask in q's dtype, four float32).
@@ -102,9 +101,9 @@ inline TilingPlan<HstuDenseForwardTilingData> HstuDenseForwardTiling(const OpArg
     const int64_t avail =
         UbBytes(p) - td.rampBytes - td.accInBytes - td.accOutBytes - 4 * kBlockBytes;
     if (avail < perRow) {
-        return Reject<TD>("the unified buffer (" + HstuStr(UbBytes(p)) +
-                          " bytes) cannot hold one score row: needs " +
-                          HstuStr(perRow + UbBytes(p) - avail) + " bytes");
+        return Reject("the unified buffer (" + HstuStr(UbBytes(p)) +
+                      " bytes) cannot hold one score row: needs " +
+                      HstuStr(perRow + UbBytes(p) - avail) + " bytes");
     }
     td.chunkRows = Min64(avail / perRow, td.blockQ);
     td.scoreInBytes = static_cast<uint32_t>(td.chunkRows * kHstuBlockK * esz);

@@ -9,6 +9,7 @@
 #ifndef INDEX_SELECT_FOR_RANK1_BACKWARD_TILING_H
 #define INDEX_SELECT_FOR_RANK1_BACKWARD_TILING_H
 
+#include "index_select_for_rank1_backward_op_args.h"
 #include "index_select_for_rank1_backward_tiling_data.h"
 #include "tiling_common.h"
 #include "tiling_split.h"
@@ -16,25 +17,20 @@
 namespace mxrec {
 
 inline TilingPlan<IndexSelectForRank1BackwardTilingData> IndexSelectForRank1BackwardTiling(
-    const OpArgs& a, const PlatformInfo& p) {
-    using TD = IndexSelectForRank1BackwardTilingData;
-    const TensorDesc& grad = a.inputs[0];
-    const TensorDesc& x = a.inputs[1];
-    const TensorDesc& index = a.inputs[2];
-    const TensorDesc& out = a.outputs[0];
-    if (index.dims[0] != grad.dims[0])
-        return Reject<TD>("index and grad must have the same length");
-    if (out.dtype != grad.dtype || out.ndim != 1 || out.dims[0] != x.dims[0]) {
-        return Reject<TD>("out must be [N] = [" + std::to_string(x.dims[0]) +
-                          "] with the dtype of grad, got " + out.Shape());
+    const IndexSelectForRank1BackwardArgs& a, const PlatformInfo& p) {
+    if (a.index.dims[0] != a.grad.dims[0])
+        return Reject("index and grad must have the same length");
+    if (a.out.dtype != a.grad.dtype || a.out.ndim != 1 || a.out.dims[0] != a.x.dims[0]) {
+        return Reject("out must be [N] = [" + std::to_string(a.x.dims[0]) +
+                      "] with the dtype of grad, got " + a.out.Shape());
     }
-    const int64_t gElem = DTypeSize(grad.dtype);
-    const int64_t iElem = DTypeSize(index.dtype);
+    const int64_t gElem = DTypeSize(a.grad.dtype);
+    const int64_t iElem = DTypeSize(a.index.dtype);
     const int64_t ub = UbBytes(p);
-    TilingPlan<TD> plan;
-    TD& td = plan.data;
-    td.outLen = out.dims[0];
-    td.gradLen = grad.dims[0];
+    TilingPlan<IndexSelectForRank1BackwardTilingData> plan;
+    IndexSelectForRank1BackwardTilingData& td = plan.data;
+    td.outLen = a.out.dims[0];
+    td.gradLen = a.grad.dims[0];
     td.fillBufBytes = static_cast<uint32_t>(UbShare(p, 16));
     const int64_t accBytes = AlignUp(Max64(td.outLen * 4, 1), kBlockBytes);
     const bool resident = accBytes <= ub / 2;
@@ -55,7 +51,7 @@ inline TilingPlan<IndexSelectForRank1BackwardTilingData> IndexSelectForRank1Back
     // Zeroing (and casting) the output is work too, even with few gradients.
     const int64_t cores = CoresForBytes(p, Max64(work, td.outLen * gElem));
     SetCoreNum(plan, resident ? CapForCopies(cores, work, td.outLen * 4) : cores);
-    if (grad.dtype != DType::kFloat32)
+    if (a.grad.dtype != DType::kFloat32)
         plan.workspace_bytes = static_cast<uint64_t>(AlignedBytes(td.outLen, 4));
     return plan;
 }

@@ -7,30 +7,28 @@
 #ifndef INVERT_PERMUTE_TILING_H
 #define INVERT_PERMUTE_TILING_H
 
+#include "invert_permute_op_args.h"
 #include "invert_permute_tiling_data.h"
 #include "tiling_common.h"
 #include "tiling_split.h"
 
 namespace mxrec {
 
-inline TilingPlan<InvertPermuteTilingData> InvertPermuteTiling(const OpArgs& a,
+inline TilingPlan<InvertPermuteTilingData> InvertPermuteTiling(const InvertPermuteArgs& a,
                                                                const PlatformInfo& p) {
-    using TD = InvertPermuteTilingData;
-    const TensorDesc& permute = a.inputs[0];
-    const TensorDesc& inv = a.outputs[0];
-    if (inv.dtype != permute.dtype || inv.ndim != 1 || inv.dims[0] != permute.dims[0]) {
-        return Reject<TD>("inv must be [N] = [" + std::to_string(permute.dims[0]) +
-                          "] with the dtype of permute, got " + inv.Shape() + " " +
-                          DTypeName(inv.dtype));
+    if (a.inv.dtype != a.permute.dtype || a.inv.ndim != 1 || a.inv.dims[0] != a.permute.dims[0]) {
+        return Reject("inv must be [N] = [" + std::to_string(a.permute.dims[0]) +
+                      "] with the dtype of permute, got " + a.inv.Shape() + " " +
+                      DTypeName(a.inv.dtype));
     }
-    const int64_t elem = DTypeSize(permute.dtype);
-    if (elem == 4 && permute.dims[0] > 2147483647LL) {
-        return Reject<TD>("permute: an int32 permutation cannot have " +
-                          std::to_string(permute.dims[0]) + " entries (its values would not fit)");
+    const int64_t elem = DTypeSize(a.permute.dtype);
+    if (elem == 4 && a.permute.dims[0] > 2147483647LL) {
+        return Reject("permute: an int32 permutation cannot have " +
+                      std::to_string(a.permute.dims[0]) + " entries (its values would not fit)");
     }
-    TilingPlan<TD> plan;
-    TD& td = plan.data;
-    td.len = permute.dims[0];
+    TilingPlan<InvertPermuteTilingData> plan;
+    InvertPermuteTilingData& td = plan.data;
+    td.len = a.permute.dims[0];
     // Per entry: two permute pieces (double buffered input) and a staging block.
     const int64_t perEntry = 2 * elem + kBlockBytes;
     td.chunk = StepElems(UbBytes(p) - 4 * kBlockBytes, perEntry);

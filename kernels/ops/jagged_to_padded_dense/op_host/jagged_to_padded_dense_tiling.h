@@ -8,6 +8,7 @@
 #define JAGGED_TO_PADDED_DENSE_TILING_H
 
 #include "float_bits.h"
+#include "jagged_to_padded_dense_op_args.h"
 #include "jagged_to_padded_dense_tiling_data.h"
 #include "tiling_common.h"
 #include "tiling_split.h"
@@ -30,37 +31,33 @@ inline uint64_t PaddingBits(DType dtype, double value, int64_t intValue) {
     }
 }
 
-inline TilingPlan<JaggedToPaddedDenseTilingData> JaggedToPaddedDenseTiling(const OpArgs& a,
-                                                                           const PlatformInfo& p) {
-    using TD = JaggedToPaddedDenseTilingData;
-    const TensorDesc& values = a.inputs[0];
-    const TensorDesc& offsets = a.inputs[1];
-    const TensorDesc& out = a.outputs[0];
-    const int64_t maxLength = a.attrs[0].i;
+inline TilingPlan<JaggedToPaddedDenseTilingData> JaggedToPaddedDenseTiling(
+    const JaggedToPaddedDenseArgs& a, const PlatformInfo& p) {
+    const int64_t maxLength = a.maxLength;
     if (maxLength < 0)
-        return Reject<TD>("max_length must be >= 0, got " + std::to_string(maxLength));
-    if (offsets.ndim != 1 || offsets.dims[0] < 1)
-        return Reject<TD>("offsets must be 1-D with B + 1 >= 1 entries");
-    const int64_t batch = offsets.dims[0] - 1;
-    const int64_t inner = values.ndim == 2 ? values.dims[1] : 1;
-    const bool shape_ok = out.dtype == values.dtype && out.ndim == values.ndim + 1 &&
-                          out.dims[0] == batch && out.dims[1] == maxLength &&
-                          (values.ndim == 1 || out.dims[2] == inner);
+        return Reject("max_length must be >= 0, got " + std::to_string(maxLength));
+    if (a.offsets.ndim != 1 || a.offsets.dims[0] < 1)
+        return Reject("offsets must be 1-D with B + 1 >= 1 entries");
+    const int64_t batch = a.offsets.dims[0] - 1;
+    const int64_t inner = a.values.ndim == 2 ? a.values.dims[1] : 1;
+    const bool shape_ok = a.out.dtype == a.values.dtype && a.out.ndim == a.values.ndim + 1 &&
+                          a.out.dims[0] == batch && a.out.dims[1] == maxLength &&
+                          (a.values.ndim == 1 || a.out.dims[2] == inner);
     if (!shape_ok) {
-        return Reject<TD>("out must have the dtype of values and shape [B, max_length" +
-                          std::string(values.ndim == 2 ? ", D]" : "]") + " = " + "[" +
-                          std::to_string(batch) + ", " + std::to_string(maxLength) +
-                          (values.ndim == 2 ? ", " + std::to_string(inner) : "") + "], got " +
-                          out.Shape());
+        return Reject("out must have the dtype of values and shape [B, max_length" +
+                      std::string(a.values.ndim == 2 ? ", D]" : "]") + " = " + "[" +
+                      std::to_string(batch) + ", " + std::to_string(maxLength) +
+                      (a.values.ndim == 2 ? ", " + std::to_string(inner) : "") + "], got " +
+                      a.out.Shape());
     }
-    const int64_t elem = DTypeSize(values.dtype);
-    TilingPlan<TD> plan;
-    TD& td = plan.data;
+    const int64_t elem = DTypeSize(a.values.dtype);
+    TilingPlan<JaggedToPaddedDenseTilingData> plan;
+    JaggedToPaddedDenseTilingData& td = plan.data;
     td.batch = batch;
     td.maxLength = maxLength;
     td.inner = inner;
-    td.valueRows = values.dims[0];
-    td.padBits = PaddingBits(values.dtype, a.attrs[1].f, a.attrs[2].i);
+    td.valueRows = a.values.dims[0];
+    td.padBits = PaddingBits(a.values.dtype, a.paddingValue, a.paddingValueInt);
     SizeRowCopyBuffers(td, p);
     SetCoreNum(plan, CoresForBytes(p, batch * maxLength * inner * elem));
     return plan;

@@ -16,6 +16,7 @@
 
 #include <cmath>
 
+#include "split_embedding_backward_op_args.h"
 #include "split_embedding_backward_tiling_data.h"
 #include "tiling_common.h"
 #include "tiling_split.h"
@@ -23,139 +24,122 @@
 namespace mxrec {
 
 inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling(
-    const OpArgs& a, const PlatformInfo& p) {
-    using TD = SplitEmbeddingBackwardTilingData;
-    const TensorDesc& gradOutput = a.inputs[0];
-    const TensorDesc& weights = a.inputs[1];
-    const TensorDesc& momentum = a.inputs[2];
-    const TensorDesc& momentumOffsets = a.inputs[3];
-    const TensorDesc& weightsOffsets = a.inputs[4];
-    const TensorDesc& dOffsets = a.inputs[5];
-    const TensorDesc& indices = a.inputs[6];
-    const TensorDesc& offsets = a.inputs[7];
-    const TensorDesc& indiceWeights = a.inputs[8];
-    const TensorDesc& sorted = a.inputs[9];
-    const TensorDesc& gradWeights = a.inputs[10];
-    const TensorDesc& momentum2 = a.inputs[11];
-    const TensorDesc& momentum2Offsets = a.inputs[12];
-    const TensorDesc& sortedBags = a.inputs[13];
-    const int64_t optimizer = a.attrs[0].i;
-    const int64_t pooling = a.attrs[1].i;
-    const int64_t maxD = a.attrs[8].i;
+    const SplitEmbeddingBackwardArgs& a, const PlatformInfo& p) {
+    const int64_t optimizer = a.optimizer;
+    const int64_t pooling = a.poolingMode;
+    const int64_t maxD = a.maxD;
     // The op.toml declares these optional only because of the argument order (see op.toml).
     const char* required[] = {"weights_offsets", "d_offsets", "indices", "offsets",
                               "sorted_positions"};
-    const TensorDesc* requiredDesc[] = {&weightsOffsets, &dOffsets, &indices, &offsets, &sorted};
+    const TensorDesc* requiredDesc[] = {&a.weightsOffsets, &a.dOffsets, &a.indices, &a.offsets,
+                                        &a.sortedPositions};
     for (int i = 0; i < 5; ++i) {
         if (!requiredDesc[i]->present)
-            return Reject<TD>(std::string(required[i]) + " is required");
+            return Reject(std::string(required[i]) + " is required");
     }
     if (optimizer < 0 || optimizer > 4) {
-        return Reject<TD>(
+        return Reject(
             "optimizer must be 0 (sgd), 1 (adagrad), 2 (rowwise_adagrad), 3 (dense) or 4 (adam), "
             "got " +
             std::to_string(optimizer));
     }
     if (pooling < 0 || pooling > 2) {
-        return Reject<TD>("pooling_mode must be 0 (sum), 1 (mean) or 2 (none), got " +
-                          std::to_string(pooling));
+        return Reject("pooling_mode must be 0 (sum), 1 (mean) or 2 (none), got " +
+                      std::to_string(pooling));
     }
-    TilingPlan<TD> plan;
-    TD& td = plan.data;
-    td.tables = weightsOffsets.dims[0];
-    td.numIndices = indices.dims[0];
-    td.numWeights = weights.dims[0];
+    TilingPlan<SplitEmbeddingBackwardTilingData> plan;
+    SplitEmbeddingBackwardTilingData& td = plan.data;
+    td.tables = a.weightsOffsets.dims[0];
+    td.numIndices = a.indices.dims[0];
+    td.numWeights = a.weights.dims[0];
     if (td.tables < 1)
-        return Reject<TD>("weights_offsets must have T >= 1 entries");
-    if (dOffsets.dims[0] != td.tables + 1) {
-        return Reject<TD>("d_offsets must have T + 1 = " + std::to_string(td.tables + 1) +
-                          " entries, got " + std::to_string(dOffsets.dims[0]));
+        return Reject("weights_offsets must have T >= 1 entries");
+    if (a.dOffsets.dims[0] != td.tables + 1) {
+        return Reject("d_offsets must have T + 1 = " + std::to_string(td.tables + 1) +
+                      " entries, got " + std::to_string(a.dOffsets.dims[0]));
     }
-    const int64_t totalB = offsets.dims[0] - 1;
+    const int64_t totalB = a.offsets.dims[0] - 1;
     if (totalB < 0)
-        return Reject<TD>("offsets must have T * B + 1 >= 1 entries");
+        return Reject("offsets must have T * B + 1 >= 1 entries");
     td.batch = totalB / td.tables;
     if (td.batch * td.tables != totalB) {
-        return Reject<TD>("offsets size " + std::to_string(totalB + 1) + " is not T (" +
-                          std::to_string(td.tables) + ") * B + 1");
+        return Reject("offsets size " + std::to_string(totalB + 1) + " is not T (" +
+                      std::to_string(td.tables) + ") * B + 1");
     }
-    if (sorted.dims[0] != td.numIndices) {
-        return Reject<TD>("sorted_positions must have N = " + std::to_string(td.numIndices) +
-                          " entries, got " + std::to_string(sorted.dims[0]));
+    if (a.sortedPositions.dims[0] != td.numIndices) {
+        return Reject("sorted_positions must have N = " + std::to_string(td.numIndices) +
+                      " entries, got " + std::to_string(a.sortedPositions.dims[0]));
     }
-    td.hasSortedBags = sortedBags.present ? 1 : 0;
-    if (sortedBags.present && sortedBags.dims[0] != td.numIndices) {
-        return Reject<TD>("sorted_bags must have N = " + std::to_string(td.numIndices) +
-                          " entries, got " + std::to_string(sortedBags.dims[0]));
+    td.hasSortedBags = a.sortedBags.present ? 1 : 0;
+    if (a.sortedBags.present && a.sortedBags.dims[0] != td.numIndices) {
+        return Reject("sorted_bags must have N = " + std::to_string(td.numIndices) +
+                      " entries, got " + std::to_string(a.sortedBags.dims[0]));
     }
-    td.hasIndiceWeights = indiceWeights.present ? 1 : 0;
-    if (indiceWeights.present && indiceWeights.dims[0] != td.numIndices) {
-        return Reject<TD>("indice_weights must have N = " + std::to_string(td.numIndices) +
-                          " entries, got " + std::to_string(indiceWeights.dims[0]));
+    td.hasIndiceWeights = a.indiceWeights.present ? 1 : 0;
+    if (a.indiceWeights.present && a.indiceWeights.dims[0] != td.numIndices) {
+        return Reject("indice_weights must have N = " + std::to_string(td.numIndices) +
+                      " entries, got " + std::to_string(a.indiceWeights.dims[0]));
     }
-    td.gradRows = gradOutput.dims[0];
-    td.gradStride = gradOutput.dims[1];
+    td.gradRows = a.gradOutput.dims[0];
+    td.gradStride = a.gradOutput.dims[1];
     const int64_t wantRows = pooling == 2 ? td.numIndices : td.batch;
     if (td.gradRows != wantRows) {
-        return Reject<TD>("grad_output must have " + std::string(pooling == 2 ? "N" : "B") + " = " +
-                          std::to_string(wantRows) + " rows, got " + gradOutput.Shape());
+        return Reject("grad_output must have " + std::string(pooling == 2 ? "N" : "B") + " = " +
+                      std::to_string(wantRows) + " rows, got " + a.gradOutput.Shape());
     }
     const bool adagrad = optimizer == 1 || optimizer == 2;
     const bool adam = optimizer == 4;
-    if (adagrad && (!momentum.present || !momentumOffsets.present)) {
-        return Reject<TD>("momentum1 and momentum1_offsets are required by (row-wise) Adagrad");
+    if (adagrad && (!a.momentum1.present || !a.momentum1Offsets.present)) {
+        return Reject("momentum1 and momentum1_offsets are required by (row-wise) Adagrad");
     }
-    if (adam && (!momentum.present || !momentumOffsets.present || !momentum2.present ||
-                 !momentum2Offsets.present)) {
-        return Reject<TD>(
+    if (adam && (!a.momentum1.present || !a.momentum1Offsets.present || !a.momentum2.present ||
+                 !a.momentum2Offsets.present)) {
+        return Reject(
             "momentum1, momentum1_offsets, momentum2 and momentum2_offsets are required by Adam");
     }
-    if (momentumOffsets.present && momentumOffsets.dims[0] != td.tables) {
-        return Reject<TD>("momentum1_offsets must have T = " + std::to_string(td.tables) +
-                          " entries");
+    if (a.momentum1Offsets.present && a.momentum1Offsets.dims[0] != td.tables) {
+        return Reject("momentum1_offsets must have T = " + std::to_string(td.tables) + " entries");
     }
-    if (momentum2Offsets.present && momentum2Offsets.dims[0] != td.tables) {
-        return Reject<TD>("momentum2_offsets must have T = " + std::to_string(td.tables) +
-                          " entries");
+    if (a.momentum2Offsets.present && a.momentum2Offsets.dims[0] != td.tables) {
+        return Reject("momentum2_offsets must have T = " + std::to_string(td.tables) + " entries");
     }
-    td.numMomentum = adagrad || adam ? momentum.dims[0] : 0;
-    td.numMomentum2 = adam ? momentum2.dims[0] : 0;
+    td.numMomentum = adagrad || adam ? a.momentum1.dims[0] : 0;
+    td.numMomentum2 = adam ? a.momentum2.dims[0] : 0;
     if (optimizer == 3) {
-        if (!gradWeights.present)
-            return Reject<TD>("grad_weights is required in dense mode (optimizer 3)");
-        if (gradWeights.dims[0] != td.numWeights) {
-            return Reject<TD>("grad_weights must have W = " + std::to_string(td.numWeights) +
-                              " entries, got " + std::to_string(gradWeights.dims[0]));
+        if (!a.gradWeights.present)
+            return Reject("grad_weights is required in dense mode (optimizer 3)");
+        if (a.gradWeights.dims[0] != td.numWeights) {
+            return Reject("grad_weights must have W = " + std::to_string(td.numWeights) +
+                          " entries, got " + std::to_string(a.gradWeights.dims[0]));
         }
     }
     if (maxD < 0)
-        return Reject<TD>("max_d must be >= 0, got " + std::to_string(maxD));
+        return Reject("max_d must be >= 0, got " + std::to_string(maxD));
     td.optimizer = optimizer;
     td.pooling = pooling;
-    td.learningRate = static_cast<float>(a.attrs[2].f);
-    td.eps = static_cast<float>(a.attrs[3].f);
-    td.weightDecay = static_cast<float>(a.attrs[4].f);
-    td.weightDecayMode = a.attrs[5].i;
-    td.clip = a.attrs[6].i != 0 ? 1 : 0;
-    td.maxGradient = static_cast<float>(a.attrs[7].f);
+    td.learningRate = static_cast<float>(a.learningRate);
+    td.eps = static_cast<float>(a.eps);
+    td.weightDecay = static_cast<float>(a.weightDecay);
+    td.weightDecayMode = a.weightDecayMode;
+    td.clip = a.gradientClipping != 0 ? 1 : 0;
+    td.maxGradient = static_cast<float>(a.maxGradient);
     td.maxD = maxD;
     if (adam) {
         // fbgemm divides by 1 - powf(beta, iter) (powf in float, the rest in double); iter 0
         // or beta 1 would divide by zero, so they are refused rather than turned into NaN.
-        const int64_t iter = a.attrs[11].i;
+        const int64_t iter = a.iter;
         if (iter < 1)
-            return Reject<TD>("iter must be >= 1 for Adam (bias correction), got " +
-                              std::to_string(iter));
-        const float beta[2] = {static_cast<float>(a.attrs[9].f), static_cast<float>(a.attrs[10].f)};
+            return Reject("iter must be >= 1 for Adam (bias correction), got " +
+                          std::to_string(iter));
+        const float beta[2] = {static_cast<float>(a.beta1), static_cast<float>(a.beta2)};
         float scale[2];
         for (int k = 0; k < 2; ++k) {
             const double correction =
                 1.0 - static_cast<double>(std::pow(beta[k], static_cast<float>(iter)));
             if (correction == 0.0 || !std::isfinite(correction)) {
-                return Reject<TD>(
-                    "beta" + std::to_string(k + 1) + " " + std::to_string(beta[k]) +
-                    " gives a zero or non-finite bias correction 1 - beta^iter at iter " +
-                    std::to_string(iter));
+                return Reject("beta" + std::to_string(k + 1) + " " + std::to_string(beta[k]) +
+                              " gives a zero or non-finite bias correction 1 - beta^iter at iter " +
+                              std::to_string(iter));
             }
             scale[k] = static_cast<float>(1.0 / correction);
         }
@@ -176,10 +160,10 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
     const int64_t windows = td.hasSortedBags ? 2 : 1;
     const int64_t avail = UbBytes(p) - windows * td.windowBytes - kBlockBytes;
     if (rows * rowBytes > avail) {
-        return Reject<TD>("max_d " + std::to_string(maxD) + " needs " +
-                          std::to_string(rows * rowBytes) + " bytes of unified buffer for its " +
-                          std::to_string(rows) + " row buffers, more than the " +
-                          std::to_string(avail) + " available");
+        return Reject("max_d " + std::to_string(maxD) + " needs " +
+                      std::to_string(rows * rowBytes) + " bytes of unified buffer for its " +
+                      std::to_string(rows) + " row buffers, more than the " +
+                      std::to_string(avail) + " available");
     }
     td.rowBytes = static_cast<uint32_t>(rowBytes);
     // Work per index: its position and bag (searched, or read from sorted_bags), and one

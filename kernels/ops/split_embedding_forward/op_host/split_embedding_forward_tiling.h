@@ -11,6 +11,7 @@
 #ifndef SPLIT_EMBEDDING_FORWARD_TILING_H
 #define SPLIT_EMBEDDING_FORWARD_TILING_H
 
+#include "split_embedding_forward_op_args.h"
 #include "split_embedding_forward_tiling_data.h"
 #include "tiling_common.h"
 #include "tiling_split.h"
@@ -18,66 +19,58 @@
 namespace mxrec {
 
 inline TilingPlan<SplitEmbeddingForwardTilingData> SplitEmbeddingForwardTiling(
-    const OpArgs& a, const PlatformInfo& p) {
-    using TD = SplitEmbeddingForwardTilingData;
-    const TensorDesc& weights = a.inputs[0];
-    const TensorDesc& weightsOffsets = a.inputs[1];
-    const TensorDesc& dOffsets = a.inputs[2];
-    const TensorDesc& indices = a.inputs[3];
-    const TensorDesc& offsets = a.inputs[4];
-    const TensorDesc& indiceWeights = a.inputs[5];
-    const TensorDesc& out = a.outputs[0];
-    const int64_t mode = a.attrs[0].i;
-    const int64_t totalD = a.attrs[1].i;
-    const int64_t maxD = a.attrs[2].i;
-    const int64_t t = weightsOffsets.dims[0];
-    const int64_t n = indices.dims[0];
+    const SplitEmbeddingForwardArgs& a, const PlatformInfo& p) {
+    const int64_t mode = a.poolingMode;
+    const int64_t totalD = a.totalD;
+    const int64_t maxD = a.maxD;
+    const int64_t t = a.weightsOffsets.dims[0];
+    const int64_t n = a.indices.dims[0];
     if (t < 1)
-        return Reject<TD>("weights_offsets must have T >= 1 entries");
-    if (dOffsets.dims[0] != t + 1) {
-        return Reject<TD>("d_offsets size " + std::to_string(dOffsets.dims[0]) +
-                          " is not T + 1 = " + std::to_string(t + 1));
+        return Reject("weights_offsets must have T >= 1 entries");
+    if (a.dOffsets.dims[0] != t + 1) {
+        return Reject("d_offsets size " + std::to_string(a.dOffsets.dims[0]) +
+                      " is not T + 1 = " + std::to_string(t + 1));
     }
-    if (offsets.dtype != indices.dtype)
-        return Reject<TD>("offsets must have the dtype of indices");
-    if (offsets.dims[0] < 1 || (offsets.dims[0] - 1) % t != 0) {
-        return Reject<TD>("offsets size " + std::to_string(offsets.dims[0]) +
-                          " is not B * T (T = " + std::to_string(t) + ") + 1");
+    if (a.offsets.dtype != a.indices.dtype)
+        return Reject("offsets must have the dtype of indices");
+    if (a.offsets.dims[0] < 1 || (a.offsets.dims[0] - 1) % t != 0) {
+        return Reject("offsets size " + std::to_string(a.offsets.dims[0]) +
+                      " is not B * T (T = " + std::to_string(t) + ") + 1");
     }
     if (mode < 0 || mode > 2) {
-        return Reject<TD>("pooling_mode " + std::to_string(mode) +
-                          " is not 0 (sum), 1 (mean) or 2 (none)");
+        return Reject("pooling_mode " + std::to_string(mode) +
+                      " is not 0 (sum), 1 (mean) or 2 (none)");
     }
     if (totalD < 0 || maxD < 0)
-        return Reject<TD>("total_d and max_d must be >= 0");
-    if (indiceWeights.present) {
+        return Reject("total_d and max_d must be >= 0");
+    if (a.indiceWeights.present) {
         if (mode == 2)
-            return Reject<TD>("indice_weights need pooling_mode sum or mean, not none");
-        if (indiceWeights.dims[0] != n) {
-            return Reject<TD>("indice_weights size " + std::to_string(indiceWeights.dims[0]) +
-                              " is not equal to indices size " + std::to_string(n));
+            return Reject("indice_weights need pooling_mode sum or mean, not none");
+        if (a.indiceWeights.dims[0] != n) {
+            return Reject("indice_weights size " + std::to_string(a.indiceWeights.dims[0]) +
+                          " is not equal to indices size " + std::to_string(n));
         }
     }
-    const int64_t batch = (offsets.dims[0] - 1) / t;
-    TilingPlan<TD> plan;
-    TD& td = plan.data;
+    const int64_t batch = (a.offsets.dims[0] - 1) / t;
+    TilingPlan<SplitEmbeddingForwardTilingData> plan;
+    SplitEmbeddingForwardTilingData& td = plan.data;
     if (mode == 2) {
         if (totalD != t * maxD) {
-            return Reject<TD>("pooling_mode none needs every table's D equal to max_d: total_d " +
-                              std::to_string(totalD) +
-                              " is not T * max_d = " + std::to_string(t * maxD));
+            return Reject("pooling_mode none needs every table's D equal to max_d: total_d " +
+                          std::to_string(totalD) +
+                          " is not T * max_d = " + std::to_string(t * maxD));
         }
-        if (out.dims[0] != n || out.dims[1] != maxD) {
-            return Reject<TD>("out must be [N, max_d] = [" + std::to_string(n) + ", " +
-                              std::to_string(maxD) + "], got " + out.Shape());
+        if (a.out.dims[0] != n || a.out.dims[1] != maxD) {
+            return Reject("out must be [N, max_d] = [" + std::to_string(n) + ", " +
+                          std::to_string(maxD) + "], got " + a.out.Shape());
         }
         td.outWidth = maxD;
         td.units = n;
         plan.tiling_key = SEF_KEY_NOBAG;
     } else {
-        if (out.dims[0] != batch || out.dims[1] != totalD) {
-            return Reject<TD>("out must be [B, total_d] = [" + std::to_string(batch) + ", " +
-                              std::to_string(totalD) + "], got " + out.Shape());
+        if (a.out.dims[0] != batch || a.out.dims[1] != totalD) {
+            return Reject("out must be [B, total_d] = [" + std::to_string(batch) + ", " +
+                          std::to_string(totalD) + "], got " + a.out.Shape());
         }
         td.outWidth = totalD;
         td.units = t * batch;
@@ -86,16 +79,16 @@ inline TilingPlan<SplitEmbeddingForwardTilingData> SplitEmbeddingForwardTiling(
     td.tables = t;
     td.batch = batch;
     td.numIndices = n;
-    td.weightsLen = weights.dims[0];
+    td.weightsLen = a.weights.dims[0];
     td.totalD = totalD;
     td.maxD = maxD;
     td.mode = mode;
-    td.hasWeights = indiceWeights.present ? 1 : 0;
+    td.hasWeights = a.indiceWeights.present ? 1 : 0;
 
     // UB: three windows (offsets, indices, indice weights) of ub/96 each; of the rest a quarter
     // holds the accumulators and three quarters the batches (two weights-dtype buffers, their
     // float32 copy for 16-bit weights, and two words of slot bookkeeping per row).
-    const int64_t wElem = DTypeSize(weights.dtype);
+    const int64_t wElem = DTypeSize(a.weights.dtype);
     const int64_t castElem = wElem == 4 ? 0 : 4;
     td.windowBytes = static_cast<uint32_t>(Max64(UbShare(p, 96), kBlockBytes));
     const int64_t avail = UbBytes(p) - 3 * static_cast<int64_t>(td.windowBytes) - 2 * kBlockBytes;
@@ -111,9 +104,9 @@ inline TilingPlan<SplitEmbeddingForwardTilingData> SplitEmbeddingForwardTiling(
     td.metaBytes = static_cast<uint32_t>(AlignedBytes(td.batchRows, 4));
 
     // Bytes moved, with every row taken as max_d wide (the tiling cannot see the mix of D).
-    const int64_t iElem = DTypeSize(indices.dtype);
+    const int64_t iElem = DTypeSize(a.indices.dtype);
     const int64_t work = n * (iElem + (td.hasWeights ? 4 : 0) + maxD * wElem) +
-                         (td.units + 1) * iElem + out.Numel() * 4;
+                         (td.units + 1) * iElem + a.out.Numel() * 4;
     // A unit is never divided, so cores beyond the unit count would idle.
     SetCoreNum(plan, CoresFor(work, p.min_core_bytes, Min64(VectorCores(p), Max64(td.units, 1))));
     return plan;
