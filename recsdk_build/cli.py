@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import tempfile
 import time
 import traceback
 from collections.abc import Callable
@@ -15,10 +16,12 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from recsdk_build import __version__, patching
+from recsdk_build import __version__, bundle, patching
+from recsdk_build import install as installer
 from recsdk_build.config import Project, load_project
 from recsdk_build.doctor import missing_for, run_checks
-from recsdk_build.errors import RecsdkError, ToolMissingError
+from recsdk_build.errors import BundleError, RecsdkError, ToolMissingError
+from recsdk_build.hashing import sha256_file
 from recsdk_build.options import Options, compute_options, resolve_target
 from recsdk_build.pipeline.atomic import clear_staging
 from recsdk_build.pipeline.lock import LOCK_NAME, BuildLock
@@ -28,6 +31,7 @@ from recsdk_build.pipeline.runner import StageReport, report_table, run_stages
 from recsdk_build.pipeline.stage import BuildPaths, Context, Stage
 from recsdk_build.proc import StageLog
 from recsdk_build.stages.registry import all_stages, project_stages, resolve, stage_names
+from recsdk_build.stages.verify import verify_installed
 from recsdk_build.toolchain import TARGETS
 from recsdk_build.ui import UI
 
@@ -512,18 +516,164 @@ def verify(
     """Install the built wheels into build/verify/venv and run the verification suite.
 
     Results: build/verify/results/junit.xml and a summary in the manifest. Tests that need a
-    device this host lacks are reported as not run, with the reason.
+    device this host lacks are reported as not run, with the reason. --python names the
+    interpreter the environment is created from; an environment `recsdk-build install`
+    installed into is verified as it is instead (results under
+    build/verify/installed-cpXY/results, the suite's tools kept outside it).
     """
     g = _globals(ctx)
-    _guarded(
-        g,
-        lambda: _run(
-            g,
-            [_stage("verify")],
-            {"verify"} if force else set(),
-            _options(g, fresh_env=fresh_env, python=python),
+
+    def action() -> dict[str, Any]:
+        options = _options(g, fresh_env=fresh_env, python=python)
+        record = installer.read_record(options.python) if python is not None else None
+        if record is None:
+            return _run(g, [_stage("verify")], {"verify"} if force else set(), options)
+        c = _context(g, options)
+        with BuildLock(c.paths.root):
+            summary = verify_installed(c.project, c.paths, g.ui, options.python, record)
+        counts = {k: getattr(summary, k) for k in ("passed", "failed", "errors", "not_run")}
+        return {"installed": record["bundle"], "python": options.python.path, **counts}
+
+    _guarded(g, action)
+
+
+@app.command()
+def dist(
+    ctx: typer.Context,
+    python: PythonOpt = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            help="Directory the bundle is written to (default: BUILD/bundle).",
+            file_okay=False,
         ),
-    )
+    ] = None,
+) -> None:
+    """Pack the build into one release bundle for a cluster.
+
+    recsdk-VERSION-TARGET-cpXY-ARCH.tar.gz: every wheel, the operator packages (cann .run;
+    the sim libraries are inside the sim wheels), manifest.json, SHA256SUMS and INSTALL.md.
+    Byte-identical when made again from the same build. Refuses a partial or stale build
+    (a stage that has not run, or whose outputs no longer match the manifest), naming it.
+    --python, if given, must be what the build is for.
+    """
+    g = _globals(ctx)
+
+    def action() -> dict[str, Any]:
+        options = _options(g, python=python)
+        c = _context(g, options)
+        with BuildLock(c.paths.root):
+            release = bundle.collect(
+                c.project,
+                c.paths.root,
+                c.manifest,
+                [s.name for s in project_stages(c.project)],
+                python=options.python if python is not None else None,
+            )
+            path = bundle.write(release, (out or c.paths.root / "bundle").resolve())
+        digest = sha256_file(path)
+        g.ui.info(f"bundle: {path}")
+        g.ui.info(f"  sha256 {digest}  ({len(release.members)} files)")
+        return {"bundle": str(path), "sha256": digest, "files": len(release.members)}
+
+    _guarded(g, action)
+
+
+@app.command()
+def install(
+    ctx: typer.Context,
+    python: Annotated[
+        str | None,
+        typer.Option(
+            "--python",
+            help="The interpreter of the environment to install into (a path or a version); "
+            "default: the one running recsdk-build.",
+            metavar="PATH|VERSION",
+        ),
+    ] = None,
+    bundle_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--bundle",
+            help="A bundle made by `recsdk-build dist` (default: bundle this build first).",
+            metavar="FILE",
+        ),
+    ] = None,
+    opp_path: Annotated[
+        Path | None,
+        typer.Option(
+            "--opp-path",
+            help="OPP directory for the operator packages (cann; default $ASCEND_OPP_PATH, "
+            "else the toolkit's opp).",
+            file_okay=False,
+            metavar="DIR",
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Check everything, print the steps, change nothing.")
+    ] = False,
+) -> None:
+    """Install a bundle (or this build) into an existing environment.
+
+    Every file is checked against SHA256SUMS first. Then: the pinned runtime, torchrec
+    --no-deps, the extension wheels; on cann each operator package into the OPP vendors
+    directory and its vendor first in vendors/config.ini's load_priority. Refuses sim
+    artifacts where the real torch_npu is installed and cann artifacts where npu_sim is.
+    Afterwards `recsdk-build verify --python PATH` verifies that environment.
+    """
+    g = _globals(ctx)
+
+    def action() -> dict[str, Any]:
+        options = _options(g, python=python or sys.executable)
+        target = options.python
+        with tempfile.TemporaryDirectory(prefix="recsdk-install-") as scratch:
+            archive = _bundle_for_install(g, options, bundle_file, Path(scratch))
+            top, data = bundle.open_bundle(archive, Path(scratch) / "unpacked")
+            g.ui.info(f"{data['bundle']}: every file matches {bundle.SUMS}")
+            installer.check_fits(data, target, installer.environment_has(target))
+            opp = opp_path.resolve() if opp_path else None
+            if opp is None and data["install"]["operator_packages"]:
+                opp = installer.default_opp()
+            plan = installer.make_plan(top, data, target, opp=opp)
+            if dry_run:
+                say = g.ui.console.print
+                say(f"# would install {plan.bundle} into the environment of {target.path}")
+                say(f"# commands run in the unpacked bundle ({len(plan.steps)} steps)")
+                for step in plan.steps:
+                    say(step.shell(), markup=False, highlight=False, soft_wrap=True)
+            else:
+                log = StageLog(_build_root(g) / "logs" / "install.log", g.ui)
+                try:
+                    installer.execute(plan, log)
+                finally:
+                    log.close()
+                g.ui.info(
+                    f"installed {plan.bundle}; check it with "
+                    f"`recsdk-build verify --python {target.path}`"
+                )
+        return {
+            "bundle": plan.bundle,
+            "python": target.path,
+            "dry_run": dry_run,
+            "steps": [step.shell() for step in plan.steps],
+        }
+
+    _guarded(g, action)
+
+
+def _bundle_for_install(g: Globals, options: Options, given: Path | None, scratch: Path) -> Path:
+    """The bundle to install: the one given, else this build's, made into ``scratch``."""
+    if given is not None:
+        if not given.is_file():
+            raise BundleError(f"--bundle {given}: no such file")
+        return given
+    c = _context(g, options)
+    with BuildLock(c.paths.root):
+        release = bundle.collect(
+            c.project, c.paths.root, c.manifest, [s.name for s in project_stages(c.project)]
+        )
+        return bundle.write(release, scratch)
 
 
 @app.command()

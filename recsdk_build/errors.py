@@ -52,5 +52,13 @@ class ToolMissingError(RecsdkError):
     """A tool required by the requested target is not installed."""
 
 
+class BundleError(RecsdkError):
+    """A build cannot be bundled (partial, stale) or a bundle is damaged or tampered with."""
+
+
+class InstallError(RecsdkError):
+    """A bundle cannot be installed into the environment asked for."""
+
+
 class StageInputError(RecsdkError):
     """A stage was run on its own but the outputs of the stage it depends on are missing."""

@@ -18,15 +18,17 @@ from typing import Any
 
 from packaging.requirements import Requirement
 
+from recsdk_build.config import Project
 from recsdk_build.downloads import download_wheel
 from recsdk_build.errors import VerifyError
 from recsdk_build.hashing import hash_tree
-from recsdk_build.interpreters import wheel_misfits
+from recsdk_build.interpreters import Interpreter, wheel_misfits
 from recsdk_build.pipeline.atomic import new_staging_dir, replace_dir, write_text_atomic
 from recsdk_build.pipeline.manifest import Artifact, StageRecord
 from recsdk_build.pipeline.outputs import PluginOutput, StageOutput, VerifyOutput, WheelsOutput
-from recsdk_build.pipeline.stage import Context, Outcome, Stage
-from recsdk_build.proc import run_pip
+from recsdk_build.pipeline.stage import BuildPaths, Context, Outcome, Stage
+from recsdk_build.proc import StageLog, run_pip
+from recsdk_build.ui import UI
 from recsdk_build.venvs import ensure_venv, restore_layer, venv_python
 
 
@@ -143,70 +145,22 @@ class VerifyStage(Stage):
                 error=VerifyError,
                 what="installing the built wheels",
             )
-        upstream = self._upstream_wheel(ctx)
+        upstream = upstream_wheel(ctx.project, ctx.paths.downloads, log)
         staging = new_staging_dir(ctx.paths.root, "verify")
-        pins_file = staging / "pins.json"
-        pins_file.write_text(json.dumps(ctx.project.pins_summary(), indent=2), encoding="utf-8")
-        junit = staging / "junit.xml"
-        env = {
-            "RECSDK_PINS": str(pins_file),
-            "RECSDK_UPSTREAM_WHEEL": str(upstream),
-            "RECSDK_WHEELS": json.dumps([str(ctx.paths.root / a.path) for a in wheels]),
-            "PYTHONDONTWRITEBYTECODE": "1",
-            # The suite must test the installed artifacts, never this checkout's sources.
-            "PYTHONPATH": "",
-        }
-        with ctx.ui.status("running the verification suite"):
-            result = log.run(
-                [
-                    venv_python(venv),
-                    "-m",
-                    "pytest",
-                    str(ctx.project.verify.suite),
-                    "-p",
-                    "no:cacheprovider",
-                    "-rs",
-                    "-q",
-                    f"--junitxml={junit}",
-                    "-o",
-                    "junit_family=xunit2",
-                    f"--rootdir={ctx.project.verify.suite}",
-                ],
-                cwd=staging,
-                env=env,
-                check=False,
-                what="the verification suite",
-            )
-        if not junit.is_file():
-            raise VerifyError(
-                f"the verification suite did not run (pytest exit {result.returncode})",
-                hint=f"see {log.path}",
-            )
-        summary = parse_junit(junit)
-        freeze = run_pip(
+        summary, packages = run_suite(
             log,
             venv_python(venv),
-            "freeze",
-            "--all",
-            error=VerifyError,
-            what="listing the environment",
+            ctx.project,
+            staging=staging,
+            pins=ctx.project.pins_summary(),
+            upstream=upstream,
+            wheels=[str(ctx.paths.root / a.path) for a in wheels],
         )
-        packages = sorted(line for line in freeze.stdout.splitlines() if line.strip())
-        write_text_atomic(
-            staging / "summary.json", json.dumps(asdict(summary), indent=2, sort_keys=True) + "\n"
-        )
-        (staging / "environment.txt").write_text("\n".join(packages) + "\n", encoding="utf-8")
         results = ctx.paths.verify / "results"
         replace_dir(staging, results)
-        self._report(ctx, summary)
+        report(ctx.ui, summary)
         if not summary.ok:
-            listed = "\n".join(f"  {f['test']}: {f['message']}" for f in summary.failures[:10])
-            why = listed or "  no test passed"
-            raise VerifyError(
-                f"verification failed: {summary.passed} passed, {summary.failed} failed, "
-                f"{summary.errors} errors\n{why}",
-                hint=f"JUnit report: {results / 'junit.xml'}; log: {log.path}",
-            )
+            raise failure(summary, results, log)
         return Outcome(
             artifacts=[Artifact.of(ctx.paths.root, results / "junit.xml", kind="report")],
             provenance={
@@ -220,27 +174,150 @@ class VerifyStage(Stage):
             note=f"{summary.passed} passed, {summary.not_run} not run",
         )
 
-    def _upstream_wheel(self, ctx: Context) -> Path:
-        """The unpatched registry wheel, for suite tests that compare against upstream."""
-        dest = ctx.paths.downloads
-        dest.mkdir(parents=True, exist_ok=True)
-        spec = ctx.project.torchrec.fallback_wheel
-        name = Requirement(spec).name
-        found = sorted(dest.glob(f"{name}-*.whl"))
-        if found:
-            return found[-1]
-        return download_wheel(
-            ctx.require_log(),
-            spec,
-            dest,
-            error=VerifyError,
-            why="the unpatched upstream, for comparisons",
-        )
 
-    def _report(self, ctx: Context, summary: TestSummary) -> None:
-        ctx.ui.info(
-            f"  verification: {summary.passed} passed, {summary.failed} failed, "
-            f"{summary.errors} errors, {summary.not_run} not run"
+def report(ui: UI, summary: TestSummary) -> None:
+    ui.info(
+        f"  verification: {summary.passed} passed, {summary.failed} failed, "
+        f"{summary.errors} errors, {summary.not_run} not run"
+    )
+    for item in summary.skipped:
+        ui.info(f"    [dim]not run[/dim] {item['test']}: {item['reason']}")
+
+
+def upstream_wheel(project: Project, downloads: Path, log: StageLog) -> Path:
+    """The unpatched registry wheel, for suite tests that compare against upstream."""
+    downloads.mkdir(parents=True, exist_ok=True)
+    spec = project.torchrec.fallback_wheel
+    name = Requirement(spec).name
+    found = sorted(downloads.glob(f"{name}-*.whl"))
+    if found:
+        return found[-1]
+    return download_wheel(
+        log, spec, downloads, error=VerifyError, why="the unpatched upstream, for comparisons"
+    )
+
+
+def run_suite(
+    log: StageLog,
+    python: str | Path,
+    project: Project,
+    *,
+    staging: Path,
+    pins: dict[str, Any],
+    upstream: Path,
+    wheels: list[str],
+    pythonpath: str = "",
+) -> tuple[TestSummary, list[str]]:
+    """Run ``verify/`` with ``python``; junit.xml, summary.json and environment.txt go to
+    ``staging``. Returns the summary and the environment's packages."""
+    pins_file = staging / "pins.json"
+    pins_file.write_text(json.dumps(pins, indent=2), encoding="utf-8")
+    junit = staging / "junit.xml"
+    suite = project.verify.suite
+    env = {
+        "RECSDK_PINS": str(pins_file),
+        "RECSDK_UPSTREAM_WHEEL": str(upstream),
+        "RECSDK_WHEELS": json.dumps(wheels),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        # The suite must test the installed artifacts, never this checkout's sources: only
+        # the suite's own tools, when they are kept outside the environment under test.
+        "PYTHONPATH": pythonpath,
+    }
+    with log.ui.status("running the verification suite"):
+        result = log.run(
+            [
+                python,
+                "-m",
+                "pytest",
+                str(suite),
+                "-p",
+                "no:cacheprovider",
+                "-rs",
+                "-q",
+                f"--junitxml={junit}",
+                "-o",
+                "junit_family=xunit2",
+                f"--rootdir={suite}",
+            ],
+            cwd=staging,
+            env=env,
+            check=False,
+            what="the verification suite",
         )
-        for item in summary.skipped:
-            ctx.ui.info(f"    [dim]not run[/dim] {item['test']}: {item['reason']}")
+    if not junit.is_file():
+        raise VerifyError(
+            f"the verification suite did not run (pytest exit {result.returncode})",
+            hint=f"see {log.path}",
+        )
+    summary = parse_junit(junit)
+    freeze = run_pip(
+        log, python, "freeze", "--all", error=VerifyError, what="listing the environment"
+    )
+    packages = sorted(line for line in freeze.stdout.splitlines() if line.strip())
+    write_text_atomic(
+        staging / "summary.json", json.dumps(asdict(summary), indent=2, sort_keys=True) + "\n"
+    )
+    (staging / "environment.txt").write_text("\n".join(packages) + "\n", encoding="utf-8")
+    return summary, packages
+
+
+def failure(summary: TestSummary, results: Path, log: StageLog) -> VerifyError:
+    listed = "\n".join(f"  {f['test']}: {f['message']}" for f in summary.failures[:10])
+    why = listed or "  no test passed"
+    return VerifyError(
+        f"verification failed: {summary.passed} passed, {summary.failed} failed, "
+        f"{summary.errors} errors\n{why}",
+        hint=f"JUnit report: {results / 'junit.xml'}; log: {log.path}",
+    )
+
+
+def verify_installed(
+    project: Project, paths: BuildPaths, ui: UI, python: Interpreter, record: dict[str, Any]
+) -> TestSummary:
+    """Run the suite in the environment `recsdk-build install` installed into, as it is.
+
+    The suite's own tools (pytest, hypothesis) go into a directory of the build directory on
+    PYTHONPATH, never into the environment under test."""
+    where = paths.verify / f"installed-{python.tag}"
+    log = StageLog(paths.logs / "verify-installed.log", ui)
+    try:
+        tools = where / "tools"
+        wanted = {"requirements": list(project.verify.requirements), "python": python.sys_version}
+        marker = tools / ".recsdk-tools.json"
+        if not marker.is_file() or json.loads(marker.read_text(encoding="utf-8")) != wanted:
+            staged = new_staging_dir(paths.root, "verify-tools")
+            with ui.status("installing the suite's tools beside the environment"):
+                run_pip(
+                    log,
+                    python.path,
+                    "install",
+                    "--target",
+                    staged,
+                    *project.verify.requirements,
+                    error=VerifyError,
+                    what="installing the suite's tools (outside the environment)",
+                )
+            (staged / marker.name).write_text(json.dumps(wanted), encoding="utf-8")
+            replace_dir(staged, tools)
+        upstream = upstream_wheel(project, paths.downloads, log)
+        staging = new_staging_dir(paths.root, "verify-installed")
+        manifest = record["manifest"]
+        summary, _ = run_suite(
+            log,
+            python.path,
+            project,
+            staging=staging,
+            pins=manifest["pins"],
+            upstream=upstream,
+            wheels=[*manifest["install"]["torchrec"], *manifest["install"]["wheels"]],
+            pythonpath=str(tools),
+        )
+        results = where / "results"
+        replace_dir(staging, results)
+        ui.info(f"  {record['bundle']} in the environment of {python.path}")
+        report(ui, summary)
+        if not summary.ok:
+            raise failure(summary, results, log)
+        return summary
+    finally:
+        log.close()

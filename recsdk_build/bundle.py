@@ -1,0 +1,483 @@
+"""Release bundles: one ``.tar.gz`` per target, Python and architecture, for a cluster.
+
+``recsdk-<version>-<target>-<cpXY>-<arch>.tar.gz`` holds, under one top directory of the same
+name: ``wheels/`` (every wheel the build made), ``ops/`` (cann: the ``.run`` operator
+packages; sim operators live inside the sim adapter wheel), ``manifest.json`` (what is in the
+bundle and how to install it, derived from the build's manifest without times or local
+paths), ``INSTALL.md`` (generated from it) and ``SHA256SUMS`` (``sha256sum -c`` format, every
+other file). The archive is byte-identical when made again from the same build: entries
+sorted, fixed times (the pinned torchrec commit's) and owners, gzip without a name or time.
+
+A build is bundled only when every stage of the project succeeded, every artifact the
+manifest records is on disk unchanged, and the verification suite passed.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import tarfile
+import tempfile
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from recsdk_build import __version__
+from recsdk_build.config import Project
+from recsdk_build.errors import BundleError
+from recsdk_build.hashing import sha256_file
+from recsdk_build.interpreters import Interpreter, wheel_misfits
+from recsdk_build.pipeline.manifest import Manifest
+
+SCHEMA = 1
+MANIFEST = "manifest.json"
+SUMS = "SHA256SUMS"
+INSTALL = "INSTALL.md"
+SUFFIX = ".tar.gz"
+
+
+@dataclass(frozen=True)
+class Member:
+    """One file of a bundle: ``arcname`` relative to its top directory."""
+
+    arcname: str
+    data: bytes | None = None  # generated files
+    source: Path | None = None  # files of the build directory
+    executable: bool = False
+
+    def read(self) -> bytes:
+        if self.data is not None:
+            return self.data
+        assert self.source is not None
+        return self.source.read_bytes()
+
+    def sha256(self) -> str:
+        if self.source is not None:
+            return sha256_file(self.source)
+        import hashlib
+
+        return hashlib.sha256(self.read()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Release:
+    """What ``dist`` writes: a name and its files, in archive order."""
+
+    name: str
+    members: tuple[Member, ...]
+    manifest: dict[str, Any]
+    mtime: int
+
+
+def bundle_name(version: str, target: str, tag: str, machine: str) -> str:
+    return f"recsdk-{version}-{target}-{tag}-{machine}"
+
+
+# --- the build, checked ------------------------------------------------------------------
+
+
+def _check_complete(project: Project, root: Path, manifest: Manifest, stages: list[str]) -> None:
+    """Every stage succeeded and every artifact it recorded is on disk as recorded."""
+    if not manifest.path.is_file():
+        raise BundleError(
+            f"{root} holds no build ({MANIFEST} is missing)",
+            hint="run `recsdk-build all` first",
+        )
+    for name in stages:
+        record = manifest.stages.get(name)
+        if record is None or record.status == "failed":
+            state = "has not run" if record is None else "failed"
+            raise BundleError(
+                f"the build in {root} is partial: stage '{name}' {state}",
+                hint="run `recsdk-build all` first",
+            )
+        for artifact in record.artifacts:
+            if not artifact.intact(root):
+                raise BundleError(
+                    f"the build in {root} is stale: stage '{name}' recorded {artifact.path}, "
+                    "which is missing or no longer matches the manifest",
+                    hint=f"run `recsdk-build all` (or `recsdk-build {name} --force`) again",
+                )
+    verify = manifest.successful("verify")
+    if verify is not None and "verify" in stages:
+        summary = verify.outputs.get("summary", {})
+        if summary.get("failed", 1) or summary.get("errors", 1) or not summary.get("passed"):
+            raise BundleError(
+                f"the build in {root} did not pass verification",
+                hint="see `recsdk-build status` and build/verify/results/junit.xml",
+            )
+
+
+def _build_python(root: Path, manifest: Manifest, wanted: Interpreter | None) -> dict[str, Any]:
+    recorded = manifest.python
+    if not recorded or "tag" not in recorded:
+        raise BundleError(
+            f"the manifest in {root} does not say which Python the build is for "
+            "(made by an older recsdk-build)",
+            hint="run `recsdk-build all` again",
+        )
+    if wanted is not None and wanted.tag != recorded["tag"]:
+        raise BundleError(
+            f"--python {wanted.short}: the build in {root} is for {recorded['tag']}, "
+            f"not {wanted.tag}",
+            hint=f"build for it first: `recsdk-build all --python {wanted.short}`",
+        )
+    return recorded
+
+
+def _target(manifest: Manifest) -> str:
+    for stage in ("ops", "plugin"):
+        record = manifest.successful(stage)
+        if record is not None and record.outputs.get("target"):
+            if record.outputs.get("dry_run"):
+                raise BundleError(
+                    "the ops stage ran as a dry run: there are no operator packages to bundle",
+                    hint="run `recsdk-build ops --target cann` without --dry-run",
+                )
+            return str(record.outputs["target"])
+    return "any"  # a project without operators or device packages
+
+
+# --- what goes in ------------------------------------------------------------------------
+
+
+def collect(
+    project: Project,
+    root: Path,
+    manifest: Manifest,
+    stages: list[str],
+    *,
+    python: Interpreter | None = None,
+) -> Release:
+    """The bundle of the build in ``root``, or a BundleError naming what is missing or stale.
+
+    ``python`` (--python) must be what the build is for, if given."""
+    _check_complete(project, root, manifest, stages)
+    interp = _build_python(root, manifest, python)
+    target = _target(manifest)
+    wheels, packages = [], []
+    for name in stages:
+        record = manifest.stages[name]
+        for artifact in record.artifacts:
+            if artifact.kind == "wheel":
+                wheels.append(artifact)
+            elif artifact.kind == "operator-package":
+                packages.append(artifact)
+    shim = Interpreter(
+        "", tuple(interp["version"]), interp["implementation"], interp["machine"], "", "", ""
+    )  # type: ignore[arg-type]
+    misfits = wheel_misfits([w.name for w in wheels], shim)
+    if misfits:
+        raise BundleError(
+            f"the build in {root} is stale: {', '.join(misfits)} not built for "
+            f"{interp['tag']} {interp['machine']}",
+            hint=f"run `recsdk-build all --python {shim.short}` again",
+        )
+    torchrec = [w for w in wheels if w.name.startswith("torchrec-")]
+    others = sorted((w for w in wheels if not w.name.startswith("torchrec-")), key=lambda w: w.name)
+    name = bundle_name(project.torchrec.version, target, interp["tag"], interp["machine"])
+    members = [Member(f"wheels/{w.name}", source=root / w.path) for w in [*torchrec, *others]]
+    operators = _operators(manifest)
+    for package in sorted(packages, key=lambda p: p.name):
+        members.append(Member(f"ops/{package.name}", source=root / package.path, executable=True))
+    files = [{"path": m.arcname, "sha256": m.sha256(), "size": len(m.read())} for m in members]
+    data = {
+        "schema": SCHEMA,
+        "bundle": name,
+        "recsdk_build": __version__,
+        "target": target,
+        "python": {k: interp[k] for k in ("version", "tag", "implementation", "machine")},
+        "pins": manifest.pins,
+        "files": files,
+        "install": {
+            "runtime": project.runtime.requirements(with_torch_npu=target == "cann"),
+            "torchrec": [f"wheels/{w.name}" for w in torchrec],
+            "wheels": [f"wheels/{w.name}" for w in others],
+            "operator_packages": [
+                {"path": f"ops/{Path(str(op['package'])).name}", "vendor": op["op"]}
+                for op in operators
+                if op.get("package")
+            ],
+        },
+        "build": _provenance(manifest, stages),
+    }
+    text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+    generated = [Member(MANIFEST, text.encode()), Member(INSTALL, install_md(data).encode())]
+    everything = sorted([*members, *generated], key=lambda m: m.arcname)
+    sums = "".join(f"{m.sha256()}  {m.arcname}\n" for m in everything)
+    return Release(
+        name=name,
+        members=(*everything, Member(SUMS, sums.encode())),
+        manifest=data,
+        mtime=project.torchrec.commit_time,
+    )
+
+
+def _recorded_tools(manifest: Manifest) -> dict[str, str]:
+    """The versions of the tools that made the build (not the ones running dist)."""
+    try:
+        tools = json.loads(manifest.path.read_text(encoding="utf-8")).get("tool", {})
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in tools.items() if k in ("recsdk-build", "hatchling", "platform")}
+
+
+def _operators(manifest: Manifest) -> list[dict[str, Any]]:
+    record = manifest.successful("ops")
+    return list(record.outputs.get("operators", [])) if record is not None else []
+
+
+def _provenance(manifest: Manifest, stages: list[str]) -> dict[str, Any]:
+    """What the build was made from and how it was checked: no times, no local paths."""
+    out: dict[str, Any] = {
+        "fingerprints": {n: manifest.stages[n].fingerprint for n in stages},
+        "tool": _recorded_tools(manifest),
+    }
+    if (fetch := manifest.successful("fetch")) is not None:
+        keep = ("commit", "source_kind", "verification", "wheel", "wheel_sha256")
+        out["source"] = {k: fetch.provenance[k] for k in keep if k in fetch.provenance}
+    if (patch := manifest.successful("patch")) is not None:
+        out["patches"] = patch.outputs.get("patches", [])
+    out["operators"] = [
+        {k: op[k] for k in ("op", "soc", "sha256", "groups") if k in op}
+        for op in _operators(manifest)
+    ]
+    if (verify := manifest.successful("verify")) is not None:
+        summary = verify.outputs.get("summary", {})
+        out["verification"] = {
+            k: summary.get(k, 0) for k in ("passed", "failed", "errors", "not_run")
+        }
+    return out
+
+
+def install_md(data: dict[str, Any]) -> str:
+    """INSTALL.md, from the bundle's manifest."""
+    name, target = data["bundle"], data["target"]
+    py = data["python"]
+    inst = data["install"]
+    wheels = "\n".join(f"- `{w}`" for w in [*inst["torchrec"], *inst["wheels"]])
+    runtime = " ".join(f"'{r}'" for r in inst["runtime"])
+    lines = [
+        f"# {name}",
+        "",
+        f"TorchRec {data['pins'].get('torchrec', {}).get('wheel_version', '')} for Ascend NPUs, "
+        f"target **{target}**, for CPython {py['version'][0]}.{py['version'][1]} ({py['tag']}) "
+        f"on {py['machine']}; made by recsdk-build {data['recsdk_build']}.",
+        "",
+        "## Install",
+        "",
+        "With recsdk-build (checks every file against SHA256SUMS first; `--dry-run` prints "
+        "the steps):",
+        "",
+        "```bash",
+        f"recsdk-build install --bundle {name}{SUFFIX} --python /path/to/env/bin/python",
+        "recsdk-build verify --python /path/to/env/bin/python",
+        "```",
+        "",
+        "By hand, from the unpacked bundle, with the environment's Python as `python`:",
+        "",
+        "```bash",
+        f"sha256sum -c {SUMS}",
+        f"python -m pip install {runtime}",
+        "python -m pip install --no-deps --force-reinstall "
+        + " ".join([*inst["torchrec"], *inst["wheels"]]),
+    ]
+    for package in inst["operator_packages"]:
+        lines.append(f"bash {package['path']} --quiet --install-path=$ASCEND_OPP_PATH")
+    lines.append("```")
+    if inst["operator_packages"]:
+        vendors = ",".join(p["vendor"] for p in inst["operator_packages"])
+        lines += [
+            "",
+            f"Then put `{vendors}` first in `load_priority=` of "
+            "`$ASCEND_OPP_PATH/vendors/config.ini` (keeping the vendors already listed).",
+        ]
+    lines += [
+        "",
+        "torchrec is always installed `--no-deps`: every torchrec release requires the CUDA "
+        "`fbgemm-gpu`; the runtime line installs `fbgemm-gpu-cpu` instead.",
+        "",
+        "## Contents",
+        "",
+        wheels,
+    ]
+    if inst["operator_packages"]:
+        lines += [f"- `{p['path']}` (vendor `{p['vendor']}`)" for p in inst["operator_packages"]]
+    if target == "sim":
+        lines += [
+            "",
+            "The sim operator libraries are inside the `fbgemm_npu_api` wheel; the `npu` device "
+            "is the simulated one of `npu_sim`, which refuses to load next to the real torch_npu.",
+        ]
+    verification = data["build"].get("verification")
+    if verification:
+        lines += [
+            "",
+            f"Verified at build time: {verification['passed']} passed, "
+            f"{verification['not_run']} not run.",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+# --- writing -----------------------------------------------------------------------------
+
+
+def _tarinfo(name: str, *, size: int, mode: int, mtime: int, kind: bytes) -> tarfile.TarInfo:
+    info = tarfile.TarInfo(name)
+    info.size = size
+    info.mode = mode
+    info.mtime = mtime
+    info.type = kind
+    info.uid = info.gid = 0
+    info.uname = info.gname = "root"
+    return info
+
+
+def write(release: Release, out_dir: Path) -> Path:
+    """Write the archive under a temporary name in ``out_dir`` and rename it into place."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    final = out_dir / f"{release.name}{SUFFIX}"
+    fd, tmp = tempfile.mkstemp(prefix=f".{release.name}.", suffix=".part", dir=out_dir)
+    try:
+        with os.fdopen(fd, "wb") as raw:
+            # No file name and a zero time in the gzip header: the bytes depend on content only.
+            with (
+                gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz,
+                tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar,
+            ):
+                _add_all(tar, release)
+            raw.flush()
+            os.fsync(raw.fileno())
+        os.replace(tmp, final)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return final
+
+
+def _add_all(tar: tarfile.TarFile, release: Release) -> None:
+    dirs = sorted(
+        {str(p) for m in release.members for p in PurePosixPath(m.arcname).parents if str(p) != "."}
+    )
+    top = release.name
+    entries: list[tuple[str, Member | None]] = [(top, None)]
+    entries += [(f"{top}/{d}", None) for d in dirs]
+    entries += [(f"{top}/{m.arcname}", m) for m in release.members]
+    for arcname, member in sorted(entries, key=lambda e: e[0]):
+        if member is None:
+            tar.addfile(
+                _tarinfo(arcname, size=0, mode=0o755, mtime=release.mtime, kind=tarfile.DIRTYPE)
+            )
+            continue
+        data = member.read()
+        mode = 0o755 if member.executable else 0o644
+        info = _tarinfo(
+            arcname, size=len(data), mode=mode, mtime=release.mtime, kind=tarfile.REGTYPE
+        )
+        tar.addfile(info, io.BytesIO(data))
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+def unpack(bundle: Path, dest: Path) -> tuple[Path, str | None]:
+    """Extract ``bundle`` into ``dest``; its top directory, and what is wrong with the archive
+    past its last entry (gzip's checksum), if anything. That is reported only after the files
+    were checked against SHA256SUMS, which names the file a changed byte landed in. A damaged
+    entry is refused naming the entry being read when the damage showed."""
+    current = "(the archive header)"
+    try:
+        with tarfile.open(bundle, mode="r:gz") as tar:
+            members = []
+            for info in _iter(tar):
+                current = info.name
+                if not (info.isfile() or info.isdir()) or _unsafe(info.name):
+                    raise BundleError(f"{bundle.name}: refusing the entry {info.name!r}")
+                members.append(info)
+                if info.isfile():
+                    extracted = tar.extractfile(info)
+                    assert extracted is not None
+                    target = dest / info.name
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(extracted.read())
+                    target.chmod(0o755 if info.mode & 0o100 else 0o644)
+                else:
+                    (dest / info.name).mkdir(parents=True, exist_ok=True)
+            trailer = _trailer(tar)
+    except FileNotFoundError as exc:
+        raise BundleError(f"--bundle {bundle}: no such file") from exc
+    except (tarfile.TarError, zlib.error, EOFError, OSError) as exc:
+        raise BundleError(
+            f"{bundle.name} is damaged: {current}: {exc}",
+            hint="copy the bundle again and compare its sha256 with the published one",
+        ) from exc
+    tops = {PurePosixPath(m.name).parts[0] for m in members}
+    if len(tops) != 1:
+        raise BundleError(f"{bundle.name}: expected one top directory, found {sorted(tops)}")
+    damage = f"{bundle.name} is damaged after its last entry: {trailer}" if trailer else None
+    return dest / tops.pop(), damage
+
+
+def _trailer(tar: tarfile.TarFile) -> str | None:
+    """Read the compressed stream to its end, where gzip checks its CRC."""
+    try:
+        while tar.fileobj is not None and tar.fileobj.read(1 << 20):
+            pass
+    except (zlib.error, EOFError, OSError) as exc:
+        return str(exc)
+    return None
+
+
+def open_bundle(bundle: Path, dest: Path) -> tuple[Path, dict[str, Any]]:
+    """Unpack and check ``bundle``: its top directory and manifest, or a BundleError naming
+    the file that does not match SHA256SUMS (or the damage)."""
+    top, damage = unpack(bundle, dest)
+    data = check_sums(top)
+    if damage:
+        raise BundleError(damage, hint="copy the bundle again")
+    return top, data
+
+
+def _iter(tar: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
+    while (info := tar.next()) is not None:
+        yield info
+
+
+def _unsafe(name: str) -> bool:
+    parts = PurePosixPath(name).parts
+    return name.startswith("/") or ".." in parts
+
+
+def check_sums(top: Path) -> dict[str, Any]:
+    """Every file of an unpacked bundle against SHA256SUMS (nothing missing, nothing extra,
+    no byte changed); the bundle's manifest when all match."""
+    sums_file = top / SUMS
+    if not sums_file.is_file():
+        raise BundleError(f"{top.name}: {SUMS} is missing; not a recsdk bundle")
+    listed: dict[str, str] = {}
+    for line in sums_file.read_text(encoding="utf-8").splitlines():
+        digest, _, name = line.partition("  ")
+        if len(digest) != 64 or not name:
+            raise BundleError(f"{top.name}: {SUMS} has a malformed line: {line!r}")
+        listed[name] = digest
+    present = {
+        p.relative_to(top).as_posix() for p in top.rglob("*") if p.is_file() and p.name != SUMS
+    }
+    for name in sorted(set(listed) | present):
+        if name not in present:
+            raise BundleError(f"{top.name}: {name} is listed in {SUMS} but missing")
+        if name not in listed:
+            raise BundleError(f"{top.name}: {name} is not listed in {SUMS}; refusing it")
+        if sha256_file(top / name) != listed[name]:
+            raise BundleError(
+                f"{top.name}: {name} does not match its sha256 in {SUMS}; refusing the bundle",
+                hint="the file was changed or damaged after the bundle was made",
+            )
+    try:
+        return json.loads((top / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BundleError(f"{top.name}: {MANIFEST} cannot be read: {exc}") from exc

@@ -1,0 +1,224 @@
+"""recsdk-build install: checksums first, the plan (--dry-run), the environment checks and
+the operator packages' OPP install, on hand-written builds and fake environments."""
+
+from __future__ import annotations
+
+import io
+import json
+import shlex
+import stat
+import sys
+import tarfile
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from recsdk_build import bundle
+from recsdk_build import install as installer
+from recsdk_build.errors import InstallError
+from recsdk_build.interpreters import current
+from recsdk_build.proc import StageLog
+from recsdk_build.ui import UI
+from tests.conftest import invoke
+from tests.recsdk_build.fakebuild import all_stages, make_build
+
+ME = current()
+
+
+def _bundle(cli: CliRunner, project: Path, tmp_path: Path, target: str = "sim") -> Path:
+    build = tmp_path / "build"
+    make_build(all_stages(project), build, target=target)
+    code, out = invoke(cli, project, "--build-dir", str(build), "dist")
+    assert code == 0, out
+    return next((build / "bundle").glob("*.tar.gz"))
+
+
+def env_python(path: Path, *, torch_npu: bool = False, npu_sim: bool = False) -> Path:
+    """A fake interpreter of an environment: reports itself as the running Python, and which
+    npu providers the environment has."""
+    report = {**ME.to_json(), "prefix": str(path.parent.parent)}
+    has = {"torch_npu": torch_npu, "npu_sim": npu_sim}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "#!/bin/sh\n"
+        'case "$2" in *find_spec*) echo '
+        + shlex.quote(json.dumps(has))
+        + " ;; *) echo "
+        + shlex.quote(json.dumps(report))
+        + " ;; esac\n"
+    )
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return path
+
+
+def test_dry_run_prints_the_exact_steps_and_changes_nothing(
+    cli: CliRunner, project: Path, tmp_path: Path
+) -> None:
+    archive = _bundle(cli, project, tmp_path)
+    python = env_python(tmp_path / "env" / "bin" / "python")
+    code, out = invoke(
+        cli,
+        project,
+        "--json",
+        "install",
+        "--bundle",
+        str(archive),
+        "--python",
+        str(python),
+        "--dry-run",
+    )
+    assert code == 0, out
+    steps = json.loads(out[out.index("{\n") :])["steps"]
+    wheels = sorted(p.name for p in (tmp_path / "build" / "dist").iterdir())
+    torchrec = "wheels/torchrec-1.1.0+npu-py3-none-any.whl"
+    others = [f"wheels/{w}" for w in wheels if not w.startswith("torchrec-")]
+    pip = f"PIP_NO_INPUT=1 {python} -m pip install"
+    assert (
+        steps[0] == f"{pip} torch==2.6.0 fbgemm-gpu-cpu==1.1.0 torchmetrics==1.0.3 tqdm "
+        "--disable-pip-version-check"
+    )
+    assert steps[1] == " ".join(
+        [
+            f"{pip} --no-deps --force-reinstall",
+            shlex.quote(torchrec),
+            *map(shlex.quote, others),
+            "--disable-pip-version-check",
+        ]
+    )
+    record = tmp_path / "env" / "share" / "recsdk" / "install.json"
+    assert steps[2].startswith(f"write {record}: ")
+    assert len(steps) == 3 and not record.exists()
+    code, printed = invoke(
+        cli, project, "install", "--bundle", str(archive), "--python", str(python), "--dry-run"
+    )
+    assert code == 0 and [line for line in printed.splitlines() if line in steps] == steps
+
+
+def test_a_changed_byte_is_refused_naming_the_file(
+    cli: CliRunner, project: Path, tmp_path: Path
+) -> None:
+    archive = _bundle(cli, project, tmp_path)
+    tampered = tmp_path / "tampered.tar.gz"
+    with tarfile.open(archive) as src, tarfile.open(tampered, "w:gz") as dst:
+        for info in src.getmembers():
+            data = src.extractfile(info).read() if info.isfile() else None
+            if data is not None and "/wheels/torchrec_embcache-" in info.name:
+                victim = info.name.split("/", 1)[1]
+                data = bytes([data[0] ^ 0x01]) + data[1:]
+            dst.addfile(info, io.BytesIO(data) if data is not None else None)
+    python = env_python(tmp_path / "env" / "bin" / "python")
+    code, out = invoke(
+        cli, project, "install", "--bundle", str(tampered), "--python", str(python), "--dry-run"
+    )
+    flat = " ".join(out.split())
+    assert code == 1 and f"{victim} does not match its sha256 in SHA256SUMS" in flat
+    assert "Traceback" not in out
+
+
+@pytest.mark.parametrize(
+    ("target", "has", "message"),
+    [
+        ("sim", {"torch_npu": True}, "it has the real torch_npu"),
+        ("cann", {"npu_sim": True}, "it has npu_sim"),
+    ],
+)
+def test_sim_and_cann_artifacts_stay_apart(
+    cli: CliRunner, project: Path, tmp_path: Path, target: str, has: dict, message: str
+) -> None:
+    archive = _bundle(cli, project, tmp_path, target)
+    python = env_python(tmp_path / "env" / "bin" / "python", **has)
+    code, out = invoke(
+        cli,
+        project,
+        "install",
+        "--bundle",
+        str(archive),
+        "--python",
+        str(python),
+        "--dry-run",
+        "--opp-path",
+        str(tmp_path / "opp"),
+    )
+    assert code == 1 and message in " ".join(out.split())
+    # The other kind of environment takes it.
+    clean = env_python(tmp_path / "clean" / "bin" / "python")
+    code, out = invoke(
+        cli,
+        project,
+        "install",
+        "--bundle",
+        str(archive),
+        "--python",
+        str(clean),
+        "--dry-run",
+        "--opp-path",
+        str(tmp_path / "opp"),
+    )
+    assert code == 0, out
+
+
+def test_a_bundle_for_another_python_is_refused(tmp_path: Path) -> None:
+    data = {
+        "bundle": "b",
+        "target": "sim",
+        "python": {"tag": "cp399", "machine": ME.machine},
+        "install": {"torchrec": [], "wheels": [f"wheels/x-1-cp399-cp399-linux_{ME.machine}.whl"]},
+    }
+    with pytest.raises(InstallError, match=f"b is for cp399 .* is {ME.tag}"):
+        installer.check_fits(data, ME, {})
+
+
+def test_cann_operator_packages_go_into_the_opp_tree_first_in_load_priority(
+    cli: CliRunner, project: Path, tmp_path: Path
+) -> None:
+    archive = _bundle(cli, project, tmp_path, "cann")
+    top, data = bundle.open_bundle(archive, tmp_path / "unpacked")
+    opp = tmp_path / "opp"
+    (opp / "vendors").mkdir(parents=True)
+    (opp / "vendors" / "config.ini").write_text("load_priority=customize,invert_permute\n")
+    env = replace(ME, prefix=str(tmp_path / "env"))
+    plan = installer.make_plan(top, data, env, opp=opp)
+    # The pip steps need real wheels; the operator steps and the record are what is new here.
+    local = replace(plan, steps=tuple(s for s in plan.steps if "pip" not in s.argv))
+    log = StageLog(tmp_path / "install.log", UI())
+    try:
+        installer.execute(local, log)
+    finally:
+        log.close()
+    for vendor in ("gather_for_rank1", "invert_permute"):
+        assert (opp / "vendors" / vendor / "op_api" / "lib" / "libcust_opapi.so").is_file()
+    assert (opp / "vendors" / "config.ini").read_text() == (
+        "load_priority=gather_for_rank1,invert_permute,customize\n"
+    )
+    record = json.loads((tmp_path / "env" / "share" / "recsdk" / "install.json").read_text())
+    assert record["bundle"] == data["bundle"] and record["opp"] == str(opp)
+    assert installer.read_record(env) == record
+
+
+def test_operator_packages_need_an_opp_directory(
+    cli: CliRunner, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    archive = _bundle(cli, project, tmp_path, "cann")
+    monkeypatch.delenv("ASCEND_OPP_PATH", raising=False)
+    monkeypatch.setattr(installer, "find_cann", lambda: None)
+    python = env_python(tmp_path / "env" / "bin" / "python")
+    code, out = invoke(
+        cli, project, "install", "--bundle", str(archive), "--python", str(python), "--dry-run"
+    )
+    assert code == 1 and "--opp-path" in out
+
+
+def test_a_missing_bundle_is_one_line(cli: CliRunner, project: Path, tmp_path: Path) -> None:
+    code, out = invoke(
+        cli,
+        project,
+        "install",
+        "--bundle",
+        str(tmp_path / "nope.tar.gz"),
+        "--python",
+        sys.executable,
+        "--dry-run",
+    )
+    assert code == 1 and "no such file" in out and "Traceback" not in out
