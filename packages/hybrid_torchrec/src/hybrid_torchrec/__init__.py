@@ -47,6 +47,7 @@ _TORCHREC_EXPORTS = {
     "HashEmbeddingBagCollection": "hybrid_torchrec.modules",
     "HashEmbeddingCollection": "hybrid_torchrec.modules",
     "bucketize_kjt": "hybrid_torchrec.kjt",
+    "get_default_hybrid_sharders": "hybrid_torchrec.distributed",
 }
 
 
@@ -77,6 +78,7 @@ __all__ = [
     "__version__",
     "bucketize",
     "bucketize_kjt",
+    "get_default_hybrid_sharders",
     "get_num_threads",
     "map_tables",
     "optimizer_reset_hook",

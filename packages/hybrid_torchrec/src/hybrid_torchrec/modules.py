@@ -28,7 +28,6 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 from torch.utils.hooks import RemovableHandle
 from torchrec.modules.embedding_configs import (
@@ -47,6 +46,7 @@ from torchrec.modules.embedding_modules import (
 from torchrec.sparse.jagged_tensor import JaggedTensor, KeyedJaggedTensor, KeyedTensor
 
 from hybrid_torchrec.ids import IdMapper, MappingState, MapResult, map_tables
+from hybrid_torchrec.lookup import bag_lookup, row_lookup
 
 EvictionHook = Callable[[str, torch.Tensor], None]
 _Config = TypeVar("_Config", EmbeddingBagConfig, EmbeddingConfig)
@@ -306,19 +306,12 @@ def _pool(
     offsets = _offsets(lengths)
     known = rows >= 0
     if bool(known.all()):
-        return F.embedding_bag(
-            rows, weight, offsets, mode=mode, per_sample_weights=per_id, include_last_offset=True
-        )
+        return bag_lookup(weight, rows, offsets, mode, per_id)
     # Ids without a row (evaluation only) read zeros: a sum with weight 0 for them, and a
     # mean that still counts them.
     mask = known.to(weight.dtype)
-    summed = F.embedding_bag(
-        rows.clamp(min=0),
-        weight,
-        offsets,
-        mode="sum",
-        per_sample_weights=mask if per_id is None else mask * per_id,
-        include_last_offset=True,
+    summed = bag_lookup(
+        weight, rows.clamp(min=0), offsets, "sum", mask if per_id is None else mask * per_id
     )
     if mode == "mean":
         summed = summed / lengths.clamp(min=1).to(summed.dtype).unsqueeze(1)
@@ -397,7 +390,7 @@ class HashEmbeddingCollection(_HashCollection, EmbeddingCollectionInterface):
             weight = emb.weight
             rows = result.rows_per_id().to(weight.device)
             known = rows >= 0
-            looked_up = F.embedding(rows.clamp(min=0), weight)
+            looked_up = row_lookup(weight, rows.clamp(min=0))
             if not bool(known.all()):
                 looked_up = looked_up * known.to(looked_up.dtype).unsqueeze(1)
             jts = [feature_dict[name] for name in names]

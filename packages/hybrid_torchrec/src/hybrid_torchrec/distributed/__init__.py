@@ -1,0 +1,32 @@
+"""DistributedModelParallel support: sharders whose input distribution and id mapping run on
+the host (a gloo process group), with the lookups and fused optimisers on the device."""
+
+from hybrid_torchrec.distributed.host_dist import UnknownIdError
+from hybrid_torchrec.distributed.sharders import (
+    HASH_SHARDING_TYPES,
+    PLAIN_SHARDING_TYPES,
+    HostEnvError,
+    HybridEmbeddingBagCollectionSharder,
+    HybridEmbeddingCollectionSharder,
+    HybridHashEmbeddingBagCollectionSharder,
+    HybridHashEmbeddingCollectionSharder,
+    HybridShardedEmbeddingBagCollection,
+    HybridShardedEmbeddingCollection,
+    UnsupportedShardingError,
+    get_default_hybrid_sharders,
+)
+
+__all__ = [
+    "HASH_SHARDING_TYPES",
+    "PLAIN_SHARDING_TYPES",
+    "HostEnvError",
+    "HybridEmbeddingBagCollectionSharder",
+    "HybridEmbeddingCollectionSharder",
+    "HybridHashEmbeddingBagCollectionSharder",
+    "HybridHashEmbeddingCollectionSharder",
+    "HybridShardedEmbeddingBagCollection",
+    "HybridShardedEmbeddingCollection",
+    "UnknownIdError",
+    "UnsupportedShardingError",
+    "get_default_hybrid_sharders",
+]

@@ -1,0 +1,511 @@
+"""Sharders for DistributedModelParallel that keep the id work on the host.
+
+A hybrid sharded collection is torchrec's sharded collection (the same plan, lookups through
+fbgemm's standard TBE operators with the fused optimiser, output distribution over the device
+process group) whose input distribution runs on the host process group instead: the batch
+stays on the CPU until each rank holds the ids of its own shards, the Hash collections map
+them to rows of those shards there, and only row numbers go to the device.
+
+Sharding types (anything else is refused by the planner, which is offered only these, and by
+``shard`` with :class:`UnsupportedShardingError`):
+
+========================  ===========================  ===========================
+                          EBC / EC (row-number ids)    Hash EBC / Hash EC
+========================  ===========================  ===========================
+table_wise                yes                          yes
+row_wise                  yes (block routing)          yes (hash routing)
+column_wise               yes                          yes
+data_parallel             yes                          no: every replica would need
+                                                       every rank's ids to keep one
+                                                       mapping
+table_row_wise,           no: torchrec builds them on  no
+table_column_wise, grid   intra-node groups of the
+                          device group
+========================  ===========================  ===========================
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torchrec.distributed.embedding import (
+    EmbeddingCollectionSharder,
+    ShardedEmbeddingCollection,
+    create_embedding_sharding,
+)
+from torchrec.distributed.embedding import (
+    create_sharding_infos_by_sharding as create_ec_sharding_infos,
+)
+from torchrec.distributed.embeddingbag import (
+    EmbeddingBagCollectionSharder,
+    ShardedEmbeddingBagCollection,
+    create_embedding_bag_sharding,
+)
+from torchrec.distributed.embeddingbag import (
+    create_sharding_infos_by_sharding as create_ebc_sharding_infos,
+)
+from torchrec.distributed.types import (
+    Awaitable,
+    ModuleSharder,
+    ParameterSharding,
+    ShardingEnv,
+    ShardingType,
+)
+from torchrec.modules.embedding_configs import PoolingType
+from torchrec.sparse.jagged_tensor import KeyedJaggedTensor
+
+from hybrid_torchrec.distributed.host_dist import (
+    HOST,
+    HashRwSparseFeaturesDist,
+    HostInputDist,
+    ShardMapper,
+)
+from hybrid_torchrec.errors import HybridTorchrecError
+from hybrid_torchrec.ids import IdMapper
+from hybrid_torchrec.modules import (
+    HashEmbeddingBagCollection,
+    HashEmbeddingCollection,
+    _TableMapping,
+)
+
+TW = ShardingType.TABLE_WISE.value
+RW = ShardingType.ROW_WISE.value
+CW = ShardingType.COLUMN_WISE.value
+DP = ShardingType.DATA_PARALLEL.value
+
+PLAIN_SHARDING_TYPES = (DP, TW, CW, RW)
+HASH_SHARDING_TYPES = (TW, CW, RW)
+
+_WHY_NOT = {
+    ShardingType.TABLE_ROW_WISE.value: "torchrec builds it on intra-node groups of the device "
+    "process group, which have no host counterpart here",
+    ShardingType.TABLE_COLUMN_WISE.value: "it is not verified with a host input distribution",
+    ShardingType.GRID_SHARD.value: "it is not verified with a host input distribution",
+    DP: "a replicated Hash table would need every rank's ids on every rank to keep one mapping",
+}
+
+
+class HostEnvError(HybridTorchrecError):
+    """The host environment is not a ShardingEnv over a gloo process group."""
+
+
+class UnsupportedShardingError(HybridTorchrecError):
+    """A plan asks a hybrid sharder for a sharding type or table option it does not offer."""
+
+
+def check_host_env(host_env: ShardingEnv) -> None:
+    pg = getattr(host_env, "process_group", None)
+    if not isinstance(host_env, ShardingEnv) or pg is None:
+        raise HostEnvError(
+            "host_env must be a ShardingEnv over a process group, e.g. "
+            "ShardingEnv.from_process_group(dist.new_group(backend='gloo'))"
+        )
+    backend = dist.get_backend(pg)
+    if backend != "gloo":
+        raise HostEnvError(
+            f"host_env's process group uses the {backend!r} backend; the host input "
+            "distribution needs 'gloo' (CPU tensors): dist.new_group(backend='gloo')"
+        )
+
+
+def _check_plan(
+    module: nn.Module,
+    params: dict[str, ParameterSharding],
+    supported: tuple[str, ...],
+    env: ShardingEnv,
+    host_env: ShardingEnv,
+) -> None:
+    if (host_env.world_size, host_env.rank) != (env.world_size, env.rank):
+        raise HostEnvError(
+            f"host_env has rank {host_env.rank} of {host_env.world_size}, the device "
+            f"environment rank {env.rank} of {env.world_size}: the host group must have the "
+            "same ranks as the device group"
+        )
+    for table, ps in params.items():
+        if ps.sharding_type not in supported:
+            why = _WHY_NOT.get(ps.sharding_type, "")
+            raise UnsupportedShardingError(
+                f"table {table!r} of {type(module).__name__}: sharding type "
+                f"{ps.sharding_type!r} is not offered by the hybrid sharder"
+                + (f" ({why})" if why else "")
+                + f"; use one of {', '.join(supported)}"
+            )
+
+
+def _local_rows(ps: ParameterSharding, rank: int, num_embeddings: int) -> int | None:
+    """Rows of the rank's shard of a table (None: no shard on this rank)."""
+    if ps.sharding_spec is None:
+        return None
+    rows = [
+        int(shard.shard_sizes[0])
+        for shard in ps.sharding_spec.shards
+        if shard.placement is not None and shard.placement.rank() == rank
+    ]
+    if not rows:
+        return None
+    return rows[0] if ps.sharding_type == RW else num_embeddings
+
+
+class _Hybrid:
+    """What both sharded collections add to torchrec's: host input distributions, the mapping
+    of the rank's shards, and the sharding contexts moved to the device before the lookups."""
+
+    _device: torch.device | None
+    _input_dists: list[nn.Module]
+    training: bool
+
+    def _init_hybrid(
+        self,
+        module: nn.Module,
+        params: dict[str, ParameterSharding],
+        env: ShardingEnv,
+        host_env: ShardingEnv,
+        host_shardings: list[tuple[str, Any]],
+        is_sequence: bool,
+        hashed: bool,
+    ) -> None:
+        self._host_pg = host_env.process_group
+        self._host_shardings = host_shardings
+        self._is_sequence = is_sequence
+        self._shard_mapper: ShardMapper | None = None
+        if not hashed:
+            return
+        configs = (
+            module.embedding_bag_configs()  # type: ignore[attr-defined]
+            if hasattr(module, "embedding_bag_configs")
+            else module.embedding_configs()  # type: ignore[attr-defined]
+        )
+        mappers: dict[str, IdMapper] = {}
+        for config in configs:
+            rows = _local_rows(params[config.name], env.rank, config.num_embeddings)
+            if rows is not None:
+                mappers[config.name] = IdMapper(rows, None, name=config.name)
+        self.id_mappers = nn.ModuleDict(
+            {name: _TableMapping(mapper) for name, mapper in mappers.items()}
+        )
+        feature_to_table = {f: c.name for c in configs for f in c.feature_names}
+        self._shard_mapper = ShardMapper(feature_to_table, mappers)
+
+    def mappers(self) -> dict[str, IdMapper]:
+        """Table name -> the IdMapper of this rank's shard (Hash collections only)."""
+        if self._shard_mapper is None:
+            return {}
+        return {name: m.mapper for name, m in self.id_mappers.items()}  # type: ignore[union-attr]
+
+    def _host_input_dists(self) -> list[nn.Module]:
+        dists: list[nn.Module] = []
+        for sharding_type, sharding in self._host_shardings:
+            if sharding_type == RW and self._shard_mapper is not None:
+                inner: nn.Module = HashRwSparseFeaturesDist(
+                    self._host_pg, len(sharding.feature_names()), self._is_sequence
+                )
+            else:
+                inner = sharding.create_input_dist(device=HOST)
+            dists.append(HostInputDist(inner, self._to_device))
+        return dists
+
+    def _to_device(self, kjt: KeyedJaggedTensor) -> KeyedJaggedTensor:
+        if self._shard_mapper is not None:
+            kjt = self._shard_mapper(kjt, insert=self.training)
+        device = self._device if self._device is not None else HOST
+        return kjt.to(device)
+
+    def _fix_context(self, ctx: Any) -> None:
+        """Sharding contexts filled on the host, as the device's output distribution needs
+        them (EC: the row-wise permutation, the recat of the all-to-all, the batch)."""
+        device = self._device if self._device is not None else HOST
+        for sc in getattr(ctx, "sharding_contexts", []):
+            for name in ("sparse_features_recat", "unbucketize_permute_tensor"):
+                tensor = getattr(sc, name, None)
+                if isinstance(tensor, torch.Tensor) and tensor.device != device:
+                    setattr(sc, name, tensor.to(device))
+            features = getattr(sc, "features_before_input_dist", None)
+            if features is not None and features.device() != device:
+                sc.features_before_input_dist = features.to(device)
+
+
+class HybridShardedEmbeddingBagCollection(_Hybrid, ShardedEmbeddingBagCollection):
+    """torchrec's ShardedEmbeddingBagCollection with the input distribution on the host."""
+
+    def __init__(
+        self,
+        module: nn.Module,
+        table_name_to_parameter_sharding: dict[str, ParameterSharding],
+        env: ShardingEnv,
+        host_env: ShardingEnv,
+        hashed: bool,
+        fused_params: dict[str, Any] | None = None,
+        device: torch.device | None = None,
+        qcomm_codecs_registry: dict[str, Any] | None = None,
+        module_fqn: str | None = None,
+    ) -> None:
+        super().__init__(
+            module=module,  # type: ignore[arg-type]
+            table_name_to_parameter_sharding=table_name_to_parameter_sharding,
+            env=env,
+            fused_params=fused_params,
+            device=device,
+            qcomm_codecs_registry=qcomm_codecs_registry,
+            module_fqn=module_fqn,
+        )
+        infos = create_ebc_sharding_infos(
+            module,  # type: ignore[arg-type]
+            table_name_to_parameter_sharding,
+            "embedding_bags.",
+            fused_params,
+        )
+        host = [
+            (st, create_embedding_bag_sharding(i, host_env, HOST, permute_embeddings=True))
+            for st, i in infos.items()
+        ]
+        self._init_hybrid(
+            module, table_name_to_parameter_sharding, env, host_env, host, False, hashed
+        )
+
+    def _create_input_dist(self, input_feature_names: list[str]) -> None:
+        super()._create_input_dist(input_feature_names)
+        self._input_dists = self._host_input_dists()
+        if hasattr(self, "_features_order_tensor"):
+            self._features_order_tensor = self._features_order_tensor.to(HOST)
+
+    def input_dist(self, ctx: Any, features: KeyedJaggedTensor) -> Awaitable[Any]:
+        return super().input_dist(ctx, features.to(HOST))
+
+    def compute(self, ctx: Any, dist_input: Any) -> Any:
+        self._fix_context(ctx)
+        return super().compute(ctx, dist_input)
+
+    def compute_and_output_dist(self, ctx: Any, input: Any) -> Any:
+        self._fix_context(ctx)
+        return super().compute_and_output_dist(ctx, input)
+
+
+class HybridShardedEmbeddingCollection(_Hybrid, ShardedEmbeddingCollection):
+    """torchrec's ShardedEmbeddingCollection with the input distribution on the host."""
+
+    def __init__(
+        self,
+        module: nn.Module,
+        table_name_to_parameter_sharding: dict[str, ParameterSharding],
+        env: ShardingEnv,
+        host_env: ShardingEnv,
+        hashed: bool,
+        fused_params: dict[str, Any] | None = None,
+        device: torch.device | None = None,
+        qcomm_codecs_registry: dict[str, Any] | None = None,
+        module_fqn: str | None = None,
+    ) -> None:
+        super().__init__(
+            module=module,  # type: ignore[arg-type]
+            table_name_to_parameter_sharding=table_name_to_parameter_sharding,
+            env=env,
+            fused_params=fused_params,
+            device=device,
+            qcomm_codecs_registry=qcomm_codecs_registry,
+            module_fqn=module_fqn,
+        )
+        infos = create_ec_sharding_infos(
+            module,  # type: ignore[arg-type]
+            table_name_to_parameter_sharding,
+            fused_params,
+        )
+        host = [
+            (
+                st,
+                create_embedding_sharding(
+                    sharding_type=st, sharding_infos=i, env=host_env, device=HOST
+                ),
+            )
+            for st, i in infos.items()
+        ]
+        self._init_hybrid(
+            module, table_name_to_parameter_sharding, env, host_env, host, True, hashed
+        )
+
+    def _create_input_dist(self, input_feature_names: list[str]) -> None:
+        super()._create_input_dist(input_feature_names)
+        self._input_dists = self._host_input_dists()
+        self._features_order_tensor = self._features_order_tensor.to(HOST)
+
+    def input_dist(self, ctx: Any, features: KeyedJaggedTensor) -> Awaitable[Any]:
+        awaitable = super().input_dist(ctx, features.to(HOST))
+        # torchrec reads the row-wise permutation only from its own dist class.
+        for sc, host_dist in zip(ctx.sharding_contexts, self._input_dists, strict=True):
+            sc.unbucketize_permute_tensor = host_dist.unbucketize_permute_tensor
+        return awaitable
+
+    def compute(self, ctx: Any, dist_input: Any) -> Any:
+        self._fix_context(ctx)
+        return super().compute(ctx, dist_input)
+
+    def compute_and_output_dist(self, ctx: Any, input: Any) -> Any:
+        self._fix_context(ctx)
+        return super().compute_and_output_dist(ctx, input)
+
+
+class _HybridSharderBase:
+    """Keeps the host environment and offers only the sharding types of ``_supported``."""
+
+    _supported: tuple[str, ...]
+
+    def __init__(
+        self,
+        host_env: ShardingEnv,
+        fused_params: dict[str, Any] | None = None,
+        qcomm_codecs_registry: dict[str, Any] | None = None,
+    ) -> None:
+        check_host_env(host_env)
+        super().__init__(  # type: ignore[call-arg]
+            fused_params=fused_params, qcomm_codecs_registry=qcomm_codecs_registry
+        )
+        self._host_env = host_env
+
+    @property
+    def host_env(self) -> ShardingEnv:
+        return self._host_env
+
+    def sharding_types(self, compute_device_type: str) -> list[str]:
+        offered = super().sharding_types(compute_device_type)  # type: ignore[misc]
+        return [t for t in offered if t in self._supported]
+
+    def _prepare(
+        self, module: nn.Module, params: dict[str, ParameterSharding], env: ShardingEnv
+    ) -> None:
+        _check_plan(module, params, self._supported, env, self._host_env)
+
+
+class HybridEmbeddingBagCollectionSharder(_HybridSharderBase, EmbeddingBagCollectionSharder):
+    """torchrec's EmbeddingBagCollection (ids are row numbers) with the input distribution on
+    the host group."""
+
+    _supported = PLAIN_SHARDING_TYPES
+    _hashed = False
+
+    def shard(
+        self,
+        module: Any,
+        params: dict[str, ParameterSharding],
+        env: ShardingEnv,
+        device: torch.device | None = None,
+        module_fqn: str | None = None,
+    ) -> HybridShardedEmbeddingBagCollection:
+        self._prepare(module, params, env)
+        for config in module.embedding_bag_configs():
+            if config.pooling == PoolingType.MEAN and params[config.name].sharding_type == RW:
+                raise UnsupportedShardingError(
+                    f"table {config.name!r}: MEAN pooling with row_wise sharding is not "
+                    "supported by the hybrid sharder (torchrec divides on the device with "
+                    "lengths of the host batch); use SUM or table_wise/column_wise"
+                )
+        return HybridShardedEmbeddingBagCollection(
+            module,
+            params,
+            env,
+            self._host_env,
+            self._hashed,
+            fused_params=self.fused_params,
+            device=device,
+            qcomm_codecs_registry=self.qcomm_codecs_registry,
+            module_fqn=module_fqn,
+        )
+
+
+class HybridHashEmbeddingBagCollectionSharder(HybridEmbeddingBagCollectionSharder):
+    """HashEmbeddingBagCollection: ids mapped to rows of each rank's shards on the host."""
+
+    _supported = HASH_SHARDING_TYPES
+    _hashed = True
+
+    def shard(
+        self,
+        module: Any,
+        params: dict[str, ParameterSharding],
+        env: ShardingEnv,
+        device: torch.device | None = None,
+        module_fqn: str | None = None,
+    ) -> HybridShardedEmbeddingBagCollection:
+        _refuse_eviction(module.embedding_bag_configs())
+        return super().shard(module, params, env, device, module_fqn)
+
+    @property
+    def module_type(self) -> type[nn.Module]:  # type: ignore[override]
+        return HashEmbeddingBagCollection
+
+
+class HybridEmbeddingCollectionSharder(_HybridSharderBase, EmbeddingCollectionSharder):
+    """torchrec's EmbeddingCollection with the input distribution on the host group."""
+
+    _supported = PLAIN_SHARDING_TYPES
+    _hashed = False
+
+    def shard(
+        self,
+        module: Any,
+        params: dict[str, ParameterSharding],
+        env: ShardingEnv,
+        device: torch.device | None = None,
+        module_fqn: str | None = None,
+    ) -> HybridShardedEmbeddingCollection:
+        self._prepare(module, params, env)
+        return HybridShardedEmbeddingCollection(
+            module,
+            params,
+            env,
+            self._host_env,
+            self._hashed,
+            fused_params=self.fused_params,
+            device=device,
+            qcomm_codecs_registry=self.qcomm_codecs_registry,
+            module_fqn=module_fqn,
+        )
+
+
+class HybridHashEmbeddingCollectionSharder(HybridEmbeddingCollectionSharder):
+    """HashEmbeddingCollection: ids mapped to rows of each rank's shards on the host."""
+
+    _supported = HASH_SHARDING_TYPES
+    _hashed = True
+
+    def shard(
+        self,
+        module: Any,
+        params: dict[str, ParameterSharding],
+        env: ShardingEnv,
+        device: torch.device | None = None,
+        module_fqn: str | None = None,
+    ) -> HybridShardedEmbeddingCollection:
+        _refuse_eviction(module.embedding_configs())
+        return super().shard(module, params, env, device, module_fqn)
+
+    @property
+    def module_type(self) -> type[nn.Module]:  # type: ignore[override]
+        return HashEmbeddingCollection
+
+
+def _refuse_eviction(configs: list[Any]) -> None:
+    for config in configs:
+        if getattr(config, "eviction", None) is not None:
+            raise UnsupportedShardingError(
+                f"table {config.name!r}: eviction is not supported in sharded tables yet (the "
+                "evicted rows' device values and fused optimiser state would need resetting); "
+                "use eviction=None and size num_embeddings for the ids"
+            )
+
+
+def get_default_hybrid_sharders(
+    host_env: ShardingEnv, fused_params: dict[str, Any] | None = None
+) -> list[ModuleSharder[nn.Module]]:
+    """Sharders for torchrec's EBC and EC and the Hash collections, all distributing input
+    over ``host_env`` (a ShardingEnv over a gloo process group with the device group's ranks).
+
+    ``fused_params`` are torchrec's (the fused optimiser: ``optimizer``, ``learning_rate``...).
+    """
+    return [
+        HybridEmbeddingBagCollectionSharder(host_env, fused_params),  # type: ignore[list-item]
+        HybridEmbeddingCollectionSharder(host_env, fused_params),  # type: ignore[list-item]
+        HybridHashEmbeddingBagCollectionSharder(host_env, fused_params),  # type: ignore[list-item]
+        HybridHashEmbeddingCollectionSharder(host_env, fused_params),  # type: ignore[list-item]
+    ]
