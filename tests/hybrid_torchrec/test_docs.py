@@ -28,5 +28,5 @@ def test_what_the_docs_call_unavailable_does_not_exist_and_the_rest_does() -> No
 
     for name in ("get_default_hybrid_sharders", "HybridTrainPipeline"):
         exists = hasattr(hybrid_torchrec, name)
-        assert (f"`{name}`" in unavailable) != exists, name
-        assert (f"`{name}`" in head) == exists, name
+        assert (f"`{name}" in unavailable) != exists, name
+        assert (f"`{name}" in head) == exists, name
