@@ -2,10 +2,11 @@
 
 The extension wheels are compiled for the interpreter of the build environment, so the
 cluster's Python (3.10 in the user's version table) may differ from the one running
-recsdk-build. ``--python`` takes a path to an interpreter, or a version (``3.10``, ``3.10.13``)
-looked up as ``pythonX.Y`` on PATH and then in pyenv's versions. Every candidate is run once
-to learn what it really is: pyenv puts shims for every installed version on PATH that fail
-unless that version is activated, so a name on PATH proves nothing.
+recsdk-build. ``--python`` takes a path to an interpreter, a command on PATH (``python3``), or
+a version (``3.10``, ``3.10.13``) looked up as ``pythonX.Y`` on PATH and then in pyenv's
+versions. Every candidate is run once to learn what it really is: pyenv puts shims for every
+installed version on PATH that fail unless that version is activated, so a name on PATH
+proves nothing.
 """
 
 from __future__ import annotations
@@ -173,7 +174,10 @@ def find(spec: str, *, requires: str) -> Interpreter:
             )
     else:
         path = Path(spec).expanduser()
-        if not path.is_absolute():
+        on_path = shutil.which(spec) if os.sep not in spec else None
+        if on_path:  # a command name: python3
+            path = Path(on_path)
+        elif not path.is_absolute():
             path = Path.cwd() / path
         if not path.exists():
             raise ToolMissingError(f"--python {spec}: no such file")

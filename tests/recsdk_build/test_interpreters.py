@@ -93,6 +93,11 @@ def test_missing_and_too_old_interpreters_are_named(hosts: Path) -> None:
         find(str(old), requires=">=3.10")
 
 
+def test_a_command_name_is_looked_up_on_path(hosts: Path) -> None:
+    fake = fake_python(hosts / "bin" / "python3", (3, 10, 7))
+    assert find("python3", requires=">=3.10").path == str(fake)
+
+
 def test_paths_are_checked_by_running_them(hosts: Path) -> None:
     good = fake_python(hosts / "opt" / "py" / "bin" / "python", (3, 10, 1), machine="aarch64")
     found = find(str(good), requires=">=3.10")
