@@ -1,6 +1,7 @@
 """Release bundles: one ``.tar.gz`` per target, Python and architecture, for a cluster.
 
-``recsdk-<version>-<target>-<cpXY>-<arch>.tar.gz`` holds, under one top directory of the same
+``recsdk-<version>-<target>-<cpXY>-<arch>.tar.gz`` (the target of a cann bundle names its SoC:
+``recsdk-1.1.0-cann-Ascend910B1-cp310-aarch64.tar.gz``) holds, under one top directory of the same
 name: ``wheels/`` (every wheel the build made), ``ops/`` (cann: the ``.run`` operator
 packages; sim operators live inside the sim adapter wheel), ``manifest.json`` (what is in the
 bundle and how to install it, derived from the build's manifest without times or local
@@ -142,6 +143,15 @@ def _target(manifest: Manifest) -> str:
     return "any"  # a project without operators or device packages
 
 
+def _variant(manifest: Manifest, target: str) -> str:
+    """The target as the bundle's name carries it: cann operator packages are compiled for
+    one SoC, so a cann bundle names it (cann-Ascend910B1); sim runs on any."""
+    ops = manifest.successful("ops")
+    if target == "cann" and ops is not None and ops.outputs.get("soc"):
+        return f"cann-{ops.outputs['soc']}"
+    return target
+
+
 # --- what goes in ------------------------------------------------------------------------
 
 
@@ -179,7 +189,9 @@ def collect(
         )
     torchrec = [w for w in wheels if w.name.startswith("torchrec-")]
     others = sorted((w for w in wheels if not w.name.startswith("torchrec-")), key=lambda w: w.name)
-    name = bundle_name(project.torchrec.version, target, interp["tag"], interp["machine"])
+    name = bundle_name(
+        project.torchrec.version, _variant(manifest, target), interp["tag"], interp["machine"]
+    )
     members = [Member(f"wheels/{w.name}", source=root / w.path) for w in [*torchrec, *others]]
     operators = _operators(manifest)
     for package in sorted(packages, key=lambda p: p.name):

@@ -35,7 +35,8 @@ def _dist(cli: CliRunner, project: Path, build: Path, *args: str) -> tuple[int, 
 
 
 def _name(target: str) -> str:
-    return f"recsdk-1.1.0-{target}-{ME.tag}-{ME.machine}.tar.gz"
+    variant = "cann-Ascend910B1" if target == "cann" else target
+    return f"recsdk-1.1.0-{variant}-{ME.tag}-{ME.machine}.tar.gz"
 
 
 def _sha(path: Path) -> str:
