@@ -238,6 +238,10 @@ TargetOpt = Annotated[
         "found, else sim.",
     ),
 ]
+SocOpt = Annotated[
+    str | None,
+    typer.Option("--soc", help="Ascend SoC the operators are built for (default Ascend910B1)."),
+]
 PythonOpt = Annotated[
     str | None,
     typer.Option(
@@ -278,6 +282,7 @@ def all_cmd(
     fresh_env: FreshEnvOpt = False,
     target: TargetOpt = "auto",
     python: PythonOpt = None,
+    soc: SocOpt = None,
 ) -> None:
     """Run every stage in order, skipping those whose inputs are unchanged."""
     g = _globals(ctx)
@@ -292,6 +297,7 @@ def all_cmd(
             discard_local=discard_local,
             fresh_env=fresh_env,
             target=target,
+            soc=soc,
         )
         return _run(g, None, forced, options)
 
@@ -336,10 +342,7 @@ def ops(
         ),
     ] = None,
     target: TargetOpt = "auto",
-    soc: Annotated[
-        str | None,
-        typer.Option("--soc", help="Ascend SoC to build for (default Ascend910B1)."),
-    ] = None,
+    soc: SocOpt = None,
     jobs: Annotated[
         int | None,
         typer.Option(
