@@ -30,6 +30,7 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
+from fbgemm_gpu.permute_pooled_embedding_modules_split import PermutePooledEmbeddingsSplit
 from torch import nn
 from torchrec.distributed.embedding import (
     EmbeddingCollectionSharder,
@@ -227,6 +228,34 @@ class _Hybrid:
                 sc.features_before_input_dist = features.to(device)
 
 
+class ColumnPermute(nn.Module):
+    """Reorders column blocks of pooled embeddings: output block i is input block
+    ``permute[i]``. fbgemm's PermutePooledEmbeddingsSplit in plain torch operators, which every
+    device has (the operator adapter has no npu kernel of permute_pooled_embs_auto_grad_split,
+    which torchrec's column-wise output distribution calls)."""
+
+    def __init__(self, dims: list[int], permute: list[int]) -> None:
+        super().__init__()
+        self._dims = dims
+        self._permute = permute
+
+    def forward(self, pooled: torch.Tensor) -> torch.Tensor:
+        blocks = pooled.split(self._dims, dim=1)
+        return torch.cat([blocks[i] for i in self._permute], dim=1)
+
+
+def _portable_permutes(output_dists: list[nn.Module]) -> None:
+    for output_dist in output_dists:
+        callbacks = getattr(output_dist, "_callbacks", None)
+        if not callbacks:
+            continue
+        for i, callback in enumerate(callbacks):
+            if isinstance(callback, PermutePooledEmbeddingsSplit):
+                offsets = callback._offset_dim_list.tolist()
+                dims = [b - a for a, b in zip(offsets, offsets[1:], strict=False)]
+                callbacks[i] = ColumnPermute(dims, callback._permute.tolist())
+
+
 class HybridShardedEmbeddingBagCollection(_Hybrid, ShardedEmbeddingBagCollection):
     """torchrec's ShardedEmbeddingBagCollection with the input distribution on the host."""
 
@@ -264,6 +293,7 @@ class HybridShardedEmbeddingBagCollection(_Hybrid, ShardedEmbeddingBagCollection
         self._init_hybrid(
             module, table_name_to_parameter_sharding, env, host_env, host, False, hashed
         )
+        _portable_permutes(self._output_dists)
 
     def _create_input_dist(self, input_feature_names: list[str]) -> None:
         super()._create_input_dist(input_feature_names)

@@ -1,0 +1,440 @@
+"""Workers of the hybrid_torchrec distributed tests (test_hybrid_dmp.py).
+
+Each worker is one rank: an npu device with an hccl process group for the device and a gloo
+group for the host. For every case (collection kind, Hash or row-number ids, sharding type,
+optimizer) it shards a small collection with DistributedModelParallel and the hybrid sharders,
+trains it three steps on its own batches, and after each step compares with an independent
+reference computed in float64 on the CPU: the unsharded model fed every rank's batch, its ids
+mapped to rows by a plain dict, trained with the optimizer's formula written out.
+
+* outputs: this rank's output of the step, against the reference's for this rank's batch;
+* weights: every local shard, row by row: a Hash table's row through this rank's mapping (each
+  mapped id's row equals the reference's row of that id), a plain table's row by its number;
+* optimizer state (Adagrad's sum) the same way;
+* mappings: every id the reference has seen is mapped on exactly the ranks that must hold it
+  (one rank for row-wise, every shard holder for table- and column-wise).
+
+Initial rows: a Hash table's rows all start equal (a vector per table with distinct columns),
+so which free row an id takes cannot matter; a plain table's row g starts at c + s * g.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import npu_dist
+import torch
+
+LR = npu_dist.LEARNING_RATE
+EPS = npu_dist.EPS
+STEPS = 3
+BATCH = 3
+
+# table -> (rows, dim, features). One feature per table: the npu TBE kernel cannot yet take
+# two features of one table (see test_hybrid_dmp.py).
+EBC_TABLES = {"t0": (64, 16, ("a",)), "t1": (48, 8, ("c",))}
+EC_TABLES = {"t0": (64, 16, ("a",)), "t1": (48, 16, ("c",))}
+# Column-wise shards of 8 columns: 16-wide tables in 2, the EBC's 8-wide t1 stays one shard.
+CW_COLUMNS = 8
+# Distinct arbitrary ids a Hash table's batches draw from (negative, huge, near the limits).
+POOL_SIZE = 24
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    kind: str  # "ebc" or "ec"
+    hashed: bool
+    sharding_type: str
+    optimizer: str  # "sgd" or "adagrad"
+
+    def __str__(self) -> str:
+        return f"{self.kind}{'-hash' if self.hashed else ''}-{self.sharding_type}-{self.optimizer}"
+
+
+def tables_of(kind: str) -> dict[str, tuple]:
+    return EBC_TABLES if kind == "ebc" else EC_TABLES
+
+
+def _pool(table: str) -> list[int]:
+    g = torch.Generator().manual_seed(sum(map(ord, table)))
+    ids = torch.randint(-(2**62), 2**62, (POOL_SIZE - 3,), generator=g).tolist()
+    return [*ids, -1, 2**63 - 1, -(2**63)]
+
+
+def batch(case: Case, rank: int, step: int) -> Any:
+    """This rank's batch of a step: bags of 0-3 ids, a repeat within a bag, ids shared
+    between ranks and steps."""
+    from torchrec.sparse.jagged_tensor import KeyedJaggedTensor
+
+    g = torch.Generator().manual_seed(1000 * step + 17 * rank + len(str(case)))
+    keys, values, lengths = [], [], []
+    for table, (rows, _, features) in sorted(tables_of(case.kind).items()):
+        pool = _pool(table)
+        for feature in features:
+            keys.append(feature)
+            for b in range(BATCH):
+                n = int(torch.randint(0, 4, (1,), generator=g))
+                picks = torch.randint(0, POOL_SIZE if case.hashed else rows, (n,), generator=g)
+                bag = [pool[i] if case.hashed else int(i) for i in picks.tolist()]
+                if b == 0 and bag:
+                    bag.append(bag[0])  # a duplicate within a bag
+                lengths.append(len(bag))
+                values.extend(bag)
+    return KeyedJaggedTensor.from_lengths_sync(
+        keys=keys,
+        values=torch.tensor(values, dtype=torch.int64),
+        lengths=torch.tensor(lengths, dtype=torch.int64),
+    )
+
+
+def _base(table: str, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(7 + sum(map(ord, table)))
+    return torch.rand(dim, generator=g, dtype=torch.float64) - 0.5, torch.full(
+        (dim,), 1e-3, dtype=torch.float64
+    )
+
+
+def initial_row(table: str, dim: int, hashed: bool, row: int) -> torch.Tensor:
+    c, s = _base(table, dim)
+    return c if hashed else c + s * row
+
+
+class Reference:
+    """The unsharded model in float64: per table a dict key -> row (key: the id for Hash
+    tables, the row number otherwise), the rows, and Adagrad's sums."""
+
+    def __init__(self, case: Case) -> None:
+        self.case = case
+        self.tables = tables_of(case.kind)
+        self.rows: dict[str, dict[int, torch.Tensor]] = {t: {} for t in self.tables}
+        self.sums: dict[str, dict[int, torch.Tensor]] = {t: {} for t in self.tables}
+
+    def _row(self, table: str, key: int) -> torch.Tensor:
+        rows = self.rows[table]
+        if key not in rows:
+            dim = self.tables[table][1]
+            rows[key] = initial_row(table, dim, self.case.hashed, key).clone()
+            self.sums[table][key] = torch.zeros(dim, dtype=torch.float64)
+        return rows[key]
+
+    def _forward(
+        self, kjt: Any, leaves: dict[tuple[str, int], torch.Tensor]
+    ) -> dict[str, torch.Tensor]:
+        feature_table = {f: t for t, (_, _, fs) in self.tables.items() for f in fs}
+        out: dict[str, torch.Tensor] = {}
+        for key, jt in kjt.to_dict().items():
+            table = feature_table[key]
+            vecs = []
+            for i in jt.values().tolist():
+                leaf = leaves.get((table, i))
+                if leaf is None:
+                    leaf = self._row(table, i).clone().requires_grad_()
+                    leaves[(table, i)] = leaf
+                vecs.append(leaf)
+            dim = self.tables[table][1]
+            rows = torch.stack(vecs) if vecs else torch.zeros(0, dim, dtype=torch.float64)
+            if self.case.kind == "ec":
+                out[key] = rows
+            else:
+                bags = rows.split(jt.lengths().tolist())
+                out[key] = torch.stack(
+                    [b.sum(0) if len(b) else torch.zeros(dim, dtype=torch.float64) for b in bags]
+                )
+        return out
+
+    def step(self, batches: list[Any]) -> list[dict[str, torch.Tensor]]:
+        """One training step on every rank's batch; returns each rank's outputs."""
+        leaves: dict[tuple[str, int], torch.Tensor] = {}
+        outputs = [self._forward(kjt, leaves) for kjt in batches]
+        # torchrec divides the gradients by the world size (and DDP averages): the mean loss.
+        loss = sum(0.5 * sum((o**2).sum() for o in out.values()) for out in outputs)
+        (loss / len(batches)).backward()  # type: ignore[operator]
+        with torch.no_grad():
+            for (table, key), leaf in leaves.items():
+                g = leaf.grad if leaf.grad is not None else torch.zeros_like(leaf)
+                row = self.rows[table][key]
+                if self.case.optimizer == "sgd":
+                    row -= LR * g
+                else:
+                    state = self.sums[table][key]
+                    state += g * g
+                    row -= LR * g / (state.sqrt() + EPS)
+        return [{k: v.detach() for k, v in out.items()} for out in outputs]
+
+
+def _plan(case: Case, model: torch.nn.Module, sharder: Any, world_size: int) -> Any:
+    from torchrec.distributed.planner import EmbeddingShardingPlanner, Topology
+    from torchrec.distributed.planner.types import ParameterConstraints
+
+    kernel = "dense" if case.sharding_type == "data_parallel" else "fused"
+    constraints = {
+        name: ParameterConstraints(
+            sharding_types=[case.sharding_type],
+            compute_kernels=[kernel],
+            min_partition=CW_COLUMNS,
+        )
+        for name in tables_of(case.kind)
+    }
+    planner = EmbeddingShardingPlanner(
+        topology=Topology(world_size=world_size, local_world_size=world_size, compute_device="npu"),
+        constraints=constraints,
+    )
+    plan = planner.plan(model, [sharder])
+    for module_plan in plan.plan.values():
+        for name, ps in module_plan.items():  # type: ignore[attr-defined]
+            assert ps.sharding_type == case.sharding_type, (name, ps.sharding_type)
+            if case.sharding_type == "column_wise":
+                # Real column shards: 8 columns each, so the 16-wide t0 is split in two.
+                widths = {s.shard_sizes[1] for s in ps.sharding_spec.shards}
+                assert widths == {CW_COLUMNS}, (name, widths)
+    return plan
+
+
+def make_model(case: Case, device: torch.device) -> torch.nn.Module:
+    import hybrid_torchrec as hy
+    from torchrec.modules.embedding_configs import EmbeddingBagConfig, EmbeddingConfig
+    from torchrec.modules.embedding_modules import EmbeddingBagCollection, EmbeddingCollection
+
+    tables = tables_of(case.kind)
+    if case.kind == "ebc":
+        config = hy.HashEmbeddingBagConfig if case.hashed else EmbeddingBagConfig
+        configs = [
+            config(name=t, num_embeddings=r, embedding_dim=d, feature_names=list(fs))
+            for t, (r, d, fs) in sorted(tables.items())
+        ]
+        cls = hy.HashEmbeddingBagCollection if case.hashed else EmbeddingBagCollection
+        return cls(tables=configs, device=device)
+    config = hy.HashEmbeddingConfig if case.hashed else EmbeddingConfig
+    configs = [
+        config(name=t, num_embeddings=r, embedding_dim=d, feature_names=list(fs))
+        for t, (r, d, fs) in sorted(tables.items())
+    ]
+    cls = hy.HashEmbeddingCollection if case.hashed else EmbeddingCollection
+    return cls(tables=configs, device=device)
+
+
+def _pieces(
+    state: dict[str, Any], suffix: str = ".weight"
+) -> list[tuple[str, int, int, torch.Tensor]]:
+    """(table, first row, first column, local tensor) of every local shard or replica."""
+    from torch.distributed._shard.sharded_tensor import ShardedTensor
+
+    out = []
+    for key, value in state.items():
+        if not key.endswith(suffix):
+            continue
+        table = key.split(".")[-2]
+        if isinstance(value, ShardedTensor):
+            for shard in value.local_shards():
+                r0, c0 = shard.metadata.shard_offsets
+                out.append((table, int(r0), int(c0), shard.tensor))
+        else:
+            out.append((table, 0, 0, value))
+    return out
+
+
+def _sharded_module(dmp: torch.nn.Module) -> Any:
+    from hybrid_torchrec.distributed import (
+        HybridShardedEmbeddingBagCollection,
+        HybridShardedEmbeddingCollection,
+    )
+
+    for module in dmp.modules():
+        if isinstance(
+            module, (HybridShardedEmbeddingBagCollection, HybridShardedEmbeddingCollection)
+        ):
+            return module
+    raise AssertionError("no hybrid sharded collection in the model")
+
+
+def _rows_of(sharded: Any, case: Case, table: str, nrows: int) -> dict[int, int]:
+    """Reference key -> local row of this rank's shard."""
+    if not case.hashed:
+        return {}
+    state = sharded.mappers()[table].state()
+    rows = state.rows.tolist()
+    assert all(0 <= r < nrows for r in rows), (table, rows, nrows)
+    return dict(zip(state.ids.tolist(), rows, strict=True))
+
+
+def _compare_rows(
+    what: str,
+    case: Case,
+    pieces: list[tuple[str, int, int, torch.Tensor]],
+    sharded: Any,
+    reference: dict[str, dict[int, torch.Tensor]],
+    fresh: Any,
+) -> int:
+    checked = 0
+    for table, r0, c0, local in pieces:
+        local = local.detach().cpu().double()
+        nrows, ncols = local.shape
+        want_rows = reference[table]
+        if case.hashed:
+            mapping = _rows_of(sharded, case, table, nrows)
+            for key, row in mapping.items():
+                assert key in want_rows, f"{case}: {table} maps id {key} the reference never saw"
+                torch.testing.assert_close(
+                    local[row],
+                    want_rows[key][c0 : c0 + ncols],
+                    rtol=1e-5,
+                    atol=1e-6,
+                    msg=lambda m, t=table, k=key: f"{case} {what} {t} id {k}: {m}",
+                )
+                checked += 1
+        else:
+            for i in range(nrows):
+                g = r0 + i
+                want = want_rows[g] if g in want_rows else fresh(table, g)
+                torch.testing.assert_close(
+                    local[i],
+                    want[c0 : c0 + ncols],
+                    rtol=1e-5,
+                    atol=1e-6,
+                    msg=lambda m, t=table, g=g: f"{case} {what} {t} row {g}: {m}",
+                )
+                checked += 1
+    return checked
+
+
+def _optimizer_pieces(dmp: Any, case: Case) -> list[tuple[str, int, int, torch.Tensor]]:
+    """Adagrad's sums, as local pieces like the weights'."""
+    from torch.distributed._shard.sharded_tensor import ShardedTensor
+
+    out = []
+    if case.sharding_type == "data_parallel":
+        for name, param in dmp.named_parameters():
+            state = dmp._hybrid_dense_optimizer.state.get(param, {})
+            if "sum" in state:
+                out.append((name.split(".")[-2], 0, 0, state["sum"]))
+        return out
+    for key, per_param in dmp.fused_optimizer.state_dict()["state"].items():
+        table = key.split(".")[-2]
+        for name, value in per_param.items():
+            if not str(name).endswith("momentum1"):
+                continue
+            assert isinstance(value, ShardedTensor), (key, name, type(value))
+            for shard in value.local_shards():
+                r0, c0 = shard.metadata.shard_offsets
+                out.append((table, int(r0), int(c0), shard.tensor))
+    return out
+
+
+def _set_initial_weights(dmp: Any, case: Case) -> None:
+    with torch.no_grad():
+        for table, r0, c0, local in _pieces(dmp.state_dict()):
+            nrows, ncols = local.shape
+            dim = tables_of(case.kind)[table][1]
+            rows = torch.stack(
+                [
+                    initial_row(table, dim, case.hashed, r0 + i)[c0 : c0 + ncols]
+                    for i in range(nrows)
+                ]
+            )
+            local.copy_(rows.to(local.dtype))
+
+
+def _outputs(case: Case, result: Any) -> dict[str, torch.Tensor]:
+    if case.kind == "ebc":
+        return dict(result.to_dict())
+    result = result.wait() if hasattr(result, "wait") else result
+    return {key: jt.values() for key, jt in result.items()}
+
+
+def _check_mapping_coverage(
+    sharded: Any, case: Case, reference: Reference, host_pg: Any, world_size: int
+) -> None:
+    import torch.distributed as dist
+
+    sizes = {t: m.size for t, m in sharded.mappers().items()}
+    everyone: list[Any] = [None] * world_size
+    dist.all_gather_object(everyone, sizes, group=host_pg)
+    for table in reference.tables:
+        seen = len(reference.rows[table])
+        held = [s[table] for s in everyone if table in s]
+        if case.sharding_type == "row_wise":
+            assert len(held) == world_size and sum(held) == seen, (str(case), table, held, seen)
+        else:  # every holder of a table or column shard maps every id
+            assert held and all(h == seen for h in held), (str(case), table, held, seen)
+
+
+def run_case(case: Case, rank: int, world_size: int, device: torch.device, host_env: Any) -> int:
+    """Trains one case three steps; returns how many rows were compared."""
+    from hybrid_torchrec.distributed import get_default_hybrid_sharders
+    from torchrec.distributed.model_parallel import DistributedModelParallel
+
+    fused = None if case.sharding_type == "data_parallel" else npu_dist.fused_params(case.optimizer)
+    sharders = get_default_hybrid_sharders(host_env, fused_params=fused)
+    model = make_model(case, torch.device("meta"))
+    sharder = next(s for s in sharders if s.module_type is type(model))
+    plan = _plan(case, model, sharder, world_size)
+    dmp = DistributedModelParallel(model, device=device, plan=plan, sharders=sharders)
+    _set_initial_weights(dmp, case)
+    if case.sharding_type == "data_parallel":
+        params = [p for p in dmp.parameters() if p.requires_grad]
+        dmp._hybrid_dense_optimizer = (
+            torch.optim.SGD(params, lr=LR)
+            if case.optimizer == "sgd"
+            else torch.optim.Adagrad(params, lr=LR, eps=EPS)
+        )
+    sharded = _sharded_module(dmp)
+    reference = Reference(case)
+    dim_of = {t: d for t, (_, d, _) in tables_of(case.kind).items()}
+
+    def fresh(table: str, g: int) -> torch.Tensor:
+        return initial_row(table, dim_of[table], case.hashed, g)
+
+    def zero(table: str, g: int) -> torch.Tensor:
+        return torch.zeros(dim_of[table], dtype=torch.float64)
+
+    checked = 0
+    for step in range(STEPS):
+        batches = [batch(case, r, step) for r in range(world_size)]
+        want = reference.step(batches)[rank]
+        got = _outputs(case, dmp(batches[rank]))
+        assert sorted(got) == sorted(want), (str(case), sorted(got))
+        for key, value in want.items():
+            torch.testing.assert_close(
+                got[key].detach().cpu().double(),
+                value,
+                rtol=1e-5,
+                atol=1e-6,
+                msg=lambda m, k=key, s=step: f"{case} step {s} output {k}: {m}",
+            )
+        loss = sum(0.5 * (v**2).sum() for v in got.values())
+        loss.backward()  # type: ignore[union-attr]
+        if case.sharding_type == "data_parallel":
+            dmp._hybrid_dense_optimizer.step()
+            dmp._hybrid_dense_optimizer.zero_grad()
+        weights = _pieces(dmp.state_dict())
+        checked += _compare_rows(
+            f"step {step} weights", case, weights, sharded, reference.rows, fresh
+        )
+        if case.optimizer == "adagrad":
+            pieces = _optimizer_pieces(dmp, case)
+            assert pieces or not weights, f"{case}: no Adagrad state found"
+            checked += _compare_rows(
+                f"step {step} Adagrad state", case, pieces, sharded, reference.sums, zero
+            )
+        if case.hashed:
+            _check_mapping_coverage(sharded, case, reference, host_env.process_group, world_size)
+    return checked
+
+
+def worker(rank: int, world_size: int, port: int, cases: list[Case], report: str | None) -> None:
+    import torch.distributed as dist
+    from torchrec.distributed.types import ShardingEnv
+
+    provider, device = npu_dist.start_rank(rank, world_size, port, "npu")
+    try:
+        host_env = ShardingEnv.from_process_group(dist.new_group(backend="gloo"))
+        for case in cases:
+            checked = run_case(case, rank, world_size, device, host_env)
+            # With more ranks than tables some ranks hold no table-wise shard.
+            counts: list[Any] = [None] * world_size
+            dist.all_gather_object(counts, checked, group=host_env.process_group)
+            assert sum(counts) > 0, f"{case}: nothing compared on any rank"
+        npu_dist.finish_rank(provider, report, rank)
+    finally:
+        dist.destroy_process_group()
