@@ -1,0 +1,121 @@
+"""What the hybrid sharders offer the planner and what they refuse, with the reason, before
+anything is built (one rank, a gloo group on the CPU)."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import hybrid_torchrec as hy
+import pytest
+import torch
+import torch.distributed as dist
+from hybrid_torchrec.distributed import (
+    HostEnvError,
+    HybridHashEmbeddingBagCollectionSharder,
+    UnsupportedShardingError,
+    get_default_hybrid_sharders,
+)
+from torchrec.distributed.types import ParameterSharding, ShardingEnv
+from torchrec.modules.embedding_configs import EmbeddingBagConfig, PoolingType
+from torchrec.modules.embedding_modules import EmbeddingBagCollection, EmbeddingCollection
+
+
+@pytest.fixture(scope="module")
+def host_env() -> Iterator[ShardingEnv]:
+    with tempfile.TemporaryDirectory() as tmp:
+        store = dist.FileStore(str(Path(tmp) / "store"), 1)
+        dist.init_process_group("gloo", store=store, rank=0, world_size=1)
+        try:
+            yield ShardingEnv.from_process_group(dist.group.WORLD)
+        finally:
+            dist.destroy_process_group()
+
+
+def _plan(sharding_type: str, *tables: str) -> dict[str, ParameterSharding]:
+    return {
+        t: ParameterSharding(sharding_type=sharding_type, compute_kernel="fused", ranks=[0])
+        for t in tables
+    }
+
+
+def _hash_ebc(**options: object) -> hy.HashEmbeddingBagCollection:
+    config = hy.HashEmbeddingBagConfig(
+        name="t", embedding_dim=8, num_embeddings=16, feature_names=["f"], **options
+    )
+    return hy.HashEmbeddingBagCollection([config], device=torch.device("meta"))
+
+
+def test_default_sharders_cover_the_four_collections(host_env: ShardingEnv) -> None:
+    sharders = get_default_hybrid_sharders(host_env)
+    assert [s.module_type for s in sharders] == [
+        EmbeddingBagCollection,
+        EmbeddingCollection,
+        hy.HashEmbeddingBagCollection,
+        hy.HashEmbeddingCollection,
+    ]
+    # "cuda": cuda-like in unpatched torchrec too (npu is, with the project's patches).
+    offered = [s.sharding_types("cuda") for s in sharders]
+    plain = ["data_parallel", "table_wise", "column_wise", "row_wise"]
+    hashed = ["table_wise", "column_wise", "row_wise"]
+    # torchrec's EC sharder lists its types in another order; the sets are what matter.
+    assert [sorted(o) for o in offered] == [sorted(plain), sorted(plain)] + [sorted(hashed)] * 2
+    # The CPU gets what torchrec offers the CPU, less what the hybrid sharders refuse.
+    assert "row_wise" not in sharders[0].sharding_types("cpu")
+
+
+@pytest.mark.parametrize(
+    ("sharding_type", "reason"),
+    [
+        ("table_row_wise", "intra-node groups"),
+        ("table_column_wise", "not verified"),
+        ("data_parallel", "every rank's ids"),
+    ],
+)
+def test_hash_sharder_refuses_with_the_reason(
+    host_env: ShardingEnv, sharding_type: str, reason: str
+) -> None:
+    sharder = HybridHashEmbeddingBagCollectionSharder(host_env)
+    with pytest.raises(UnsupportedShardingError, match=reason) as info:
+        sharder.shard(_hash_ebc(), _plan(sharding_type, "t"), host_env, torch.device("cpu"))
+    assert "'t'" in str(info.value) and "table_wise, column_wise, row_wise" in str(info.value)
+
+
+def test_sharded_hash_tables_refuse_eviction(host_env: ShardingEnv) -> None:
+    sharder = HybridHashEmbeddingBagCollectionSharder(host_env)
+    with pytest.raises(UnsupportedShardingError, match="eviction"):
+        sharder.shard(_hash_ebc(eviction=hy.LRU()), _plan("table_wise", "t"), host_env)
+
+
+def test_mean_pooling_is_refused_row_wise_only(host_env: ShardingEnv) -> None:
+    ebc = EmbeddingBagCollection(
+        [
+            EmbeddingBagConfig(
+                name="t",
+                embedding_dim=8,
+                num_embeddings=16,
+                feature_names=["f"],
+                pooling=PoolingType.MEAN,
+            )
+        ],
+        device=torch.device("meta"),
+    )
+    sharder = get_default_hybrid_sharders(host_env)[0]
+    with pytest.raises(UnsupportedShardingError, match="MEAN pooling with row_wise"):
+        sharder.shard(ebc, _plan("row_wise", "t"), host_env)
+
+
+def test_host_env_must_be_gloo(host_env: ShardingEnv) -> None:
+    with pytest.raises(HostEnvError, match="ShardingEnv over a process group"):
+        get_default_hybrid_sharders(ShardingEnv(world_size=1, rank=0, pg=None))
+
+    class FakeEnv(ShardingEnv):
+        pass
+
+    env = FakeEnv(world_size=1, rank=0, pg=host_env.process_group)
+    get_default_hybrid_sharders(env)  # gloo: accepted
+    other = ShardingEnv(world_size=2, rank=1, pg=host_env.process_group)
+    sharder = HybridHashEmbeddingBagCollectionSharder(host_env)
+    with pytest.raises(HostEnvError, match="same ranks"):
+        sharder.shard(_hash_ebc(), _plan("table_wise", "t"), other)
