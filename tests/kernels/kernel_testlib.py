@@ -21,32 +21,26 @@ CHECKS_SRC = Path(__file__).resolve().parent / "sim_checks" / "check_kernels.cpp
 
 
 def build_checks_library(root: Path) -> Path:
-    """The emulator's self-test kernels, rebuilt only when they or the emulation change.
+    """The emulator's self-test kernels (sim_checks/check_kernels.cpp)."""
+    return build_test_library(CHECKS_SRC, root)
 
-    Built like an operator library: in ``root/checks/``, linking the sim runtime in
-    ``root/runtime/``, exporting only its ``recsdk_sim_*`` entry.
-    """
+
+def build_test_library(src: Path, root: Path) -> Path:
+    """A test kernel source built like an operator library: in ``root/checks/``, linking the sim
+    runtime in ``root/runtime/``, exporting only its ``recsdk_sim_*`` entry; rebuilt only when
+    it, the emulation or kernels/common change."""
     compiler = simbuild.find_host_compiler()
     simbuild.build_runtime(KERNELS, root, compiler)
-    digest = hashlib.sha256(CHECKS_SRC.read_bytes())
-    digest.update(simbuild.runtime_digest(KERNELS, compiler).encode())
+    digest = hashlib.sha256(src.read_bytes())
+    digest.update(simbuild.shared_digest(KERNELS, compiler).encode())
     out_dir = root / "checks"
-    lib = out_dir / f"check_kernels-{digest.hexdigest()[:16]}.so"
+    lib = out_dir / f"{src.stem}-{digest.hexdigest()[:16]}.so"
     if not lib.is_file():
         out_dir.mkdir(parents=True, exist_ok=True)
         tmp = lib.with_suffix(".tmp")
-        cmd = [
-            compiler.path,
-            *simbuild.SIM_CXXFLAGS,
-            "-I",
-            str(KERNELS / "sim" / "include"),
-            "-I",
-            str(KERNELS / "common"),
-            str(CHECKS_SRC),
-            "-o",
-            str(tmp),
-            *simbuild.runtime_link_flags(KERNELS, root / simbuild.RUNTIME_DIR),
-        ]
+        include = [f"-I{KERNELS / 'sim' / 'include'}", f"-I{KERNELS / 'common'}"]
+        cmd = [compiler.path, *simbuild.SIM_CXXFLAGS, *include, str(src), "-o", str(tmp)]
+        cmd += simbuild.runtime_link_flags(KERNELS, root / simbuild.RUNTIME_DIR)
         subprocess.run(cmd, check=True)
         tmp.replace(lib)
     return lib

@@ -4,14 +4,10 @@ Python: tests/kernels/test_sim_matmul.py and kernels/bench/bench_matmul.py use i
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import re
-import subprocess
 from pathlib import Path
 
-from kernel_testlib import KERNELS, simrun
-
-from recsdk_build.ops import simbuild
+from kernel_testlib import KERNELS, build_test_library, simrun
 
 SRC = Path(__file__).resolve().parent / "sim_checks" / "matmul_kernels.cpp"
 TILING_FIELDS = tuple(
@@ -25,32 +21,8 @@ TILING_FIELDS = tuple(
 
 
 def build_matmul_library(root: Path) -> Path:
-    """matmul_kernels.cpp as a library linking the sim runtime in root/runtime, rebuilt when it, the
-    emulation or kernels/common change."""
-    compiler = simbuild.find_host_compiler()
-    simbuild.build_runtime(KERNELS, root, compiler)
-    digest = hashlib.sha256(SRC.read_bytes())
-    digest.update(simbuild.shared_digest(KERNELS, compiler).encode())
-    out_dir = root / "checks"
-    lib = out_dir / f"matmul_kernels-{digest.hexdigest()[:16]}.so"
-    if not lib.is_file():
-        out_dir.mkdir(parents=True, exist_ok=True)
-        tmp = lib.with_suffix(".tmp")
-        cmd = [
-            compiler.path,
-            *simbuild.SIM_CXXFLAGS,
-            "-I",
-            str(KERNELS / "sim" / "include"),
-            "-I",
-            str(KERNELS / "common"),
-            str(SRC),
-            "-o",
-            str(tmp),
-            *simbuild.runtime_link_flags(KERNELS, root / simbuild.RUNTIME_DIR),
-        ]
-        subprocess.run(cmd, check=True)
-        tmp.replace(lib)
-    return lib
+    """matmul_kernels.cpp as a library linking the sim runtime in root/runtime."""
+    return build_test_library(SRC, root)
 
 
 class MmCase(ctypes.Structure):
