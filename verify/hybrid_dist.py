@@ -422,7 +422,79 @@ def run_case(case: Case, rank: int, world_size: int, device: torch.device, host_
     return checked
 
 
-def worker(rank: int, world_size: int, port: int, cases: list[Case], report: str | None) -> None:
+class _LossOf(torch.nn.Module):
+    """model(batch) -> (loss, outputs), as the pipelines call it."""
+
+    def __init__(self, dmp: torch.nn.Module, case: Case) -> None:
+        super().__init__()
+        self.dmp = dmp
+        self.case = case
+
+    def forward(self, kjt: Any) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        out = _outputs(self.case, self.dmp(kjt))
+        return sum(0.5 * (v**2).sum() for v in out.values()), out  # type: ignore[return-value]
+
+
+def _build(case: Case, world_size: int, device: torch.device, host_env: Any) -> Any:
+    from hybrid_torchrec.distributed import get_default_hybrid_sharders
+    from torchrec.distributed.model_parallel import DistributedModelParallel
+
+    fused = npu_dist.fused_params(case.optimizer)
+    sharders = get_default_hybrid_sharders(host_env, fused_params=fused)
+    model = make_model(case, torch.device("meta"))
+    sharder = next(s for s in sharders if s.module_type is type(model))
+    plan = _plan(case, model, sharder, world_size)
+    dmp = DistributedModelParallel(model, device=device, plan=plan, sharders=sharders)
+    _set_initial_weights(dmp, case)
+    return dmp
+
+
+def run_pipeline_case(
+    case: Case, rank: int, world_size: int, device: torch.device, host_env: Any
+) -> None:
+    """HybridTrainPipeline against the plain loop on the same batches: identical outputs,
+    weights and mappings, bit for bit."""
+    from hybrid_torchrec.distributed.pipeline import HybridTrainPipeline
+
+    steps = 4
+    batches = [batch(case, rank, step) for step in range(steps)]
+    plain = _LossOf(_build(case, world_size, device, host_env), case)
+    want = []
+    for kjt in batches:
+        loss, out = plain(kjt)
+        loss.backward()
+        want.append({k: v.detach().cpu() for k, v in out.items()})
+    piped = _LossOf(_build(case, world_size, device, host_env), case)
+    pipeline = HybridTrainPipeline(piped, None, sparse_features=lambda kjt: kjt)
+    it = iter(batches)
+    got = [pipeline.progress(it) for _ in range(steps)]
+    try:
+        pipeline.progress(it)
+        raise AssertionError("the pipeline went past the last batch")
+    except StopIteration:
+        pass
+    pipeline.close()
+    for step, (g, w) in enumerate(zip(got, want, strict=True)):
+        for key in w:
+            assert torch.equal(g[key].detach().cpu(), w[key]), (str(case), step, key)
+    for (t, r0, c0, a), (_, _, _, b) in zip(
+        _pieces(plain.dmp.state_dict()), _pieces(piped.dmp.state_dict()), strict=True
+    ):
+        assert torch.equal(a.cpu(), b.cpu()), (str(case), "weights", t, r0, c0)
+    for name, mapper in _sharded_module(plain.dmp).mappers().items():
+        other = _sharded_module(piped.dmp).mappers()[name].state()
+        assert torch.equal(mapper.state().ids, other.ids), (str(case), name)
+        assert torch.equal(mapper.state().rows, other.rows), (str(case), name)
+
+
+def worker(
+    rank: int,
+    world_size: int,
+    port: int,
+    cases: list[Case],
+    report: str | None,
+    pipeline_cases: list[Case] | None = None,
+) -> None:
     import torch.distributed as dist
     from torchrec.distributed.types import ShardingEnv
 
@@ -435,6 +507,8 @@ def worker(rank: int, world_size: int, port: int, cases: list[Case], report: str
             counts: list[Any] = [None] * world_size
             dist.all_gather_object(counts, checked, group=host_env.process_group)
             assert sum(counts) > 0, f"{case}: nothing compared on any rank"
+        for case in pipeline_cases or []:
+            run_pipeline_case(case, rank, world_size, device, host_env)
         npu_dist.finish_rank(provider, report, rank)
     finally:
         dist.destroy_process_group()

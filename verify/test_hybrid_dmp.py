@@ -4,12 +4,13 @@ row-number ids and the Hash collections with arbitrary int64 ids, SGD and Adagra
 steps; outputs, updated rows, Adagrad's state and the id mappings against the unsharded model
 in float64 with a plain dict id -> row (hybrid_dist.py says what each rank checks).
 
-One launch per world size runs all its cases, to keep the process start-ups (about 10 s each
-on the simulated device) out of CI time.
+The 2-rank launch also runs HybridTrainPipeline against the plain loop (outputs, weights and
+mappings identical). One launch per world size runs all its cases, to keep the process
+start-ups (about 10 s each on the simulated device) out of CI time.
 
-Tables have one feature each: with two features of one table (feature_table_map [0, 0]) the
-npu split_embedding_forward kernel traps, also for torchrec's own sharders (the kernel takes a
-feature's rows from the next feature's weights offset).
+Tables have one feature each: with two features of one table (TBE weights_offsets [0, 0]) the
+npu split_embedding_forward kernel traps, where fbgemm's CPU kernel accepts the same call (the
+npu kernel seems to take a feature's rows from the next feature's weights offset).
 """
 
 from __future__ import annotations
@@ -55,11 +56,22 @@ NEEDS_OPS = pytest.mark.requires_npu_ops(
 )
 
 
+# HybridTrainPipeline against the plain loop (in the 2-rank launch): row-wise bags with
+# Adagrad, table-wise sequences with SGD.
+PIPELINE_CASES = [Case("ebc", True, "row_wise", "adagrad"), Case("ec", True, "table_wise", "sgd")]
+
+
 @pytest.mark.requires_npu
 @NEEDS_OPS
-@pytest.mark.parametrize(("world_size", "cases"), [(2, CASES_2), (4, CASES_4)], ids=["2", "4"])
-def test_hybrid_dmp_trains_like_the_unsharded_reference(world_size: int, cases: list[Case]) -> None:
-    npu_dist.spawn_ranks(hybrid_dist.worker, world_size, "npu", cases, None)
+@pytest.mark.parametrize(
+    ("world_size", "cases", "pipeline_cases"),
+    [(2, CASES_2, PIPELINE_CASES), (4, CASES_4, [])],
+    ids=["2", "4"],
+)
+def test_hybrid_dmp_trains_like_the_unsharded_reference(
+    world_size: int, cases: list[Case], pipeline_cases: list[Case]
+) -> None:
+    npu_dist.spawn_ranks(hybrid_dist.worker, world_size, "npu", cases, None, pipeline_cases)
 
 
 def test_case_lists_cover_every_layout_kind_and_optimizer() -> None:

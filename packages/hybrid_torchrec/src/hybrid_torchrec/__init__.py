@@ -48,6 +48,7 @@ _TORCHREC_EXPORTS = {
     "HashEmbeddingCollection": "hybrid_torchrec.modules",
     "bucketize_kjt": "hybrid_torchrec.kjt",
     "get_default_hybrid_sharders": "hybrid_torchrec.distributed",
+    "HybridTrainPipeline": "hybrid_torchrec.distributed",
 }
 
 
@@ -71,6 +72,7 @@ __all__ = [
     "HashEmbeddingCollection",
     "HashEmbeddingConfig",
     "HybridTorchrecError",
+    "HybridTrainPipeline",
     "IdMapper",
     "MapResult",
     "MappingState",

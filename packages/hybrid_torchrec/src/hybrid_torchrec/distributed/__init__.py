@@ -2,6 +2,7 @@
 the host (a gloo process group), with the lookups and fused optimisers on the device."""
 
 from hybrid_torchrec.distributed.host_dist import UnknownIdError
+from hybrid_torchrec.distributed.pipeline import HybridTrainPipeline
 from hybrid_torchrec.distributed.sharders import (
     HASH_SHARDING_TYPES,
     PLAIN_SHARDING_TYPES,
@@ -26,6 +27,7 @@ __all__ = [
     "HybridHashEmbeddingCollectionSharder",
     "HybridShardedEmbeddingBagCollection",
     "HybridShardedEmbeddingCollection",
+    "HybridTrainPipeline",
     "UnknownIdError",
     "UnsupportedShardingError",
     "get_default_hybrid_sharders",

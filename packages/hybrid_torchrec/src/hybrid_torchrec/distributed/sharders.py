@@ -26,6 +26,7 @@ table_column_wise, grid   intra-node groups of the
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import torch
@@ -190,6 +191,24 @@ class _Hybrid:
         feature_to_table = {f: c.name for c in configs for f in c.feature_names}
         self._shard_mapper = ShardMapper(feature_to_table, mappers)
 
+    def host_work(self, features: KeyedJaggedTensor) -> tuple[Any, Any]:
+        """The host half of a forward: input distribution, mapping, the copy to the device.
+        Returns what :meth:`prefetch` takes."""
+        ctx = self.create_context()  # type: ignore[attr-defined]
+        dist_input = self.input_dist(ctx, features).wait().wait()  # type: ignore[attr-defined]
+        return ctx, dist_input
+
+    def prefetch(self, host_result: tuple[Any, Any]) -> None:
+        """The next forward uses this result of :meth:`host_work` instead of its input."""
+        self._hybrid_prefetched = host_result
+
+    def forward(self, *input: Any, **kwargs: Any) -> Any:
+        prefetched = self.__dict__.pop("_hybrid_prefetched", None)
+        if prefetched is None:
+            return super().forward(*input, **kwargs)  # type: ignore[misc]
+        ctx, dist_input = prefetched
+        return self.compute_and_output_dist(ctx, dist_input)  # type: ignore[attr-defined]
+
     def mappers(self) -> dict[str, IdMapper]:
         """Table name -> the IdMapper of this rank's shard (Hash collections only)."""
         if self._shard_mapper is None:
@@ -252,7 +271,7 @@ def _portable_permutes(output_dists: list[nn.Module]) -> None:
         for i, callback in enumerate(callbacks):
             if isinstance(callback, PermutePooledEmbeddingsSplit):
                 offsets = callback._offset_dim_list.tolist()
-                dims = [b - a for a, b in zip(offsets, offsets[1:], strict=False)]
+                dims = [b - a for a, b in itertools.pairwise(offsets)]
                 callbacks[i] = ColumnPermute(dims, callback._permute.tolist())
 
 
