@@ -208,3 +208,35 @@ def test_dlrm_trains_with_embcache_ebc_on_npu_at_batch_1024() -> None:
     for k in REAL.keys:
         _, rows, ref_rows = table_rows(ours, reference, f"t_{k}")
         torch.testing.assert_close(rows, ref_rows, rtol=1e-4, atol=1e-5, msg=k)
+
+
+@pytest.mark.requires_npu
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+def test_low_precision_rows_on_npu_match_the_host_kernel(dtype: torch.dtype) -> None:
+    """16-bit rows in the npu device cache: the update there (torch operations in float64,
+    rounded once to nearest even) equals the host's fused kernel bit for bit, with Adam
+    state in float32, Zipf ids and a cache smaller than the working set."""
+    import torchrec_embcache as ec
+
+    g = torch.Generator().manual_seed(11)
+    zipf = 1.0 / torch.arange(1, 3001, dtype=torch.float64) ** 1.05
+    data = [torch.multinomial(zipf, 2048, replacement=True, generator=g) for _ in range(4)]
+    coefs = [torch.randint(-8, 9, (256, 64), generator=g) / 8 for _ in data]
+    exported = []
+    for device, slots in (("cpu", None), ("npu", 1500)):
+        model = ec.DynamicEmbeddingBag(
+            64,
+            mode="sum",
+            optimizer=ec.SparseAdam(lr=0.01),
+            row_dtype=dtype,
+            cache_slots=slots,
+            device=device,
+            seed=5,
+        )
+        for ids, c in zip(data, coefs, strict=True):
+            (model(ids.view(256, 8)) * c.to(device)).sum().backward()
+        exported.append(model.table.export())
+    host, npu = exported
+    assert npu["weight"].dtype == dtype
+    assert torch.equal(host["weight"].view(torch.int16), npu["weight"].view(torch.int16))
+    assert torch.equal(host["optimizer_state"], npu["optimizer_state"])

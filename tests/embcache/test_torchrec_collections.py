@@ -172,7 +172,15 @@ def ec_configs(cls: type, cache_slots: int | None = None) -> list[EmbeddingConfi
 
 def test_configs_add_their_options_after_torchrecs_fields() -> None:
     # Positional arguments and field order stay torchrec's; the options come last.
-    options = ["optimizer", "initializer", "seed", "cache_slots", "admission", "eviction"]
+    options = [
+        "optimizer",
+        "initializer",
+        "seed",
+        "cache_slots",
+        "admission",
+        "eviction",
+        "stochastic_rounding",
+    ]
     for ours, theirs in (
         (EmbCacheEmbeddingBagConfig, EmbeddingBagConfig),
         (EmbCacheEmbeddingConfig, EmbeddingConfig),

@@ -95,6 +95,10 @@ void bind_configs(py::module_& m) {
         .value("NORMAL", InitKind::Normal)
         .value("TRUNCATED_NORMAL", InitKind::TruncatedNormal)
         .value("CONSTANT", InitKind::Constant);
+    py::enum_<RowDtype>(m, "RowDtype")
+        .value("F32", RowDtype::F32)
+        .value("F16", RowDtype::F16)
+        .value("BF16", RowDtype::BF16);
 
     py::class_<OptimConfig>(m, "OptimConfig")
         .def(py::init<>())
@@ -120,7 +124,9 @@ void bind_configs(py::module_& m) {
         .def_readwrite("ttl_steps", &TableConfig::ttl_steps)
         .def_readwrite("capacity", &TableConfig::capacity)
         .def_readwrite("evict_interval", &TableConfig::evict_interval)
-        .def_readwrite("shard_bits", &TableConfig::shard_bits);
+        .def_readwrite("shard_bits", &TableConfig::shard_bits)
+        .def_readwrite("dtype", &TableConfig::dtype)
+        .def_readwrite("stochastic_rounding", &TableConfig::stochastic_rounding);
 }
 
 }  // namespace embcache

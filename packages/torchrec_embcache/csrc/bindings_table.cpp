@@ -20,9 +20,12 @@ void def_table_properties(PyHostTable& cls) {
         .def_property_readonly("config", &HostTable::config)
         .def_property_readonly("dim", &HostTable::dim)
         .def_property_readonly("row_width", &HostTable::row_width)
+        .def_property_readonly("embedding_units", &HostTable::embedding_units)
         .def_property_readonly("num_shards", &HostTable::num_shards)
         .def_property_readonly("size", &HostTable::size)
         .def_property_readonly("pending_size", &HostTable::pending_size)
+        .def_property_readonly("admitted_total", &HostTable::admitted_total)
+        .def_property_readonly("evicted_total", &HostTable::evicted_total)
         .def_property_readonly("step", &HostTable::step)
         .def_property_readonly("optimizer_step", &HostTable::optimizer_step)
         .def_property_readonly("memory_bytes", &HostTable::memory_bytes)
@@ -64,10 +67,21 @@ void def_table_batches(PyHostTable& cls) {
                                      ids_tensor(std::move(b.evicted)), b.step);
            },
            py::arg("ids"), py::arg("train"), py::arg("gather"), py::arg("max_unique") = -1)
-        .def("lookup",
-             [](const HostTable& t, const at::Tensor& ids) {
-                 return rows_of(t, ids, t.dim(), &HostTable::lookup);
-             })
+        .def(
+            "lookup",
+            [](const HostTable& t, const at::Tensor& ids, const c10::optional<at::Tensor>& out) {
+                if (!out.has_value())
+                    return rows_of(t, ids, t.dim(), &HostTable::lookup);
+                // Into the caller's buffer: no allocation, no first-touch page faults.
+                const int64_t* p = ids_ptr(ids, "ids");
+                float* o = const_cast<float*>(floats_ptr(*out, "out", ids.numel(), t.dim()));
+                {
+                    py::gil_scoped_release nogil;
+                    t.lookup(p, ids.numel(), o);
+                }
+                return *out;
+            },
+            py::arg("ids"), py::arg("out") = py::none())
         .def("read_rows",
              [](const HostTable& t, const at::Tensor& ids) {
                  return rows_of(t, ids, t.row_width(), &HostTable::read_rows);
@@ -96,7 +110,8 @@ void def_table_updates(PyHostTable& cls) {
         .def(
             "apply_gradients_to",
             [](HostTable& t, const at::Tensor& rows, const at::Tensor& slots,
-               const at::Tensor& grads, const c10::optional<at::Tensor>& mask) {
+               const at::Tensor& grads, const c10::optional<at::Tensor>& mask,
+               const c10::optional<at::Tensor>& ids) {
                 check_cpu(rows, "rows");
                 if (rows.scalar_type() != at::kFloat || rows.dim() != 2 ||
                     rows.size(1) != t.row_width()) {
@@ -111,11 +126,18 @@ void def_table_updates(PyHostTable& cls) {
                 }
                 const float* g = floats_ptr(grads, "grads", n, t.dim());
                 const uint8_t* m = mask_ptr(mask, n, "mask");
+                const int64_t* k = nullptr;
+                if (ids.has_value()) {
+                    k = ids_ptr(*ids, "ids");
+                    if (ids->numel() != n)
+                        throw std::invalid_argument("ids must have one entry per slot");
+                }
                 float* r = rows.data_ptr<float>();
                 py::gil_scoped_release nogil;
-                t.apply_gradients_to(r, t.row_width(), s, n, g, m);
+                t.apply_gradients_to(r, t.row_width(), s, k, n, g, m);
             },
-            py::arg("rows"), py::arg("slots"), py::arg("grads"), py::arg("mask") = py::none())
+            py::arg("rows"), py::arg("slots"), py::arg("grads"), py::arg("mask") = py::none(),
+            py::arg("ids") = py::none())
         .def("next_optimizer_step", &HostTable::next_optimizer_step);
 }
 

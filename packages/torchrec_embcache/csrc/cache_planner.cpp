@@ -244,6 +244,16 @@ std::shared_ptr<SwapPlan> CachePlanner::compute(const Request& req) {
         plan->in_ids.push_back(key);
         plan->in_slots.push_back(v);
     }
+    // The batch's rows end up most recent in ascending id order (the largest id first), hits
+    // and misses alike. The recency order then does not depend on the number of slots, so a
+    // cache of S slots holds exactly the S most recent rows of one order for every S: what
+    // lets the sizing helper (torchrec_embcache.sizing) compute hit rates for all sizes at once.
+    for (int64_t u = 0; u < U; ++u) {
+        if (!prep.has_row[u])
+            continue;
+        lru_unlink(plan->unique_slots[u]);
+        lru_push_front(plan->unique_slots[u]);
+    }
     plan->unique_ids = std::move(prep.unique_ids);
     plan->inverse = std::move(prep.inverse);
     plan->has_row = std::move(prep.has_row);

@@ -3,10 +3,12 @@
 // Layout (little-endian):
 //   header   128 bytes: magic "EMBCKPT1", format version, kind (full/incremental), this
 //            checkpoint's id, the id it applies on (incremental), geometry (dim, row width,
-//            optimiser), table step, optimiser step, record counts; CRC-32C of the header.
+//            optimiser), table step, optimiser step, record counts, row dtype (version 2;
+//            version 1 files hold float32 rows and zeros there); CRC-32C of the header.
 //   sections [tag u32][reserved u32][length u64][payload][CRC-32C of all preceding fields]
 //            DELS: ids deleted since the base (incremental only), written before rows;
-//            ROWS: records {id i64, last_seen u32, count u32, row f32[row_width]};
+//            ROWS: records {id i64, last_seen u32, count u32, row u32[row_width]}: the row's
+//            embedding in its dtype (16-bit values in pairs), then float32 state;
 //            PEND: admission counters {id i64, count u32, last_seen u32} (always complete).
 //   trailer  an END section holding the number of sections and a CRC over their CRCs; the
 //            file must end right after it.
@@ -40,7 +42,9 @@ namespace embcache {
 namespace {
 
 constexpr char kMagic[8] = {'E', 'M', 'B', 'C', 'K', 'P', 'T', '1'};
-constexpr uint32_t kFormatVersion = 1;
+// Version 2 added the row dtype; version 1 files (float32 rows) are still read.
+constexpr uint32_t kFormatVersion = 2;
+constexpr uint32_t kOldestVersion = 1;
 constexpr uint32_t kKindFull = 1;
 constexpr uint32_t kKindIncremental = 2;
 constexpr size_t kHeaderBytes = 128;
@@ -73,6 +77,7 @@ struct Header {
     uint64_t n_rows = 0;
     uint64_t n_deleted = 0;
     uint64_t n_pending = 0;
+    uint32_t dtype = 0;  // RowDtype
 };
 
 template <class T>
@@ -101,6 +106,7 @@ std::vector<char> encode_header(const Header& h) {
     put(b, 72, h.n_rows);
     put(b, 80, h.n_deleted);
     put(b, 88, h.n_pending);
+    put(b, 96, h.dtype);
     put(b, kHeaderBytes - 4, crc32c(b.data(), kHeaderBytes - 4));
     return b;
 }
@@ -284,10 +290,10 @@ Header scan(const std::string& path, const SectionFn& on_section) {
     }
     Header h;
     h.version = get<uint32_t>(hb.data(), 8);
-    if (h.version != kFormatVersion) {
+    if (h.version < kOldestVersion || h.version > kFormatVersion) {
         r.fail("format version " + std::to_string(h.version) +
-               " is not supported (this build reads version " + std::to_string(kFormatVersion) +
-               ")");
+               " is not supported (this build reads versions " + std::to_string(kOldestVersion) +
+               " to " + std::to_string(kFormatVersion) + ")");
     }
     h.kind = get<uint32_t>(hb.data(), 12);
     h.id = get<uint64_t>(hb.data(), 16);
@@ -300,6 +306,9 @@ Header scan(const std::string& path, const SectionFn& on_section) {
     h.n_rows = get<uint64_t>(hb.data(), 72);
     h.n_deleted = get<uint64_t>(hb.data(), 80);
     h.n_pending = get<uint64_t>(hb.data(), 88);
+    h.dtype = h.version >= 2 ? get<uint32_t>(hb.data(), 96) : 0;
+    if (h.dtype > static_cast<uint32_t>(RowDtype::BF16))
+        r.fail("unknown row dtype " + std::to_string(h.dtype) + " in the header");
     if (h.kind != kKindFull && h.kind != kKindIncremental)
         r.fail("unknown checkpoint kind " + std::to_string(h.kind));
     if (h.dim <= 0 || h.row_width < h.dim)
@@ -380,6 +389,7 @@ public:
         h.dim = t.cfg_.dim;
         h.row_width = t.row_width_;
         h.optim_kind = static_cast<uint32_t>(t.cfg_.optim.kind);
+        h.dtype = static_cast<uint32_t>(t.cfg_.dtype);
         h.step = t.step_;
         h.optimizer_step = t.optimizer_step_;
         for (const Shard& s : t.shards_) {
@@ -476,6 +486,13 @@ public:
             if (i > 0 && h.base_id != headers.back().id) {
                 throw CheckpointError(name + " does not follow " + paths[i - 1] +
                                       " (it was written on top of a different checkpoint)");
+            }
+            if (h.dtype != static_cast<uint32_t>(cfg.dtype)) {
+                throw CheckpointError(
+                    name + " holds " + dtype_name(static_cast<RowDtype>(h.dtype)) +
+                    " rows but the table stores " + dtype_name(cfg.dtype) +
+                    " rows; create the table with the checkpoint's dtype (rows are never "
+                    "converted on load)");
             }
             if (h.dim != cfg.dim || h.row_width != table->row_width_ ||
                 h.optim_kind != static_cast<uint32_t>(cfg.optim.kind)) {

@@ -8,6 +8,10 @@
 #include <numeric>
 #include <tuple>
 
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
+
 #include "thread_pool.h"
 
 namespace embcache {
@@ -117,7 +121,12 @@ HostTable::HostTable(const TableConfig& cfg) : cfg_(cfg) {
     if (cfg.ttl_steps < 0 || cfg.capacity < 0) {
         throw std::invalid_argument("ttl_steps and capacity must be >= 0 (0 disables)");
     }
-    row_width_ = cfg.dim + state_width(cfg.optim.kind, cfg.dim);
+    if (cfg.stochastic_rounding && cfg.dtype == RowDtype::F32) {
+        throw std::invalid_argument(
+            "stochastic rounding applies to float16 or bfloat16 rows, not float32 ones");
+    }
+    units_ = embcache::embedding_units(cfg.dtype, cfg.dim);
+    row_width_ = units_ + state_width(cfg.optim.kind, cfg.dim);
     // A shift by 64 is undefined: one shard uses shift 63 and mask 0.
     shard_shift_ = cfg.shard_bits == 0 ? 63 : 64 - cfg.shard_bits;
     shard_mask_ = (uint64_t{1} << cfg.shard_bits) - 1;
@@ -146,6 +155,19 @@ int64_t HostTable::pending_size() const {
     for (const auto& s : shards_)
         n += s.pending.size();
     return n;
+}
+
+int64_t HostTable::admitted_total() const {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    uint64_t n = 0;
+    for (const auto& s : shards_)
+        n += s.admitted;
+    return static_cast<int64_t>(n);
+}
+
+int64_t HostTable::evicted_total() const {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    return evicted_total_;
 }
 
 int64_t HostTable::step() const {
@@ -190,8 +212,15 @@ uint32_t HostTable::insert_row(Shard& s, int64_t key, uint64_t h, uint32_t count
     hdr.last_seen = step;
     hdr.count = count;
     float* data = s.rows.data(r);
-    initialize_row(cfg_.init, key, data, cfg_.dim);
-    init_state(cfg_.optim, data + cfg_.dim, cfg_.dim);
+    if (cfg_.dtype == RowDtype::F32) {
+        initialize_row(cfg_.init, key, data, cfg_.dim);
+    } else {
+        thread_local std::vector<float> values;
+        values.resize(cfg_.dim);
+        initialize_row(cfg_.init, key, values.data(), cfg_.dim);
+        encode_embedding(cfg_.dtype, values.data(), data, cfg_.dim);
+    }
+    init_state(cfg_.optim, data + units_, cfg_.dim);
     s.rows.set_modified(r);
     bool inserted = false;
     *s.index.find_or_insert(key, h, r, &inserted) = r;
@@ -206,12 +235,27 @@ void HostTable::delete_row(Shard& s, int64_t key, uint64_t h, uint32_t r) {
         s.deleted.push_back(key);
 }
 
+// An id without a row reads what its row would hold: values rounded to the row dtype.
 void HostTable::fill_missing(int64_t key, float* out) const {
     if (cfg_.admit_threshold > 1) {
         std::fill(out, out + cfg_.dim, cfg_.admit_default);
     } else {
         initialize_row(cfg_.init, key, out, cfg_.dim);
     }
+    if (cfg_.dtype != RowDtype::F32) {
+        for (int64_t j = 0; j < cfg_.dim; ++j)
+            out[j] = decode_16(cfg_.dtype, round_float_to_16(cfg_.dtype, out[j]));
+    }
+}
+
+void HostTable::update_stored(const OptimConfig& optim, const StepConstants& k, int64_t step,
+                              int64_t key, float* row, const float* grad) const {
+    if (cfg_.dtype == RowDtype::F32) {
+        update_row(optim, k, row, grad, cfg_.dim);
+        return;
+    }
+    const uint64_t sr = cfg_.stochastic_rounding ? stochastic_stream(cfg_.init.seed, key, step) : 0;
+    update_row_16(optim, k, cfg_.dtype, row, grad, cfg_.dim, units_, sr);
 }
 
 // prepare() and its phases, in the order prepare() runs them.
@@ -449,6 +493,7 @@ uint32_t HostTable::admit(Shard& sh, int64_t key, uint64_t h, uint32_t occurrenc
         count = p->count;
         sh.pending.erase(key, h);
     }
+    ++sh.admitted;
     return insert_row(sh, key, h, count, now);
 }
 
@@ -506,7 +551,7 @@ void HostTable::write_unique(const std::vector<ShardBatch>& batches,
                     continue;
                 float* dst = out.rows.data() + g * dim;
                 if (L.has_row[j]) {
-                    std::memcpy(dst, sh.rows.data(L.rows[j]), dim * sizeof(float));
+                    decode_embedding(cfg_.dtype, sh.rows.data(L.rows[j]), dst, dim);
                 } else {
                     fill_missing(L.keys[j], dst);
                 }
@@ -527,10 +572,39 @@ void HostTable::write_inverse(const std::vector<uint64_t>& hashes,
     });
 }
 
+namespace {
+
+// Copies one float32 row into the caller's output. Streaming stores write the output lines
+// without first reading them into the cache (a normal store must fetch the line it partly
+// writes): the output of a large lookup is written once and not read back by us, and those
+// reads would otherwise cost as much memory traffic as the rows themselves.
+inline void store_row(float* dst, const float* src, size_t bytes, bool stream) {
+#if defined(__x86_64__)
+    if (stream) {
+        auto* d = reinterpret_cast<__m128i*>(dst);
+        const auto* s = reinterpret_cast<const __m128i*>(src);
+        for (size_t k = 0; k < bytes / 16; ++k)
+            _mm_stream_si128(d + k, _mm_loadu_si128(s + k));
+        return;
+    }
+#endif
+    (void)stream;
+    std::memcpy(dst, src, bytes);
+}
+
+}  // namespace
+
 void HostTable::lookup(const int64_t* ids, int64_t n, float* out) const {
     std::shared_lock<std::shared_mutex> lock(mu_);
     const int64_t dim = cfg_.dim;
+    const RowDtype dtype = cfg_.dtype;
     const size_t row_bytes = dim * sizeof(float);
+    const size_t stored_bytes = units_ * sizeof(float);
+    // Streaming needs 16-byte aligned rows; small outputs stay in cache and are better
+    // written normally (the caller reads them next).
+    const bool stream = dtype == RowDtype::F32 && row_bytes % 16 == 0 &&
+                        reinterpret_cast<uintptr_t>(out) % 16 == 0 &&
+                        static_cast<size_t>(n) * row_bytes >= (size_t{8} << 20);
     parallel_for(0, n, 1 << 12, [&](int64_t lo, int64_t hi) {
         // Three-stage software pipeline: hash and prefetch the index slot kAhead*2 positions
         // ahead, probe and prefetch the row kAhead ahead, copy now. Independent cache misses of
@@ -551,7 +625,7 @@ void HostTable::lookup(const int64_t* ids, int64_t n, float* out) const {
             const float* row = r == nullptr ? nullptr : sh.rows.data(*r);
             ring_row[i & (kRing - 1)] = row;
             if (row != nullptr) {
-                for (size_t off = 0; off < row_bytes; off += 64) {
+                for (size_t off = 0; off < stored_bytes; off += 64) {
                     __builtin_prefetch(reinterpret_cast<const char*>(row) + off);
                 }
             }
@@ -566,12 +640,18 @@ void HostTable::lookup(const int64_t* ids, int64_t n, float* out) const {
             if (i + kAhead < hi)
                 stage_probe(i + kAhead);
             const float* row = ring_row[i & (kRing - 1)];
-            if (row != nullptr) {
-                std::memcpy(out + i * dim, row, row_bytes);
-            } else {
+            if (row == nullptr) {
                 fill_missing(ids[i], out + i * dim);
+            } else if (dtype == RowDtype::F32) {
+                store_row(out + i * dim, row, row_bytes, stream);
+            } else {
+                decode_embedding(dtype, row, out + i * dim, dim);
             }
         }
+#if defined(__x86_64__)
+        if (stream)
+            _mm_sfence();  // streaming stores are weakly ordered: publish them before returning
+#endif
     });
 }
 
@@ -611,7 +691,8 @@ void HostTable::write_rows(const int64_t* ids, int64_t n, const float* rows) {
 void HostTable::apply_gradients(const int64_t* ids, int64_t n, const float* grads,
                                 const uint8_t* has_row) {
     std::unique_lock<std::shared_mutex> lock(mu_);
-    const StepConstants k = step_constants(cfg_.optim, ++optimizer_step_);
+    const int64_t step = ++optimizer_step_;
+    const StepConstants k = step_constants(cfg_.optim, step);
     const int64_t dim = cfg_.dim;
     parallel_for(0, n, row_grain(row_width_), [&](int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i) {
@@ -622,19 +703,24 @@ void HostTable::apply_gradients(const int64_t* ids, int64_t n, const float* grad
             const uint32_t* r = sh.index.find(ids[i], h);
             if (r == nullptr)
                 continue;  // evicted by a plan computed ahead of this update
-            update_row(cfg_.optim, k, sh.rows.data(*r), grads + i * dim, dim);
+            update_stored(cfg_.optim, k, step, ids[i], sh.rows.data(*r), grads + i * dim);
             sh.rows.set_modified_atomic(*r);
         }
     });
 }
 
-void HostTable::apply_gradients_to(float* rows, int64_t stride, const int64_t* slots, int64_t n,
-                                   const float* grads, const uint8_t* mask) {
+void HostTable::apply_gradients_to(float* rows, int64_t stride, const int64_t* slots,
+                                   const int64_t* ids, int64_t n, const float* grads,
+                                   const uint8_t* mask) {
+    if (ids == nullptr && cfg_.stochastic_rounding)
+        throw std::invalid_argument("stochastic rounding needs the ids of the updated rows");
     StepConstants k;
     OptimConfig optim;
+    int64_t step;
     {
         std::unique_lock<std::shared_mutex> lock(mu_);
-        k = step_constants(cfg_.optim, ++optimizer_step_);
+        step = ++optimizer_step_;
+        k = step_constants(cfg_.optim, step);
         optim = cfg_.optim;
     }
     const int64_t dim = cfg_.dim;
@@ -642,7 +728,8 @@ void HostTable::apply_gradients_to(float* rows, int64_t stride, const int64_t* s
         for (int64_t i = lo; i < hi; ++i) {
             if (mask != nullptr && mask[i] == 0)
                 continue;
-            update_row(optim, k, rows + slots[i] * stride, grads + i * dim, dim);
+            update_stored(optim, k, step, ids == nullptr ? 0 : ids[i], rows + slots[i] * stride,
+                          grads + i * dim);
         }
     });
 }
@@ -718,6 +805,7 @@ std::vector<int64_t> HostTable::evict_locked(int64_t step) {
         evict_least_used(now, parallel, per_shard);
     for (auto& v : per_shard)
         evicted.insert(evicted.end(), v.begin(), v.end());
+    evicted_total_ += static_cast<int64_t>(evicted.size());
     return evicted;
 }
 
@@ -854,6 +942,7 @@ void HostTable::clear() {
     shards_.swap(fresh);
     step_ = 0;
     optimizer_step_ = 0;
+    evicted_total_ = 0;
     checkpoint_id_ = 0;
 }
 

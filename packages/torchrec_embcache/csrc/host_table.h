@@ -46,6 +46,10 @@ struct TableConfig {
     // Eviction is checked every evict_interval training steps.
     int64_t evict_interval = 1;
     int shard_bits = 5;
+    // Storage of the embedding part of rows; optimiser state is float32 whatever this is.
+    RowDtype dtype = RowDtype::F32;
+    // 16-bit rows only: updates are rounded stochastically instead of to nearest even.
+    bool stochastic_rounding = false;
 };
 
 struct RowHeader {
@@ -142,6 +146,7 @@ struct Shard {
     RowStore rows;
     FlatMap<PendingTraits> pending;
     std::vector<int64_t> deleted;  // ids deleted since the last checkpoint
+    uint64_t admitted = 0;         // rows created by training lookups (metrics)
 
     explicit Shard(RowStore store) : rows(std::move(store)) {}
 };
@@ -152,11 +157,17 @@ public:
 
     const TableConfig& config() const { return cfg_; }
     int64_t dim() const { return cfg_.dim; }
+    // 4-byte units per stored row: the embedding (embedding_units) then the float32 state.
     int64_t row_width() const { return row_width_; }
+    int64_t embedding_units() const { return units_; }
     int64_t num_shards() const { return static_cast<int64_t>(shards_.size()); }
 
     int64_t size() const;          // rows
     int64_t pending_size() const;  // ids seen but not admitted yet
+    // Rows created by training lookups and rows removed by the eviction policy, since the
+    // table was created (metrics; not part of checkpoints).
+    int64_t admitted_total() const;
+    int64_t evicted_total() const;
     int64_t step() const;
     int64_t optimizer_step() const;
     size_t memory_bytes() const;
@@ -173,7 +184,8 @@ public:
     PreparedBatch prepare(const int64_t* ids, int64_t n, bool train, bool gather,
                           int64_t max_unique = -1);
 
-    // Per-position embeddings (no de-duplication, read-only): the lookup hot path.
+    // Per-position embeddings as float32 (no de-duplication, read-only): the lookup hot path.
+    // `out` is [n, dim] and may be a buffer the caller reuses.
     void lookup(const int64_t* ids, int64_t n, float* out) const;
 
     // Full rows (embedding + state) of ids that must all exist; for swapping into a cache.
@@ -187,8 +199,9 @@ public:
 
     // The same update on rows held elsewhere (a device cache on the host): rows[slot[i]] with
     // `stride` floats between rows. Advances the optimiser step.
-    void apply_gradients_to(float* rows, int64_t stride, const int64_t* slots, int64_t n,
-                            const float* grads, const uint8_t* mask);
+    // `ids` (the id of each slot's row) drive stochastic rounding; they may be null otherwise.
+    void apply_gradients_to(float* rows, int64_t stride, const int64_t* slots, const int64_t* ids,
+                            int64_t n, const float* grads, const uint8_t* mask);
     // Advances and returns the optimiser step, for updates computed outside the core.
     int64_t next_optimizer_step();
 
@@ -225,6 +238,9 @@ private:
     uint32_t insert_row(Shard& s, int64_t key, uint64_t h, uint32_t count, uint32_t step);
     void delete_row(Shard& s, int64_t key, uint64_t h, uint32_t r);
     void fill_missing(int64_t key, float* out) const;
+    // One optimiser step on a stored row (embedding in cfg_.dtype, then state).
+    void update_stored(const OptimConfig& optim, const StepConstants& k, int64_t step, int64_t key,
+                       float* row, const float* grad) const;
     int64_t size_locked() const;
 
     // The eviction policy (caller holds the exclusive lock), policy by policy.
@@ -265,11 +281,13 @@ private:
 
     TableConfig cfg_;
     int64_t row_width_;
+    int64_t units_;
     int shard_shift_;
     uint64_t shard_mask_;
     std::vector<Shard> shards_;
     int64_t step_ = 0;
     int64_t optimizer_step_ = 0;
+    int64_t evicted_total_ = 0;
     uint64_t checkpoint_id_ = 0;  // id of the last checkpoint saved or loaded (0: none)
     mutable std::shared_mutex mu_;
 };

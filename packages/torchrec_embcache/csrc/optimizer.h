@@ -8,6 +8,8 @@
 
 #include <cstdint>
 
+#include "row_format.h"
+
 namespace embcache {
 
 enum class OptimKind : int { SGD = 0, Adagrad = 1, Adam = 2 };
@@ -44,6 +46,10 @@ struct StepConstants {
     float one_minus_beta2;
     float neg_step_size;  // Adam: -(lr * sqrt(1 - beta2^t) / (1 - beta1^t))
     float eps;
+    // The same in float64, for the weight update of 16-bit rows.
+    double neg_lr_d;
+    double neg_step_size_d;
+    double eps_d;
 };
 
 StepConstants step_constants(const OptimConfig& cfg, int64_t step);
@@ -54,5 +60,17 @@ void init_state(const OptimConfig& cfg, float* state, int64_t dim);
 // Applies one update with gradient `grad` (dim floats) to `row` (embedding followed by state).
 void update_row(const OptimConfig& cfg, const StepConstants& k, float* row, const float* grad,
                 int64_t dim);
+
+// The update of a row whose embedding is 16-bit (`units` 4-byte units, then float32 state).
+// The optimiser state is updated in float32 exactly as update_row does; the new weight is
+// computed in float64 from the stored weight, the gradient and that new state, then rounded
+// once: to nearest even when `sr_stream` is 0, else stochastically with uniforms drawn from
+// the counter-based stream `sr_stream` (see stochastic_stream).
+void update_row_16(const OptimConfig& cfg, const StepConstants& k, RowDtype t, float* row,
+                   const float* grad, int64_t dim, int64_t units, uint64_t sr_stream);
+
+// The stream of stochastic-rounding uniforms of one row at one optimiser step: a pure
+// function of (seed, id, step), so that results do not depend on threads or on the cache.
+uint64_t stochastic_stream(uint64_t seed, int64_t key, int64_t step);
 
 }  // namespace embcache

@@ -6,7 +6,10 @@ directory checkpoints (:func:`save_checkpoint`, :func:`load_checkpoint`).
 
 TorchRec drop-ins (imported on first use, need torchrec): ``EmbCacheEmbeddingBagConfig``,
 ``EmbCacheEmbeddingConfig``, ``EmbCacheEmbeddingBagCollection``,
-``EmbCacheEmbeddingCollection`` and ``EmbCacheTrainPipeline``.
+``EmbCacheEmbeddingCollection``, ``EmbCacheTrainPipeline`` and ``EmbCacheMetrics``.
+
+Observability: :func:`describe` (the tables' cache and host counters as a table) and
+:func:`cache_sizing` (working sets and hit rates per cache size from sample batches).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from torchrec_embcache.config import (
     TruncatedNormal,
     Uniform,
 )
+from torchrec_embcache.counters import describe
 from torchrec_embcache.errors import (
     CacheCapacityError,
     CacheStateError,
@@ -36,6 +40,7 @@ from torchrec_embcache.errors import (
     EmbCacheError,
 )
 from torchrec_embcache.modules import DynamicEmbedding, DynamicEmbeddingBag
+from torchrec_embcache.sizing import TableSizing, cache_sizing, collection_features
 from torchrec_embcache.table import EmbeddingTable
 
 _TORCHREC_EXPORTS = {
@@ -44,6 +49,7 @@ _TORCHREC_EXPORTS = {
     "EmbCacheEmbeddingBagCollection": "torchrec_embcache.collection",
     "EmbCacheEmbeddingCollection": "torchrec_embcache.collection",
     "EmbCacheTrainPipeline": "torchrec_embcache.pipeline",
+    "EmbCacheMetrics": "torchrec_embcache.metrics",
 }
 
 
@@ -80,6 +86,7 @@ __all__ = [
     "EmbCacheEmbeddingCollection",
     "EmbCacheEmbeddingConfig",
     "EmbCacheError",
+    "EmbCacheMetrics",
     "EmbCacheTrainPipeline",
     "EmbeddingTable",
     "Eviction",
@@ -87,9 +94,13 @@ __all__ = [
     "SparseAdagrad",
     "SparseAdam",
     "SparseSGD",
+    "TableSizing",
     "TruncatedNormal",
     "Uniform",
     "__version__",
+    "cache_sizing",
+    "collection_features",
+    "describe",
     "get_num_threads",
     "load_checkpoint",
     "save_checkpoint",

@@ -202,7 +202,9 @@ def load_checkpoint(obj: Tables, directory: str | Path, *, strict: bool = True) 
     for name in sorted(set(tables) & set(saved)):
         table, entry = tables[name], saved[name]
         expected = table.describe()
-        for key in ("dim", "optimizer", "row_width"):
+        # Manifests written before row dtypes existed hold float32 tables.
+        entry = {"dtype": "float32", **entry}
+        for key in ("dim", "optimizer", "dtype", "row_width"):
             if entry.get(key) != expected[key]:
                 raise CheckpointError(
                     f"checkpoint {directory}: table {name!r} was saved with {key}="

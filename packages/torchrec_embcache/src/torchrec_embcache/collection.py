@@ -55,6 +55,7 @@ class _DynamicTableOptions:
     cache_slots: int | None = None
     admission: Admission | None = None
     eviction: Eviction | None = None
+    stochastic_rounding: bool = False
 
 
 # The options class comes first among the bases so that its fields come after torchrec's
@@ -68,6 +69,8 @@ class EmbCacheEmbeddingBagConfig(_DynamicTableOptions, EmbeddingBagConfig):
     seed: initialiser seed (default: derived from the collection seed and the table name).
     cache_slots: rows kept on the device; None keeps rows in host memory only.
     admission, eviction: optional policies.
+    stochastic_rounding: with ``data_type`` FP16 or BF16 (rows stored in that dtype,
+        optimiser state in float32), round updates stochastically instead of to nearest even.
     """
 
 
@@ -80,9 +83,14 @@ class EmbCacheEmbeddingConfig(_DynamicTableOptions, EmbeddingConfig):
 def _table_options(
     config: EmbeddingBagConfig | EmbeddingConfig, optimizer: Optimizer | None, seed: int
 ) -> dict[str, object]:
-    if config.data_type != DataType.FP32:
+    row_dtypes = {
+        DataType.FP32: torch.float32,
+        DataType.FP16: torch.float16,
+        DataType.BF16: torch.bfloat16,
+    }
+    if config.data_type not in row_dtypes:
         raise ValueError(
-            f"table {config.name!r}: dynamic tables store float32 rows; data_type "
+            f"table {config.name!r}: dynamic tables store FP32, FP16 or BF16 rows; data_type "
             f"{config.data_type} is not supported"
         )
     initializer = getattr(config, "initializer", None)
@@ -107,6 +115,8 @@ def _table_options(
         "cache_slots": getattr(config, "cache_slots", None),
         "admission": getattr(config, "admission", None),
         "eviction": getattr(config, "eviction", None),
+        "row_dtype": row_dtypes[config.data_type],
+        "stochastic_rounding": getattr(config, "stochastic_rounding", False),
     }
 
 

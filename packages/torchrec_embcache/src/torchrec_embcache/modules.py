@@ -53,6 +53,8 @@ class _DynamicBase(nn.Module):
         cache_slots: int | None,
         device: torch.device | str | None,
         shard_bits: int,
+        row_dtype: torch.dtype = torch.float32,
+        stochastic_rounding: bool = False,
     ) -> None:
         super().__init__()
         self.embedding_dim = embedding_dim
@@ -66,6 +68,8 @@ class _DynamicBase(nn.Module):
             cache_slots=cache_slots,
             device=device,
             shard_bits=shard_bits,
+            row_dtype=row_dtype,
+            stochastic_rounding=stochastic_rounding,
         )
         # nn.Module moves buffers on .to()/.cuda()/to_empty(); this empty integer buffer
         # tells _apply where the module went (floating-point casts leave it alone).
@@ -154,13 +158,14 @@ class _DynamicBase(nn.Module):
                 f"{prefix}weight has shape {tuple(s['weight'].shape)}, expected [n, {dim}]"
             )
             return
-        rows = torch.cat([s["weight"], s["optimizer_state"]], dim=1).to("cpu", torch.float32)
-        if rows.shape[1] != self.table.row_width:
+        state_width = self.table.row_width - self.table.embedding_units
+        if s["optimizer_state"].dim() != 2 or s["optimizer_state"].shape[1] != state_width:
             error_msgs.append(
-                f"{prefix}optimizer_state has {s['optimizer_state'].shape[1]} columns, this "
-                f"table's optimiser needs {self.table.row_width - dim}"
+                f"{prefix}optimizer_state has shape {tuple(s['optimizer_state'].shape)}, this "
+                f"table's optimiser needs [n, {state_width}]"
             )
             return
+        rows = self.table.pack_rows(s["weight"], s["optimizer_state"])
         self.table.load_state(
             ids=s["ids"],
             rows=rows.contiguous(),
@@ -187,6 +192,9 @@ class DynamicEmbedding(_DynamicBase):
         cache_slots: rows held on the compute device; None keeps rows in host memory only
             (best on the CPU).
         device: compute device.
+        row_dtype: storage of the embeddings: torch.float32 (default), float16 or bfloat16
+            (optimiser state stays float32; lookups return float32).
+        stochastic_rounding: 16-bit rows: round updates stochastically (unbiased).
 
     Input: integer tensor of any shape. Output: ``(*input.shape, embedding_dim)``.
     """
@@ -202,6 +210,8 @@ class DynamicEmbedding(_DynamicBase):
         cache_slots: int | None = None,
         device: torch.device | str | None = None,
         shard_bits: int = 5,
+        row_dtype: torch.dtype = torch.float32,
+        stochastic_rounding: bool = False,
     ) -> None:
         super().__init__(
             _embedding_dim(type(self).__name__, dims),
@@ -213,6 +223,8 @@ class DynamicEmbedding(_DynamicBase):
             cache_slots=cache_slots,
             device=device,
             shard_bits=shard_bits,
+            row_dtype=row_dtype,
+            stochastic_rounding=stochastic_rounding,
         )
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
@@ -252,6 +264,8 @@ class DynamicEmbeddingBag(_DynamicBase):
         cache_slots: int | None = None,
         device: torch.device | str | None = None,
         shard_bits: int = 5,
+        row_dtype: torch.dtype = torch.float32,
+        stochastic_rounding: bool = False,
     ) -> None:
         if mode not in _POOLING_MODES:
             raise ValueError(f"mode must be one of {_POOLING_MODES}, got {mode!r}")
@@ -265,6 +279,8 @@ class DynamicEmbeddingBag(_DynamicBase):
             cache_slots=cache_slots,
             device=device,
             shard_bits=shard_bits,
+            row_dtype=row_dtype,
+            stochastic_rounding=stochastic_rounding,
         )
         self.mode = mode
         self.include_last_offset = include_last_offset

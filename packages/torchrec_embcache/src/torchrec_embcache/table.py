@@ -22,6 +22,7 @@ values, and swapping moves rows and optimiser state bit for bit.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import deque
 from collections.abc import Sequence
@@ -43,7 +44,14 @@ from torchrec_embcache.config import (
     make_table_config,
     optimizer_name,
 )
+from torchrec_embcache.counters import CacheCounters
 from torchrec_embcache.errors import CacheStateError, DeviceError
+from torchrec_embcache.rowdtype import (
+    check_row_dtype,
+    pack_weights,
+    round_once,
+    unpack_weights,
+)
 
 _CPU = torch.device("cpu")
 
@@ -80,6 +88,12 @@ class EmbeddingTable:
         cache_slots: rows kept on the device; None keeps all rows in host memory only.
         device: compute device ("cpu", "npu", "meta", ...).
         shard_bits: the host table has 2**shard_bits shards (parallelism of batched calls).
+        row_dtype: storage of the embeddings (torch.float32, float16 or bfloat16), on the
+            host and in the device cache; optimiser state stays float32. Lookups return
+            float32 values (exactly the stored ones); updates are computed in float64 and
+            rounded once into the row dtype.
+        stochastic_rounding: 16-bit rows only: round updates stochastically (unbiased)
+            instead of to nearest even.
     """
 
     def __init__(
@@ -94,6 +108,8 @@ class EmbeddingTable:
         cache_slots: int | None = None,
         device: torch.device | str | None = None,
         shard_bits: int = 5,
+        row_dtype: torch.dtype = torch.float32,
+        stochastic_rounding: bool = False,
     ) -> None:
         self.optimizer: Optimizer = optimizer if optimizer is not None else SparseSGD()
         self.initializer: Initializer = initializer if initializer is not None else Normal()
@@ -103,6 +119,10 @@ class EmbeddingTable:
         self._config = make_table_config(
             embedding_dim, self.optimizer, self.initializer, seed, admission, eviction, shard_bits
         )
+        self._config.dtype = check_row_dtype(row_dtype, stochastic_rounding)
+        self._config.stochastic_rounding = stochastic_rounding
+        self.row_dtype = row_dtype
+        self.stochastic_rounding = stochastic_rounding
         self._host = _C.HostTable(self._config)
         if cache_slots is not None and (not isinstance(cache_slots, int) or cache_slots < 1):
             raise ValueError(f"cache_slots must be a positive integer or None, got {cache_slots!r}")
@@ -121,6 +141,7 @@ class EmbeddingTable:
         self._torch_update = False
         # Serialises the training path of this table (plans, swaps, updates).
         self._lock = threading.RLock()
+        self.counters = CacheCounters()
         if cache_slots is not None and self._device.type != "meta":
             self._create_cache(self._device)
 
@@ -131,8 +152,24 @@ class EmbeddingTable:
 
     @property
     def row_width(self) -> int:
-        """Floats per stored row: embedding plus optimiser state."""
+        """4-byte units per stored row: embedding (in the row dtype) plus float32 state."""
         return int(self._host.row_width)
+
+    @property
+    def embedding_units(self) -> int:
+        """4-byte units of a stored row taken by the embedding."""
+        return int(self._host.embedding_units)
+
+    @property
+    def row_bytes(self) -> int:
+        """Bytes of one stored row: embedding in the row dtype plus optimiser state."""
+        return 4 * self.row_width
+
+    @property
+    def host_bytes_per_row(self) -> float:
+        """Host memory per stored row, index and bookkeeping included (nan when empty)."""
+        rows = len(self)
+        return self.memory_bytes / rows if rows else float("nan")
 
     @property
     def device(self) -> torch.device:
@@ -174,9 +211,10 @@ class EmbeddingTable:
         self._cache = torch.zeros(self.cache_slots, self.row_width, device=device)
         if self._planner.default_slot >= 0:
             assert self.admission is not None
-            self._cache[self._planner.default_slot, : self.embedding_dim] = (
-                self.admission.default_value
-            )
+            default = torch.full((1, self.embedding_dim), self.admission.default_value)
+            self._cache[self._planner.default_slot, : self.embedding_units] = pack_weights(
+                default, self.row_dtype
+            )[0].to(device)
         self._slot_seq = torch.zeros(self.cache_slots, dtype=torch.int64)
 
     def to(self, device: torch.device | str) -> EmbeddingTable:
@@ -284,15 +322,15 @@ class EmbeddingTable:
         plan = self._execute(handle.wait())
 
         dev = self._device
-        dim = self.embedding_dim
         slots = plan.unique_slots
         slots_dev = slots.to(dev)
-        weights = cache[:, :dim].index_select(0, slots_dev)
+        weights = self._cached_weights(cache, slots_dev)
         if torch.is_grad_enabled():
             weights.requires_grad_(True)
             has_row = plan.has_row
             mask = None if bool(has_row.all()) else has_row
             seq = plan.seq
+            uniq = plan.unique_ids
 
             def update(grad: torch.Tensor) -> None:
                 with self._lock:
@@ -303,10 +341,17 @@ class EmbeddingTable:
                             "its rows in the device cache; run each batch's backward before the "
                             "next batch's forward, or give the cache more slots"
                         )
-                    self._apply_to_cache(cache, slots, slots_dev, grad.detach(), mask)
+                    self._apply_to_cache(cache, slots, slots_dev, grad.detach(), mask, uniq)
 
             weights.register_hook(update)
         return Lookup(weights, plan.inverse.to(dev))
+
+    def _cached_weights(self, cache: torch.Tensor, slots_dev: torch.Tensor) -> torch.Tensor:
+        """float32 embeddings of the cache rows at ``slots_dev``."""
+        if self.row_dtype == torch.float32:
+            return cache[:, : self.embedding_dim].index_select(0, slots_dev)
+        packed = cache[:, : self.embedding_units].index_select(0, slots_dev)
+        return unpack_weights(packed, self.row_dtype, self.embedding_dim).float()
 
     def _execute(self, plan: _C.SwapPlan) -> _C.SwapPlan:
         """Runs a plan's swaps on the device: victims out to the host, new rows in."""
@@ -334,7 +379,16 @@ class EmbeddingTable:
         if plan.in_ids.numel():
             cache.index_copy_(0, plan.in_slots.to(dev), plan.in_rows.to(dev))
             slot_seq[plan.in_slots] = plan.seq
+        self._count(plan)
         return plan
+
+    def _count(self, plan: _C.SwapPlan) -> None:
+        c = self.counters
+        lookups = int(plan.has_row.sum())
+        c.cache_lookups += lookups
+        c.cache_hits += lookups - int(plan.in_ids.numel())
+        c.rows_swapped_in += int(plan.in_ids.numel())
+        c.rows_swapped_out += int(plan.out_ids.numel())
 
     def _apply_to_cache(
         self,
@@ -343,10 +397,11 @@ class EmbeddingTable:
         slots_dev: torch.Tensor,
         grad: torch.Tensor,
         mask: torch.Tensor | None,
+        ids: torch.Tensor,
     ) -> None:
         if cache.device.type == "cpu" and not self._torch_update:
             g = grad.to(torch.float32).contiguous()
-            self._host.apply_gradients_to(cache, slots, g, mask)
+            self._host.apply_gradients_to(cache, slots, g, mask, ids)
             return
         if mask is not None:
             keep = mask.nonzero().squeeze(1)
@@ -354,7 +409,15 @@ class EmbeddingTable:
             grad = grad.index_select(0, keep.to(grad.device))
         step = int(self._host.next_optimizer_step())
         torch_sparse_update(
-            cache, slots_dev, grad, self.optimizer, step, self.embedding_dim, lr=self.learning_rate
+            cache,
+            slots_dev,
+            grad,
+            self.optimizer,
+            step,
+            self.embedding_dim,
+            lr=self.learning_rate,
+            row_dtype=self.row_dtype,
+            stochastic_rounding=self.stochastic_rounding,
         )
 
     def _eval_cached(self, ids: torch.Tensor) -> Lookup:
@@ -366,9 +429,7 @@ class EmbeddingTable:
         weights = rows.to(dev)
         resident = (slots >= 0).nonzero().squeeze(1)
         if resident.numel():
-            cached = self._cache[:, : self.embedding_dim].index_select(
-                0, slots.index_select(0, resident).to(dev)
-            )
+            cached = self._cached_weights(self._cache, slots.index_select(0, resident).to(dev))
             weights.index_copy_(0, resident.to(dev), cached)
         return Lookup(weights, inverse.to(dev))
 
@@ -384,30 +445,38 @@ class EmbeddingTable:
             if ids.numel():
                 rows = self._cache.index_select(0, slots.to(self._device)).to(_CPU).contiguous()
                 self._host.write_rows(ids, rows)
+                self.counters.rows_swapped_out += int(ids.numel())
             self._planner.mark_clean()
 
     def clear(self) -> None:
         """Drops every row and counter: the table starts over (as if newly created)."""
         with self._lock:
             self._require_no_prefetch("clearing the table")
+            self._retire_host_counters()
             self._host.clear()
             self._broken = None
             if self._planner is not None:
                 self._create_cache(self._device)
 
     def export(self) -> dict[str, torch.Tensor]:
-        """All rows, sorted by id: ids, weight [n, dim], optimizer_state [n, state], and
-        the bookkeeping (last_seen step, count of sightings)."""
+        """All rows, sorted by id: ids, weight [n, dim] (in the row dtype), optimizer_state
+        [n, state] (float32), and the bookkeeping (last_seen step, count of sightings)."""
         self.flush()
         ids, last_seen, count, rows = self._host.dump(False)
-        dim = self.embedding_dim
+        units = self.embedding_units
         return {
             "ids": ids,
-            "weight": rows[:, :dim],
-            "optimizer_state": rows[:, dim:],
+            "weight": unpack_weights(rows[:, :units], self.row_dtype, self.embedding_dim),
+            "optimizer_state": rows[:, units:],
             "last_seen": last_seen,
             "count": count,
         }
+
+    def pack_rows(self, weight: torch.Tensor, optimizer_state: torch.Tensor) -> torch.Tensor:
+        """Stored rows [n, row_width] from embeddings (converted to the row dtype to nearest
+        even; exact for values of that dtype) and float32 optimiser state."""
+        w = pack_weights(weight.to("cpu"), self.row_dtype)
+        return torch.cat([w, optimizer_state.to("cpu", torch.float32)], dim=1).contiguous()
 
     def load_state(
         self,
@@ -433,6 +502,11 @@ class EmbeddingTable:
         host.upsert_pending(p_ids, p_count, p_last)
         host.restore_counters(step, optimizer_step)
         self.install_host(host)
+
+    def _retire_host_counters(self) -> None:
+        """Keeps the admissions and evictions of the host table about to be replaced."""
+        self.counters.admitted_before += int(self._host.admitted_total)
+        self.counters.evicted_before += int(self._host.evicted_total)
 
     def contains(self, ids: torch.Tensor) -> torch.Tensor:
         return self._host.contains(as_ids(ids))
@@ -464,6 +538,7 @@ class EmbeddingTable:
         """Replaces the host table (from :meth:`load_host`); the cache starts empty."""
         with self._lock:
             self._require_no_prefetch("loading a checkpoint")
+            self._retire_host_counters()
             self._host = host
             self._broken = None  # the cache starts afresh from the loaded host table
             if self.cache_slots is not None and self._device.type != "meta":
@@ -478,6 +553,7 @@ class EmbeddingTable:
             "dim": self.embedding_dim,
             "optimizer": optimizer_name(self.optimizer),
             "row_width": self.row_width,
+            "dtype": str(self.row_dtype).removeprefix("torch."),
         }
 
 
@@ -489,16 +565,36 @@ def torch_sparse_update(
     step: int,
     dim: int,
     lr: float | None = None,
+    row_dtype: torch.dtype = torch.float32,
+    stochastic_rounding: bool = False,
 ) -> None:
     """The fused update written with torch operations, for devices other than the CPU.
 
-    ``rows`` is [slots, dim + state]; the rows at ``slots`` (distinct) get one optimiser step
-    with ``grad`` [len(slots), dim]. Same formulas as csrc/optimizer.cpp.
+    ``rows`` is [slots, row_width] stored units; the rows at ``slots`` (distinct) get one
+    optimiser step with ``grad`` [len(slots), dim]. Same formulas as csrc/optimizer.cpp: the
+    state in float32; for 16-bit rows the new weight in float64, rounded once. Stochastic
+    rounding here draws its uniforms from torch's generator (unbiased, but not the host's
+    counter-based stream).
     """
     lr = optimizer.lr if lr is None else lr
     block = rows.index_select(0, slots)
+    if row_dtype == torch.float32:
+        _update_float32(block, grad.to(block.dtype), optimizer, step, dim, lr)
+    else:
+        units = (dim + 1) // 2
+        w = unpack_weights(block[:, :units], row_dtype, dim).to(torch.float64)
+        x = _update_float64(w, block[:, units:], grad.to(torch.float32), optimizer, step, dim, lr)
+        u = None
+        if stochastic_rounding:
+            u = torch.rand(x.shape, dtype=torch.float64, device=x.device)
+        block[:, :units] = pack_weights(round_once(x, row_dtype, u), row_dtype)
+    rows.index_copy_(0, slots, block)
+
+
+def _update_float32(
+    block: torch.Tensor, grad: torch.Tensor, optimizer: Optimizer, step: int, dim: int, lr: float
+) -> None:
     w = block[:, :dim]
-    grad = grad.to(block.dtype)
     if isinstance(optimizer, SparseSGD):
         w.add_(grad, alpha=-lr)
     elif isinstance(optimizer, SparseAdagrad):
@@ -519,4 +615,37 @@ def torch_sparse_update(
         w.add_(-step_size * m.div(denom))
     else:  # pragma: no cover - make_table_config rejects other types
         raise TypeError(type(optimizer).__name__)
-    rows.index_copy_(0, slots, block)
+
+
+def _update_float64(
+    w: torch.Tensor,
+    state: torch.Tensor,
+    grad: torch.Tensor,
+    optimizer: Optimizer,
+    step: int,
+    dim: int,
+    lr: float,
+) -> torch.Tensor:
+    """New weights (float64, not rounded yet) of 16-bit rows; updates ``state`` (float32)
+    in place, operation by operation as optimizer.cpp's update_row_16."""
+    g = grad.to(torch.float64)
+    if isinstance(optimizer, SparseSGD):
+        return w + (-lr) * g
+    if isinstance(optimizer, SparseAdagrad):
+        s = state[:, :dim] + grad * grad
+        state[:, :dim] = s
+        return w + ((-lr) * g) / (s.to(torch.float64).sqrt() + optimizer.eps)
+    if isinstance(optimizer, SparseAdam):
+        beta1, beta2 = optimizer.betas
+        m, v = state[:, :dim], state[:, dim : 2 * dim]
+        # float32 constants, as the kernel rounds them: 1 - beta in float64, then to float32
+        omb1 = torch.tensor(1 - beta1, dtype=torch.float32, device=grad.device)
+        omb2 = torch.tensor(1 - beta2, dtype=torch.float32, device=grad.device)
+        m_new = (grad - m) * omb1 + m
+        v_new = (grad * grad - v) * omb2 + v
+        state[:, :dim] = m_new
+        state[:, dim : 2 * dim] = v_new
+        step_size = lr * math.sqrt(1 - beta2**step) / (1 - beta1**step)
+        denom = v_new.to(torch.float64).sqrt() + optimizer.eps
+        return w + (-step_size) * (m_new.to(torch.float64) / denom)
+    raise TypeError(type(optimizer).__name__)  # pragma: no cover
