@@ -46,6 +46,8 @@ VERSION = "1.1.0"
 # Hand-written: the registrations by operator family, their argument checks, the module.
 COMMON_SOURCES = [
     "csrc/checks.cpp",
+    "csrc/hstu.cpp",
+    "csrc/hstu_cpu.cpp",
     "csrc/jagged.cpp",
     "csrc/module.cpp",
     "csrc/mxrec.cpp",

@@ -81,8 +81,16 @@ REGISTERED = {
         "split_embedding_codegen_lookup_adam_function",
         "dense_embedding_codegen_lookup_function",
     },
-    ("mxrec", "PrivateUse1"): {"gather_for_rank1", "index_select_for_rank1_backward"},
-    ("mxrec", "AutogradPrivateUse1"): {"gather_for_rank1"},
+    ("mxrec", "PrivateUse1"): {
+        "gather_for_rank1",
+        "index_select_for_rank1_backward",
+        "hstu_dense",
+        "hstu_dense_backward",
+    },
+    ("mxrec", "AutogradPrivateUse1"): {"gather_for_rank1", "hstu_dense"},
+    # HSTU also has CPU kernels: the golden npu results and user models compare against.
+    ("mxrec", "CPU"): {"hstu_dense", "hstu_dense_backward"},
+    ("mxrec", "AutogradCPU"): {"hstu_dense"},
 }
 FAMILIES = {
     "jagged.cpp": {
@@ -100,6 +108,7 @@ FAMILIES = {
         "block_bucketize_sparse_features",
     },
     "mxrec.cpp": {"gather_for_rank1", "index_select_for_rank1_backward"},
+    "hstu.cpp": {"hstu_dense", "hstu_dense_backward"},
 }
 
 

@@ -7,6 +7,7 @@
 //               invert_permute, bounds_check_indices
 //   mxrec.cpp   mxrec::gather_for_rank1 and index_select_for_rank1_backward
 //   tbe.cpp     the TBE training lookups (forward + fused optimizer backward)
+//   hstu.cpp    mxrec::hstu_dense and hstu_dense_backward (CPU kernels in hstu_cpu.cpp)
 //
 // They only extend namespaces (TORCH_LIBRARY_IMPL, TORCH_LIBRARY_FRAGMENT), never define a
 // whole one with TORCH_LIBRARY, so other libraries that extend fbgemm or mxrec still load next
