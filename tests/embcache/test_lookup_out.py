@@ -9,7 +9,7 @@ from embcache_ref import random_ids
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
-@pytest.mark.parametrize("n", [37, 20000])  # 20000 x 128 floats takes the streaming path
+@pytest.mark.parametrize("n", [37, 20000])  # 20000 x 128 floats: several parallel chunks
 def test_lookup_into_a_reused_buffer_equals_index_select(dtype: torch.dtype, n: int) -> None:
     dim = 128
     table = ec.EmbeddingTable(dim, initializer=ec.Uniform(-1, 1), seed=3, row_dtype=dtype)
@@ -38,7 +38,7 @@ def test_unaligned_and_small_buffers() -> None:
     ids = random_ids(40000, seed=6)
     table.lookup(ids, train=True)
     storage = torch.empty(40000 * 12 + 1)
-    out = storage[1:].view(40000, 12)  # 4-byte aligned only: the non-streaming copy
+    out = storage[1:].view(40000, 12)  # 4-byte aligned only
     table.host.lookup(ids, out=out)
     assert torch.equal(out, table.host.lookup(ids))
 
