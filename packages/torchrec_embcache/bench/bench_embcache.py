@@ -7,11 +7,13 @@
    Target (issue 14): >= 0.8x of index_select.
 2. memory: host memory per stored row, float32 and bfloat16 rows, SGD and Adam state, for
    the distinct ids of (1). Target: <= 1.3x of the raw row and state bytes.
-3. dlrm: training steps per second of torchrec's DLRM (13 dense, 26 sparse features,
+3. sizing: cache hit rate at 10 % and 50 % of the working set as device slots, for DLRM-like
+   Zipf traffic, predicted by ec.cache_sizing and checked on one table's real cache.
+4. dlrm: training steps per second of torchrec's DLRM (13 dense, 26 sparse features,
    synthetic data) with EmbCacheEmbeddingBagCollection against torchrec's
    EmbeddingBagCollection of the same size, on the CPU. Target: >= 0.7x.
 
-Run:  python packages/torchrec_embcache/bench/bench_embcache.py [--only lookup,memory,dlrm]
+Run:  python packages/torchrec_embcache/bench/bench_embcache.py [--only lookup,memory,sizing,dlrm]
 """
 
 from __future__ import annotations
@@ -181,6 +183,59 @@ def _build_table_for_memory(
     return table.memory_bytes, rss_bytes() - before
 
 
+def bench_sizing(args: argparse.Namespace, results: dict[str, object]) -> None:
+    """Cache hit rate at 10 % and 50 % of the working set as device slots, for DLRM-like
+    traffic (26 features, batch 2048, one Zipf id per feature and sample), from the sizing
+    helper; one table is also trained through a real device cache of each size and its
+    counters reported next to the prediction."""
+    features, batch, steps = 26, args.batch, args.steps
+    ids = zipf_ids(features * batch * steps, args.universe, args.zipf, seed=7).view(
+        steps, features, batch
+    )
+    sample = [{f"cat_{f}": ids[step, f] for f in range(features)} for step in range(steps)]
+    sizing = ec.cache_sizing(sample)
+    rates: dict[str, dict[str, float]] = {}
+    for share in (0.1, 0.5):
+        per_table = []
+        for s in sizing.values():
+            slots = max(s.min_slots, int(share * s.working_set))
+            per_table.append(s.hit_rate(slots))
+        rates[f"{share:.0%}"] = {
+            "mean": statistics.mean(per_table),
+            "min": min(per_table),
+            "max": max(per_table),
+        }
+    # The first table through a real cache of 10 % / 50 % of its working set.
+    first = sizing["cat_0"]
+    measured = {}
+    for share in (0.1, 0.5):
+        slots = max(first.min_slots, int(share * first.working_set))
+        model = ec.DynamicEmbeddingBag(64, mode="sum", cache_slots=slots)
+        for b in sample:
+            model(b["cat_0"].view(-1, 1)).sum().backward()
+        counted = ec.counters.snapshot(model.table)
+        measured[f"{share:.0%}"] = (counted.cache_hit_rate, first.hit_rate(slots), slots)
+    ceiling = statistics.mean(s.hit_rate(max(s.min_slots, s.working_set)) for s in sizing.values())
+    results["sizing"] = {
+        "predicted": rates,
+        "cat_0_measured_predicted_slots": measured,
+        "ceiling": ceiling,
+    }
+    ws = statistics.mean(s.working_set for s in sizing.values())
+    print(
+        f"[sizing] {features} features x batch {batch} x {steps} steps, Zipf({args.zipf}) over "
+        f"{args.universe:.0e} ids; mean working set {ws:.0f} ids per table"
+    )
+    for share, r in rates.items():
+        real, pred, slots = measured[share]
+        print(
+            f"  slots = {share} of the working set: hit rate mean {r['mean']:.3f} "
+            f"(tables {r['min']:.3f} - {r['max']:.3f}); cat_0 through a real cache of "
+            f"{slots} slots: {real:.3f} (predicted {pred:.3f})"
+        )
+    print(f"  ceiling (every id of the sample cached; first sightings miss): {ceiling:.3f}")
+
+
 def table_configs(keys: list[str], rows: int, dim: int) -> list[Any]:
     from torchrec import EmbeddingBagConfig
 
@@ -282,7 +337,9 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--only", default="lookup,memory,dlrm", help="comma-separated: lookup,memory,dlrm"
+        "--only",
+        default="lookup,memory,sizing,dlrm",
+        help="comma-separated: lookup,memory,sizing,dlrm",
     )
     parser.add_argument("--universe", type=int, default=10_000_000, help="Zipf support (ids)")
     parser.add_argument("--zipf", type=float, default=1.05, help="Zipf exponent")
@@ -304,6 +361,8 @@ def main() -> None:
         bench_lookup(args, results)
     if "memory" in only:
         bench_memory(args, results)
+    if "sizing" in only:
+        bench_sizing(args, results)
     if "dlrm" in only:
         bench_dlrm(args, results)
     if args.json:
