@@ -72,6 +72,10 @@ def test_hash_collection_on_npu_trains_like_on_cpu(kind: str) -> None:
             cpu.state_dict().items(), npu.state_dict().items(), strict=True
         ):
             torch.testing.assert_close(b.cpu(), a, rtol=1e-5, atol=1e-6, msg=name)
+        for pa, pb in zip(cpu.parameters(), npu.parameters(), strict=True):
+            torch.testing.assert_close(
+                opt_npu.state[pb]["sum"].cpu(), opt_cpu.state[pa]["sum"], rtol=1e-5, atol=1e-6
+            )
     assert cpu.mappers()["t"].state().ids.tolist() == [
         7,
         -1,
