@@ -48,6 +48,37 @@ uint32_t block_rows_log2(int64_t row_width) {
 
 }  // namespace
 
+namespace {
+
+// float16 -> float32 for the lookup paths. Decoding with row_format.h's bit manipulation made
+// float16 lookups 2.4x slower than float32 ones; GCC's _Float16 converts with the hardware
+// (F16C in the x86-64-v3 clone, native on aarch64), vectorised.
+#if defined(__GNUC__) && !defined(__clang__) && (defined(__x86_64__) || defined(__aarch64__))
+#if defined(__x86_64__)
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+#endif
+void decode_f16(const uint16_t* __restrict h, float* __restrict out, int64_t dim) {
+    const _Float16* f = reinterpret_cast<const _Float16*>(h);
+    for (int64_t j = 0; j < dim; ++j)
+        out[j] = static_cast<float>(f[j]);
+}
+#else
+void decode_f16(const uint16_t* h, float* out, int64_t dim) {
+    for (int64_t j = 0; j < dim; ++j)
+        out[j] = f16_to_float(h[j]);
+}
+#endif
+
+void decode_row(RowDtype t, const float* stored, float* out, int64_t dim) {
+    if (t == RowDtype::F16) {
+        decode_f16(reinterpret_cast<const uint16_t*>(stored), out, dim);
+    } else {
+        decode_embedding(t, stored, out, dim);
+    }
+}
+
+}  // namespace
+
 // ---------------------------------------------------------------------------------------
 // RowStore
 
@@ -547,7 +578,7 @@ void HostTable::write_unique(const std::vector<ShardBatch>& batches,
                     continue;
                 float* dst = out.rows.data() + g * dim;
                 if (L.has_row[j]) {
-                    decode_embedding(cfg_.dtype, sh.rows.data(L.rows[j]), dst, dim);
+                    decode_row(cfg_.dtype, sh.rows.data(L.rows[j]), dst, dim);
                 } else {
                     fill_missing(L.keys[j], dst);
                 }
@@ -617,7 +648,7 @@ void HostTable::lookup(const int64_t* ids, int64_t n, float* out) const {
             } else if (dtype == RowDtype::F32) {
                 std::memcpy(out + i * dim, row, row_bytes);
             } else {
-                decode_embedding(dtype, row, out + i * dim, dim);
+                decode_row(dtype, row, out + i * dim, dim);
             }
         }
     });
