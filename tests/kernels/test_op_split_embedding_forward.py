@@ -456,6 +456,30 @@ def test_bad_contents_trap(sim_ops, what, mode, platform) -> None:
         )
 
 
+def test_features_sharing_a_table_and_tables_out_of_order(sim_ops) -> None:
+    # fbgemm gives every feature mapped to one table that table's offset, so offsets repeat and
+    # need not grow with the feature. weights = 0..11, D 3: rows [0,1,2], [3,4,5], [6,7,8], [9..11].
+    # Shared (offsets [0, 0], 4 rows each): f0 = rows 1 + 3 = [12, 14, 16], f1 = row 2 = [6, 7, 8].
+    weights = torch.arange(12.0)
+    do = torch.tensor([0, 3, 6], dtype=torch.int32)
+    indices, offsets = torch.tensor([1, 3, 2]), torch.tensor([0, 2, 3])
+    out, _ = split_embedding_forward(
+        sim_ops, weights, torch.tensor([0, 0]), do, indices, offsets, SUM, 6, 3
+    )
+    assert out.tolist() == [[12, 14, 16, 6, 7, 8]]
+    # Out of order (f0's table at 6, two rows; f1's at 0, two rows): f0 row 1 = [9, 10, 11],
+    # f1 row 1 = [3, 4, 5]; index 2 of either would be outside its table.
+    indices, offsets = torch.tensor([1, 1]), torch.tensor([0, 1, 2])
+    out, _ = split_embedding_forward(
+        sim_ops, weights, torch.tensor([6, 0]), do, indices, offsets, SUM, 6, 3
+    )
+    assert out.tolist() == [[9, 10, 11, 3, 4, 5]]
+    with pytest.raises(SimError, match="trap"):
+        split_embedding_forward(
+            sim_ops, weights, torch.tensor([6, 0]), do, torch.tensor([1, 2]), offsets, SUM, 6, 3
+        )
+
+
 def test_index_of_unused_zero_row_table_traps(sim_ops) -> None:
     weights, wo, do = (
         torch.arange(3.0),

@@ -177,10 +177,23 @@ private:
         if (!pooled_ && c1 - c0 != td_.maxD)
             Trap();  // none mode needs one D
         Table tb{t, c1 - c0, c0, woGm_.GetValue(t), 0};
-        const int64_t end = t + 1 < td_.tables ? woGm_.GetValue(t + 1) : td_.weightsLen;
+        const int64_t end = TableEnd(tb.base);
         if (tb.d > 0 && tb.base >= 0 && tb.base <= end && end <= td_.weightsLen)
             tb.rows = (end - tb.base) / tb.d;
         return tb;
+    }
+
+    // Where the table starting at `base` ends: at the next table's start above it, else W.
+    // Features may share a table (fbgemm repeats the table's offset for every feature mapped to
+    // it) and tables need not follow feature order, so the next feature's offset is not it.
+    __aicore__ inline int64_t TableEnd(int64_t base) {
+        int64_t end = td_.weightsLen;
+        for (int64_t u = 0; u < td_.tables; ++u) {
+            const int64_t o = woGm_.GetValue(u);
+            if (o > base && o < end)
+                end = o;
+        }
+        return end;
     }
 
     // Units [u0, u1) of one table (or none), the first going to output row row0.
