@@ -146,7 +146,9 @@ struct Rejection {
     }
 };
 
-inline Rejection Reject(const std::string& why) { return Rejection{why}; }
+inline Rejection Reject(const std::string& why) {
+    return Rejection{why};
+}
 
 }  // namespace mxrec
 
