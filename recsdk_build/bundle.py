@@ -364,6 +364,8 @@ def write(release: Release, out_dir: Path) -> Path:
                 _add_all(tar, release)
             raw.flush()
             os.fsync(raw.fileno())
+        # mkstemp creates the file 0600; a bundle is handed to other users and machines.
+        os.chmod(tmp, 0o644)
         os.replace(tmp, final)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

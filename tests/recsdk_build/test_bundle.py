@@ -50,6 +50,7 @@ def test_dist_twice_gives_the_same_bytes(cli: CliRunner, full: Path, tmp_path: P
     assert code == 0, out
     first = build / "bundle" / _name("sim")
     digest = _sha(first)
+    assert first.stat().st_mode & 0o777 == 0o644, "a bundle is readable by whoever installs it"
     # What a cached `all` changes (statuses, times) and file times do not change the bundle.
     manifest = Manifest.load(build)
     for record in manifest.stages.values():
