@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from recsdk_build import __version__, bundle, patching
+from recsdk_build import __version__, bundle
 from recsdk_build import install as installer
 from recsdk_build.config import Project, load_project
 from recsdk_build.doctor import missing_for, run_checks
@@ -26,10 +26,10 @@ from recsdk_build.options import Options, compute_options, resolve_target
 from recsdk_build.pipeline.atomic import clear_staging
 from recsdk_build.pipeline.lock import LOCK_NAME, BuildLock
 from recsdk_build.pipeline.manifest import Manifest
-from recsdk_build.pipeline.outputs import FetchOutput
 from recsdk_build.pipeline.runner import StageReport, report_table, run_stages
 from recsdk_build.pipeline.stage import BuildPaths, Context, Stage
 from recsdk_build.proc import StageLog
+from recsdk_build.stages import patch as patch_stage
 from recsdk_build.stages.registry import all_stages, project_stages, resolve, stage_names
 from recsdk_build.stages.verify import verify_installed
 from recsdk_build.toolchain import TARGETS
@@ -402,18 +402,7 @@ def patch_check(ctx: typer.Context) -> None:
     def action() -> dict[str, Any]:
         c = _context(g)
         with BuildLock(c.paths.root):
-            log = StageLog(c.paths.logs / "patch-check.log", c.ui)
-            try:
-                results = patching.check_series(
-                    c.paths.source,
-                    c.output(FetchOutput).baseline_commit,
-                    c.project.torchrec.patches,
-                    scratch_root=c.paths.root,
-                    log=log,
-                    epoch=c.project.torchrec.commit_time,
-                )
-            finally:
-                log.close()
+            results = patch_stage.check_series(c)
         table = Table(
             title=f"patch series {c.project.torchrec.patches.name}: all apply", title_justify="left"
         )
@@ -440,12 +429,7 @@ def patch_refresh(ctx: typer.Context) -> None:
     def action() -> dict[str, Any]:
         c = _context(g)
         with BuildLock(c.paths.root):
-            written, removed = patching.refresh_series(
-                c.paths.source,
-                c.output(FetchOutput).baseline_commit,
-                c.project.torchrec.patches,
-                scratch_root=c.paths.root,
-            )
+            written, removed = patch_stage.refresh_series(c)
         for name in written:
             g.ui.info(f"  wrote {name}")
         for name in removed:

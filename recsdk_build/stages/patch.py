@@ -19,6 +19,7 @@ from recsdk_build.pipeline.atomic import new_staging_dir
 from recsdk_build.pipeline.manifest import StageRecord
 from recsdk_build.pipeline.outputs import FetchOutput, PatchOutput, parse_recorded
 from recsdk_build.pipeline.stage import Context, Outcome, Stage
+from recsdk_build.proc import StageLog
 
 
 class PatchStage(Stage):
@@ -108,3 +109,33 @@ class PatchStage(Stage):
             ),
             note=f"{len(patches)} patches on {baseline[:12]}",
         )
+
+
+def check_series(ctx: Context) -> list[patching.CheckResult]:
+    """Applies the series to a scratch tree from the baseline; the source tree is not touched.
+
+    The log goes to logs/patch-check.log, apart from the stage's own log, because a check is
+    not a run of the stage and must not replace what the last run recorded.
+    """
+    log = StageLog(ctx.paths.logs / "patch-check.log", ctx.ui)
+    try:
+        return patching.check_series(
+            ctx.paths.source,
+            ctx.output(FetchOutput).baseline_commit,
+            ctx.project.torchrec.patches,
+            scratch_root=ctx.paths.root,
+            log=log,
+            epoch=ctx.project.torchrec.commit_time,
+        )
+    finally:
+        log.close()
+
+
+def refresh_series(ctx: Context) -> tuple[list[str], list[str]]:
+    """Rewrites the patch files from the tree's commits; returns (written, removed) names."""
+    return patching.refresh_series(
+        ctx.paths.source,
+        ctx.output(FetchOutput).baseline_commit,
+        ctx.project.torchrec.patches,
+        scratch_root=ctx.paths.root,
+    )

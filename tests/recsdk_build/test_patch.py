@@ -6,39 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from recsdk_build import patching
 from recsdk_build.errors import PatchError
 from recsdk_build.patching import read_series
 from recsdk_build.pipeline.manifest import Manifest
-from recsdk_build.pipeline.outputs import FetchOutput
-from recsdk_build.pipeline.stage import Context
-from recsdk_build.proc import StageLog
+from recsdk_build.stages.patch import check_series, refresh_series
 from tests.stagehelp import context, run
 from tests.synthetic import Upstream, git, make_project
-
-
-def check_series(ctx: Context) -> list[patching.CheckResult]:
-    log = StageLog(ctx.paths.logs / "patch-check.log", ctx.ui)
-    try:
-        return patching.check_series(
-            ctx.paths.source,
-            ctx.output(FetchOutput).baseline_commit,
-            ctx.project.torchrec.patches,
-            scratch_root=ctx.paths.root,
-            log=log,
-            epoch=ctx.project.torchrec.commit_time,
-        )
-    finally:
-        log.close()
-
-
-def refresh_series(ctx: Context) -> tuple[list[str], list[str]]:
-    return patching.refresh_series(
-        ctx.paths.source,
-        ctx.output(FetchOutput).baseline_commit,
-        ctx.project.torchrec.patches,
-        scratch_root=ctx.paths.root,
-    )
 
 
 def _tree(build: Path) -> Path:
