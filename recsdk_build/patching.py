@@ -23,6 +23,17 @@ from recsdk_build.hashing import combine, sha256_text
 from recsdk_build.pipeline.atomic import new_staging_dir, write_text_atomic
 from recsdk_build.proc import StageLog
 
+# How a commit becomes a patch file: no commit hash, git-version signature or [PATCH n/m]
+# numbering, so the same commit always gives the same bytes and refresh rewrites nothing that
+# did not change; full blob ids in the index lines.
+FORMAT_PATCH = (
+    "format-patch",
+    "-k",
+    "--zero-commit",
+    "--no-signature",
+    "--no-numbered",
+    "--full-index",
+)
 SERIES = "series"
 _NAME = re.compile(r"^(\d{4})-([a-z0-9][a-z0-9-]*)\.patch$")
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
@@ -286,12 +297,7 @@ def refresh_series(
                 repo,
                 "-c",
                 "core.abbrev=12",
-                "format-patch",
-                "-k",
-                "--zero-commit",
-                "--no-signature",
-                "--no-numbered",
-                "--full-index",
+                *FORMAT_PATCH,
                 "--quiet",
                 "-o",
                 str(staging),

@@ -13,6 +13,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from recsdk_build.patching import FORMAT_PATCH
+
 UPSTREAM_FILES = {
     "LICENSE": "BSD-3-Clause, synthetic test fixture\n",
     "setup.py": "raise SystemExit('upstream setup.py must not be used by recsdk-build')\n",
@@ -158,12 +160,7 @@ def make_patch(upstream: Upstream, patch_dir: Path, *, broken: bool = False) -> 
     git(work, "commit", "-qam", "npu-planner: plan for npu devices")
     git(
         work,
-        "format-patch",
-        "-k",
-        "--zero-commit",
-        "--no-signature",
-        "--no-numbered",
-        "--full-index",
+        *FORMAT_PATCH,
         "-o",
         str(patch_dir),
         "HEAD~1",

@@ -21,14 +21,14 @@ REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
 
 
-def _cli(*args: str, build: Path) -> subprocess.CompletedProcess[str]:
+def _cli(*args: str, build: Path, project: Path = REPO) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [
             sys.executable,
             "-m",
             "recsdk_build",
             "--project",
-            str(REPO),
+            str(project),
             "--build-dir",
             str(build),
             *args,
@@ -97,21 +97,7 @@ def test_a_clean_rebuild_gives_the_same_wheel(real_build: Path, tmp_path: Path) 
     source = next((real_build / "downloads").glob("torchrec-*.whl"), None)
     args = ["--source", str(source)] if source else []
     for stage in (["fetch", *args], ["patch", "apply"], ["wheels"]):
-        result = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "recsdk_build",
-                "--project",
-                str(project),
-                "--build-dir",
-                str(other),
-                *stage,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=1800,
-        )
+        result = _cli(*stage, build=other, project=project)
         assert result.returncode == 0, result.stderr
     first = (real_build / "dist" / "torchrec-1.1.0+npu-py3-none-any.whl").read_bytes()
     second = (other / "dist" / "torchrec-1.1.0+npu-py3-none-any.whl").read_bytes()

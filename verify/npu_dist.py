@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import torch
+from tbe_reference import emb_optim_type
 
 # name -> (rows, dim); EmbeddingCollection tables need one common dim.
 EBC_TABLES = {"t0": (40, 8), "t1": (24, 16), "t2": (60, 8)}
@@ -71,29 +72,26 @@ def local_batch(rank: int, tables: dict[str, tuple]) -> Any:
     )
 
 
-def make_module(kind: str, tables: dict[str, tuple], device: torch.device) -> torch.nn.Module:
+def make_collection(kind: str, tables: dict[str, tuple], device: torch.device) -> torch.nn.Module:
+    """An EmbeddingBagCollection (``kind`` "ebc") or EmbeddingCollection ("ec"), one feature
+    ``f_<name>`` per table, tables in the order given (plans depend on it)."""
     from torchrec.modules.embedding_configs import EmbeddingBagConfig, EmbeddingConfig
     from torchrec.modules.embedding_modules import EmbeddingBagCollection, EmbeddingCollection
 
-    if kind == "ebc":
-        return EmbeddingBagCollection(
-            tables=[
-                EmbeddingBagConfig(
-                    name=name, num_embeddings=rows, embedding_dim=dim, feature_names=[f"f_{name}"]
-                )
-                for name, (rows, dim) in sorted(tables.items())
-            ],
-            device=device,
-        )
-    return EmbeddingCollection(
-        tables=[
-            EmbeddingConfig(
-                name=name, num_embeddings=rows, embedding_dim=dim, feature_names=[f"f_{name}"]
-            )
-            for name, (rows, dim) in sorted(tables.items())
-        ],
-        device=device,
+    config, collection = (
+        (EmbeddingBagConfig, EmbeddingBagCollection)
+        if kind == "ebc"
+        else (EmbeddingConfig, EmbeddingCollection)
     )
+    configs = [
+        config(name=name, num_embeddings=rows, embedding_dim=dim, feature_names=[f"f_{name}"])
+        for name, (rows, dim) in tables.items()
+    ]
+    return collection(tables=configs, device=device)
+
+
+def make_module(kind: str, tables: dict[str, tuple], device: torch.device) -> torch.nn.Module:
+    return make_collection(kind, dict(sorted(tables.items())), device)
 
 
 def _local_pieces(
@@ -133,15 +131,7 @@ EPS = 1e-8
 def fused_params(optimizer: str, lr: float = LEARNING_RATE, eps: float = EPS) -> dict[str, Any]:
     """TorchRec's fused_params for one of the fused optimizers the tests train with (Adam with
     fbgemm's default betas, 0.9 and 0.999)."""
-    from fbgemm_gpu.split_embedding_configs import EmbOptimType
-
-    kind = {
-        "sgd": EmbOptimType.EXACT_SGD,
-        "adagrad": EmbOptimType.EXACT_ADAGRAD,
-        "rowwise_adagrad": EmbOptimType.EXACT_ROWWISE_ADAGRAD,
-        "adam": EmbOptimType.ADAM,
-    }[optimizer]
-    params: dict[str, Any] = {"optimizer": kind, "learning_rate": lr}
+    params: dict[str, Any] = {"optimizer": emb_optim_type(optimizer), "learning_rate": lr}
     if optimizer != "sgd":
         params["eps"] = eps
     return params

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
+from npu_dist import make_collection
 from torch import nn
 
 WORLD_SIZE = 4
@@ -78,33 +79,11 @@ def register_npu_name() -> None:
 
 
 def make_ebc(tables: dict[str, tuple]) -> nn.Module:
-    from torchrec.modules.embedding_configs import EmbeddingBagConfig
-    from torchrec.modules.embedding_modules import EmbeddingBagCollection
-
-    return EmbeddingBagCollection(
-        tables=[
-            EmbeddingBagConfig(
-                name=name, num_embeddings=rows, embedding_dim=dim, feature_names=[f"f_{name}"]
-            )
-            for name, (rows, dim) in tables.items()
-        ],
-        device=torch.device("meta"),
-    )
+    return make_collection("ebc", tables, torch.device("meta"))
 
 
 def make_ec(tables: dict[str, tuple]) -> nn.Module:
-    from torchrec.modules.embedding_configs import EmbeddingConfig
-    from torchrec.modules.embedding_modules import EmbeddingCollection
-
-    return EmbeddingCollection(
-        tables=[
-            EmbeddingConfig(
-                name=name, num_embeddings=rows, embedding_dim=dim, feature_names=[f"f_{name}"]
-            )
-            for name, (rows, dim) in tables.items()
-        ],
-        device=torch.device("meta"),
-    )
+    return make_collection("ec", tables, torch.device("meta"))
 
 
 def constraints_for(

@@ -13,6 +13,13 @@ from __future__ import annotations
 
 import pytest
 import torch
+from tbe_reference import (
+    NPU,
+    AdamReference,
+    assert_block_bucketize_like_cpu,
+    load_same_weights,
+    split_tbe,
+)
 
 pytestmark = [
     pytest.mark.requires_npu,
@@ -26,7 +33,6 @@ pytestmark = [
     ),
 ]
 
-NPU = "npu"
 # (rows, dim): fbgemm's TBE modules need dims divisible by 4.
 TABLES = [(13, 8), (7, 4), (21, 12)]
 BATCH = 5
@@ -58,42 +64,11 @@ def _batch(seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
 
 
 def _split_tbe(device: str, optimizer: str, pooling: str):  # type: ignore[no-untyped-def]
-    from fbgemm_gpu.split_embedding_configs import EmbOptimType
-    from fbgemm_gpu.split_table_batched_embeddings_ops_common import (
-        EmbeddingLocation,
-        PoolingMode,
-    )
-    from fbgemm_gpu.split_table_batched_embeddings_ops_training import (
-        ComputeDevice,
-        SplitTableBatchedEmbeddingBagsCodegen,
-    )
-
-    on_npu = device == NPU
-    location = EmbeddingLocation.DEVICE if on_npu else EmbeddingLocation.HOST
-    compute = ComputeDevice.CUDA if on_npu else ComputeDevice.CPU
-    kind = {
-        "sgd": EmbOptimType.EXACT_SGD,
-        "adagrad": EmbOptimType.EXACT_ADAGRAD,
-        "rowwise_adagrad": EmbOptimType.EXACT_ROWWISE_ADAGRAD,
-        "adam": EmbOptimType.ADAM,
-    }[optimizer]
-    return SplitTableBatchedEmbeddingBagsCodegen(
-        embedding_specs=[(rows, dim, location, compute) for rows, dim in TABLES],
-        optimizer=kind,
-        learning_rate=0.05,
-        eps=1e-6,
-        pooling_mode={"sum": PoolingMode.SUM, "mean": PoolingMode.MEAN}[pooling],
-        device=torch.device(device),
-    )
+    return split_tbe(TABLES, device, optimizer, learning_rate=0.05, pooling=pooling)
 
 
 def _load_same_weights(*modules) -> None:  # type: ignore[no-untyped-def]
-    g = torch.Generator().manual_seed(7)
-    values = [torch.rand(rows, dim, generator=g) - 0.5 for rows, dim in TABLES]
-    for module in modules:
-        with torch.no_grad():
-            for table, value in zip(module.split_embedding_weights(), values, strict=True):
-                table.copy_(value.to(table.device))
+    load_same_weights(TABLES, 7, *modules)
 
 
 @pytest.mark.parametrize("optimizer", ["sgd", "adagrad", "rowwise_adagrad"])
@@ -137,33 +112,14 @@ def test_split_tbe_adam_on_npu_matches_a_plain_pytorch_adam() -> None:
     lr, eps, beta1, beta2 = 0.05, 1e-6, 0.9, 0.999
     dev = _split_tbe(NPU, "adam", "sum")
     _load_same_weights(dev)
-    weights = [w.cpu().clone() for w in dev.split_embedding_weights()]
-    m1 = [torch.zeros_like(w) for w in weights]
-    m2 = [torch.zeros_like(w) for w in weights]
+    ref = AdamReference(TABLES, BATCH, dev.split_embedding_weights(), lr, eps, beta1, beta2)
     for step in range(1, 3):
         indices, offsets, _ = _batch(step)
         out = dev(indices.to(NPU), offsets.to(NPU))
         grad = torch.randn(out.shape, generator=torch.Generator().manual_seed(step))
         out.backward(grad.to(NPU))
-        column = 0
-        for t, (rows, dim) in enumerate(TABLES):
-            bags = slice(t * BATCH, (t + 1) * BATCH + 1)
-            table_offsets = offsets[bags] - offsets[t * BATCH]
-            table_indices = indices[offsets[t * BATCH] : offsets[(t + 1) * BATCH]]
-            w = weights[t].clone().requires_grad_(True)
-            pooled = torch.nn.functional.embedding_bag(
-                table_indices, w, table_offsets[:-1], mode="sum"
-            )
-            pooled.backward(grad[:, column : column + dim])
-            column += dim
-            g = w.grad
-            touched = torch.zeros(rows, dtype=torch.bool)
-            touched[table_indices] = True
-            m1[t][touched] = beta1 * m1[t][touched] + (1 - beta1) * g[touched]
-            m2[t][touched] = beta2 * m2[t][touched] + (1 - beta2) * g[touched] ** 2
-            m_hat = m1[t][touched] / (1 - beta1**step)
-            v_hat = m2[t][touched] / (1 - beta2**step)
-            weights[t][touched] -= lr * m_hat / (v_hat.sqrt() + eps)
+        ref.step(step, indices, offsets, grad)
+    weights, m1, m2 = ref.weights, ref.m1, ref.m2
     states = dev.split_optimizer_states()
     for t, w in enumerate(dev.split_embedding_weights()):
         torch.testing.assert_close(w.cpu(), weights[t], rtol=1e-5, atol=1e-6, msg=f"table {t}")
@@ -214,24 +170,7 @@ def test_block_bucketize_matches_fbgemm_cpu(
     block_sizes = torch.tensor([5, 9, 4], dtype=dtype)
     weights = torch.rand(n, generator=g) if weighted else None
     args = dict(bucketize_pos=bucketize_pos, sequence=sequence, my_size=my_size)
-    want = torch.ops.fbgemm.block_bucketize_sparse_features(
-        lengths, indices, block_sizes=block_sizes, weights=weights, **args
-    )
-    got = torch.ops.fbgemm.block_bucketize_sparse_features(
-        lengths.to(NPU),
-        indices.to(NPU),
-        block_sizes=block_sizes.to(NPU),
-        weights=None if weights is None else weights.to(NPU),
-        **args,
-    )
-    names = ["new_lengths", "new_indices", "new_weights", "new_pos", "unbucketize_permute"]
-    for name, a, b in zip(names, got, want, strict=True):
-        if b is None:
-            assert a is None, name
-            continue
-        assert a.device.type == NPU, name
-        assert a.dtype == b.dtype, name
-        assert torch.equal(a.cpu(), b), f"{name}:\nnpu: {a.cpu()}\ncpu: {b}"
+    assert_block_bucketize_like_cpu(lengths, indices, block_sizes, weights, **args)
 
 
 def test_block_bucketize_refuses_uneven_row_blocks() -> None:

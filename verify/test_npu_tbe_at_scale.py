@@ -13,6 +13,7 @@ import math
 
 import pytest
 import torch
+from tbe_reference import NPU, AdamReference, load_same_weights, split_tbe
 from workloads import zipf_ids
 
 pytestmark = [
@@ -25,8 +26,6 @@ pytestmark = [
     ),
 ]
 
-NPU = "npu"
-
 
 @pytest.fixture(scope="module", autouse=True)
 def adapter() -> object:
@@ -37,47 +36,12 @@ def adapter() -> object:
 
 
 def _tbe(specs: list[tuple[int, int]], device: str, optimizer: str, pooling: str = "sum"):  # type: ignore[no-untyped-def]
-    from fbgemm_gpu.split_embedding_configs import EmbOptimType
-    from fbgemm_gpu.split_table_batched_embeddings_ops_common import (
-        EmbeddingLocation,
-        PoolingMode,
-    )
-    from fbgemm_gpu.split_table_batched_embeddings_ops_training import (
-        ComputeDevice,
-        SplitTableBatchedEmbeddingBagsCodegen,
-    )
-
-    on_npu = device == NPU
-    return SplitTableBatchedEmbeddingBagsCodegen(
-        [
-            (
-                rows,
-                dim,
-                EmbeddingLocation.DEVICE if on_npu else EmbeddingLocation.HOST,
-                ComputeDevice.CUDA if on_npu else ComputeDevice.CPU,
-            )
-            for rows, dim in specs
-        ],
-        optimizer={
-            "sgd": EmbOptimType.EXACT_SGD,
-            "adagrad": EmbOptimType.EXACT_ADAGRAD,
-            "rowwise_adagrad": EmbOptimType.EXACT_ROWWISE_ADAGRAD,
-            "adam": EmbOptimType.ADAM,
-        }[optimizer],
-        learning_rate=0.1 if optimizer == "sgd" else 0.01,
-        eps=1e-6,
-        pooling_mode={"sum": PoolingMode.SUM, "mean": PoolingMode.MEAN}[pooling],
-        device=torch.device(device),
-    )
+    lr = 0.1 if optimizer == "sgd" else 0.01
+    return split_tbe(specs, device, optimizer, learning_rate=lr, pooling=pooling)
 
 
 def _same_weights(specs: list[tuple[int, int]], *modules) -> None:  # type: ignore[no-untyped-def]
-    g = torch.Generator().manual_seed(3)
-    for t, (rows, dim) in enumerate(specs):
-        value = torch.rand(rows, dim, generator=g) - 0.5
-        for module in modules:
-            with torch.no_grad():
-                module.split_embedding_weights()[t].copy_(value)
+    load_same_weights(specs, 3, *modules)
 
 
 # ---- the report's snippet and its table of shapes ---------------------------------------------
@@ -242,31 +206,14 @@ def test_26_tables_batch_2048_adam_like_a_plain_pytorch_adam() -> None:
     lr, eps, beta1, beta2 = 0.01, 1e-6, 0.9, 0.999
     dev = _tbe(SPECS, NPU, "adam")
     _same_weights(SPECS, dev)
-    weights = [w.cpu().clone() for w in dev.split_embedding_weights()]
-    m1 = [torch.zeros_like(w) for w in weights]
-    m2 = [torch.zeros_like(w) for w in weights]
+    ref = AdamReference(SPECS, BATCH, dev.split_embedding_weights(), lr, eps, beta1, beta2)
     for step in range(1, 4):
         indices, offsets, _ = zipf_batch(step)
         out = dev(indices.to(NPU), offsets.to(NPU))
         grad = positive_grad(out.shape, step)
         out.backward(grad.to(NPU))
-        column = 0
-        for t, (_rows, dim) in enumerate(SPECS):
-            lo, hi = int(offsets[t * BATCH]), int(offsets[(t + 1) * BATCH])
-            table_indices = indices[lo:hi]
-            table_offsets = offsets[t * BATCH : (t + 1) * BATCH] - lo
-            w = weights[t].clone().requires_grad_(True)
-            torch.nn.functional.embedding_bag(table_indices, w, table_offsets, mode="sum").backward(
-                grad[:, column : column + dim]
-            )
-            column += dim
-            touched = torch.unique(table_indices)
-            g = w.grad[touched]
-            m1[t][touched] = beta1 * m1[t][touched] + (1 - beta1) * g
-            m2[t][touched] = beta2 * m2[t][touched] + (1 - beta2) * g * g
-            m_hat = m1[t][touched] / (1 - beta1**step)
-            v_hat = m2[t][touched] / (1 - beta2**step)
-            weights[t][touched] -= lr * m_hat / (v_hat.sqrt() + eps)
+        ref.step(step, indices, offsets, grad)
+    weights = ref.weights
     for t, w in enumerate(dev.split_embedding_weights()):
         torch.testing.assert_close(
             w.cpu(), weights[t], rtol=RTOL, atol=ATOL, msg=lambda m, t=t: f"table {t}: {m}"
