@@ -39,6 +39,15 @@ def _name(target: str) -> str:
     return f"recsdk-1.1.0-{variant}-{ME.tag}-{ME.machine}.tar.gz"
 
 
+def _bundled(cli: CliRunner, full: Path, tmp_path: Path) -> Path:
+    """A complete build in tmp_path/build, bundled by `dist`: the bundle's path."""
+    build = tmp_path / "build"
+    make_build(full, build)
+    code, out = _dist(cli, full, build)
+    assert code == 0, out
+    return build / "bundle" / _name("sim")
+
+
 def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -67,10 +76,8 @@ def test_dist_twice_gives_the_same_bytes(cli: CliRunner, full: Path, tmp_path: P
 def test_the_archive_is_sorted_owned_by_root_and_timeless(
     cli: CliRunner, full: Path, tmp_path: Path
 ) -> None:
-    build = tmp_path / "build"
-    make_build(full, build)
-    assert _dist(cli, full, build)[0] == 0
-    path = build / "bundle" / _name("sim")
+    path = _bundled(cli, full, tmp_path)
+    build = path.parents[1]
     raw = path.read_bytes()
     assert raw[4:8] == b"\0\0\0\0" and not raw[3] & 0x08  # no gzip time, no file name
     with tarfile.open(path) as tar:
@@ -176,10 +183,7 @@ def test_no_bundle_without_a_manifest(full: Path, tmp_path: Path) -> None:
 def test_a_changed_byte_is_named_by_file_or_as_damage(
     cli: CliRunner, full: Path, tmp_path: Path
 ) -> None:
-    build = tmp_path / "build"
-    make_build(full, build)
-    assert _dist(cli, full, build)[0] == 0
-    path = build / "bundle" / _name("sim")
+    path = _bundled(cli, full, tmp_path)
     # Inside one file: SHA256SUMS names it.
     top, _ = bundle.open_bundle(path, tmp_path / "ok")
     victim = next((top / "wheels").glob("npu_sim-*.whl"))

@@ -57,6 +57,15 @@ def env_python(path: Path, *, torch_npu: bool = False, npu_sim: bool = False) ->
     return path
 
 
+def _dry_install(
+    cli: CliRunner, project: Path, bundle: str, python: str, *extra: str
+) -> tuple[int, str]:
+    """``recsdk-build install --bundle B --python P --dry-run [extra]``: (exit code, output)."""
+    return invoke(
+        cli, project, "install", "--bundle", bundle, "--python", python, "--dry-run", *extra
+    )
+
+
 def test_dry_run_prints_the_exact_steps_and_changes_nothing(
     cli: CliRunner, project: Path, tmp_path: Path
 ) -> None:
@@ -133,32 +142,14 @@ def test_sim_and_cann_artifacts_stay_apart(
 ) -> None:
     archive = _bundle(cli, project, tmp_path, target)
     python = env_python(tmp_path / "env" / "bin" / "python", **has)
-    code, out = invoke(
-        cli,
-        project,
-        "install",
-        "--bundle",
-        str(archive),
-        "--python",
-        str(python),
-        "--dry-run",
-        "--opp-path",
-        str(tmp_path / "opp"),
+    code, out = _dry_install(
+        cli, project, str(archive), str(python), "--opp-path", str(tmp_path / "opp")
     )
     assert code == 1 and message in " ".join(out.split())
     # The other kind of environment takes it.
     clean = env_python(tmp_path / "clean" / "bin" / "python")
-    code, out = invoke(
-        cli,
-        project,
-        "install",
-        "--bundle",
-        str(archive),
-        "--python",
-        str(clean),
-        "--dry-run",
-        "--opp-path",
-        str(tmp_path / "opp"),
+    code, out = _dry_install(
+        cli, project, str(archive), str(clean), "--opp-path", str(tmp_path / "opp")
     )
     assert code == 0, out
 
@@ -208,23 +199,12 @@ def test_operator_packages_need_an_opp_directory(
     monkeypatch.delenv("ASCEND_OPP_PATH", raising=False)
     monkeypatch.setattr(installer, "find_cann", lambda: None)
     python = env_python(tmp_path / "env" / "bin" / "python")
-    code, out = invoke(
-        cli, project, "install", "--bundle", str(archive), "--python", str(python), "--dry-run"
-    )
+    code, out = _dry_install(cli, project, str(archive), str(python))
     assert code == 1 and "--opp-path" in out
 
 
 def test_a_missing_bundle_is_one_line(cli: CliRunner, project: Path, tmp_path: Path) -> None:
-    code, out = invoke(
-        cli,
-        project,
-        "install",
-        "--bundle",
-        str(tmp_path / "nope.tar.gz"),
-        "--python",
-        sys.executable,
-        "--dry-run",
-    )
+    code, out = _dry_install(cli, project, str(tmp_path / "nope.tar.gz"), sys.executable)
     assert code == 1 and "no such file" in out and "Traceback" not in out
 
 
