@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,6 +22,7 @@ from recsdk_build.extbuild import package_digest
 from recsdk_build.ops import catalogue, codegen
 from recsdk_build.ops.catalogue import OpSpec
 from recsdk_build.targets.adapter import adapter_sources
+from tests.plugin.plugin_copy import copy_plugin, setup_name
 
 ROOT = Path(__file__).resolve().parents[2]
 KERNELS = ROOT / "kernels"
@@ -420,17 +419,10 @@ def test_setup_takes_the_operators_from_the_configuration(tmp_path: Path) -> Non
         "runtime": str(libs / "libmxrec_sim_runtime.so"),
         "operators": operators,
     }
-    copy = tmp_path / "torch_plugin"
-    shutil.copytree(PLUGIN, copy, ignore=shutil.ignore_patterns("build", "*.so", "_ops"))
+    copy = copy_plugin(tmp_path)
     for name, text in adapter_sources(config, specs).items():
         (copy / name).write_text(text, encoding="utf-8")
-    result = subprocess.run(
-        [sys.executable, "setup.py", "--name"],
-        cwd=copy,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = setup_name(copy)
     assert result.returncode == 0, result.stderr
     assert "fbgemm_npu_api" in result.stdout
     staged = copy / "fbgemm_npu_api"

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -26,6 +25,7 @@ from recsdk_build.stages.plugin import PluginStage
 from recsdk_build.targets import adapter
 from recsdk_build.targets.cann import CannTarget
 from recsdk_build.targets.sim import sim_adapter_config
+from tests.plugin.plugin_copy import copy_plugin, setup_name
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "torch_plugin"
@@ -259,17 +259,10 @@ def test_setup_refuses_a_missing_or_wrong_configuration(
     tmp_path: Path, config: dict | None, message: str
 ) -> None:
     pytest.importorskip("torch")
-    copy = tmp_path / "torch_plugin"
-    shutil.copytree(PLUGIN, copy, ignore=shutil.ignore_patterns("build", "*.so", "_ops"))
+    copy = copy_plugin(tmp_path)
     if config is not None:
         (copy / "build_config.json").write_text(json.dumps(config))
-    result = subprocess.run(
-        [sys.executable, "setup.py", "--name"],
-        cwd=copy,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = setup_name(copy)
     assert result.returncode != 0
     assert message in result.stderr
 
@@ -367,7 +360,6 @@ def test_fingerprint_covers_the_generator_and_what_it_generates(
     or an op.toml change the operator libraries do not show ([host] keys), rebuilds it. The
     runner adds the declared helper modules' code to the fingerprint."""
     import importlib.util
-    import sys
 
     from recsdk_build.ops import catalogue as catalogue_mod
     from recsdk_build.ops import codegen as codegen_mod
