@@ -129,8 +129,10 @@ class _HashCollection(nn.Module):
 
     _configs: list[Any]
     _feature_names: list[list[str]]
+    _weights_attr: str
 
-    def _init_mappings(self, configs: list[_Config]) -> None:
+    def _init_mappings(self, configs: list[_Config], device: torch.device | None) -> None:
+        self._device = device if device is not None else torch.device("cpu")
         self.id_mappers = nn.ModuleDict(
             {
                 config.name: _TableMapping(
@@ -145,7 +147,12 @@ class _HashCollection(nn.Module):
         self._eviction_hooks: OrderedDict[int, EvictionHook] = OrderedDict()
 
     def _weights(self) -> nn.ModuleDict:
-        raise NotImplementedError
+        # torchrec's attribute name: "embedding_bags" or "embeddings" (state_dict keys).
+        return getattr(self, self._weights_attr)
+
+    @property
+    def device(self) -> torch.device:
+        return torch.device(self._device)
 
     def table_weights(self) -> dict[str, torch.Tensor]:
         """Table name -> weight parameter ([num_embeddings, embedding_dim])."""
@@ -212,6 +219,8 @@ class HashEmbeddingBagCollection(_HashCollection, EmbeddingBagCollectionInterfac
         device: where the weights live ("cpu", "npu", "meta").
     """
 
+    _weights_attr = "embedding_bags"
+
     def __init__(
         self,
         tables: list[EmbeddingBagConfig],
@@ -240,8 +249,7 @@ class HashEmbeddingBagCollection(_HashCollection, EmbeddingBagCollectionInterfac
                 device=device,
                 dtype=_DTYPES[config.data_type],
             )
-        self._init_mappings(tables)
-        self._device = device if device is not None else torch.device("cpu")
+        self._init_mappings(tables, device)
         self._lengths_per_embedding = [
             config.embedding_dim for config in tables for _ in config.feature_names
         ]
@@ -250,18 +258,11 @@ class HashEmbeddingBagCollection(_HashCollection, EmbeddingBagCollectionInterfac
         ]
         self.reset_parameters()
 
-    def _weights(self) -> nn.ModuleDict:
-        return self.embedding_bags
-
     def embedding_bag_configs(self) -> list[EmbeddingBagConfig]:
         return self._embedding_bag_configs
 
     def is_weighted(self) -> bool:
         return self._is_weighted
-
-    @property
-    def device(self) -> torch.device:
-        return torch.device(self._device)
 
     def forward(self, features: KeyedJaggedTensor) -> KeyedTensor:
         flat_names = [name for names in self._feature_names for name in names]
@@ -326,6 +327,8 @@ class HashEmbeddingCollection(_HashCollection, EmbeddingCollectionInterface):
     ids as weights when ``need_indices``.
     """
 
+    _weights_attr = "embeddings"
+
     def __init__(
         self,
         tables: list[EmbeddingConfig],
@@ -352,13 +355,9 @@ class HashEmbeddingCollection(_HashCollection, EmbeddingCollectionInterface):
                 device=device,
                 dtype=_DTYPES[config.data_type],
             )
-        self._init_mappings(tables)
-        self._device = device if device is not None else torch.device("cpu")
+        self._init_mappings(tables, device)
         self._embedding_names_by_table = get_embedding_names_by_table(tables)
         self.reset_parameters()
-
-    def _weights(self) -> nn.ModuleDict:
-        return self.embeddings
 
     def embedding_configs(self) -> list[EmbeddingConfig]:
         return self._embedding_configs
@@ -371,10 +370,6 @@ class HashEmbeddingCollection(_HashCollection, EmbeddingCollectionInterface):
 
     def embedding_names_by_table(self) -> list[list[str]]:
         return self._embedding_names_by_table
-
-    @property
-    def device(self) -> torch.device:
-        return torch.device(self._device)
 
     def forward(self, features: KeyedJaggedTensor) -> dict[str, JaggedTensor]:
         feature_dict = features.to_dict()

@@ -90,6 +90,9 @@ _WHY_NOT = {
 }
 
 
+Plan = dict[str, ParameterSharding]
+
+
 class HostEnvError(HybridTorchrecError):
     """The host environment is not a ShardingEnv over a gloo process group."""
 
@@ -151,35 +154,75 @@ def _local_rows(ps: ParameterSharding, rank: int, num_embeddings: int) -> int | 
     return rows[0] if ps.sharding_type == RW else num_embeddings
 
 
+def _table_configs(module: nn.Module) -> list[Any]:
+    """The table configs of an EBC-like or EC-like module."""
+    if hasattr(module, "embedding_bag_configs"):
+        return module.embedding_bag_configs()  # type: ignore[operator]
+    return module.embedding_configs()  # type: ignore[operator]
+
+
 class _Hybrid:
     """What both sharded collections add to torchrec's: host input distributions, the mapping
-    of the rank's shards, and the sharding contexts moved to the device before the lookups."""
+    of the rank's shards, and the sharding contexts moved to the device before the lookups.
+
+    Subclasses say whether their outputs are sequences and build torchrec's shardings a second
+    time over the host group (``_host_shardings``)."""
 
     _device: torch.device | None
     _input_dists: list[nn.Module]
+    _output_dists: list[nn.Module]
+    _is_sequence: bool
     training: bool
 
-    def _init_hybrid(
+    def __init__(
         self,
         module: nn.Module,
-        params: dict[str, ParameterSharding],
+        table_name_to_parameter_sharding: dict[str, ParameterSharding],
         env: ShardingEnv,
         host_env: ShardingEnv,
-        host_shardings: list[tuple[str, Any]],
-        is_sequence: bool,
         hashed: bool,
+        fused_params: dict[str, Any] | None = None,
+        device: torch.device | None = None,
+        qcomm_codecs_registry: dict[str, Any] | None = None,
+        module_fqn: str | None = None,
     ) -> None:
-        self._host_pg = host_env.process_group
-        self._host_shardings = host_shardings
-        self._is_sequence = is_sequence
-        self._shard_mapper: ShardMapper | None = None
-        if not hashed:
-            return
-        configs = (
-            module.embedding_bag_configs()  # type: ignore[attr-defined]
-            if hasattr(module, "embedding_bag_configs")
-            else module.embedding_configs()  # type: ignore[attr-defined]
+        super().__init__(  # type: ignore[call-arg]
+            module=module,
+            table_name_to_parameter_sharding=table_name_to_parameter_sharding,
+            env=env,
+            fused_params=fused_params,
+            device=device,
+            qcomm_codecs_registry=qcomm_codecs_registry,
+            module_fqn=module_fqn,
         )
+        params = table_name_to_parameter_sharding
+        self._host_pg = host_env.process_group
+        self._plan_fused_params = fused_params
+        self._host_shardings = self._host_shardings_of(module, params, host_env)
+        self._shard_mapper: ShardMapper | None = None
+        if hashed:
+            self._init_mappers(module, params, env)
+        # Only the EBC's column-wise output distribution has these permutes; a no-op for ECs.
+        _portable_permutes(self._output_dists)
+
+    def _host_shardings_of(
+        self, module: nn.Module, params: Plan, host_env: ShardingEnv
+    ) -> list[tuple[str, Any]]:
+        """(sharding type, torchrec's sharding of it built over the host group)."""
+        raise NotImplementedError
+
+    def _create_input_dist(self, input_feature_names: list[str]) -> None:
+        super()._create_input_dist(input_feature_names)  # type: ignore[misc]
+        self._input_dists = self._host_input_dists()
+        # torchrec reorders the features in the input distribution, which now runs on the host.
+        order = getattr(self, "_features_order_tensor", None)
+        if order is not None:
+            self._features_order_tensor = order.to(HOST)
+
+    def _init_mappers(
+        self, module: nn.Module, params: dict[str, ParameterSharding], env: ShardingEnv
+    ) -> None:
+        configs = _table_configs(module)
         mappers: dict[str, IdMapper] = {}
         for config in configs:
             rows = _local_rows(params[config.name], env.rank, config.num_embeddings)
@@ -246,6 +289,14 @@ class _Hybrid:
             if features is not None and features.device() != device:
                 sc.features_before_input_dist = features.to(device)
 
+    def compute(self, ctx: Any, dist_input: Any) -> Any:
+        self._fix_context(ctx)
+        return super().compute(ctx, dist_input)  # type: ignore[misc]
+
+    def compute_and_output_dist(self, ctx: Any, input: Any) -> Any:
+        self._fix_context(ctx)
+        return super().compute_and_output_dist(ctx, input)  # type: ignore[misc]
+
 
 class ColumnPermute(nn.Module):
     """Reorders column blocks of pooled embeddings: output block i is input block
@@ -278,106 +329,32 @@ def _portable_permutes(output_dists: list[nn.Module]) -> None:
 class HybridShardedEmbeddingBagCollection(_Hybrid, ShardedEmbeddingBagCollection):
     """torchrec's ShardedEmbeddingBagCollection with the input distribution on the host."""
 
-    def __init__(
-        self,
-        module: nn.Module,
-        table_name_to_parameter_sharding: dict[str, ParameterSharding],
-        env: ShardingEnv,
-        host_env: ShardingEnv,
-        hashed: bool,
-        fused_params: dict[str, Any] | None = None,
-        device: torch.device | None = None,
-        qcomm_codecs_registry: dict[str, Any] | None = None,
-        module_fqn: str | None = None,
-    ) -> None:
-        super().__init__(
-            module=module,  # type: ignore[arg-type]
-            table_name_to_parameter_sharding=table_name_to_parameter_sharding,
-            env=env,
-            fused_params=fused_params,
-            device=device,
-            qcomm_codecs_registry=qcomm_codecs_registry,
-            module_fqn=module_fqn,
-        )
+    _is_sequence = False
+
+    def _host_shardings_of(self, module: nn.Module, params: Plan, host_env: ShardingEnv) -> Any:
         infos = create_ebc_sharding_infos(
             module,  # type: ignore[arg-type]
-            table_name_to_parameter_sharding,
+            params,
             "embedding_bags.",
-            fused_params,
+            self._plan_fused_params,
         )
-        host = [
+        return [
             (st, create_embedding_bag_sharding(i, host_env, HOST, permute_embeddings=True))
             for st, i in infos.items()
         ]
-        self._init_hybrid(
-            module, table_name_to_parameter_sharding, env, host_env, host, False, hashed
-        )
-        _portable_permutes(self._output_dists)
-
-    def _create_input_dist(self, input_feature_names: list[str]) -> None:
-        super()._create_input_dist(input_feature_names)
-        self._input_dists = self._host_input_dists()
-        if hasattr(self, "_features_order_tensor"):
-            self._features_order_tensor = self._features_order_tensor.to(HOST)
 
     def input_dist(self, ctx: Any, features: KeyedJaggedTensor) -> Awaitable[Any]:
         return super().input_dist(ctx, features.to(HOST))
-
-    def compute(self, ctx: Any, dist_input: Any) -> Any:
-        self._fix_context(ctx)
-        return super().compute(ctx, dist_input)
-
-    def compute_and_output_dist(self, ctx: Any, input: Any) -> Any:
-        self._fix_context(ctx)
-        return super().compute_and_output_dist(ctx, input)
 
 
 class HybridShardedEmbeddingCollection(_Hybrid, ShardedEmbeddingCollection):
     """torchrec's ShardedEmbeddingCollection with the input distribution on the host."""
 
-    def __init__(
-        self,
-        module: nn.Module,
-        table_name_to_parameter_sharding: dict[str, ParameterSharding],
-        env: ShardingEnv,
-        host_env: ShardingEnv,
-        hashed: bool,
-        fused_params: dict[str, Any] | None = None,
-        device: torch.device | None = None,
-        qcomm_codecs_registry: dict[str, Any] | None = None,
-        module_fqn: str | None = None,
-    ) -> None:
-        super().__init__(
-            module=module,  # type: ignore[arg-type]
-            table_name_to_parameter_sharding=table_name_to_parameter_sharding,
-            env=env,
-            fused_params=fused_params,
-            device=device,
-            qcomm_codecs_registry=qcomm_codecs_registry,
-            module_fqn=module_fqn,
-        )
-        infos = create_ec_sharding_infos(
-            module,  # type: ignore[arg-type]
-            table_name_to_parameter_sharding,
-            fused_params,
-        )
-        host = [
-            (
-                st,
-                create_embedding_sharding(
-                    sharding_type=st, sharding_infos=i, env=host_env, device=HOST
-                ),
-            )
-            for st, i in infos.items()
-        ]
-        self._init_hybrid(
-            module, table_name_to_parameter_sharding, env, host_env, host, True, hashed
-        )
+    _is_sequence = True
 
-    def _create_input_dist(self, input_feature_names: list[str]) -> None:
-        super()._create_input_dist(input_feature_names)
-        self._input_dists = self._host_input_dists()
-        self._features_order_tensor = self._features_order_tensor.to(HOST)
+    def _host_shardings_of(self, module: nn.Module, params: Plan, host_env: ShardingEnv) -> Any:
+        infos = create_ec_sharding_infos(module, params, self._plan_fused_params)  # type: ignore[arg-type]
+        return [(st, create_embedding_sharding(st, i, host_env, HOST)) for st, i in infos.items()]
 
     def input_dist(self, ctx: Any, features: KeyedJaggedTensor) -> Awaitable[Any]:
         awaitable = super().input_dist(ctx, features.to(HOST))
@@ -386,19 +363,17 @@ class HybridShardedEmbeddingCollection(_Hybrid, ShardedEmbeddingCollection):
             sc.unbucketize_permute_tensor = host_dist.unbucketize_permute_tensor
         return awaitable
 
-    def compute(self, ctx: Any, dist_input: Any) -> Any:
-        self._fix_context(ctx)
-        return super().compute(ctx, dist_input)
-
-    def compute_and_output_dist(self, ctx: Any, input: Any) -> Any:
-        self._fix_context(ctx)
-        return super().compute_and_output_dist(ctx, input)
-
 
 class _HybridSharderBase:
-    """Keeps the host environment and offers only the sharding types of ``_supported``."""
+    """Keeps the host environment, offers only the sharding types of ``_supported`` and
+    shards into ``_sharded_cls`` after checking the plan."""
 
     _supported: tuple[str, ...]
+    _hashed: bool
+    _sharded_cls: type[_Hybrid]
+    _module_type: type[nn.Module] | None = None
+    fused_params: dict[str, Any] | None
+    qcomm_codecs_registry: dict[str, Any] | None
 
     def __init__(
         self,
@@ -416,14 +391,40 @@ class _HybridSharderBase:
     def host_env(self) -> ShardingEnv:
         return self._host_env
 
+    @property
+    def module_type(self) -> type[nn.Module]:
+        # The Hash sharders shard their own collections; the others torchrec's.
+        return self._module_type or super().module_type  # type: ignore[misc]
+
     def sharding_types(self, compute_device_type: str) -> list[str]:
         offered = super().sharding_types(compute_device_type)  # type: ignore[misc]
         return [t for t in offered if t in self._supported]
 
-    def _prepare(
-        self, module: nn.Module, params: dict[str, ParameterSharding], env: ShardingEnv
-    ) -> None:
+    def shard(
+        self,
+        module: Any,
+        params: dict[str, ParameterSharding],
+        env: ShardingEnv,
+        device: torch.device | None = None,
+        module_fqn: str | None = None,
+    ) -> Any:
         _check_plan(module, params, self._supported, env, self._host_env)
+        configs = _table_configs(module)
+        if self._hashed:
+            _refuse_eviction(configs)
+        if not self._sharded_cls._is_sequence:  # sequence tables do not pool
+            _refuse_row_wise_mean(configs, params)
+        return self._sharded_cls(
+            module,
+            params,
+            env,
+            self._host_env,
+            self._hashed,
+            fused_params=self.fused_params,
+            device=device,
+            qcomm_codecs_registry=self.qcomm_codecs_registry,
+            module_fqn=module_fqn,
+        )
 
 
 class HybridEmbeddingBagCollectionSharder(_HybridSharderBase, EmbeddingBagCollectionSharder):
@@ -432,34 +433,7 @@ class HybridEmbeddingBagCollectionSharder(_HybridSharderBase, EmbeddingBagCollec
 
     _supported = PLAIN_SHARDING_TYPES
     _hashed = False
-
-    def shard(
-        self,
-        module: Any,
-        params: dict[str, ParameterSharding],
-        env: ShardingEnv,
-        device: torch.device | None = None,
-        module_fqn: str | None = None,
-    ) -> HybridShardedEmbeddingBagCollection:
-        self._prepare(module, params, env)
-        for config in module.embedding_bag_configs():
-            if config.pooling == PoolingType.MEAN and params[config.name].sharding_type == RW:
-                raise UnsupportedShardingError(
-                    f"table {config.name!r}: MEAN pooling with row_wise sharding is not "
-                    "supported by the hybrid sharder (torchrec divides on the device with "
-                    "lengths of the host batch); use SUM or table_wise/column_wise"
-                )
-        return HybridShardedEmbeddingBagCollection(
-            module,
-            params,
-            env,
-            self._host_env,
-            self._hashed,
-            fused_params=self.fused_params,
-            device=device,
-            qcomm_codecs_registry=self.qcomm_codecs_registry,
-            module_fqn=module_fqn,
-        )
+    _sharded_cls = HybridShardedEmbeddingBagCollection
 
 
 class HybridHashEmbeddingBagCollectionSharder(HybridEmbeddingBagCollectionSharder):
@@ -467,21 +441,7 @@ class HybridHashEmbeddingBagCollectionSharder(HybridEmbeddingBagCollectionSharde
 
     _supported = HASH_SHARDING_TYPES
     _hashed = True
-
-    def shard(
-        self,
-        module: Any,
-        params: dict[str, ParameterSharding],
-        env: ShardingEnv,
-        device: torch.device | None = None,
-        module_fqn: str | None = None,
-    ) -> HybridShardedEmbeddingBagCollection:
-        _refuse_eviction(module.embedding_bag_configs())
-        return super().shard(module, params, env, device, module_fqn)
-
-    @property
-    def module_type(self) -> type[nn.Module]:  # type: ignore[override]
-        return HashEmbeddingBagCollection
+    _module_type = HashEmbeddingBagCollection
 
 
 class HybridEmbeddingCollectionSharder(_HybridSharderBase, EmbeddingCollectionSharder):
@@ -489,27 +449,7 @@ class HybridEmbeddingCollectionSharder(_HybridSharderBase, EmbeddingCollectionSh
 
     _supported = PLAIN_SHARDING_TYPES
     _hashed = False
-
-    def shard(
-        self,
-        module: Any,
-        params: dict[str, ParameterSharding],
-        env: ShardingEnv,
-        device: torch.device | None = None,
-        module_fqn: str | None = None,
-    ) -> HybridShardedEmbeddingCollection:
-        self._prepare(module, params, env)
-        return HybridShardedEmbeddingCollection(
-            module,
-            params,
-            env,
-            self._host_env,
-            self._hashed,
-            fused_params=self.fused_params,
-            device=device,
-            qcomm_codecs_registry=self.qcomm_codecs_registry,
-            module_fqn=module_fqn,
-        )
+    _sharded_cls = HybridShardedEmbeddingCollection
 
 
 class HybridHashEmbeddingCollectionSharder(HybridEmbeddingCollectionSharder):
@@ -517,21 +457,17 @@ class HybridHashEmbeddingCollectionSharder(HybridEmbeddingCollectionSharder):
 
     _supported = HASH_SHARDING_TYPES
     _hashed = True
+    _module_type = HashEmbeddingCollection
 
-    def shard(
-        self,
-        module: Any,
-        params: dict[str, ParameterSharding],
-        env: ShardingEnv,
-        device: torch.device | None = None,
-        module_fqn: str | None = None,
-    ) -> HybridShardedEmbeddingCollection:
-        _refuse_eviction(module.embedding_configs())
-        return super().shard(module, params, env, device, module_fqn)
 
-    @property
-    def module_type(self) -> type[nn.Module]:  # type: ignore[override]
-        return HashEmbeddingCollection
+def _refuse_row_wise_mean(configs: list[Any], params: dict[str, ParameterSharding]) -> None:
+    for config in configs:
+        if config.pooling == PoolingType.MEAN and params[config.name].sharding_type == RW:
+            raise UnsupportedShardingError(
+                f"table {config.name!r}: MEAN pooling with row_wise sharding is not "
+                "supported by the hybrid sharder (torchrec divides on the device with "
+                "lengths of the host batch); use SUM or table_wise/column_wise"
+            )
 
 
 def _refuse_eviction(configs: list[Any]) -> None:
