@@ -1,6 +1,11 @@
 """DistributedModelParallel support: sharders whose input distribution and id mapping run on
 the host (a gloo process group), with the lookups and fused optimisers on the device."""
 
+from hybrid_torchrec.distributed.checkpoint import (
+    CheckpointError,
+    hash_ranks,
+    portable_state_dict,
+)
 from hybrid_torchrec.distributed.host_dist import UnknownIdError
 from hybrid_torchrec.distributed.pipeline import HybridTrainPipeline
 from hybrid_torchrec.distributed.sharders import (
@@ -20,6 +25,7 @@ from hybrid_torchrec.distributed.sharders import (
 __all__ = [
     "HASH_SHARDING_TYPES",
     "PLAIN_SHARDING_TYPES",
+    "CheckpointError",
     "HostEnvError",
     "HybridEmbeddingBagCollectionSharder",
     "HybridEmbeddingCollectionSharder",
@@ -31,4 +37,6 @@ __all__ = [
     "UnknownIdError",
     "UnsupportedShardingError",
     "get_default_hybrid_sharders",
+    "hash_ranks",
+    "portable_state_dict",
 ]

@@ -59,6 +59,7 @@ from torchrec.distributed.types import (
 from torchrec.modules.embedding_configs import PoolingType
 from torchrec.sparse.jagged_tensor import KeyedJaggedTensor
 
+from hybrid_torchrec.distributed import checkpoint
 from hybrid_torchrec.distributed.host_dist import (
     HOST,
     HashRwSparseFeaturesDist,
@@ -172,6 +173,7 @@ class _Hybrid:
     _input_dists: list[nn.Module]
     _output_dists: list[nn.Module]
     _is_sequence: bool
+    _weights_attr: str
     training: bool
 
     def __init__(
@@ -233,6 +235,56 @@ class _Hybrid:
         )
         feature_to_table = {f: c.name for c in configs for f in c.feature_names}
         self._shard_mapper = ShardMapper(feature_to_table, mappers)
+        self._table_dims = {c.name: c.embedding_dim for c in configs}
+        # The hash range of each local table: row-wise ranks hold 1/W of the ids each.
+        self._shares = {
+            name: (env.rank, env.world_size) if params[name].sharding_type == RW else (0, 1)
+            for name in mappers
+        }
+        self._register_state_dict_hook(_save_id_rows)  # type: ignore[attr-defined]
+
+    def _local_columns(self, table: str) -> list[tuple[int, torch.Tensor]]:
+        """(first column, local weight) of each of this rank's shards of a table."""
+        shards = self._model_parallel_name_to_local_shards[table]  # type: ignore[attr-defined]
+        return [(int(s.metadata.shard_offsets[1]), s.tensor) for s in shards]
+
+    def _load_from_state_dict(self, state_dict: dict[str, Any], prefix: str, *args: Any) -> None:
+        if self._shard_mapper is not None:
+            checkpoint.check_tables(state_dict, prefix, self._table_dims)
+            for table in self._table_dims:
+                self._load_table(state_dict, prefix, table)
+        super()._load_from_state_dict(state_dict, prefix, *args)  # type: ignore[misc]
+
+    def _load_table(self, state_dict: dict[str, Any], prefix: str, table: str) -> None:
+        """One table from its id rows when the checkpoint has no weight of the same layout;
+        the children and torchrec's hooks then load what now stands in the module."""
+        base = f"{prefix}{checkpoint.ID_ROWS}.{table}."
+        if base + "ids" not in state_dict:
+            raise checkpoint.CheckpointError(f"table {table!r}: the checkpoint has no id rows")
+        weight_key = f"{prefix}{self._weights_attr}.{table}.weight"
+        ours = self._model_parallel_name_to_sharded_tensor[table]  # type: ignore[attr-defined]
+        saved = state_dict.get(weight_key)
+        if saved is None:
+            if table in self.id_mappers:
+                mapping = self.id_mappers[table]
+                checkpoint.load_table(
+                    state_dict,
+                    base,
+                    table,
+                    self._table_dims[table],
+                    mapping.mapper,
+                    self._shares[table],
+                    self._local_columns(table),
+                )
+                mapping._save_to_state_dict(state_dict, f"{prefix}id_mappers.{table}.", False)
+            state_dict[weight_key] = ours
+        elif not checkpoint.own_layout(saved, ours):
+            raise checkpoint.CheckpointError(
+                f"table {table!r}: the checkpoint's weight is sharded otherwise (another world "
+                "size or plan); load hybrid_torchrec.distributed.portable_state_dict of every "
+                "rank's state_dict instead"
+            )
+        checkpoint.pop_table(state_dict, base)
 
     def host_work(self, features: KeyedJaggedTensor) -> tuple[Any, Any]:
         """The host half of a forward: input distribution, mapping, the copy to the device.
@@ -314,6 +366,18 @@ class ColumnPermute(nn.Module):
         return torch.cat([blocks[i] for i in self._permute], dim=1)
 
 
+def _save_id_rows(
+    module: _Hybrid, destination: dict[str, Any], prefix: str, _metadata: Any
+) -> None:
+    for table, mapping in module.id_mappers.items():
+        state = mapping.mapper.state()
+        entries = checkpoint.table_state(
+            state.ids, state.rows, module._local_columns(table), module._shares[table]
+        )
+        for key, value in entries.items():
+            destination[f"{prefix}{checkpoint.ID_ROWS}.{table}.{key}"] = value
+
+
 def _portable_permutes(output_dists: list[nn.Module]) -> None:
     for output_dist in output_dists:
         callbacks = getattr(output_dist, "_callbacks", None)
@@ -330,6 +394,7 @@ class HybridShardedEmbeddingBagCollection(_Hybrid, ShardedEmbeddingBagCollection
     """torchrec's ShardedEmbeddingBagCollection with the input distribution on the host."""
 
     _is_sequence = False
+    _weights_attr = "embedding_bags"
 
     def _host_shardings_of(self, module: nn.Module, params: Plan, host_env: ShardingEnv) -> Any:
         infos = create_ebc_sharding_infos(
@@ -351,6 +416,7 @@ class HybridShardedEmbeddingCollection(_Hybrid, ShardedEmbeddingCollection):
     """torchrec's ShardedEmbeddingCollection with the input distribution on the host."""
 
     _is_sequence = True
+    _weights_attr = "embeddings"
 
     def _host_shardings_of(self, module: nn.Module, params: Plan, host_env: ShardingEnv) -> Any:
         infos = create_ec_sharding_infos(module, params, self._plan_fused_params)  # type: ignore[arg-type]
