@@ -1,6 +1,7 @@
 """DistributedModelParallel support: sharders whose input distribution and id mapping run on
 the host (a gloo process group), with the lookups and fused optimisers on the device."""
 
+from hybrid_torchrec.distributed.accumulate import accumulate_gradients
 from hybrid_torchrec.distributed.checkpoint import (
     CheckpointError,
     hash_ranks,
@@ -36,6 +37,7 @@ __all__ = [
     "HybridTrainPipeline",
     "UnknownIdError",
     "UnsupportedShardingError",
+    "accumulate_gradients",
     "get_default_hybrid_sharders",
     "hash_ranks",
     "portable_state_dict",
