@@ -4,6 +4,8 @@
   plan, the same layout, refusals), and the row-wise 2 -> 4 -> 2 resharding of the id rows
   worked without processes against the ids' vectors themselves.
 * Gradient accumulation of the fused optimisers against one step on the joined batch.
+* Defined behaviour of sharded tables for negative ids, ids repeated within a bag, a full
+  shard and ids never seen in evaluation.
 
 verify/test_hybrid_state.py does both on 2 and 4 npu ranks."""
 
@@ -21,6 +23,7 @@ import torch.distributed as dist
 from fbgemm_gpu.split_embedding_configs import EmbOptimType
 from hybrid_torchrec.distributed import (
     CheckpointError,
+    UnknownIdError,
     accumulate_gradients,
     get_default_hybrid_sharders,
     hash_ranks,
@@ -53,10 +56,11 @@ def _sharded(
     sharding_type: str,
     dims: dict[str, int] | None = None,
     optimizer: EmbOptimType = EmbOptimType.EXACT_SGD,
+    rows: int = 32,
 ) -> DistributedModelParallel:
     dims = dims or {"user": DIM, "item": DIM}
     tables = [
-        hy.HashEmbeddingBagConfig(name=t, embedding_dim=d, num_embeddings=32, feature_names=[t])
+        hy.HashEmbeddingBagConfig(name=t, embedding_dim=d, num_embeddings=rows, feature_names=[t])
         for t, d in dims.items()
     ]
     model = hy.HashEmbeddingBagCollection(tables, device=torch.device("meta"))
@@ -267,3 +271,41 @@ def test_accumulation_applies_nothing_on_an_exception(host_env: ShardingEnv) -> 
     after = _rows_by_id(model)
     assert after.keys() == before.keys()
     assert all(torch.equal(after[key], row) for key, row in before.items())
+
+
+def _one_bag(*ids: int) -> KeyedJaggedTensor:
+    return KeyedJaggedTensor.from_lengths_sync(
+        keys=["user", "item"], values=torch.tensor(ids), lengths=torch.tensor([len(ids), 0])
+    )
+
+
+def test_sharded_negative_and_repeated_ids_are_ordinary_keys(host_env: ShardingEnv) -> None:
+    model = _sharded(host_env, "table_wise")
+    bag = (-(2**63), -1, 2**63 - 1, -1)
+    pooled = model(_one_bag(*bag)).wait().values()[0, :DIM]
+    mapping = model.module.mappers()["user"].state()
+    assert mapping.ids.tolist() == [-(2**63), -1, 2**63 - 1]
+    weight = _side_by_side(model.module._model_parallel_name_to_local_shards["user"])
+    row = dict(zip(mapping.ids.tolist(), mapping.rows.tolist(), strict=True))
+    # The repeated id counts twice in the sum, as in torchrec's bags.
+    torch.testing.assert_close(pooled, sum(weight[row[i]] for i in bag))
+
+
+def test_sharded_full_shard_raises_and_keeps_its_mapping(host_env: ShardingEnv) -> None:
+    model = _sharded(host_env, "table_wise", rows=4)
+    model(_one_bag(10, 11, 12)).wait()
+    with pytest.raises(hy.CapacityError, match=r"table 'user' is full: capacity 4 rows"):
+        model(_one_bag(13, 14))
+    assert model.module.mappers()["user"].state().ids.tolist() == [10, 11, 12]
+    model(_one_bag(12, 13)).wait()  # one free row: still trains
+    assert model.module.mappers()["user"].state().ids.tolist() == [10, 11, 12, 13]
+
+
+def test_sharded_evaluation_refuses_ids_never_seen(host_env: ShardingEnv) -> None:
+    model = _sharded(host_env, "table_wise")
+    model(_one_bag(5, 6)).wait()
+    model.eval()
+    model(_one_bag(6)).wait()  # known ids read their rows
+    with pytest.raises(UnknownIdError, match="table 'user': 1 ids without a row"):
+        model(_one_bag(6, 7))
+    assert model.module.mappers()["user"].state().ids.tolist() == [5, 6]
