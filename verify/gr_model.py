@@ -130,7 +130,7 @@ class GenerativeRecommender(nn.Module):
     """Embeddings (TorchRec), HSTU blocks, and the next-item loss: the cosine of each predicting
     token's output with every target item embedding of the batch, a softmax over those in-batch
     candidates at ``TEMPERATURE``, the cross-entropy of the true next item. A hot item is a
-    candidate several times over; its copies share one logit, which only lowers the loss's
+    candidate several times over; its copies share one logit, which only raises the loss's
     floor, so no deduplication (and no data-dependent shapes) is needed.
 
     ``device`` "meta" builds the collection for sharding and the dense layers on the CPU (the
