@@ -141,17 +141,9 @@ def test_a_broken_patch_names_itself_and_keeps_the_baseline(
     build = tmp_path / "build"
     source = next((real_build / "downloads").glob("torchrec-*.whl"), None)
     args = ["--source", str(source)] if source else []
-    cmd = [
-        sys.executable,
-        "-m",
-        "recsdk_build",
-        "--project",
-        str(project),
-        "--build-dir",
-        str(build),
-    ]
-    subprocess.run([*cmd, "fetch", *args], check=True, capture_output=True)
-    result = subprocess.run([*cmd, "patch", "apply"], capture_output=True, text=True)
+    fetched = _cli("fetch", *args, build=build, project=project)
+    assert fetched.returncode == 0, fetched.stderr
+    result = _cli("patch", "apply", build=build, project=project)
     assert result.returncode == 1
     assert names[0] in result.stderr and "hunk #1" in result.stderr
     tree = build / "src" / "torchrec"

@@ -19,6 +19,16 @@ namespace fbgemm_npu {
 
 namespace {
 
+// The offsets of the single jagged dimension these operators support: an index tensor on the
+// device of `data`.
+const at::Tensor& device_offsets(const char* op, const at::Tensor& data, at::TensorList offsets) {
+    const at::Tensor& off = single_offsets(op, offsets);
+    check_npu(op, "offsets[0]", off);
+    check_same_device(op, data, {&off});
+    check_dtype(op, "offsets[0]", off, kIndexTypes);
+    return off;
+}
+
 at::Tensor jagged_to_padded_dense_forward(const at::Tensor& values,
                                           const std::vector<at::Tensor>& offsets,
                                           const std::vector<int64_t>& max_lengths,
@@ -27,10 +37,7 @@ at::Tensor jagged_to_padded_dense_forward(const at::Tensor& values,
     check_npu(op, "values", values);
     check_dtype(op, "values", values, kValueTypes);
     check_dim(op, "values", values, 1, 2);
-    const at::Tensor& off = single_offsets(op, offsets);
-    check_npu(op, "offsets[0]", off);
-    check_same_device(op, values, {&off});
-    check_dtype(op, "offsets[0]", off, kIndexTypes);
+    const at::Tensor& off = device_offsets(op, values, offsets);
     const at::Tensor host = check_offsets(op, "offsets[0]", off);
     // fbgemm's CPU kernel reads past the end of values here and returns whatever lies there.
     const int64_t last = host.data_ptr<int64_t>()[host.size(0) - 1];
@@ -62,10 +69,7 @@ at::Tensor dense_to_jagged_impl(const char* op, const at::Tensor& dense, at::Ten
     check_npu(op, "dense", dense);
     check_dtype(op, "dense", dense, kValueTypes);
     check_dim(op, "dense", dense, 2, 3);
-    const at::Tensor& off = single_offsets(op, offsets);
-    check_npu(op, "offsets[0]", off);
-    check_same_device(op, dense, {&off});
-    check_dtype(op, "offsets[0]", off, kIndexTypes);
+    const at::Tensor& off = device_offsets(op, dense, offsets);
     TORCH_CHECK_VALUE(off.dim() == 1 && off.size(0) == dense.size(0) + 1, op,
                       ": offsets[0] must have shape [B + 1] = [", dense.size(0) + 1,
                       "] for dense of shape ", dense.sizes(), ", got ", off.sizes());
