@@ -165,7 +165,8 @@ def portable_state_dict(*state_dicts: Mapping[str, Any]) -> dict[str, Any]:
         raise ValueError("no state_dicts given")
     merged: dict[str, Any] = {}
     dropped: list[str] = []
-    for key in state_dicts[0]:
+    # Every rank's keys: a rank that holds no shard of a table has no id rows of it.
+    for key in dict.fromkeys(k for sd in state_dicts for k in sd):
         match = _IDS_KEY.match(key)
         if match:
             prefix, table = match["prefix"], match["table"]
@@ -176,6 +177,10 @@ def portable_state_dict(*state_dicts: Mapping[str, Any]) -> dict[str, Any]:
         if key in merged or any(key.startswith(d) for d in dropped):
             continue
         if isinstance(value, ShardedTensor):
+            if not value.local_shards():
+                # No piece of this table is on this rank: there is nothing of it to keep here
+                # (a rank that holds a piece of a table without id rows refuses it below).
+                continue
             raise CheckpointError(
                 f"{key}: a ShardedTensor without id rows (not a Hash table) cannot be made "
                 "portable here; save such models with torch.distributed.checkpoint"
