@@ -33,6 +33,24 @@ class IdMap:
         return torch.tensor([self.index[int(v)] for v in ids.reshape(-1).tolist()]).view(ids.shape)
 
 
+def lru_counts(batches: list[torch.Tensor], slots: int) -> tuple[int, int]:
+    """(lookups, hits) of an LRU cache of ``slots`` rows simulated directly: a plain list, most
+    recent first; a batch's distinct ids are looked up once each and become most recent in
+    ascending order (its largest id first), as the device cache admits them."""
+    lru: list[int] = []
+    lookups = hits = 0
+    for ids in batches:
+        uniq = sorted(set(ids.reshape(-1).tolist()))
+        lookups += len(uniq)
+        hits += sum(1 for k in uniq if k in lru)
+        for k in uniq:
+            if k in lru:
+                lru.remove(k)
+            lru.insert(0, k)
+        del lru[slots:]
+    return lookups, hits
+
+
 def reference_embedding(initial: torch.Tensor, sparse: bool = False) -> nn.Embedding:
     return nn.Embedding.from_pretrained(initial.clone(), freeze=False, sparse=sparse)
 

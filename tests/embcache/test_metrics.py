@@ -8,7 +8,7 @@ import io
 import pytest
 import torch
 import torchrec_embcache as ec
-from embcache_ref import random_ids
+from embcache_ref import lru_counts, random_ids
 
 
 def train(model: ec.DynamicEmbedding, batches: list[list[int]]) -> None:
@@ -59,23 +59,6 @@ def test_hand_counted_admission_and_eviction() -> None:
     assert (snap.cache_lookups, snap.rows_swapped_in) == (0, 0)  # no cache
 
 
-def recount(batches: list[torch.Tensor], slots: int) -> tuple[int, int]:
-    """Lookups and hits of an LRU cache of `slots` rows: a plain list, most recent first;
-    a batch's ids become most recent in ascending order (its largest id first)."""
-    lru: list[int] = []
-    lookups = hits = 0
-    for ids in batches:
-        uniq = sorted(set(ids.tolist()))
-        lookups += len(uniq)
-        hits += sum(1 for k in uniq if k in lru)
-        for k in uniq:
-            if k in lru:
-                lru.remove(k)
-            lru.insert(0, k)
-        del lru[slots:]
-    return lookups, hits
-
-
 def test_counts_match_a_recount_at_production_shapes() -> None:
     pool = random_ids(5000, seed=1)
     g = torch.Generator().manual_seed(2)
@@ -85,7 +68,7 @@ def test_counts_match_a_recount_at_production_shapes() -> None:
     for ids in batches:
         model(ids.view(-1, 8)).sum().backward()
     snap = ec.counters.snapshot(model.table)
-    lookups, hits = recount(batches, 2500)
+    lookups, hits = lru_counts(batches, 2500)
     assert (snap.cache_lookups, snap.cache_hits) == (lookups, hits)
     assert snap.rows_swapped_in == lookups - hits
     assert snap.rows_admitted == snap.host_rows == len(set(torch.cat(batches).tolist()))

@@ -6,25 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torchrec_embcache as ec
-from embcache_ref import random_ids
-
-
-def brute_force_hits(batches: list[torch.Tensor], slots: int) -> tuple[int, int]:
-    """Lookups and hits of an LRU cache of `slots` rows simulated directly: a list, most
-    recent first; a batch's distinct ids become most recent in ascending order."""
-    lru: list[int] = []
-    lookups = hits = 0
-    for ids in batches:
-        uniq = sorted(set(ids.reshape(-1).tolist()))
-        assert len(uniq) <= slots
-        lookups += len(uniq)
-        hits += sum(1 for k in uniq if k in lru)
-        for k in uniq:
-            if k in lru:
-                lru.remove(k)
-            lru.insert(0, k)
-        del lru[slots:]
-    return lookups, hits
+from embcache_ref import lru_counts, random_ids
 
 
 def test_hand_worked_sample() -> None:
@@ -68,7 +50,7 @@ def test_hit_rates_equal_a_brute_force_lru_at_every_size() -> None:
         for slots in (s.min_slots, s.min_slots + 97, 1000, s.working_set):
             if slots < s.min_slots:
                 continue
-            lookups, hits = brute_force_hits(batches, slots)
+            lookups, hits = lru_counts(batches, slots)
             assert s.lookups == lookups
             assert s.hits(slots) == hits, (name, slots)
 
