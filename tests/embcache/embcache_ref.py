@@ -4,6 +4,7 @@ the same id -> row mapping."""
 from __future__ import annotations
 
 import torch
+import torchrec_embcache as ec
 from torch import nn
 
 
@@ -70,4 +71,17 @@ def torch_optimizer(kind: str, params, lr: float) -> torch.optim.Optimizer:
         return torch.optim.Adagrad(params, lr=lr)
     if kind == "adam":
         return torch.optim.SparseAdam(params, lr=lr)
+    raise ValueError(kind)
+
+
+def sparse_optimizer(
+    kind: str, lr: float, adam_lr: float | None = None
+) -> ec.SparseSGD | ec.SparseAdagrad | ec.SparseAdam:
+    """The embcache optimizer ``kind`` ("sgd", "adagrad", "adam"); Adam at ``adam_lr`` if given."""
+    if kind == "sgd":
+        return ec.SparseSGD(lr=lr)
+    if kind == "adagrad":
+        return ec.SparseAdagrad(lr=lr)
+    if kind == "adam":
+        return ec.SparseAdam(lr=lr if adam_lr is None else adam_lr)
     raise ValueError(kind)

@@ -12,20 +12,12 @@ import threading
 import pytest
 import torch
 import torchrec_embcache as ec
-from embcache_ref import random_ids
+from embcache_ref import random_ids, sparse_optimizer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from torchrec_embcache import _C
 
 DIM = 8
-
-
-def optimizer_config(kind: str) -> ec.SparseSGD | ec.SparseAdagrad | ec.SparseAdam:
-    return {
-        "sgd": ec.SparseSGD(lr=0.1),
-        "adagrad": ec.SparseAdagrad(lr=0.1),
-        "adam": ec.SparseAdam(lr=0.01),
-    }[kind]
 
 
 def bag_batches(pool: torch.Tensor, steps: int, seed: int, bags: int = 12, max_len: int = 4):
@@ -65,9 +57,11 @@ def assert_same_tables(a: ec.EmbeddingTable, b: ec.EmbeddingTable) -> None:
 def test_cache_smaller_than_working_set_changes_nothing(kind: str, prefetch: bool) -> None:
     pool = random_ids(150, seed=4)
     data = bag_batches(pool, steps=20, seed=5)
-    plain = ec.DynamicEmbeddingBag(DIM, mode="sum", optimizer=optimizer_config(kind), seed=1)
+    plain = ec.DynamicEmbeddingBag(
+        DIM, mode="sum", optimizer=sparse_optimizer(kind, 0.1, adam_lr=0.01), seed=1
+    )
     cached = ec.DynamicEmbeddingBag(
-        DIM, mode="sum", optimizer=optimizer_config(kind), seed=1, cache_slots=48
+        DIM, mode="sum", optimizer=sparse_optimizer(kind, 0.1, adam_lr=0.01), seed=1, cache_slots=48
     )
     out_plain = train(plain, data)
     out_cached = train(cached, data, prefetch=prefetch)
@@ -206,10 +200,10 @@ def test_device_update_path_matches_the_fused_kernel(kind: str) -> None:
     pool = random_ids(120, seed=41)
     data = bag_batches(pool, steps=15, seed=42)
     fused = ec.DynamicEmbeddingBag(
-        DIM, mode="sum", optimizer=optimizer_config(kind), cache_slots=40
+        DIM, mode="sum", optimizer=sparse_optimizer(kind, 0.1, adam_lr=0.01), cache_slots=40
     )
     torch_ops = ec.DynamicEmbeddingBag(
-        DIM, mode="sum", optimizer=optimizer_config(kind), cache_slots=40
+        DIM, mode="sum", optimizer=sparse_optimizer(kind, 0.1, adam_lr=0.01), cache_slots=40
     )
     torch_ops.table._torch_update = True
     train(fused, data)
@@ -299,7 +293,10 @@ def test_cached_equals_uncached_for_random_workloads(
     eviction = ec.Eviction(ttl_steps=ttl, capacity=capacity) if (ttl or capacity) else None
     admission = ec.Admission(threshold=threshold, default_value=0.5) if threshold > 1 else None
     kwargs = dict(
-        mode="sum", optimizer=optimizer_config(kind), admission=admission, eviction=eviction
+        mode="sum",
+        optimizer=sparse_optimizer(kind, 0.1, adam_lr=0.01),
+        admission=admission,
+        eviction=eviction,
     )
     plain = ec.DynamicEmbeddingBag(DIM, **kwargs)
     # Big enough for a batch (12 ids) plus the admission default slot, small enough to swap.

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 import torchrec_embcache as ec
-from embcache_ref import random_ids
+from embcache_ref import random_ids, sparse_optimizer
 from torchrec_embcache import _C
 from torchrec_embcache.errors import CheckpointError
 
@@ -58,14 +58,6 @@ def test_reference_rounding_agrees_with_torch_on_float32_inputs() -> None:
         assert torch.equal(
             reference_round(x.double(), dtype).view(torch.int16), x.to(dtype).view(torch.int16)
         )
-
-
-def _optimizer(kind: str) -> ec.SparseSGD | ec.SparseAdagrad | ec.SparseAdam:
-    return {
-        "sgd": ec.SparseSGD(lr=0.05),
-        "adagrad": ec.SparseAdagrad(lr=0.05),
-        "adam": ec.SparseAdam(lr=0.01),
-    }[kind]
 
 
 class ReferenceRows:
@@ -141,7 +133,7 @@ def test_update_equals_float64_reference_rounded_once(
     data = zipf_batches(pool, steps=4, n=2000, seed=6)
     model = ec.DynamicEmbedding(
         dim,
-        optimizer=_optimizer(kind),
+        optimizer=sparse_optimizer(kind, 0.05, adam_lr=0.01),
         initializer=ec.Uniform(-0.5, 0.5),
         seed=7,
         row_dtype=dtype,
@@ -185,7 +177,7 @@ def test_device_update_path_matches_the_fused_kernel(kind: str, dtype: torch.dty
     for torch_path in (False, True):
         model = ec.DynamicEmbedding(
             32,
-            optimizer=_optimizer(kind),
+            optimizer=sparse_optimizer(kind, 0.05, adam_lr=0.01),
             seed=3,
             row_dtype=dtype,
             cache_slots=250,
@@ -269,8 +261,8 @@ def test_stochastic_rounding_needs_a_16_bit_dtype() -> None:
         ec.EmbeddingTable(8, row_dtype=torch.float64)
 
 
-def _trained(dtype: torch.dtype, slots: int | None = 220) -> ec.DynamicEmbeddingBag:
-    model = ec.DynamicEmbeddingBag(
+def _model(dtype: torch.dtype, slots: int | None = 220) -> ec.DynamicEmbeddingBag:
+    return ec.DynamicEmbeddingBag(
         24,
         mode="sum",
         optimizer=ec.SparseAdam(lr=0.02),
@@ -279,6 +271,10 @@ def _trained(dtype: torch.dtype, slots: int | None = 220) -> ec.DynamicEmbedding
         cache_slots=slots,
         eviction=ec.Eviction(capacity=250),
     )
+
+
+def _trained(dtype: torch.dtype, slots: int | None = 220) -> ec.DynamicEmbeddingBag:
+    model = _model(dtype, slots)
     pool = random_ids(300, seed=42)
     for ids in zipf_batches(pool, steps=5, n=400, seed=43):
         model(ids.view(-1, 4)).pow(2).sum().backward()
@@ -293,15 +289,7 @@ def _bits(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
 def test_checkpoint_round_trip_is_bit_exact(dtype: torch.dtype, tmp_path: Path) -> None:
     model = _trained(dtype)
     ec.save_checkpoint(model, tmp_path)
-    other = ec.DynamicEmbeddingBag(
-        24,
-        mode="sum",
-        optimizer=ec.SparseAdam(lr=0.02),
-        seed=41,
-        row_dtype=dtype,
-        cache_slots=220,
-        eviction=ec.Eviction(capacity=250),
-    )
+    other = _model(dtype)
     ec.load_checkpoint(other, tmp_path)
     a, b = _bits(model.table.export()), _bits(other.table.export())
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)

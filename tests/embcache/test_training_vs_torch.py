@@ -10,19 +10,18 @@ from __future__ import annotations
 import pytest
 import torch
 import torchrec_embcache as ec
-from embcache_ref import IdMap, random_ids, reference_bag, reference_embedding, torch_optimizer
+from embcache_ref import (
+    IdMap,
+    random_ids,
+    reference_bag,
+    reference_embedding,
+    sparse_optimizer,
+    torch_optimizer,
+)
 
 STEPS = 20
 DIM = 16
 LR = 0.05
-
-
-def optimizer_config(kind: str) -> ec.SparseSGD | ec.SparseAdagrad | ec.SparseAdam:
-    return {
-        "sgd": ec.SparseSGD(lr=LR),
-        "adagrad": ec.SparseAdagrad(lr=LR),
-        "adam": ec.SparseAdam(lr=LR),
-    }[kind]
 
 
 def batches(
@@ -55,7 +54,7 @@ def assert_close(actual: torch.Tensor, expected: torch.Tensor, kind: str) -> Non
 def test_embedding_trains_like_torch(kind: str) -> None:
     pool = random_ids(40, seed=1)
     mapping = IdMap(pool)
-    model = ec.DynamicEmbedding(DIM, optimizer=optimizer_config(kind), seed=7)
+    model = ec.DynamicEmbedding(DIM, optimizer=sparse_optimizer(kind, LR), seed=7)
     initial = model.table.host.lookup(mapping.ids)  # initial values, nothing inserted
     assert len(model.table) == 0
     ref = reference_embedding(initial, sparse=(kind == "adam"))
@@ -89,7 +88,7 @@ def test_embedding_trains_like_torch(kind: str) -> None:
 def test_embedding_bag_trains_like_torch(kind: str, mode: str) -> None:
     pool = random_ids(30, seed=11)
     mapping = IdMap(pool)
-    model = ec.DynamicEmbeddingBag(DIM, mode=mode, optimizer=optimizer_config(kind), seed=3)
+    model = ec.DynamicEmbeddingBag(DIM, mode=mode, optimizer=sparse_optimizer(kind, LR), seed=3)
     initial = model.table.host.lookup(mapping.ids)
     ref = reference_bag(initial, mode)
     opt = torch_optimizer(kind, ref.parameters(), LR)
