@@ -6,6 +6,8 @@ import without torchrec 1.1.0.
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,3 +32,17 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     return [f"hybrid_torchrec under test: {_under_test}", f"torchrec: {_torchrec}"]
+
+
+@pytest.fixture(scope="module")
+def gloo_world() -> Iterator[None]:
+    """A one-rank gloo default process group for the module's tests, destroyed after them."""
+    import torch.distributed as dist
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = dist.FileStore(str(Path(tmp) / "store"), 1)
+        dist.init_process_group("gloo", store=store, rank=0, world_size=1)
+        try:
+            yield
+        finally:
+            dist.destroy_process_group()

@@ -11,9 +11,6 @@ verify/test_hybrid_state.py does both on 2 and 4 npu ranks."""
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import hybrid_torchrec as hy
@@ -41,14 +38,8 @@ DIM = 8
 
 
 @pytest.fixture(scope="module")
-def host_env() -> Iterator[ShardingEnv]:
-    with tempfile.TemporaryDirectory() as tmp:
-        store = dist.FileStore(str(Path(tmp) / "store"), 1)
-        dist.init_process_group("gloo", store=store, rank=0, world_size=1)
-        try:
-            yield ShardingEnv.from_process_group(dist.new_group(backend="gloo"))
-        finally:
-            dist.destroy_process_group()
+def host_env(gloo_world: None) -> ShardingEnv:
+    return ShardingEnv.from_process_group(dist.new_group(backend="gloo"))
 
 
 def _sharded(

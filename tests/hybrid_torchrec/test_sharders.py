@@ -3,10 +3,6 @@ anything is built (one rank, a gloo group on the CPU)."""
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Iterator
-from pathlib import Path
-
 import hybrid_torchrec as hy
 import pytest
 import torch
@@ -23,14 +19,8 @@ from torchrec.modules.embedding_modules import EmbeddingBagCollection, Embedding
 
 
 @pytest.fixture(scope="module")
-def host_env() -> Iterator[ShardingEnv]:
-    with tempfile.TemporaryDirectory() as tmp:
-        store = dist.FileStore(str(Path(tmp) / "store"), 1)
-        dist.init_process_group("gloo", store=store, rank=0, world_size=1)
-        try:
-            yield ShardingEnv.from_process_group(dist.group.WORLD)
-        finally:
-            dist.destroy_process_group()
+def host_env(gloo_world: None) -> ShardingEnv:
+    return ShardingEnv.from_process_group(dist.group.WORLD)
 
 
 def _plan(sharding_type: str, *tables: str) -> dict[str, ParameterSharding]:
