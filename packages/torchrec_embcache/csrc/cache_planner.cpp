@@ -72,20 +72,20 @@ void CachePlanner::lru_unlink(int64_t s) {
     prev_[next_[s]] = prev_[s];
 }
 
+// The list is circular through the sentinel num_slots_: the front follows it, the back precedes it.
 void CachePlanner::lru_push_front(int64_t s) {
-    const int64_t head = num_slots_;
-    prev_[s] = head;
-    next_[s] = next_[head];
-    prev_[next_[head]] = s;
-    next_[head] = s;
+    lru_insert_after(num_slots_, s);
 }
 
 void CachePlanner::lru_push_back(int64_t s) {
-    const int64_t head = num_slots_;
-    next_[s] = head;
-    prev_[s] = prev_[head];
-    next_[prev_[head]] = s;
-    prev_[head] = s;
+    lru_insert_after(prev_[num_slots_], s);
+}
+
+void CachePlanner::lru_insert_after(int64_t after, int64_t s) {
+    prev_[s] = after;
+    next_[s] = next_[after];
+    prev_[next_[after]] = s;
+    next_[after] = s;
 }
 
 void CachePlanner::free_slot(int64_t s) {

@@ -119,6 +119,7 @@ private:
     void lru_unlink(int64_t s);
     void lru_push_front(int64_t s);
     void lru_push_back(int64_t s);
+    void lru_insert_after(int64_t after, int64_t s);
     void free_slot(int64_t s);
 
     std::shared_ptr<HostTable> table_;

@@ -14,6 +14,13 @@ namespace embcache {
 
 namespace {
 
+// A copy of a field of the table, read under the shared lock.
+template <class T>
+T read_shared(std::shared_mutex& mu, const T& value) {
+    std::shared_lock<std::shared_mutex> lock(mu);
+    return value;
+}
+
 constexpr uint32_t kNoRow = 0xffffffffu;
 
 uint32_t saturating_add(uint32_t a, uint64_t b) {
@@ -193,23 +200,19 @@ int64_t HostTable::admitted_total() const {
 }
 
 int64_t HostTable::evicted_total() const {
-    std::shared_lock<std::shared_mutex> lock(mu_);
-    return evicted_total_;
+    return read_shared(mu_, evicted_total_);
 }
 
 int64_t HostTable::step() const {
-    std::shared_lock<std::shared_mutex> lock(mu_);
-    return step_;
+    return read_shared(mu_, step_);
 }
 
 int64_t HostTable::optimizer_step() const {
-    std::shared_lock<std::shared_mutex> lock(mu_);
-    return optimizer_step_;
+    return read_shared(mu_, optimizer_step_);
 }
 
 uint64_t HostTable::checkpoint_id() const {
-    std::shared_lock<std::shared_mutex> lock(mu_);
-    return checkpoint_id_;
+    return read_shared(mu_, checkpoint_id_);
 }
 
 size_t HostTable::memory_bytes() const {
