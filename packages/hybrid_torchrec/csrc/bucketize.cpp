@@ -60,28 +60,37 @@ void bucketize(const BucketizeInput& in, BucketizeOutput& out, bool want_permute
     const uint64_t uw = static_cast<uint64_t>(w);
     const uint64_t id_mask = in.ids_are_32_bit ? 0xffffffffULL : ~uint64_t{0};
 
-    parallel_chunks(bags, kBagChunk, [&](int64_t, int64_t lo, int64_t hi) {
-        int64_t f = lo < bags ? feature_of(lo, 0) : 0;
-        for (int64_t b = lo; b < hi; ++b) {
-            f = feature_of(b, f);
-            const int64_t begin = offsets[static_cast<size_t>(b)];
-            const int64_t end = offsets[static_cast<size_t>(b + 1)];
-            for (int64_t i = begin; i < end; ++i) {
-                uint64_t k;
-                if (in.routing == Routing::kHash) {
-                    k = scale_hash(hash_for_route(in.ids[i]), uw);
-                } else {
-                    const uint64_t id = static_cast<uint64_t>(in.ids[i]) & id_mask;
-                    const uint64_t block = static_cast<uint64_t>(in.block_sizes[f]);
-                    // block * w cannot overflow: a block is below 2^63 and w below 2^31, and
-                    // a product past 2^64 means every id is inside the blocks.
-                    const bool inside = block > ~uint64_t{0} / uw || id < block * uw;
-                    k = inside ? id / block : id % uw;
-                }
-                bucket[static_cast<size_t>(i)] = static_cast<uint32_t>(k);
-                ++out.lengths[static_cast<size_t>(static_cast<int64_t>(k) * bags + b)];
+    // Calls fn(b, f, i) for every id i of bag b of feature f: chunks of bags in parallel, the
+    // ids of a bag in order on one thread.
+    auto for_each_id = [&](const auto& fn) {
+        parallel_chunks(bags, kBagChunk, [&](int64_t, int64_t lo, int64_t hi) {
+            int64_t f = lo < bags ? feature_of(lo, 0) : 0;
+            for (int64_t b = lo; b < hi; ++b) {
+                f = feature_of(b, f);
+                const int64_t end = offsets[static_cast<size_t>(b + 1)];
+                for (int64_t i = offsets[static_cast<size_t>(b)]; i < end; ++i)
+                    fn(b, f, i);
             }
+        });
+    };
+    // Block routing: whether a (masked) id falls inside the w blocks of its feature; ids past
+    // them go round-robin. block * w cannot overflow: a block is below 2^63 and w below 2^31,
+    // and a product past 2^64 means every id is inside the blocks.
+    auto inside_blocks = [&](uint64_t id, uint64_t block) {
+        return block > ~uint64_t{0} / uw || id < block * uw;
+    };
+
+    for_each_id([&](int64_t b, int64_t f, int64_t i) {
+        uint64_t k;
+        if (in.routing == Routing::kHash) {
+            k = scale_hash(hash_for_route(in.ids[i]), uw);
+        } else {
+            const uint64_t id = static_cast<uint64_t>(in.ids[i]) & id_mask;
+            const uint64_t block = static_cast<uint64_t>(in.block_sizes[f]);
+            k = inside_blocks(id, block) ? id / block : id % uw;
         }
+        bucket[static_cast<size_t>(i)] = static_cast<uint32_t>(k);
+        ++out.lengths[static_cast<size_t>(static_cast<int64_t>(k) * bags + b)];
     });
 
     // Exclusive scan over [bucket][bag]: each (bucket, bag) cell's first output position.
@@ -94,28 +103,18 @@ void bucketize(const BucketizeInput& in, BucketizeOutput& out, bool want_permute
     if (want_permute)
         out.permute.assign(static_cast<size_t>(in.num_ids), 0);
 
-    parallel_chunks(bags, kBagChunk, [&](int64_t, int64_t lo, int64_t hi) {
-        int64_t f = lo < bags ? feature_of(lo, 0) : 0;
-        for (int64_t b = lo; b < hi; ++b) {
-            f = feature_of(b, f);
-            const int64_t begin = offsets[static_cast<size_t>(b)];
-            const int64_t end = offsets[static_cast<size_t>(b + 1)];
-            for (int64_t i = begin; i < end; ++i) {
-                const uint64_t k = bucket[static_cast<size_t>(i)];
-                const int64_t at =
-                    cursor[static_cast<size_t>(static_cast<int64_t>(k) * bags + b)]++;
-                int64_t id = in.ids[i];
-                if (in.routing == Routing::kBlock && !in.keep_ids) {
-                    const uint64_t u = static_cast<uint64_t>(id) & id_mask;
-                    const uint64_t block = static_cast<uint64_t>(in.block_sizes[f]);
-                    const bool inside = block > ~uint64_t{0} / uw || u < block * uw;
-                    id = static_cast<int64_t>(inside ? u % block : u / uw);
-                }
-                out.ids[static_cast<size_t>(at)] = id;
-                if (want_permute)
-                    out.permute[static_cast<size_t>(i)] = at;
-            }
+    for_each_id([&](int64_t b, int64_t f, int64_t i) {
+        const uint64_t k = bucket[static_cast<size_t>(i)];
+        const int64_t at = cursor[static_cast<size_t>(static_cast<int64_t>(k) * bags + b)]++;
+        int64_t id = in.ids[i];
+        if (in.routing == Routing::kBlock && !in.keep_ids) {
+            const uint64_t u = static_cast<uint64_t>(id) & id_mask;
+            const uint64_t block = static_cast<uint64_t>(in.block_sizes[f]);
+            id = static_cast<int64_t>(inside_blocks(u, block) ? u % block : u / uw);
         }
+        out.ids[static_cast<size_t>(at)] = id;
+        if (want_permute)
+            out.permute[static_cast<size_t>(i)] = at;
     });
 }
 
