@@ -30,6 +30,7 @@
 #include <mutex>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "crc32c.h"
@@ -91,22 +92,29 @@ T get(const char* p, size_t off) {
     return v;
 }
 
+// The header's layout, one list for writing and reading: calls fn(byte offset, field) for
+// every field. The magic bytes come first (offset 0), the checksum last (kHeaderBytes - 4).
+template <class H, class Fn>
+void header_fields(H& h, Fn&& fn) {
+    fn(8, h.version);
+    fn(12, h.kind);
+    fn(16, h.id);
+    fn(24, h.base_id);
+    fn(32, h.dim);
+    fn(40, h.row_width);
+    fn(48, h.optim_kind);
+    fn(56, h.step);
+    fn(64, h.optimizer_step);
+    fn(72, h.n_rows);
+    fn(80, h.n_deleted);
+    fn(88, h.n_pending);
+    fn(96, h.dtype);  // from version 2 on
+}
+
 std::vector<char> encode_header(const Header& h) {
     std::vector<char> b(kHeaderBytes, 0);
     std::memcpy(b.data(), kMagic, 8);
-    put(b, 8, h.version);
-    put(b, 12, h.kind);
-    put(b, 16, h.id);
-    put(b, 24, h.base_id);
-    put(b, 32, h.dim);
-    put(b, 40, h.row_width);
-    put(b, 48, h.optim_kind);
-    put(b, 56, h.step);
-    put(b, 64, h.optimizer_step);
-    put(b, 72, h.n_rows);
-    put(b, 80, h.n_deleted);
-    put(b, 88, h.n_pending);
-    put(b, 96, h.dtype);
+    header_fields(h, [&](size_t off, const auto& field) { put(b, off, field); });
     put(b, kHeaderBytes - 4, crc32c(b.data(), kHeaderBytes - 4));
     return b;
 }
@@ -295,18 +303,11 @@ Header scan(const std::string& path, const SectionFn& on_section) {
                " is not supported (this build reads versions " + std::to_string(kOldestVersion) +
                " to " + std::to_string(kFormatVersion) + ")");
     }
-    h.kind = get<uint32_t>(hb.data(), 12);
-    h.id = get<uint64_t>(hb.data(), 16);
-    h.base_id = get<uint64_t>(hb.data(), 24);
-    h.dim = get<int64_t>(hb.data(), 32);
-    h.row_width = get<int64_t>(hb.data(), 40);
-    h.optim_kind = get<uint32_t>(hb.data(), 48);
-    h.step = get<int64_t>(hb.data(), 56);
-    h.optimizer_step = get<int64_t>(hb.data(), 64);
-    h.n_rows = get<uint64_t>(hb.data(), 72);
-    h.n_deleted = get<uint64_t>(hb.data(), 80);
-    h.n_pending = get<uint64_t>(hb.data(), 88);
-    h.dtype = h.version >= 2 ? get<uint32_t>(hb.data(), 96) : 0;
+    header_fields(h, [&](size_t off, auto& field) {
+        field = get<std::remove_reference_t<decltype(field)>>(hb.data(), off);
+    });
+    if (h.version < 2)
+        h.dtype = 0;  // version 1 has no dtype field: its rows are float32
     if (h.dtype > static_cast<uint32_t>(RowDtype::BF16))
         r.fail("unknown row dtype " + std::to_string(h.dtype) + " in the header");
     if (h.kind != kKindFull && h.kind != kKindIncremental)
