@@ -21,6 +21,8 @@ so which free row an id takes cannot matter; a plain table's row g starts at c +
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import npu_dist
@@ -487,6 +489,31 @@ def run_pipeline_case(
         assert torch.equal(mapper.state().rows, other.rows), (str(case), name)
 
 
+@contextmanager
+def hybrid_rank(rank: int, world_size: int, port: int, report: str | None) -> Iterator[Any]:
+    """This process as one rank: npu:rank over hccl and a gloo host group (yields the device
+    and the host ShardingEnv); the rank's report is written when the body succeeded."""
+    import torch.distributed as dist
+    from torchrec.distributed.types import ShardingEnv
+
+    provider, device = npu_dist.start_rank(rank, world_size, port, "npu")
+    try:
+        yield device, ShardingEnv.from_process_group(dist.new_group(backend="gloo"))
+        npu_dist.finish_rank(provider, report, rank)
+    finally:
+        dist.destroy_process_group()
+
+
+def assert_some_rank_checked(case: Case, checked: int, host_env: Any, world_size: int) -> None:
+    """With more ranks than tables some ranks hold no table-wise shard: each rank may compare
+    nothing, but not every rank."""
+    import torch.distributed as dist
+
+    counts: list[Any] = [None] * world_size
+    dist.all_gather_object(counts, checked, group=host_env.process_group)
+    assert sum(counts) > 0, f"{case}: nothing compared on any rank"
+
+
 def worker(
     rank: int,
     world_size: int,
@@ -495,20 +522,9 @@ def worker(
     report: str | None,
     pipeline_cases: list[Case] | None = None,
 ) -> None:
-    import torch.distributed as dist
-    from torchrec.distributed.types import ShardingEnv
-
-    provider, device = npu_dist.start_rank(rank, world_size, port, "npu")
-    try:
-        host_env = ShardingEnv.from_process_group(dist.new_group(backend="gloo"))
+    with hybrid_rank(rank, world_size, port, report) as (device, host_env):
         for case in cases:
             checked = run_case(case, rank, world_size, device, host_env)
-            # With more ranks than tables some ranks hold no table-wise shard.
-            counts: list[Any] = [None] * world_size
-            dist.all_gather_object(counts, checked, group=host_env.process_group)
-            assert sum(counts) > 0, f"{case}: nothing compared on any rank"
+            assert_some_rank_checked(case, checked, host_env, world_size)
         for case in pipeline_cases or []:
             run_pipeline_case(case, rank, world_size, device, host_env)
-        npu_dist.finish_rank(provider, report, rank)
-    finally:
-        dist.destroy_process_group()

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import hybrid_dist
-import npu_dist
 import torch
 
 Case = hybrid_dist.Case
@@ -149,21 +148,11 @@ def worker(
     load_dir: str | None,
     save_dir: str | None,
 ) -> None:
-    import torch.distributed as dist
-    from torchrec.distributed.types import ShardingEnv
-
-    provider, device = npu_dist.start_rank(rank, world_size, port, "npu")
-    try:
-        host_env = ShardingEnv.from_process_group(dist.new_group(backend="gloo"))
+    with hybrid_dist.hybrid_rank(rank, world_size, port, None) as (device, host_env):
         for case in accumulation_cases:
             checked = run_accumulation_case(case, rank, world_size, device, host_env)
-            counts: list[Any] = [None] * world_size
-            dist.all_gather_object(counts, checked, group=host_env.process_group)
-            assert sum(counts) > 0, f"{case}: nothing compared on any rank"
+            hybrid_dist.assert_some_rank_checked(case, checked, host_env, world_size)
         for case in checkpoint_cases:
             assert save_dir is not None
             source = Path(load_dir) if load_dir is not None else None
             run_checkpoint_case(case, rank, world_size, device, host_env, source, Path(save_dir))
-        npu_dist.finish_rank(provider, None, rank)
-    finally:
-        dist.destroy_process_group()
