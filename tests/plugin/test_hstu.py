@@ -217,17 +217,56 @@ def test_hand_worked_example() -> None:
 # ---- GR parity (§3) ----------------------------------------------------------------------------
 
 
-def gr_valid_mask(lengths: torch.Tensor, n: int, num_targets: torch.Tensor | None) -> torch.Tensor:
-    """GR's attention mask [B, n, n] (True = attend): the diagonal, or r(i) - r(j) > 0 with
-    positions r clamped to l_b - targets_b (targets see the history, not each other)."""
-    ids = torch.arange(n).view(1, n).expand(lengths.numel(), n)
+def gr_valid_mask(
+    lengths: torch.Tensor,
+    n: int,
+    num_targets: torch.Tensor | None,
+    contextual: int = 0,
+    max_attn_len: int = 0,
+) -> torch.Tensor:
+    """GR's attention mask [B, n, n] (True = attend), written from the rule of
+    _get_invalid_attn_mask: positions r remapped (the first ``contextual`` ones to 0, targets
+    and padding clamped to maxid), then the diagonal or r(i) - r(j) > 0, within
+    ``max_attn_len`` of each other when set, and contextual rows see every non-target token."""
+    b = lengths.numel()
+    r = torch.arange(n).view(1, n).expand(b, n)
+    maxid = lengths.view(b, 1)
+    if contextual > 0:
+        r = (r - contextual + 1).clamp(min=0)
+        maxid = maxid - contextual + 1
     if num_targets is not None:
-        ids = torch.minimum(ids, (lengths - num_targets).view(-1, 1))
-    dist = ids.unsqueeze(2) - ids.unsqueeze(1)
-    return torch.eye(n, dtype=torch.bool).unsqueeze(0) | (dist > 0)
+        maxid = maxid - num_targets.view(b, 1)
+        r = torch.minimum(r, maxid)
+    d = r.unsqueeze(2) - r.unsqueeze(1)
+    mask = torch.eye(n, dtype=torch.bool).unsqueeze(0) | (d > 0)
+    if max_attn_len > 0:
+        mask = mask & (d <= max_attn_len)
+    if contextual > 0:
+        mask = mask | ((r.unsqueeze(2) == 0) & (r.unsqueeze(1) < maxid.view(b, 1, 1)))
+    return mask
 
 
-def gr_hstu_mha(n, alpha, q, k, v, offsets, num_targets=None, rel_bias=None):
+def test_gr_mask_hand_worked() -> None:
+    """The two examples worked by hand from GR's rule: N = l = 6 with two contextual positions
+    and two targets (targets see the history and themselves, contextual rows every non-target
+    token), and a band of max_attn_len 2 alone."""
+    six = torch.tensor([6])
+    got = gr_valid_mask(six, 6, torch.tensor([2]), contextual=2)
+    want = [
+        [1, 1, 1, 1, 0, 0],
+        [1, 1, 1, 1, 0, 0],
+        [1, 1, 1, 0, 0, 0],
+        [1, 1, 1, 1, 0, 0],
+        [1, 1, 1, 1, 1, 0],
+        [1, 1, 1, 1, 0, 1],
+    ]
+    assert got[0].int().tolist() == want
+    band = gr_valid_mask(six, 6, None, max_attn_len=2)[0].int()
+    i, j = torch.arange(6).view(6, 1), torch.arange(6).view(1, 6)
+    assert band.tolist() == ((j <= i) & (i - j <= 2)).int().tolist()
+
+
+def gr_hstu_mha(n, alpha, q, k, v, offsets, num_targets=None, rel_bias=None, context=0, band=0):
     """pytorch_hstu_mha's semantics in float64: pad to n, silu(alpha Q K^T (+ rel_bias)) / n
     times the mask, times V, back to jagged (dropout 0)."""
     lengths = offsets[1:] - offsets[:-1]
@@ -243,30 +282,37 @@ def gr_hstu_mha(n, alpha, q, k, v, offsets, num_targets=None, rel_bias=None):
     z = torch.einsum("bnhd,bmhd->bhnm", pq, pk) * alpha
     if rel_bias is not None:
         z = z + rel_bias
-    valid = gr_valid_mask(lengths, n, num_targets).unsqueeze(1)
+    valid = gr_valid_mask(lengths, n, num_targets, context, band).unsqueeze(1)
     attn = torch.nn.functional.silu(z) / n * valid
     out = torch.einsum("bhnm,bmhd->bnhd", attn, pv)
     return torch.cat([out[i, : lengths[i]] for i in range(b)])
 
 
 @pytest.mark.parametrize(
-    ("heads", "dim", "max_uih", "max_targets", "targets"),
+    ("heads", "dim", "max_uih", "max_targets", "targets", "context", "band"),
     [
-        (1, 16, 100, 20, False),
-        (2, 32, 128, 20, True),
-        (4, 64, 100, 20, True),
-        (3, 128, 30, 8, False),
+        (1, 16, 100, 20, False, 0, 0),
+        (2, 32, 128, 20, True, 0, 0),
+        (4, 64, 100, 20, True, 0, 0),
+        (3, 128, 30, 8, False, 0, 0),
+        (2, 32, 100, 20, True, 10, 0),
+        (2, 16, 128, 20, False, 0, 24),
+        (4, 32, 64, 8, True, 10, 16),
     ],
 )
-def test_gr_parity(heads: int, dim: int, max_uih: int, max_targets: int, targets: bool) -> None:
-    """hstu_dense(alpha q, k, v, maskType 0 or 3 with GR's target mask, maxSeqLen N, 1 / N) and
-    its autograd against GR's reference semantics, GR's test setup (U(-0.1, 0.1), alpha =
-    1/sqrt(D), dout = 0.01 randn, B = 4)."""
-    gen = torch.Generator().manual_seed(heads * 1000 + dim)
+def test_gr_parity(
+    heads: int, dim: int, max_uih: int, max_targets: int, targets: bool, context: int, band: int
+) -> None:
+    """hstu_dense(alpha q, k, v, maskType 0, or 3 with GR's mask for targets, contextual
+    positions and max_attn_len, maxSeqLen N, 1 / N) and its autograd against GR's reference
+    semantics, GR's test setup (U(-0.1, 0.1), alpha = 1/sqrt(D), dout = 0.01 randn, B = 4,
+    contextual {0, 10})."""
+    gen = torch.Generator().manual_seed(heads * 1000 + dim + context + band)
     n = max_uih + max_targets
     b = 4
     num_targets = torch.randint(1, max_targets + 1, (b,), generator=gen) if targets else None
-    uih = torch.randint(1, max_uih + 1, (b,), generator=gen)
+    # At least the contextual positions of history, as GR's inputs have.
+    uih = torch.randint(context + 1, max_uih + 1, (b,), generator=gen)
     lengths = uih + (num_targets if targets else 0)
     offsets = torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)])
     total = int(offsets[-1])
@@ -275,13 +321,14 @@ def test_gr_parity(heads: int, dim: int, max_uih: int, max_targets: int, targets
     alpha = 1.0 / math.sqrt(dim)
 
     q64, k64, v64 = (t.double().requires_grad_(True) for t in (q, k, v))
-    ref = gr_hstu_mha(n, alpha, q64, k64, v64, offsets, num_targets)
+    ref = gr_hstu_mha(n, alpha, q64, k64, v64, offsets, num_targets, context=context, band=band)
     ref.backward(dout.double())
 
     leaves = [t.clone().requires_grad_(True) for t in (q, k, v)]
     mask, mask_type = None, 0
-    if targets:
-        mask = gr_valid_mask(lengths, n, num_targets).unsqueeze(1).expand(b, heads, n, n)
+    if targets or context or band:
+        mask = gr_valid_mask(lengths, n, num_targets, context, band)
+        mask = mask.unsqueeze(1).expand(b, heads, n, n)
         mask, mask_type = mask.to(torch.float32).contiguous(), 3
     out = hstu_dense(
         alpha * leaves[0],
