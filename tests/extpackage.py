@@ -33,9 +33,12 @@ REPO = Path(__file__).resolve().parents[1]
 
 @dataclass(frozen=True)
 class ExtensionUnderTest:
-    module: str  # the import name, e.g. "torchrec_embcache"
-    package: Path  # packages/<name>, holding setup.py and src/
+    module: str  # the import name, e.g. "torchrec_embcache"; packages/<module> holds its source
     env_var: str  # "inplace" / "installed" / unset (auto)
+
+    @property
+    def package(self) -> Path:
+        return REPO / "packages" / self.module
 
     def installed_outside_repo(self) -> bool:
         spec = importlib.util.find_spec(self.module)
@@ -101,3 +104,11 @@ def provide_torchrec(config: pytest.Config) -> str:
         staging.rename(target)
     sys.path.insert(0, str(target))
     return f"{requirement} --no-deps in {target}"
+
+
+def configure(config: pytest.Config, under_test: ExtensionUnderTest) -> list[str]:
+    """torchrec first (the packages refuse to import without it), then the build under test;
+    returns the pytest header lines that say which."""
+    torchrec = provide_torchrec(config)
+    config.addinivalue_line("markers", "slow: takes more than a minute")
+    return [f"{under_test.module} under test: {under_test.select()}", f"torchrec: {torchrec}"]

@@ -198,21 +198,17 @@ def make_model(case: Case, device: torch.device) -> torch.nn.Module:
     from torchrec.modules.embedding_configs import EmbeddingBagConfig, EmbeddingConfig
     from torchrec.modules.embedding_modules import EmbeddingBagCollection, EmbeddingCollection
 
-    tables = tables_of(case.kind)
-    if case.kind == "ebc":
-        config = hy.HashEmbeddingBagConfig if case.hashed else EmbeddingBagConfig
-        configs = [
-            config(name=t, num_embeddings=r, embedding_dim=d, feature_names=list(fs))
-            for t, (r, d, fs) in sorted(tables.items())
-        ]
-        cls = hy.HashEmbeddingBagCollection if case.hashed else EmbeddingBagCollection
-        return cls(tables=configs, device=device)
-    config = hy.HashEmbeddingConfig if case.hashed else EmbeddingConfig
+    ebc = case.kind == "ebc"
+    if case.hashed:
+        config = hy.HashEmbeddingBagConfig if ebc else hy.HashEmbeddingConfig
+        cls = hy.HashEmbeddingBagCollection if ebc else hy.HashEmbeddingCollection
+    else:
+        config = EmbeddingBagConfig if ebc else EmbeddingConfig
+        cls = EmbeddingBagCollection if ebc else EmbeddingCollection
     configs = [
         config(name=t, num_embeddings=r, embedding_dim=d, feature_names=list(fs))
-        for t, (r, d, fs) in sorted(tables.items())
+        for t, (r, d, fs) in sorted(tables_of(case.kind).items())
     ]
-    cls = hy.HashEmbeddingCollection if case.hashed else EmbeddingCollection
     return cls(tables=configs, device=device)
 
 

@@ -10,29 +10,20 @@ from pathlib import Path
 
 import pytest
 
-from tests.extpackage import ExtensionUnderTest, provide_torchrec
+from tests.extpackage import ExtensionUnderTest, configure
 
-UNDER_TEST = ExtensionUnderTest(
-    "torchrec_embcache",
-    Path(__file__).resolve().parents[2] / "packages" / "torchrec_embcache",
-    "EMBCACHE_TEST_BUILD",
-)
-_under_test = ""
-_torchrec = ""
+_header: list[str] = []
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    global _under_test, _torchrec
-    _torchrec = provide_torchrec(config)
     config.addinivalue_line(
         "markers", "requires_npu: needs an npu device (torch_npu or the npu_sim device)"
     )
-    config.addinivalue_line("markers", "slow: takes more than a minute")
-    _under_test = UNDER_TEST.select()
+    _header[:] = configure(config, ExtensionUnderTest("torchrec_embcache", "EMBCACHE_TEST_BUILD"))
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    return [f"torchrec_embcache under test: {_under_test}", f"torchrec: {_torchrec}"]
+    return _header
 
 
 def npu_available() -> tuple[bool, str]:

@@ -12,26 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.extpackage import ExtensionUnderTest, provide_torchrec
+from tests.extpackage import ExtensionUnderTest, configure
 
-UNDER_TEST = ExtensionUnderTest(
-    "hybrid_torchrec",
-    Path(__file__).resolve().parents[2] / "packages" / "hybrid_torchrec",
-    "HYBRID_TEST_BUILD",
-)
-_under_test = ""
-_torchrec = ""
+_header: list[str] = []
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    global _under_test, _torchrec
-    _torchrec = provide_torchrec(config)
-    config.addinivalue_line("markers", "slow: takes more than a minute")
-    _under_test = UNDER_TEST.select()
+    _header[:] = configure(config, ExtensionUnderTest("hybrid_torchrec", "HYBRID_TEST_BUILD"))
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    return [f"hybrid_torchrec under test: {_under_test}", f"torchrec: {_torchrec}"]
+    return _header
 
 
 @pytest.fixture(scope="module")
