@@ -241,3 +241,24 @@ def close(actual: torch.Tensor, expected: torch.Tensor) -> None:
 
 def constant_init(t: torch.Tensor) -> torch.Tensor:
     return t.fill_(0.25)
+
+
+def sgd_step_both(
+    out: torch.Tensor,
+    expected: torch.Tensor,
+    opt: torch.optim.Optimizer,
+    ref: RefCollection,
+    lr: float,
+    g: torch.Generator,
+) -> None:
+    """One SGD step of the module under test (through ``opt``) and of the float64 reference,
+    both driven by the same random upstream gradient of their outputs."""
+    grad = torch.randn(out.shape, generator=g, dtype=torch.float64)
+    opt.zero_grad()
+    (out * grad.float()).sum().backward()
+    opt.step()
+    (expected * grad).sum().backward()
+    with torch.no_grad():
+        for w in ref.weights.values():
+            w -= lr * w.grad
+            w.grad = None

@@ -12,7 +12,7 @@ from hybrid_torchrec.workload import zipf_ids
 from torchrec.modules.embedding_configs import PoolingType
 from torchrec.sparse.jagged_tensor import KeyedJaggedTensor
 
-from tests.hybrid_torchrec.reference import RefCollection, close, constant_init
+from tests.hybrid_torchrec.reference import RefCollection, close, constant_init, sgd_step_both
 
 TABLES = 26
 BATCH = 4096
@@ -60,15 +60,7 @@ def test_training_at_scale_matches_reference() -> None:
         mapping_seconds += time.perf_counter() - start
         expected = ref.pooled(kjt, False, train=True)
         close(out, expected)
-        grad = torch.randn(out.shape, generator=g, dtype=torch.float64)
-        opt.zero_grad()
-        (out * grad.float()).sum().backward()
-        opt.step()
-        (expected * grad).sum().backward()
-        with torch.no_grad():
-            for w in ref.weights.values():
-                w -= 0.05 * w.grad
-                w.grad = None
+        sgd_step_both(out, expected, opt, ref, 0.05, g)
     for name, w in ebc.table_weights().items():
         close(w, ref.weights[name])
         ids, rows, counts, last_used, step = ref.mappers[name].state()

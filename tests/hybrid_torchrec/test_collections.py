@@ -16,7 +16,7 @@ from torchrec.modules.embedding_configs import DataType, EmbeddingBagConfig, Poo
 from torchrec.modules.embedding_modules import EmbeddingBagCollection, EmbeddingCollection
 from torchrec.sparse.jagged_tensor import KeyedJaggedTensor
 
-from tests.hybrid_torchrec.reference import RefCollection, close, constant_init
+from tests.hybrid_torchrec.reference import RefCollection, close, constant_init, sgd_step_both
 
 HBC = hy.HashEmbeddingBagConfig
 HC = hy.HashEmbeddingConfig
@@ -142,15 +142,7 @@ def test_sgd_training_matches_reference() -> None:
         out = ebc(kjt).values()
         expected = ref.pooled(kjt, False, train=True)
         close(out, expected)
-        grad = torch.randn(out.shape, generator=g, dtype=torch.float64)
-        opt.zero_grad()
-        (out * grad.float()).sum().backward()
-        opt.step()
-        (expected * grad).sum().backward()
-        with torch.no_grad():
-            for w in ref.weights.values():
-                w -= 0.5 * w.grad
-                w.grad = None
+        sgd_step_both(out, expected, opt, ref, 0.5, g)
     for name, w in ebc.table_weights().items():
         close(w, ref.weights[name])
 
