@@ -10,7 +10,9 @@ F.embedding. The hash routing reference recomputes the documented hash with Pyth
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -191,46 +193,42 @@ class RefCollection:
                     self.weights[c.name][torch.tensor(r.evicted_rows)] = 0.25  # init_fn below
         return rows
 
-    def pooled(self, kjt: KeyedJaggedTensor, weighted: bool, train: bool) -> torch.Tensor:
+    def _feature_rows(self, kjt: KeyedJaggedTensor, train: bool) -> Iterator[Any]:
+        """(table config, the feature's jagged tensor, its rows; -1 for an unknown id) for every
+        feature, tables in order: a table's rows come back for its features in order."""
         rows = self.map(kjt, train)
         d = kjt.to_dict()
-        out = []
         for c in self.configs:
-            table_rows = rows[c.name]
             start = 0
             for name in c.feature_names:
                 jt = d[name]
                 n = jt.values().numel()
-                r = table_rows[start : start + n]
+                yield c, jt, rows[c.name][start : start + n]
                 start += n
-                known = (r >= 0).to(torch.float64)
-                w = known if not weighted else known * jt.weights().to(torch.float64)
-                pooled = F.embedding_bag(
-                    r.clamp(min=0),
-                    self.weights[c.name],
-                    jt.offsets(),
-                    mode="sum",
-                    per_sample_weights=w,
-                    include_last_offset=True,
-                )
-                if c.pooling == PoolingType.MEAN:
-                    pooled = pooled / jt.lengths().clamp(min=1).to(torch.float64).unsqueeze(1)
-                out.append(pooled)
+
+    def pooled(self, kjt: KeyedJaggedTensor, weighted: bool, train: bool) -> torch.Tensor:
+        out = []
+        for c, jt, r in self._feature_rows(kjt, train):
+            known = (r >= 0).to(torch.float64)
+            w = known if not weighted else known * jt.weights().to(torch.float64)
+            pooled = F.embedding_bag(
+                r.clamp(min=0),
+                self.weights[c.name],
+                jt.offsets(),
+                mode="sum",
+                per_sample_weights=w,
+                include_last_offset=True,
+            )
+            if c.pooling == PoolingType.MEAN:
+                pooled = pooled / jt.lengths().clamp(min=1).to(torch.float64).unsqueeze(1)
+            out.append(pooled)
         return torch.cat(out, dim=1)
 
     def sequence(self, kjt: KeyedJaggedTensor, train: bool) -> list[torch.Tensor]:
-        rows = self.map(kjt, train)
-        d = kjt.to_dict()
         out = []
-        for c in self.configs:
-            table_rows = rows[c.name]
-            start = 0
-            for name in c.feature_names:
-                n = d[name].values().numel()
-                r = table_rows[start : start + n]
-                start += n
-                e = F.embedding(r.clamp(min=0), self.weights[c.name])
-                out.append(e * (r >= 0).to(torch.float64).unsqueeze(1))
+        for c, _jt, r in self._feature_rows(kjt, train):
+            e = F.embedding(r.clamp(min=0), self.weights[c.name])
+            out.append(e * (r >= 0).to(torch.float64).unsqueeze(1))
         return out
 
 
