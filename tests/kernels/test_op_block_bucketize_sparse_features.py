@@ -195,35 +195,13 @@ def test_matches_fbgemm(
     platform,
 ) -> None:
     x = tensors(case, len_dtype, idx_dtype, with_weights)
-    want = fbgemm.block_bucketize_sparse_features(
-        x["lengths"],
-        x["indices"],
-        bucketize_pos,
-        sequence,
-        x["block_sizes"],
-        case["my_size"],
-        x["weights"],
-        x["batch_size_per_feature"],
-        case["max_b"],
-        None,
-        keep_orig_idx,
-        x["total_num_blocks"],
-    )
-    got, _ = block_bucketize(
-        sim_ops,
-        x["lengths"],
-        x["indices"],
-        bucketize_pos,
-        sequence,
-        x["block_sizes"],
-        case["my_size"],
-        x["weights"],
-        x["batch_size_per_feature"],
-        case["max_b"],
-        keep_orig_idx,
-        x["total_num_blocks"],
-        **platform,
-    )
+    head = (x["lengths"], x["indices"], bucketize_pos, sequence, x["block_sizes"])
+    head += (case["my_size"], x["weights"], x["batch_size_per_feature"], case["max_b"])
+    tail = (keep_orig_idx, x["total_num_blocks"])
+    # fbgemm's schema has block_bucketize_pos (uneven row blocks) between max_B and
+    # keep_orig_idx; the kernel has no such argument.
+    want = fbgemm.block_bucketize_sparse_features(*head, None, *tail)
+    got, _ = block_bucketize(sim_ops, *head, *tail, **platform)
     assert_same(got, want)
 
 

@@ -101,36 +101,13 @@ def test_matches_fbgemm(
     b_offsets = (
         None if case["b_offsets"] is None else torch.tensor(case["b_offsets"], dtype=torch.int32)
     )
+    args = (rows, indices, offsets, mode, warning, None, b_offsets, case["max_b"], version)
     if error is not None:  # fatal mode: fbgemm raises, the kernel traps
         assert mode == FATAL
         with pytest.raises(SimError, match="trap"):
-            bounds_check_indices(
-                sim_ops,
-                rows,
-                indices,
-                offsets,
-                mode,
-                warning,
-                None,
-                b_offsets,
-                case["max_b"],
-                version,
-                **platform,
-            )
+            bounds_check_indices(sim_ops, *args, **platform)
         return
-    bounds_check_indices(
-        sim_ops,
-        rows,
-        indices,
-        offsets,
-        mode,
-        warning,
-        None,
-        b_offsets,
-        case["max_b"],
-        version,
-        **platform,
-    )
+    bounds_check_indices(sim_ops, *args, **platform)
     assert indices.tolist() == want_idx.tolist()
     assert offsets.tolist() == want_off.tolist()
     assert warning.tolist() == want_warn.tolist()
