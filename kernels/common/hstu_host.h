@@ -65,22 +65,27 @@ inline std::string HstuCheckSquare(const TensorDesc& t, const char* name, const 
     return std::string();
 }
 
-// q, k, v, mask, attn_bias, offsets and the attributes mask_type, max_seq_len, silu_scale,
-// layout, seq_offset (in op.toml order from `attr0`).
-inline HstuShape HstuValidate(const TensorDesc& q, const TensorDesc& k, const TensorDesc& v,
-                              const TensorDesc& mask, const TensorDesc& bias,
-                              const TensorDesc& offsets, const std::vector<AttrValue>& attrs,
-                              size_t attr0) {
+// Either operator's generated Args (<op>_op_args.h): both name the tensors q, k, v, mask,
+// attnBias, offsets and the attributes maskType, maxSeqLen, siluScale, layout, seqOffset as their
+// op.toml does, so one validation reads them by name whatever their positions.
+template <class Args>
+inline HstuShape HstuValidate(const Args& a) {
+    const TensorDesc& q = a.q;
+    const TensorDesc& k = a.k;
+    const TensorDesc& v = a.v;
+    const TensorDesc& mask = a.mask;
+    const TensorDesc& bias = a.attnBias;
+    const TensorDesc& offsets = a.offsets;
     HstuShape s;
     auto fail = [&s](const std::string& e) {
         s.error = e;
         return s;
     };
-    s.maskType = attrs[attr0].i;
-    s.seqLen = attrs[attr0 + 1].i;
-    const double siluScale = attrs[attr0 + 2].f;
-    const int64_t layout = attrs[attr0 + 3].i;
-    const std::vector<int64_t>& off = attrs[attr0 + 4].ints;
+    s.maskType = a.maskType;
+    s.seqLen = a.maxSeqLen;
+    const double siluScale = a.siluScale;
+    const int64_t layout = a.layout;
+    const std::vector<int64_t>& off = a.seqOffset;
     s.dtype = q.dtype;
     if (q.dtype != DType::kFloat32 && q.dtype != DType::kFloat16 && q.dtype != DType::kBFloat16) {
         return fail(std::string("q must be float32, float16 or bfloat16, got ") +

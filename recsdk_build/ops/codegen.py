@@ -247,15 +247,13 @@ def op_args_header(spec: OpSpec) -> str:
             ctype = "const " + ctype
         members.append(f"    {ctype} {a.camel};  // attribute {a.name}\n")
         inits.append(f"{a.camel}(a.attrs[{k}]{_ARG_READ[a.type]})")
-    init_list = ",\n          ".join(["raw(a)", *inits])
+    init_list = ",\n          ".join(inits)
     return (
         HEADER.format(src=f"kernels/ops/{spec.name}/op.toml")
         + f"#ifndef {guard}\n#define {guard}\n\n"
         + f'#include "{spec.name}_tiling_data.h"\n#include "tiling_common.h"\n\n'
         + "namespace mxrec {\n\n"
         + f"struct {cls} {{\n"
-        + "    // By position, for host code shared between operators (hstu_host.h).\n"
-        + "    const OpArgs& raw;\n"
         + "".join(members)
         + f"    explicit {cls}(const OpArgs& a)\n        : {init_list} {{}}\n}};\n\n"
         + f"inline TilingPlan<{spec.tiling_struct}> {spec.op_type}Tiling(\n"

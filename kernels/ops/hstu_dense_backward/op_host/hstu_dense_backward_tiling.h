@@ -40,7 +40,7 @@ inline TilingPlan<HstuDenseBackwardTilingData> HstuDenseBackwardTiling(
     const HstuDenseBackwardArgs& a, const PlatformInfo& platform) {
     using TD = HstuDenseBackwardTilingData;
     // The attributes by position from the first: hstu_host.h serves both directions.
-    const HstuShape s = HstuValidate(a.q, a.k, a.v, a.mask, a.attnBias, a.offsets, a.raw.attrs, 0);
+    const HstuShape s = HstuValidate(a);
     if (!s.error.empty())
         return Reject(s.error);
     std::string e = HstuSameShape(a.grad, a.q, "grad", "q");

@@ -29,7 +29,7 @@ inline TilingPlan<HstuDenseForwardTilingData> HstuDenseForwardTiling(const HstuD
                                                                      const PlatformInfo& platform) {
     using TD = HstuDenseForwardTilingData;
     // The attributes by position from the first: hstu_host.h serves both directions.
-    const HstuShape s = HstuValidate(a.q, a.k, a.v, a.mask, a.attnBias, a.offsets, a.raw.attrs, 0);
+    const HstuShape s = HstuValidate(a);
     if (!s.error.empty())
         return Reject(s.error);
     if (a.out.dtype != s.dtype || a.out.ndim != a.q.ndim)
