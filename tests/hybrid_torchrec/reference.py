@@ -241,6 +241,18 @@ def constant_init(t: torch.Tensor) -> torch.Tensor:
     return t.fill_(0.25)
 
 
+def backward_both(
+    out: torch.Tensor, expected: torch.Tensor, opt: torch.optim.Optimizer, g: torch.Generator
+) -> None:
+    """Steps the module under test (through ``opt``) and leaves the float64 reference's gradients
+    in its weights, both driven by the same random upstream gradient of their outputs."""
+    grad = torch.randn(out.shape, generator=g, dtype=torch.float64)
+    opt.zero_grad()
+    (out * grad.float()).sum().backward()
+    opt.step()
+    (expected * grad).sum().backward()
+
+
 def sgd_step_both(
     out: torch.Tensor,
     expected: torch.Tensor,
@@ -249,13 +261,8 @@ def sgd_step_both(
     lr: float,
     g: torch.Generator,
 ) -> None:
-    """One SGD step of the module under test (through ``opt``) and of the float64 reference,
-    both driven by the same random upstream gradient of their outputs."""
-    grad = torch.randn(out.shape, generator=g, dtype=torch.float64)
-    opt.zero_grad()
-    (out * grad.float()).sum().backward()
-    opt.step()
-    (expected * grad).sum().backward()
+    """One SGD step of the module under test and of the float64 reference."""
+    backward_both(out, expected, opt, g)
     with torch.no_grad():
         for w in ref.weights.values():
             w -= lr * w.grad

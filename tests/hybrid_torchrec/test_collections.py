@@ -16,7 +16,13 @@ from torchrec.modules.embedding_configs import DataType, EmbeddingBagConfig, Poo
 from torchrec.modules.embedding_modules import EmbeddingBagCollection, EmbeddingCollection
 from torchrec.sparse.jagged_tensor import KeyedJaggedTensor
 
-from tests.hybrid_torchrec.reference import RefCollection, close, constant_init, sgd_step_both
+from tests.hybrid_torchrec.reference import (
+    RefCollection,
+    backward_both,
+    close,
+    constant_init,
+    sgd_step_both,
+)
 
 HBC = hy.HashEmbeddingBagConfig
 HC = hy.HashEmbeddingConfig
@@ -184,11 +190,7 @@ def test_eviction_resets_rows_and_optimizer_state(policy: str) -> None:
             evictions += 1
             assert seen[-1] == ("small", evicted)
             ref_sum[torch.tensor(evicted)] = acc0
-        grad = torch.randn(out.shape, generator=g, dtype=torch.float64)
-        opt.zero_grad()
-        (out * grad.float()).sum().backward()
-        opt.step()
-        (expected * grad).sum().backward()
+        backward_both(out, expected, opt, g)
         with torch.no_grad():
             w = ref.weights["small"]
             ref_sum += w.grad * w.grad
