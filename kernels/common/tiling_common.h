@@ -9,6 +9,7 @@
 #ifndef MXREC_TILING_COMMON_H
 #define MXREC_TILING_COMMON_H
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -31,47 +32,29 @@ enum class DType : int32_t {
     kFloat64 = 9,
 };
 
+// Indexed by DType's value: one row per dtype, so a new dtype cannot get a size without a name.
+struct DTypeInfo {
+    const char* name;
+    int64_t size;
+};
+inline constexpr DTypeInfo kDTypeInfo[] = {
+    {"float32", 4}, {"float16", 2}, {"bfloat16", 2}, {"int32", 4}, {"int64", 8},
+    {"int8", 1},    {"uint8", 1},   {"int16", 2},    {"bool", 1},  {"float64", 8},
+};
+
+inline const DTypeInfo* FindDType(DType t) {
+    const auto i = static_cast<size_t>(t);
+    return i < sizeof(kDTypeInfo) / sizeof(kDTypeInfo[0]) ? &kDTypeInfo[i] : nullptr;
+}
+
 inline int64_t DTypeSize(DType t) {
-    switch (t) {
-        case DType::kFloat32:
-        case DType::kInt32:
-            return 4;
-        case DType::kFloat16:
-        case DType::kBFloat16:
-        case DType::kInt16:
-            return 2;
-        case DType::kInt64:
-        case DType::kFloat64:
-            return 8;
-        default:
-            return 1;
-    }
+    const DTypeInfo* info = FindDType(t);
+    return info != nullptr ? info->size : 1;
 }
 
 inline const char* DTypeName(DType t) {
-    switch (t) {
-        case DType::kFloat32:
-            return "float32";
-        case DType::kFloat16:
-            return "float16";
-        case DType::kBFloat16:
-            return "bfloat16";
-        case DType::kInt32:
-            return "int32";
-        case DType::kInt64:
-            return "int64";
-        case DType::kInt8:
-            return "int8";
-        case DType::kUInt8:
-            return "uint8";
-        case DType::kInt16:
-            return "int16";
-        case DType::kBool:
-            return "bool";
-        case DType::kFloat64:
-            return "float64";
-    }
-    return "?";
+    const DTypeInfo* info = FindDType(t);
+    return info != nullptr ? info->name : "?";
 }
 
 struct TensorDesc {

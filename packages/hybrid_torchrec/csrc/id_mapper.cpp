@@ -25,15 +25,9 @@ uint32_t saturating_increment(uint32_t c) {
 }  // namespace
 
 const char* policy_name(Policy p) {
-    switch (p) {
-        case Policy::kNone:
-            return "none";
-        case Policy::kLRU:
-            return "lru";
-        case Policy::kLFU:
-            return "lfu";
-    }
-    return "?";
+    static constexpr const char* kNames[] = {"none", "lru", "lfu"};  // by Policy's value
+    const auto i = static_cast<unsigned>(p);
+    return i < 3 ? kNames[i] : "?";
 }
 
 IdMapper::IdMapper(int64_t capacity, Policy policy, int64_t protect_batches, std::string name)

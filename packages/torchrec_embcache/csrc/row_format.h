@@ -24,15 +24,9 @@ inline int64_t embedding_units(RowDtype t, int64_t dim) {
 }
 
 inline const char* dtype_name(RowDtype t) {
-    switch (t) {
-        case RowDtype::F32:
-            return "float32";
-        case RowDtype::F16:
-            return "float16";
-        case RowDtype::BF16:
-            return "bfloat16";
-    }
-    return "unknown";
+    static constexpr const char* kNames[] = {"float32", "float16", "bfloat16"};  // by value
+    const auto i = static_cast<unsigned>(t);
+    return i < 3 ? kNames[i] : "unknown";
 }
 
 inline float bits_to_float(uint32_t b) {

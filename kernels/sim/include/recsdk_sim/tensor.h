@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "recsdk_sim/hazard.h"
 #include "recsdk_sim/runtime.h"
@@ -42,18 +43,18 @@ enum class TPosition : uint8_t {
 using QuePosition = TPosition;
 
 inline const char* PositionName(TPosition p) {
-    switch (p) {
-        case TPosition::VECIN:
-            return "VECIN";
-        case TPosition::VECOUT:
-            return "VECOUT";
-        case TPosition::VECCALC:
-            return "VECCALC";
-        case TPosition::GM:
-            return "GM";
-        default:
-            return "other";
+    // The positions a user queue or buffer can name; the rest print as "other".
+    static constexpr std::pair<TPosition, const char*> kNames[] = {
+        {TPosition::VECIN, "VECIN"},
+        {TPosition::VECOUT, "VECOUT"},
+        {TPosition::VECCALC, "VECCALC"},
+        {TPosition::GM, "GM"},
+    };
+    for (const auto& [pos, name] : kNames) {
+        if (pos == p)
+            return name;
     }
+    return "other";
 }
 
 }  // namespace AscendC
