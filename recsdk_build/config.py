@@ -94,6 +94,8 @@ class Project:
     stages: tuple[str, ...] | None
     # C++ extension packages the wheels stage builds in the pinned build environment.
     extension_packages: tuple[Path, ...] = ()
+    # Sources the extension packages share, copied into each as common/ when it is built.
+    extension_shared: Path | None = None
 
     def pins_summary(self) -> dict[str, Any]:
         """The pins as plain data, for the manifest and the verify suite."""
@@ -149,6 +151,7 @@ def load_project(root: Path | None = None) -> Project:
         verify=_verify(reader, root),
         stages=_stages(reader),
         extension_packages=_extension_packages(reader, root),
+        extension_shared=_extension_shared(reader, root),
     )
     reader.reject_unknown()
     return project
@@ -313,6 +316,15 @@ def _extension_packages(reader: _Reader, root: Path) -> tuple[Path, ...]:
         if not (path / "pyproject.toml").is_file():
             raise reader.error(key, f"names {path}, which has no pyproject.toml")
     return paths
+
+
+def _extension_shared(reader: _Reader, root: Path) -> Path | None:
+    rel = (
+        reader.get("packages", "extension_shared", str, None) if "packages" in reader.data else None
+    )
+    return (
+        None if rel is None else _path(reader, root, "packages.extension_shared", rel, is_dir=True)
+    )
 
 
 def _verify(reader: _Reader, root: Path) -> VerifyConfig:

@@ -39,6 +39,7 @@ def build_extension_wheel(
     what: str,
     generated: Mapping[str, str] | None = None,
     dest: Path | None = None,
+    shared: Path | None = None,
 ) -> Path:
     """Build ``package`` with ``python`` (the build environment's, whose torch the extension
     compiles against); move the wheel into ``dist``.
@@ -48,12 +49,15 @@ def build_extension_wheel(
     maps file names (relative to the package) to text written into the copy before building:
     build configuration that depends on this build directory, never written into the checkout.
     ``dest`` (a directory) receives a wheel that is not an artifact (a build check) instead of
-    ``dist``.
+    ``dist``. ``shared`` (recsdk.toml's packages.extension_shared) is copied into the copy as
+    ``common/``, where the package's setup.py looks for it first.
     """
     staging = new_staging_dir(build_root, package.name)
     try:
         src = staging / package.name
         shutil.copytree(package, src, ignore=_IGNORE)
+        if shared is not None:
+            shutil.copytree(shared, src / "common", ignore=_IGNORE)
         for name, text in (generated or {}).items():
             (src / name).write_text(text, encoding="utf-8")
         out = staging / "out"

@@ -1,19 +1,19 @@
-"""Builds the C++ core (torchrec_embcache._C) with torch's extension builder.
+"""torchrec_embcache's build: the extension _C, nothing else (metadata is in pyproject.toml).
 
-Metadata lives in pyproject.toml; this file only declares the extension. The compiler
-flags that must agree with torch (C++ standard, _GLIBCXX_USE_CXX11_ABI, include paths) are
-supplied by torch.utils.cpp_extension from the torch being built against.
+Shared with hybrid_torchrec, in packages/common: recsdk_ext_setup.py (flags, version) and
+the host pool. A staging copy or sdist carries it as common/, the checkout as ../common.
 """
 
 from __future__ import annotations
 
-import ast
+import sys
 from pathlib import Path
 
-from setuptools import setup
-from torch.utils.cpp_extension import BuildExtension, CppExtension
-
 HERE = Path(__file__).resolve().parent
+COMMON = HERE / "common" if (HERE / "common").is_dir() else HERE.parent / "common"
+sys.path.insert(0, str(COMMON))
+
+from recsdk_ext_setup import setup_extension  # noqa: E402
 
 # Explicit lists: a stray file in csrc/ must not silently change what is compiled.
 SOURCES = [
@@ -26,7 +26,6 @@ SOURCES = [
     "host_table.cpp",
     "initializer.cpp",
     "optimizer.cpp",
-    "thread_pool.cpp",
 ]
 HEADERS = [
     "bindings.h",
@@ -38,44 +37,21 @@ HEADERS = [
     "initializer.h",
     "optimizer.h",
     "tensor_args.h",
-    "thread_pool.h",
 ]
 
-
-def package_version() -> str:
-    tree = ast.parse((HERE / "src/torchrec_embcache/_version.py").read_text(encoding="utf-8"))
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "__version__" for t in node.targets
-        ):
-            return str(ast.literal_eval(node.value))
-    raise RuntimeError("src/torchrec_embcache/_version.py defines no __version__")
-
-
-CXX_FLAGS = [
-    "-O3",
-    "-g0",
+EXTRA_FLAGS = [
     # Rounding is decided in the source (explicit fma where torch uses one), not by the
     # compiler contracting a*b+c; the exactness tests against PyTorch depend on it.
     "-ffp-contract=off",
     # Lets sqrt vectorise; results for valid inputs are unchanged.
     "-fno-math-errno",
-    "-fvisibility=hidden",
-    "-Wall",
-    "-Wextra",
-    "-Wno-unused-parameter",
-    f"-DEMBCACHE_VERSION={package_version()}",
 ]
 
-setup(
-    ext_modules=[
-        CppExtension(
-            name="torchrec_embcache._C",
-            sources=[f"csrc/{name}" for name in SOURCES],
-            depends=[f"csrc/{name}" for name in HEADERS],
-            include_dirs=[str(HERE / "csrc")],
-            extra_compile_args={"cxx": CXX_FLAGS},
-        )
-    ],
-    cmdclass={"build_ext": BuildExtension},
+setup_extension(
+    HERE,
+    "torchrec_embcache",
+    sources=SOURCES,
+    headers=HEADERS,
+    threads_env="EMBCACHE_NUM_THREADS",
+    extra_flags=EXTRA_FLAGS,
 )

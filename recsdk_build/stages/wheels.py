@@ -126,6 +126,11 @@ class WheelsStage(Stage):
             "python": sys.version_info[:2],  # builds the torchrec wheel
             "target_python": ctx.options.python.tag,  # the extension wheels' interpreter
             "extensions": {p.name: package_digest(p) for p in ctx.project.extension_packages},
+            "extension_shared": (
+                package_digest(ctx.project.extension_shared)
+                if ctx.project.extension_shared is not None
+                else None
+            ),
             "env": ctx.output(EnvOutput).stamp if ctx.project.extension_packages else None,
         }
 
@@ -191,6 +196,7 @@ class WheelsStage(Stage):
             build_root=ctx.paths.root,
             dist=ctx.paths.dist,
             what=package.name,
+            shared=ctx.project.extension_shared,
         )
         artifact = Artifact.of(ctx.paths.root, final, kind="wheel", target="native")
         ctx.ui.info(f"  {final.name}  sha256 {artifact.sha256[:16]}…")

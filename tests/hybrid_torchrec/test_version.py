@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.machinery
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -86,3 +87,40 @@ def test_missing_torchrec_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(importlib.util, "find_spec", find_spec)
     with pytest.raises(ImportError, match=r"needs torchrec 1\.1\.0, which is not installed"):
         compat.check_torchrec()
+
+
+@pytest.mark.parametrize(
+    ("torch_release", "abi_flip", "version", "says"),
+    [
+        ("2.5.1", False, None, "built against torch 2.6.0 but torch 2.5.1 is running"),
+        (None, False, "1.0.0", "is version 1.1.0+npu but the Python package is 1.0.0"),
+        (None, True, None, "different _GLIBCXX_USE_CXX11_ABI than torch"),
+    ],
+)
+def test_core_refuses_another_torch_or_package_version(
+    torch_release: str | None, abi_flip: bool, version: str | None, says: str
+) -> None:
+    # The check lives in the C++ core shared with torchrec_embcache (recsdk_ext); each
+    # mismatch is refused on its own, and the running combination is accepted.
+    import torch
+
+    running = torch.__version__.split("+")[0]
+    abi = bool(torch._C._GLIBCXX_USE_CXX11_ABI)
+    hy._C._check_build(running, abi, hy.__version__)
+    with pytest.raises(ImportError, match=r"hybrid_torchrec's C\+\+ core .*" + re.escape(says)):
+        hy._C._check_build(torch_release or running, abi != abi_flip, version or hy.__version__)
+
+
+def test_pool_size_comes_from_the_package_variable() -> None:
+    import torchrec
+
+    paths = [Path(m.__file__).resolve().parents[1] for m in (hy, torchrec)]
+    code = "from hybrid_torchrec import _ext; print(_ext._C.default_num_threads())"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(map(str, paths)))
+    env["HYBRID_TORCHREC_NUM_THREADS"] = "3"
+    env["EMBCACHE_NUM_THREADS"] = "5"  # the other package's variable does not apply
+    result = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "3"

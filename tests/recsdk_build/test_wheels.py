@@ -115,8 +115,23 @@ def test_extension_packages_are_built_in_the_build_environment(
         '[project]\nname = "tiny_ext"\nversion = "1.1.0+npu"\n'
         '[tool.setuptools]\npackages = ["tiny_ext"]\n'
     )
+    # The shared sources reach the package as common/ of the copy that is built: this setup.py
+    # ships the shared module inside the wheel, so the wheel shows what the build saw.
+    (ext / "setup.py").write_text(
+        "from pathlib import Path\nfrom setuptools import setup\n"
+        "here = Path(__file__).parent\n"
+        "text = (here / 'common' / 'shared.py').read_text()\n"
+        "(here / 'tiny_ext' / 'shared.py').write_text(text)\n"
+        "setup()\n"
+    )
+    shared = project / "packages" / "tiny_common"
+    shared.mkdir()
+    (shared / "shared.py").write_text("SHARED = 1\n")
     toml = project / "recsdk.toml"
-    toml.write_text(toml.read_text() + '\n[packages]\nextension_wheels = ["packages/tiny_ext"]\n')
+    toml.write_text(
+        toml.read_text() + '\n[packages]\nextension_wheels = ["packages/tiny_ext"]\n'
+        'extension_shared = "packages/tiny_common"\n'
+    )
     build = tmp_path / "build"
     run(project, build, "fetch", "patch")
     # The env stage is not part of this project; stand in for its output with this Python
@@ -131,7 +146,13 @@ def test_extension_packages_are_built_in_the_build_environment(
     names = sorted(a.name for a in record.artifacts)
     assert names == ["tiny_ext-1.1.0+npu-py3-none-any.whl", "torchrec-1.1.0+npu-py3-none-any.whl"]
     assert not (ext / "build").exists()  # built from a copy: the checkout stays clean
+    assert not (ext / "common").exists() and not (ext / "tiny_ext" / "shared.py").exists()
+    with zipfile.ZipFile(build / "dist" / "tiny_ext-1.1.0+npu-py3-none-any.whl") as whl:
+        assert whl.read("tiny_ext/shared.py") == b"SHARED = 1\n"
     # Editing the package's source reruns the stage.
     (ext / "tiny_ext" / "__init__.py").write_text("VALUE = 2\n")
     assert [r.status for r in run(project, build, "wheels")] == ["ran"]
     assert [r.status for r in run(project, build, "wheels")] == ["cached"]
+    # So does editing the shared sources.
+    (shared / "shared.py").write_text("SHARED = 2\n")
+    assert [r.status for r in run(project, build, "wheels")] == ["ran"]

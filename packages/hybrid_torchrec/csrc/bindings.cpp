@@ -17,15 +17,9 @@
 #include "common.h"
 #include "dedup.h"
 #include "id_mapper.h"
-#include "thread_pool.h"
+#include "recsdk_ext/runtime_bindings.h"
 
 namespace py = pybind11;
-
-#ifndef HYBRID_TORCHREC_VERSION
-#error "HYBRID_TORCHREC_VERSION must be defined by the build (setup.py passes the package version)"
-#endif
-#define HYBRID_STR2(x) #x
-#define HYBRID_STR(x) HYBRID_STR2(x)
 
 namespace hybrid {
 
@@ -75,20 +69,7 @@ py::tuple result_tuple(MapResult&& r) {
 }
 
 void bind_runtime(py::module_& m) {
-    py::dict info;
-    info["version"] = HYBRID_STR(HYBRID_TORCHREC_VERSION);
-    info["torch_version"] = std::to_string(TORCH_VERSION_MAJOR) + "." +
-                            std::to_string(TORCH_VERSION_MINOR) + "." +
-                            std::to_string(TORCH_VERSION_PATCH);
-    info["cxx11_abi"] = static_cast<int>(_GLIBCXX_USE_CXX11_ABI);
-    info["compiler"] = __VERSION__;
-    m.attr("build_info") = info;
-
-    m.def(
-        "set_num_threads", [](int n) { ThreadPool::global().set_num_threads(n); },
-        "Threads of the core's pool, the calling thread included.");
-    m.def("get_num_threads", [] { return ThreadPool::global().num_threads(); });
-    m.def("default_num_threads", &default_num_threads);
+    recsdk_ext::bind_build_and_pool(m);
     m.def("_set_error_types",
           [](py::object capacity_error) { g_capacity_error = capacity_error.release().ptr(); });
     py::register_exception_translator([](std::exception_ptr e) {

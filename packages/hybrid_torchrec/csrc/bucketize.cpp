@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "thread_pool.h"
+#include "common.h"
 
 namespace hybrid {
 

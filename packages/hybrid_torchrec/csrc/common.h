@@ -11,7 +11,15 @@
 #include <stdexcept>
 #include <string>
 
+#include "recsdk_ext/thread_pool.h"
+
 namespace hybrid {
+
+// The shared host pool (packages/common/csrc/recsdk_ext/thread_pool.h).
+using recsdk_ext::parallel_chunks;
+using recsdk_ext::parallel_for;
+using recsdk_ext::parallel_tasks;
+using recsdk_ext::ThreadPool;
 
 // A table cannot take the ids of a batch: it is full and has no eviction policy, or every
 // row it could evict is protected. Raised before anything changes.

@@ -4,7 +4,7 @@
 #include <numeric>
 #include <utility>
 
-#include "thread_pool.h"
+#include "common.h"
 
 namespace hybrid {
 

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "thread_pool.h"
+#include "common.h"
 
 namespace hybrid {
 

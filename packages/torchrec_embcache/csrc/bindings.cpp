@@ -4,23 +4,15 @@
 // need no tensors and so include pybind11 without torch's headers, which dominate the
 // compile time of the translation units that do use them. Long calls release the GIL so
 // that other Python threads (lookups, the training loop) keep running.
-#include <torch/version.h>
-
 #include <string>
 
 #include "bindings.h"
 #include "common.h"
 #include "crc32c.h"
 #include "host_table.h"
-#include "thread_pool.h"
+#include "recsdk_ext/runtime_bindings.h"
 
 namespace py = pybind11;
-
-#ifndef EMBCACHE_VERSION
-#error "EMBCACHE_VERSION must be defined by the build (setup.py passes the package version)"
-#endif
-#define EMBCACHE_STR2(x) #x
-#define EMBCACHE_STR(x) EMBCACHE_STR2(x)
 
 namespace embcache {
 
@@ -66,19 +58,7 @@ void bind_errors(py::module_& m) {
 }
 
 void bind_runtime(py::module_& m) {
-    py::dict info;
-    info["version"] = EMBCACHE_STR(EMBCACHE_VERSION);
-    info["torch_version"] = std::to_string(TORCH_VERSION_MAJOR) + "." +
-                            std::to_string(TORCH_VERSION_MINOR) + "." +
-                            std::to_string(TORCH_VERSION_PATCH);
-    info["cxx11_abi"] = static_cast<int>(_GLIBCXX_USE_CXX11_ABI);
-    info["compiler"] = __VERSION__;
-    m.attr("build_info") = info;
-
-    m.def(
-        "set_num_threads", [](int n) { ThreadPool::global().set_num_threads(n); },
-        "Threads used by batched table operations (the caller included).");
-    m.def("get_num_threads", [] { return ThreadPool::global().num_threads(); });
+    recsdk_ext::bind_build_and_pool(m);
     m.def("crc32c", [](py::bytes b) {
         const std::string s = b;
         return crc32c(s.data(), s.size());

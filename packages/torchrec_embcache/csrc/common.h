@@ -8,7 +8,15 @@
 #include <stdexcept>
 #include <string>
 
+#include "recsdk_ext/thread_pool.h"
+
 namespace embcache {
+
+// The shared host pool (packages/common/csrc/recsdk_ext/thread_pool.h).
+using recsdk_ext::parallel_chunks;
+using recsdk_ext::parallel_for;
+using recsdk_ext::parallel_tasks;
+using recsdk_ext::ThreadPool;
 
 // Errors the user can act on. The bindings translate each into the Python exception of the
 // same name in torchrec_embcache.errors; std::invalid_argument becomes ValueError.

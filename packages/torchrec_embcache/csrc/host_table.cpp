@@ -8,7 +8,7 @@
 #include <numeric>
 #include <tuple>
 
-#include "thread_pool.h"
+#include "common.h"
 
 namespace embcache {
 

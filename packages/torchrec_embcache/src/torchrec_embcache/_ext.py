@@ -1,4 +1,4 @@
-"""Loads the C++ core and checks that it was built for the torch that is running."""
+"""Loads the C++ core; refuses one built for another torch or package version."""
 
 from __future__ import annotations
 
@@ -18,27 +18,8 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
     ) from exc
 
 
-def _check_build() -> None:
-    info = _C.build_info
-    running = torch.__version__.split("+")[0]
-    if info["torch_version"] != running:
-        raise ImportError(
-            f"torchrec_embcache's C++ core was built against torch {info['torch_version']} but "
-            f"torch {running} is running; rebuild the wheel in this environment"
-        )
-    if info["version"] != __version__:
-        raise ImportError(
-            f"torchrec_embcache's C++ core is version {info['version']} but the Python package "
-            f"is {__version__}: a stale build is lying around; rebuild the extension"
-        )
-    if bool(info["cxx11_abi"]) != bool(torch._C._GLIBCXX_USE_CXX11_ABI):
-        raise ImportError(
-            "torchrec_embcache's C++ core was compiled with a different _GLIBCXX_USE_CXX11_ABI "
-            "than torch; rebuild it with torch's extension builder"
-        )
-
-
-_check_build()
+# The core itself compares the torch and package it was built for with the running ones.
+_C._check_build(torch.__version__.split("+")[0], bool(torch._C._GLIBCXX_USE_CXX11_ABI), __version__)
 _C._set_error_types(
     errors.EmbCacheError, errors.CheckpointError, errors.CacheCapacityError, errors.CacheStateError
 )

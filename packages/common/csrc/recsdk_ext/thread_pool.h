@@ -1,14 +1,18 @@
-// The pool that runs the core's batched work.
+// The host thread pool of the extension packages (hybrid_torchrec, torchrec_embcache).
 //
 // A private pool instead of torch's intra-op threads: at::parallel_for inlines OpenMP into
-// the caller, which would tie this extension to torch's OpenMP runtime; and the host work of
-// a training step must not compete with the intra-op pool that runs the dense model.
+// the caller, which would tie an extension to torch's OpenMP runtime; and the host work of a
+// training step must not compete with the intra-op pool that runs the dense model.
 //
-// Results never depend on the number of threads: every parallel algorithm of the core splits
-// its work by data (partitions of the id hash, fixed-size chunks), never by thread count,
-// and each piece of output is written by exactly one task.
+// Callers keep results independent of the number of threads: they split work by data
+// (partitions of an id hash, fixed-size chunks), never by thread count, and each piece of
+// output is written by exactly one task.
+//
+// Each package compiles this file with RECSDK_EXT_THREADS_ENV set to the name of its own
+// environment variable (setup.py), so the two packages' pools are sized independently.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -18,11 +22,12 @@
 #include <thread>
 #include <vector>
 
-namespace hybrid {
+namespace recsdk_ext {
 
 class ThreadPool {
 public:
-    // Sized by HYBRID_TORCHREC_NUM_THREADS, else by the CPUs this process may run on.
+    // Sized by the package's RECSDK_EXT_THREADS_ENV variable, else by the CPUs this process
+    // may run on.
     static ThreadPool& global();
 
     explicit ThreadPool(int num_threads);
@@ -65,15 +70,19 @@ private:
     bool stop_ = false;
 };
 
+// The package's thread variable when it holds a whole number in [1, 4096], else the CPUs the
+// process may use (its affinity mask, not the machine's count).
 int default_num_threads();
 
-// Runs fn(i) for i in [0, n) as separate tasks of the global pool.
+// Runs fn(i) for i in [0, n) as separate tasks of the global pool. With `parallel` false they
+// run inline: waking workers costs more than a small batch's work.
 template <class F>
-void parallel_tasks(int64_t n, F&& fn) {
+void parallel_tasks(int64_t n, F&& fn, bool parallel = true) {
     if (n <= 0)
         return;
-    if (n == 1) {
-        fn(int64_t{0});
+    if (n == 1 || !parallel) {
+        for (int64_t i = 0; i < n; ++i)
+            fn(i);
         return;
     }
     const std::function<void(int64_t)> task = [&fn](int64_t i) { fn(i); };
@@ -89,9 +98,31 @@ void parallel_chunks(int64_t n, int64_t chunk, F&& fn) {
     const int64_t chunks = (n + chunk - 1) / chunk;
     parallel_tasks(chunks, [&](int64_t c) {
         const int64_t lo = c * chunk;
-        const int64_t hi = lo + chunk < n ? lo + chunk : n;
-        fn(c, lo, hi);
+        fn(c, lo, std::min(n, lo + chunk));
     });
 }
 
-}  // namespace hybrid
+// Splits [begin, end) into at most 4 chunks per thread of at least `grain` elements each and
+// calls fn(lo, hi) on each: for work whose result does not depend on where chunks start.
+template <class F>
+void parallel_for(int64_t begin, int64_t end, int64_t grain, F&& fn) {
+    const int64_t n = end - begin;
+    if (n <= 0)
+        return;
+    const int64_t max_chunks = static_cast<int64_t>(ThreadPool::global().num_threads()) * 4;
+    const int64_t chunks =
+        std::min(max_chunks, (n + std::max<int64_t>(grain, 1) - 1) / std::max<int64_t>(grain, 1));
+    if (chunks <= 1) {
+        fn(begin, end);
+        return;
+    }
+    const int64_t step = (n + chunks - 1) / chunks;
+    parallel_tasks(chunks, [&](int64_t c) {
+        const int64_t lo = begin + c * step;
+        const int64_t hi = std::min(end, lo + step);
+        if (lo < hi)
+            fn(lo, hi);
+    });
+}
+
+}  // namespace recsdk_ext

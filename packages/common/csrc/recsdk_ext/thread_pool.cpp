@@ -1,16 +1,16 @@
-#include "thread_pool.h"
+#include "recsdk_ext/thread_pool.h"
+
+#ifndef RECSDK_EXT_THREADS_ENV
+#error "RECSDK_EXT_THREADS_ENV must name the package's thread-count variable (set by setup.py)"
+#endif
 
 #include <pthread.h>
 #include <sched.h>
-#include <sys/mman.h>
 
 #include <cstdlib>
-#include <new>
 #include <string>
 
-#include "common.h"
-
-namespace hybrid {
+namespace recsdk_ext {
 
 namespace {
 
@@ -29,25 +29,8 @@ void on_fork_child() {
 
 }  // namespace
 
-void* allocate_large(size_t bytes) {
-    constexpr size_t kHuge = size_t{1} << 21;
-    if (bytes < kHuge) {
-        void* p = std::malloc(bytes > 0 ? bytes : 1);
-        if (p == nullptr)
-            throw std::bad_alloc();
-        return p;
-    }
-    const size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
-    void* p = nullptr;
-    if (posix_memalign(&p, kHuge, rounded) != 0)
-        throw std::bad_alloc();
-    // Advice only: without transparent huge pages this changes nothing.
-    madvise(p, rounded, MADV_HUGEPAGE);
-    return p;
-}
-
 int default_num_threads() {
-    if (const char* env = std::getenv("HYBRID_TORCHREC_NUM_THREADS")) {
+    if (const char* env = std::getenv(RECSDK_EXT_THREADS_ENV)) {
         char* end = nullptr;
         const long n = std::strtol(env, &end, 10);
         if (end != env && *end == '\0' && n >= 1 && n <= 4096)
@@ -184,4 +167,4 @@ void ThreadPool::run(int64_t num_tasks, const std::function<void(int64_t)>& fn) 
         std::rethrow_exception(job.error);
 }
 
-}  // namespace hybrid
+}  // namespace recsdk_ext
