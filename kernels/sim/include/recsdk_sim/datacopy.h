@@ -235,19 +235,29 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
 
 // ---- DataCopy with block parameters (all units are 32-byte blocks) -----------------------------
 
+// The UB side of a blocked copy, either direction: alignment, the span the blocks and their
+// UB-side gaps cover, and the pipe's access to each block. Returns the block size in bytes.
+template <typename T>
+inline uint64_t CheckUbBlocks(const LocalTensor<T>& ub, const DataCopyParams& p, uint64_t ubStride,
+                              recsdk::sim::Pipe pipe, recsdk::sim::Acc acc, const char* call,
+                              recsdk::sim::SrcLoc loc, const char* side) {
+    recsdk::sim::CheckUbAligned(ub.SimData(), call, loc, side);
+    const uint64_t block = uint64_t(p.blockLen) * 32;
+    const uint64_t pitch = block + ubStride * 32ull;
+    const uint64_t span = p.blockCount == 0 ? 0 : (p.blockCount - 1) * pitch + block;
+    ub.CheckSpan((span + sizeof(T) - 1) / sizeof(T), call, loc);
+    recsdk::sim::DmaBlocks(ub, p.blockCount, block, pitch, pipe, acc, call, loc);
+    return block;
+}
+
 template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p,
                      recsdk::sim::SrcLoc loc = {}) {
     using namespace recsdk::sim;
     const char* call = "DataCopy(GM->UB, DataCopyParams)";
-    CheckUbAligned(dst.SimData(), call, loc, "destination");
     CheckGmAligned(src.SimData(), call, loc);
-    const uint64_t block = uint64_t(p.blockLen) * 32;
-    const uint64_t ub_span =
-        p.blockCount == 0 ? 0 : (p.blockCount - 1) * (block + p.dstStride * 32ull) + block;
-    dst.CheckSpan((ub_span + sizeof(T) - 1) / sizeof(T), call, loc);
-    DmaBlocks(dst, p.blockCount, block, block + p.dstStride * 32ull, Pipe::MTE2, Acc::kWrite, call,
-              loc);
+    const uint64_t block =
+        CheckUbBlocks(dst, p, p.dstStride, Pipe::MTE2, Acc::kWrite, call, loc, "destination");
     auto* d = reinterpret_cast<uint8_t*>(dst.SimData());
     const auto* s = reinterpret_cast<const uint8_t*>(src.SimData());
     for (uint32_t i = 0; i < p.blockCount; ++i) {
@@ -265,14 +275,9 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
                      recsdk::sim::SrcLoc loc = {}) {
     using namespace recsdk::sim;
     const char* call = "DataCopy(UB->GM, DataCopyParams)";
-    CheckUbAligned(src.SimData(), call, loc, "source");
     CheckGmAligned(dst.SimData(), call, loc);
-    const uint64_t block = uint64_t(p.blockLen) * 32;
-    const uint64_t ub_span =
-        p.blockCount == 0 ? 0 : (p.blockCount - 1) * (block + p.srcStride * 32ull) + block;
-    src.CheckSpan((ub_span + sizeof(T) - 1) / sizeof(T), call, loc);
-    DmaBlocks(src, p.blockCount, block, block + p.srcStride * 32ull, Pipe::MTE3, Acc::kRead, call,
-              loc);
+    const uint64_t block =
+        CheckUbBlocks(src, p, p.srcStride, Pipe::MTE3, Acc::kRead, call, loc, "source");
     auto* d = reinterpret_cast<uint8_t*>(dst.SimData());
     const auto* s = reinterpret_cast<const uint8_t*>(src.SimData());
     for (uint32_t i = 0; i < p.blockCount; ++i) {
@@ -288,18 +293,18 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
 // ---- DataCopyPad
 // ----------------------------------------------------------------------------------
 
+// The checks both directions of DataCopyPad make (the SoC, the UB side, the block sizes).
 template <typename T>
-inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
-                        const DataCopyExtParams& p, const DataCopyPadExtParams<T>& pad,
-                        recsdk::sim::SrcLoc loc = {}) {
+inline recsdk::sim::CoreState& CheckPadParams(const LocalTensor<T>& ub, const DataCopyExtParams& p,
+                                              const char* call, recsdk::sim::SrcLoc loc,
+                                              const char* side) {
     using namespace recsdk::sim;
-    const char* call = "DataCopyPad(GM->UB)";
     auto& core = Core();
     if (!core.launch->soc->has_datacopy_pad) {
         Fail(call, loc, std::string("DataCopyPad is not available on ") + core.launch->soc->name);
     }
-    dst.Validate(call, loc);
-    CheckUbAligned(dst.SimData(), call, loc, "destination");
+    ub.Validate(call, loc);
+    CheckUbAligned(ub.SimData(), call, loc, side);
     if (p.blockCount > 4095)
         Fail(call, loc, "blockCount " + std::to_string(p.blockCount) + " > 4095");
     if (p.blockLen > 2097151)
@@ -309,6 +314,16 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
              "blockLen " + std::to_string(p.blockLen) + " is not a multiple of sizeof(" +
                  TypeName<T>() + ")");
     }
+    return core;
+}
+
+template <typename T>
+inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
+                        const DataCopyExtParams& p, const DataCopyPadExtParams<T>& pad,
+                        recsdk::sim::SrcLoc loc = {}) {
+    using namespace recsdk::sim;
+    const char* call = "DataCopyPad(GM->UB)";
+    CheckPadParams(dst, p, call, loc, "destination");
     if (pad.leftPadding * sizeof(T) > 32 || pad.rightPadding * sizeof(T) > 32) {
         Fail(call, loc, "leftPadding/rightPadding exceed 32 bytes");
     }
@@ -359,21 +374,7 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
                         const DataCopyExtParams& p, recsdk::sim::SrcLoc loc = {}) {
     using namespace recsdk::sim;
     const char* call = "DataCopyPad(UB->GM)";
-    auto& core = Core();
-    if (!core.launch->soc->has_datacopy_pad) {
-        Fail(call, loc, std::string("DataCopyPad is not available on ") + core.launch->soc->name);
-    }
-    src.Validate(call, loc);
-    CheckUbAligned(src.SimData(), call, loc, "source");
-    if (p.blockCount > 4095)
-        Fail(call, loc, "blockCount " + std::to_string(p.blockCount) + " > 4095");
-    if (p.blockLen > 2097151)
-        Fail(call, loc, "blockLen " + std::to_string(p.blockLen) + " > 2097151");
-    if (p.blockLen % sizeof(T) != 0) {
-        Fail(call, loc,
-             "blockLen " + std::to_string(p.blockLen) + " is not a multiple of sizeof(" +
-                 TypeName<T>() + ")");
-    }
+    auto& core = CheckPadParams(src, p, call, loc, "source");
     if (p.blockCount == 0 || p.blockLen == 0)
         return;
     const uint64_t ub_block = (uint64_t(p.blockLen) + 31) / 32 * 32;

@@ -193,18 +193,16 @@ inline int32_t LaunchOp(const OpSpec& op, const RecsdkSimTensor* tensors, int32_
                           std::string("unknown SoC '") + soc_name + "'");
         }
         mxrec::PlatformInfo platform;
-        platform.vector_cores = soc->vector_cores;
-        if (options != nullptr && options->max_cores > 0 &&
-            static_cast<uint32_t>(options->max_cores) < platform.vector_cores) {
-            platform.vector_cores = static_cast<uint32_t>(options->max_cores);
-        }
+        // options->max_cores caps both kinds of core (a test's or benchmark's smaller chip).
+        const auto capped = [options](uint32_t cores) {
+            const bool cap = options != nullptr && options->max_cores > 0 &&
+                             static_cast<uint32_t>(options->max_cores) < cores;
+            return cap ? static_cast<uint32_t>(options->max_cores) : cores;
+        };
+        platform.vector_cores = capped(soc->vector_cores);
         platform.ub_bytes = soc->ub_bytes;
         platform.soc = soc->name;
-        platform.cube_cores = soc->cube_cores;
-        if (options != nullptr && options->max_cores > 0 &&
-            static_cast<uint32_t>(options->max_cores) < platform.cube_cores) {
-            platform.cube_cores = static_cast<uint32_t>(options->max_cores);
-        }
+        platform.cube_cores = capped(soc->cube_cores);
         platform.l1_bytes = soc->l1_bytes;
         platform.l0a_bytes = soc->l0a_bytes;
         platform.l0b_bytes = soc->l0b_bytes;

@@ -94,21 +94,21 @@ struct SocInfo {
 inline const SocInfo* SocTable(size_t* count) {
     constexpr uint32_t KiB = 1024;
     // clang-format off: one SoC a row, aligned as the header comment reads
+    // The Atlas A2/A3 training parts share everything but their core counts (AIV, AIC).
+    const auto atlas_a2 = [](const char* name, const char* unit, uint32_t aiv, uint32_t aic) {
+        return SocInfo{name, unit, aiv, 192 * KiB, 16u << 20, true, true, 8,
+                       aic, 512 * KiB, 64 * KiB, 64 * KiB, 128 * KiB, 1 * KiB,
+                       4096, 1024, 8192, 256, 1.6e9, 1.6e12};
+    };
     static const SocInfo table[] = {
+        atlas_a2("Ascend910B1", "ascend910b", 48, 24),
+        atlas_a2("Ascend910B2", "ascend910b", 48, 24),
+        atlas_a2("Ascend910B3", "ascend910b", 40, 20),
+        atlas_a2("Ascend910B4", "ascend910b", 40, 20),
+        atlas_a2("Ascend910_9391", "ascend910_93", 48, 24),
+        atlas_a2("Ascend910_9392", "ascend910_93", 48, 24),
         // name, unit, AIV, UB, sys ws, pad, bf16 atomic, events,
         //   AIC, L1, L0A, L0B, L0C, BT, MACs b16/f32/b8, vector B/cycle, clock, HBM B/s
-        {"Ascend910B1", "ascend910b", 48, 192 * KiB, 16u << 20, true, true, 8,
-         24, 512 * KiB, 64 * KiB, 64 * KiB, 128 * KiB, 1 * KiB, 4096, 1024, 8192, 256, 1.6e9, 1.6e12},
-        {"Ascend910B2", "ascend910b", 48, 192 * KiB, 16u << 20, true, true, 8,
-         24, 512 * KiB, 64 * KiB, 64 * KiB, 128 * KiB, 1 * KiB, 4096, 1024, 8192, 256, 1.6e9, 1.6e12},
-        {"Ascend910B3", "ascend910b", 40, 192 * KiB, 16u << 20, true, true, 8,
-         20, 512 * KiB, 64 * KiB, 64 * KiB, 128 * KiB, 1 * KiB, 4096, 1024, 8192, 256, 1.6e9, 1.6e12},
-        {"Ascend910B4", "ascend910b", 40, 192 * KiB, 16u << 20, true, true, 8,
-         20, 512 * KiB, 64 * KiB, 64 * KiB, 128 * KiB, 1 * KiB, 4096, 1024, 8192, 256, 1.6e9, 1.6e12},
-        {"Ascend910_9391", "ascend910_93", 48, 192 * KiB, 16u << 20, true, true, 8,
-         24, 512 * KiB, 64 * KiB, 64 * KiB, 128 * KiB, 1 * KiB, 4096, 1024, 8192, 256, 1.6e9, 1.6e12},
-        {"Ascend910_9392", "ascend910_93", 48, 192 * KiB, 16u << 20, true, true, 8,
-         24, 512 * KiB, 64 * KiB, 64 * KiB, 128 * KiB, 1 * KiB, 4096, 1024, 8192, 256, 1.6e9, 1.6e12},
         {"Ascend310P3", "ascend310p", 8, 256 * KiB, 2u << 20, false, false, 8,
          0, 0, 0, 0, 0, 0, 0, 0, 0, 256, 1.0e9, 204.8e9},
     };

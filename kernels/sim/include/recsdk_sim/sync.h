@@ -217,22 +217,26 @@ inline void PipeBarrier() {
     pipe_barrier(pipe);
 }
 
-template <HardEvent event>
-inline void SetFlag(int32_t eventID, recsdk::sim::SrcLoc loc = {}) {
+// SetFlag and WaitFlag: the event's id checked, its pipes looked up, then `hz` (the hazard
+// checker's set or wait) called on them.
+template <typename Hz>
+inline void EventFlag(HardEvent event, int32_t eventID, const char* call, recsdk::sim::SrcLoc loc,
+                      Hz hz) {
     if (eventID < 0 || eventID > 7)
-        recsdk::sim::Fail("SetFlag", loc, "event id out of range");
+        recsdk::sim::Fail(call, loc, "event id out of range");
     recsdk::sim::Pipe src, dst;
     EventPipes(event, &src, &dst);
-    recsdk::sim::HzSetFlag(src, dst, eventID, "SetFlag", loc);
+    hz(src, dst, eventID, call, loc);
+}
+
+template <HardEvent event>
+inline void SetFlag(int32_t eventID, recsdk::sim::SrcLoc loc = {}) {
+    EventFlag(event, eventID, "SetFlag", loc, recsdk::sim::HzSetFlag);
 }
 
 template <HardEvent event>
 inline void WaitFlag(int32_t eventID, recsdk::sim::SrcLoc loc = {}) {
-    if (eventID < 0 || eventID > 7)
-        recsdk::sim::Fail("WaitFlag", loc, "event id out of range");
-    recsdk::sim::Pipe src, dst;
-    EventPipes(event, &src, &dst);
-    recsdk::sim::HzWaitFlag(src, dst, eventID, "WaitFlag", loc);
+    EventFlag(event, eventID, "WaitFlag", loc, recsdk::sim::HzWaitFlag);
 }
 
 // 核内同步/TQueSync模板参数.md, SetFlag-WaitFlag.md: the same flags, named by pipes.
