@@ -69,8 +69,7 @@ public:
             biasGm_.SetGlobalBuffer((__gm__ T*)bias, square_);
         if (td.hasBiasGrad)
             dBiasGm_.SetGlobalBuffer((__gm__ T*)dBias, square_);
-        if (td.jagged)
-            offGm_.SetGlobalBuffer((__gm__ int64_t*)offsets, td.batch + 1);
+        seq_.Init(td, offsets);
         worker_ = GetBlockIdx();
         GM_ADDR ws = GetUserWorkspace(workspace);
         GM_ADDR mine = ws + worker_ * 2 * (td.slotBytes + td.accBytes);
@@ -109,7 +108,7 @@ public:
 
     __aicore__ inline void Process() {
         if (td_->jagged && worker_ == 0)
-            CheckOffsets();
+            seq_.CheckOffsets();
         Clear();
         SyncAll();
         Gradients();
@@ -146,66 +145,20 @@ private:
 
     // ---- phase 1 -------------------------------------------------------------------------------
     __aicore__ inline void Gradients() {
-        mxrec::HstuPos cur = td_->start[worker_];
-        const mxrec::HstuPos end = td_->start[worker_ + 1];
-        while (mxrec::HstuBefore(cur, end)) {
-            const int64_t len = Sequence(cur.b);
-            const int64_t blocks = mxrec::CeilDiv(len, td_->blockK);
-            if (cur.qb >= blocks) {  // an empty sequence
-                cur = mxrec::HstuPos{cur.b + 1, 0, 0, 0};
-                continue;
-            }
-            const int64_t k0 = static_cast<int64_t>(cur.qb) * td_->blockK;
-            const int64_t rows = mxrec::Min64(td_->blockK, len - k0);
-            const bool last = end.b == cur.b && end.h == cur.h && end.qb == cur.qb;
-            const int64_t rowEnd = last ? end.row : rows;
-            if (rowEnd > cur.row)
-                Piece(cur.h, k0 + cur.row, k0 + rowEnd, len);
-            if (last)
-                break;
-            cur.row = 0;
-            if (++cur.qb == blocks) {
-                cur.qb = 0;
-                if (++cur.h == td_->heads) {
-                    cur.h = 0;
-                    ++cur.b;
-                }
-            }
-        }
+        mxrec::HstuForEachPiece(seq_, td_->start[worker_], td_->start[worker_ + 1], td_->blockK,
+                                *this);
     }
 
-    __aicore__ inline int64_t Sequence(int64_t b) {
-        batch_ = b;
-        if (!td_->jagged) {
-            seqRow_ = b * td_->seqLen;
-            return td_->seqLen;
-        }
-        const int64_t start = offGm_.GetValue(b);
-        const int64_t stop = offGm_.GetValue(b + 1);
-        if (start < 0 || stop < start || stop > td_->rows || stop - start > td_->seqLen)
-            Trap();
-        seqRow_ = start;
-        return stop - start;
-    }
-
-    __aicore__ inline void CheckOffsets() {
-        uint64_t sum = 0;
-        for (int64_t i = 0; i <= td_->batch; ++i) {
-            sum += static_cast<uint64_t>(offGm_.GetValue(i)) * static_cast<uint64_t>(i + 1);
-        }
-        if (static_cast<int64_t>(sum) != td_->offsetSum)
-            Trap();
-    }
-
+public:  // Piece is called by mxrec::HstuForEachPiece
     // Key rows [c0, c1) of the current sequence (length len), head h.
     __aicore__ inline void Piece(int64_t h, int64_t c0, int64_t c1, int64_t len) {
         const int64_t kn = c1 - c0;
         const int64_t kp = mxrec::AlignUp(kn, kBlockElems);  // row stride of the slots
-        const int64_t kOff = (seqRow_ + c0) * nd_ + h * td_->dim;
+        const int64_t kOff = (seq_.row + c0) * nd_ + h * td_->dim;
         const int64_t first = mxrec::HstuQueryStart(td_->maskType == 0, c0);
         for (int64_t i0 = first; i0 < len; i0 += mxrec::kHstuChunkQ) {
             const int64_t mq = mxrec::Min64(mxrec::kHstuChunkQ, len - i0);
-            const int64_t qOff = (seqRow_ + i0) * nd_ + h * td_->dim;
+            const int64_t qOff = (seq_.row + i0) * nd_ + h * td_->dim;
             // S = Q K^T into the P slot, dP = G V^T into the dZ slot.
             score.SetOrgShape(static_cast<int>(mq), static_cast<int>(kp), static_cast<int>(nd_),
                               static_cast<int>(nd_), static_cast<int>(kp));
@@ -235,21 +188,22 @@ private:
             dq.SetTail(static_cast<int>(mq), static_cast<int>(td_->dim), static_cast<int>(kn));
             dq.SetTensorA(zSlotGm_);
             dq.SetTensorB(kGm_[kOff]);
-            dq.IterateAll(dqAccGm_[((seqRow_ + i0) * td_->heads + h) * td_->dimPad], 1);
+            dq.IterateAll(dqAccGm_[((seq_.row + i0) * td_->heads + h) * td_->dimPad], 1);
             dq.End();
         }
-        WriteRows(dkGm_, dkAccGm_, (seqRow_ + c0) * nd_ + h * td_->dim, td_->dimPad, kn, nd_);
-        WriteRows(dvGm_, dvAccGm_, (seqRow_ + c0) * nd_ + h * td_->dim, td_->dimPad, kn, nd_);
+        WriteRows(dkGm_, dkAccGm_, (seq_.row + c0) * nd_ + h * td_->dim, td_->dimPad, kn, nd_);
+        WriteRows(dvGm_, dvAccGm_, (seq_.row + c0) * nd_ + h * td_->dim, td_->dimPad, kn, nd_);
     }
 
+private:
     // The slots' S and dP (query rows i0.., key rows c0..) -> P and dZ, chunk by chunk.
     __aicore__ inline void Scores(int64_t h, int64_t i0, int64_t mq, int64_t c0, int64_t kn,
                                   int64_t kp) {
         const bool custom = td_->maskType == 3;
         const bool square = td_->hasBias || custom || td_->hasBiasGrad;
-        if (square && batch_ >= td_->squareBatch)
+        if (square && seq_.batch >= td_->squareBatch)
             Trap();  // bias and mask cover these sequences
-        const int64_t squareRow = (batch_ * td_->heads + h) * td_->seqLen;
+        const int64_t squareRow = (seq_.batch * td_->heads + h) * td_->seqLen;
         const float s = td_->scale;
         const uint32_t rowBytes = static_cast<uint32_t>(kn * sizeof(T));
         const uint32_t slotGap = static_cast<uint32_t>((kp - kn) * sizeof(T));
@@ -395,8 +349,7 @@ private:
     const HstuDenseBackwardTilingData* td_ = nullptr;
     int64_t nd_ = 0;
     int64_t worker_ = 0;
-    int64_t batch_ = 0;
-    int64_t seqRow_ = 0;
+    mxrec::HstuSequences<HstuDenseBackwardTilingData> seq_;
     int64_t square_ = 0;
     GlobalTensor<T> gGm_;
     GlobalTensor<T> qGm_;
@@ -408,7 +361,6 @@ private:
     GlobalTensor<T> maskGm_;
     GlobalTensor<T> biasGm_;
     GlobalTensor<T> dBiasGm_;
-    GlobalTensor<int64_t> offGm_;
     GlobalTensor<T> pSlotGm_;
     GlobalTensor<T> zSlotGm_;
     GlobalTensor<float> dkAccGm_;

@@ -65,8 +65,7 @@ public:
             maskGm_.SetGlobalBuffer((__gm__ T*)mask, square);
         if (td.hasBias)
             biasGm_.SetGlobalBuffer((__gm__ T*)bias, square);
-        if (td.jagged)
-            offGm_.SetGlobalBuffer((__gm__ int64_t*)offsets, td.batch + 1);
+        seq_.Init(td, offsets);
         worker_ = GetBlockIdx();
         GM_ADDR ws = GetUserWorkspace(workspace);
         slotGm_.SetGlobalBuffer((__gm__ T*)(ws + worker_ * td.slotBytes),
@@ -99,71 +98,21 @@ public:
         if (worker_ >= td_->workers)
             return;
         if (td_->jagged && worker_ == 0)
-            CheckOffsets();
-        mxrec::HstuPos cur = td_->start[worker_];
-        const mxrec::HstuPos end = td_->start[worker_ + 1];
-        while (mxrec::HstuBefore(cur, end)) {
-            const int64_t len = Sequence(cur.b);
-            const int64_t blocks = mxrec::CeilDiv(len, td_->blockQ);
-            if (cur.qb >= blocks) {  // an empty sequence
-                cur = mxrec::HstuPos{cur.b + 1, 0, 0, 0};
-                continue;
-            }
-            const int64_t q0 = static_cast<int64_t>(cur.qb) * td_->blockQ;
-            const int64_t rows = mxrec::Min64(td_->blockQ, len - q0);
-            const bool last = end.b == cur.b && end.h == cur.h && end.qb == cur.qb;
-            const int64_t rowEnd = last ? end.row : rows;
-            if (rowEnd > cur.row)
-                Piece(cur.h, q0 + cur.row, q0 + rowEnd, len);
-            if (last)
-                break;
-            cur.row = 0;
-            if (++cur.qb == blocks) {
-                cur.qb = 0;
-                if (++cur.h == td_->heads) {
-                    cur.h = 0;
-                    ++cur.b;
-                }
-            }
-        }
+            seq_.CheckOffsets();
+        mxrec::HstuForEachPiece(seq_, td_->start[worker_], td_->start[worker_ + 1], td_->blockQ,
+                                *this);
     }
 
-private:
-    // Length of sequence b; seqRow_ = its first row. Jagged offsets are checked where used, as
-    // the addresses come from them.
-    __aicore__ inline int64_t Sequence(int64_t b) {
-        batch_ = b;
-        if (!td_->jagged) {
-            seqRow_ = b * td_->seqLen;
-            return td_->seqLen;
-        }
-        const int64_t start = offGm_.GetValue(b);
-        const int64_t stop = offGm_.GetValue(b + 1);
-        if (start < 0 || stop < start || stop > td_->rows || stop - start > td_->seqLen)
-            Trap();
-        seqRow_ = start;
-        return stop - start;
-    }
-
-    // The offsets tensor must hold the seq_offset attribute the tiling balanced with.
-    __aicore__ inline void CheckOffsets() {
-        uint64_t sum = 0;
-        for (int64_t i = 0; i <= td_->batch; ++i) {
-            sum += static_cast<uint64_t>(offGm_.GetValue(i)) * static_cast<uint64_t>(i + 1);
-        }
-        if (static_cast<int64_t>(sum) != td_->offsetSum)
-            Trap();
-    }
-
+public:  // Piece is called by mxrec::HstuForEachPiece
     // Query rows [r0, r1) of the current sequence (length len) and head h.
     __aicore__ inline void Piece(int64_t h, int64_t r0, int64_t r1, int64_t len) {
         const int64_t m = r1 - r0;
         const int64_t keyEnd = mxrec::HstuKeyEnd(td_->maskType == 0, r1, len);
-        const int64_t qOff = (seqRow_ + r0) * nd_ + h * td_->dim;
+        const int64_t qOff = (seq_.row + r0) * nd_ + h * td_->dim;
         for (int64_t k0 = 0; k0 < keyEnd; k0 += mxrec::kHstuBlockK) {
             const int64_t kn = mxrec::Min64(mxrec::kHstuBlockK, keyEnd - k0);
             const int64_t kp = mxrec::AlignUp(kn, kBlockElems);  // row stride of S / P
-            const int64_t kvOff = (seqRow_ + k0) * nd_ + h * td_->dim;
+            const int64_t kvOff = (seq_.row + k0) * nd_ + h * td_->dim;
             qk.SetOrgShape(static_cast<int>(m), static_cast<int>(kp), static_cast<int>(nd_),
                            static_cast<int>(nd_), static_cast<int>(kp));
             qk.SetTail(static_cast<int>(m), static_cast<int>(kn), static_cast<int>(td_->dim));
@@ -184,13 +133,14 @@ private:
         WriteOut(h, r0, m);
     }
 
+private:
     // S rows of the slot -> P (in place), chunk by chunk.
     __aicore__ inline void ScoresToP(int64_t h, int64_t r0, int64_t m, int64_t k0, int64_t kn,
                                      int64_t kp) {
         // Bias and mask exist for the first squareBatch sequences (the others are empty).
-        if ((td_->hasBias || td_->maskType == 3) && batch_ >= td_->squareBatch)
+        if ((td_->hasBias || td_->maskType == 3) && seq_.batch >= td_->squareBatch)
             Trap();
-        const int64_t squareRow = (batch_ * td_->heads + h) * td_->seqLen;
+        const int64_t squareRow = (seq_.batch * td_->heads + h) * td_->seqLen;
         for (int64_t c0 = 0; c0 < m; c0 += td_->chunkRows) {
             const int64_t rc = mxrec::Min64(td_->chunkRows, m - c0);
             const int32_t n = static_cast<int32_t>(rc * kp);
@@ -283,7 +233,7 @@ private:
             accOutQue_.EnQue(o);
             o = accOutQue_.DeQue<T>();
             DataCopyPad(
-                outGm_[(seqRow_ + r0 + c0) * nd_ + h * td_->dim], o,
+                outGm_[(seq_.row + r0 + c0) * nd_ + h * td_->dim], o,
                 DataCopyExtParams{static_cast<uint16_t>(rc), rowBytes, gapBlocks, gmGap, 0});
             accOutQue_.FreeTensor(o);
         }
@@ -292,15 +242,13 @@ private:
     const HstuDenseForwardTilingData* td_ = nullptr;
     int64_t nd_ = 0;
     int64_t worker_ = 0;
-    int64_t batch_ = 0;
-    int64_t seqRow_ = 0;
+    mxrec::HstuSequences<HstuDenseForwardTilingData> seq_;
     GlobalTensor<T> qGm_;
     GlobalTensor<T> kGm_;
     GlobalTensor<T> vGm_;
     GlobalTensor<T> outGm_;
     GlobalTensor<T> maskGm_;
     GlobalTensor<T> biasGm_;
-    GlobalTensor<int64_t> offGm_;
     GlobalTensor<T> slotGm_;
     GlobalTensor<float> accGm_;
     TQue<TPosition::VECIN, 1> scoreQue_;
