@@ -259,6 +259,39 @@ inline int64_t HstuAiCores(const PlatformInfo& p, int64_t bytes, int64_t groups)
     return Clamp64(Min64(CoresFor(bytes, p.min_core_bytes, maxAic), CeilDiv(groups, 2)), 1, maxAic);
 }
 
+// The shape fields both HSTU tiling structs carry, from the validated arguments.
+template <typename TD>
+inline void HstuSetShape(TD& td, const HstuShape& s) {
+    td.batch = s.batch;
+    td.seqLen = s.seqLen;
+    td.heads = s.heads;
+    td.dim = s.dim;
+    td.dimPad = AlignUp(s.dim, 16);
+    td.rows = s.rows;
+    td.jagged = s.jagged ? 1 : 0;
+    td.maskType = s.maskType;
+    td.hasBias = s.hasBias ? 1 : 0;
+    td.squareBatch = s.squareBatch;
+    td.offsetSum = s.offsetSum;
+    td.scale = static_cast<float>(s.scale);
+}
+
+// Cuts `work` over the AI cores that `bytes` moved pay for (HstuAiCores): blockDim, two workers
+// (AIVs) per AI core and each worker's start in the work order; unused entries repeat the end.
+template <typename TD>
+inline void HstuAssignWorkers(TilingPlan<TD>& plan, const HstuWork& work, const PlatformInfo& p,
+                              int64_t bytes, int64_t groups) {
+    TD& td = plan.data;
+    const int64_t aic = HstuAiCores(p, bytes, groups);
+    plan.block_dim = static_cast<uint32_t>(aic);
+    td.workers = 2 * aic;
+    const std::vector<HstuPos> start = HstuSplit(work, td.workers);
+    for (int64_t i = 0; i <= td.workers; ++i)
+        td.start[i] = start[i];
+    for (int64_t i = td.workers + 1; i <= kHstuMaxWorkers; ++i)
+        td.start[i] = start[td.workers];
+}
+
 }  // namespace mxrec
 
 #endif  // MXREC_HSTU_HOST_H

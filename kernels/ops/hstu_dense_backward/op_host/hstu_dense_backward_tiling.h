@@ -64,19 +64,8 @@ inline TilingPlan<HstuDenseBackwardTilingData> HstuDenseBackwardTiling(
     TD& td = plan.data;
     const bool causal = s.maskType == 0;
     const int64_t esz = DTypeSize(s.dtype);
-    td.batch = s.batch;
-    td.seqLen = s.seqLen;
-    td.heads = s.heads;
-    td.dim = s.dim;
-    td.dimPad = AlignUp(s.dim, 16);
-    td.rows = s.rows;
-    td.jagged = s.jagged ? 1 : 0;
-    td.maskType = s.maskType;
-    td.hasBias = s.hasBias ? 1 : 0;
+    HstuSetShape(td, s);
     td.hasBiasGrad = a.dAttnBias.present ? 1 : 0;
-    td.squareBatch = s.squareBatch;
-    td.offsetSum = s.offsetSum;
-    td.scale = static_cast<float>(s.scale);
 
     // Work: key block height, AI cores, and the cut into per-core ranges.
     HstuWork work;
@@ -96,14 +85,7 @@ inline TilingPlan<HstuDenseBackwardTilingData> HstuDenseBackwardTiling(
     // query rows every key block reads again and the workspace round trips (about 8 elements
     // per score).
     const int64_t bytes = 7 * s.rows * s.heads * s.dim * esz + 8 * scores * esz;
-    const int64_t aic = HstuAiCores(p, bytes, groups);
-    plan.block_dim = static_cast<uint32_t>(aic);
-    td.workers = 2 * aic;
-    const std::vector<HstuPos> start = HstuSplit(work, td.workers);
-    for (int64_t i = 0; i <= td.workers; ++i)
-        td.start[i] = start[i];
-    for (int64_t i = td.workers + 1; i <= kHstuMaxWorkers; ++i)
-        td.start[i] = start[td.workers];
+    HstuAssignWorkers(plan, work, p, bytes, groups);
 
     // Cube tilings for the largest calls.
     e = HstuMatmul(&td.score, s.dtype, s.dtype, false, true, kHstuChunkQ, td.blockK, s.dim, p);
