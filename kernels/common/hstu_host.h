@@ -259,9 +259,23 @@ inline int64_t HstuAiCores(const PlatformInfo& p, int64_t bytes, int64_t groups)
     return Clamp64(Min64(CoresFor(bytes, p.min_core_bytes, maxAic), CeilDiv(groups, 2)), 1, maxAic);
 }
 
-// The shape fields both HSTU tiling structs carry, from the validated arguments.
+// The work of an HSTU launch: its sequences by heads, in blocks of query rows (forward) or of
+// key rows (backward, keyMajor), the block height chosen for it.
+inline HstuWork HstuWorkOf(const HstuShape& s, bool keyMajor) {
+    HstuWork work;
+    work.lengths = s.lengths;
+    work.heads = s.heads;
+    work.causal = s.maskType == 0;
+    work.keyMajor = keyMajor;
+    work.block = HstuChooseBlock(work);
+    return work;
+}
+
+// A plan whose tiling struct holds the shape fields both HSTU tiling structs carry.
 template <typename TD>
-inline void HstuSetShape(TD& td, const HstuShape& s) {
+inline TilingPlan<TD> HstuNewPlan(const HstuShape& s) {
+    TilingPlan<TD> plan;
+    TD& td = plan.data;
     td.batch = s.batch;
     td.seqLen = s.seqLen;
     td.heads = s.heads;
@@ -274,6 +288,7 @@ inline void HstuSetShape(TD& td, const HstuShape& s) {
     td.squareBatch = s.squareBatch;
     td.offsetSum = s.offsetSum;
     td.scale = static_cast<float>(s.scale);
+    return plan;
 }
 
 // Cuts `work` over the AI cores that `bytes` moved pay for (HstuAiCores): blockDim, two workers

@@ -59,21 +59,15 @@ inline TilingPlan<HstuDenseBackwardTilingData> HstuDenseBackwardTiling(
     if (!e.empty())
         return Reject(e);
 
-    const PlatformInfo p = HstuCubePlatform(platform);
-    TilingPlan<TD> plan;
+    TilingPlan<TD> plan = HstuNewPlan<TD>(s);
     TD& td = plan.data;
+    const PlatformInfo p = HstuCubePlatform(platform);
     const bool causal = s.maskType == 0;
     const int64_t esz = DTypeSize(s.dtype);
-    HstuSetShape(td, s);
     td.hasBiasGrad = a.dAttnBias.present ? 1 : 0;
 
     // Work: key block height, AI cores, and the cut into per-core ranges.
-    HstuWork work;
-    work.lengths = s.lengths;
-    work.heads = s.heads;
-    work.causal = causal;
-    work.keyMajor = true;
-    work.block = HstuChooseBlock(work);
+    const HstuWork work = HstuWorkOf(s, /*keyMajor=*/true);
     td.blockK = work.block;
     int64_t groups = 0;
     int64_t scores = 0;

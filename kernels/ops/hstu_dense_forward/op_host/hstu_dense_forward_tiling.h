@@ -38,19 +38,14 @@ inline TilingPlan<HstuDenseForwardTilingData> HstuDenseForwardTiling(const HstuD
         if (a.out.dims[i] != a.q.dims[i])
             return Reject("out must have q's shape " + a.q.Shape() + ", got " + a.out.Shape());
     }
-    const PlatformInfo p = HstuCubePlatform(platform);
-    TilingPlan<TD> plan;
+    TilingPlan<TD> plan = HstuNewPlan<TD>(s);
     TD& td = plan.data;
+    const PlatformInfo p = HstuCubePlatform(platform);
     const bool causal = s.maskType == 0;
     const int64_t esz = DTypeSize(s.dtype);
-    HstuSetShape(td, s);
 
     // Work: query block height, AI cores, and the cut into per-core ranges.
-    HstuWork work;
-    work.lengths = s.lengths;
-    work.heads = s.heads;
-    work.causal = causal;
-    work.block = HstuChooseBlock(work);
+    const HstuWork work = HstuWorkOf(s, /*keyMajor=*/false);
     td.blockQ = work.block;
     int64_t groups = 0;
     for (int64_t len : s.lengths)
