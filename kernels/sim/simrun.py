@@ -173,6 +173,11 @@ class LaunchResult:
     def gm_bytes(self) -> int:
         return self.total("gm_read_bytes") + self.total("gm_write_bytes")
 
+    @property
+    def workspace_bytes_moved(self) -> int:
+        """The part of gm_bytes that was the user workspace (L2-resident scratch on a device)."""
+        return self.total("gm_workspace_read_bytes") + self.total("gm_workspace_write_bytes")
+
     def kind(self, core_type: int) -> list[dict[str, int]]:
         """The entries of one core type (0: AIV, 1: AIC)."""
         return [c for c in self.cores if c["core_type"] == core_type]

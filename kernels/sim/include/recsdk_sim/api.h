@@ -93,6 +93,10 @@ typedef struct RecsdkSimCoreStats {
     /* FIX L0C -> global memory (also in gm_write_bytes) or unified buffer */
     uint64_t l0c_out_bytes;
     uint64_t cross_core_flags; /* CrossCoreSetFlag calls */
+    /* parts of gm_read_bytes / gm_write_bytes that were the user workspace: a kernel's scratch
+       between its own phases (HSTU's score blocks), L2-resident on a device */
+    uint64_t gm_workspace_read_bytes;
+    uint64_t gm_workspace_write_bytes;
 } RecsdkSimCoreStats;
 
 /* The SoC figures the modelled time used (recsdk_sim/runtime.h SocTable; clock and HBM bandwidth

@@ -161,10 +161,11 @@ inline void MmBlock(const MmOperands<A, B, Bias>& x, const AscendC::tiling::TCub
 // with iterateOrder 0 the M blocks run innermost, so A is loaded again for every N block unless all
 // of A stays in L1 (stepM x baseM >= M and stepKa x baseK >= K), and a column block of B is loaded
 // once if its whole K stays in L1 (stepKb x baseK >= K), else once per M block; iterateOrder 1
-// swaps the roles. Returns the bytes and counts the loads as DMA transfers.
+// swaps the roles. Counts the bytes (by operand: A or B may be workspace) and the loads as DMA
+// transfers into `st`; returns the bytes.
 template <typename A, typename B, typename Bias>
 inline uint64_t MmGmToL1(const MmOperands<A, B, Bias>& x, const AscendC::tiling::TCubeTiling& t,
-                         uint64_t* loads) {
+                         RecsdkSimCoreStats& st) {
     const int64_t kAlign = (!x.transA && x.transB) ? int64_t(32 / sizeof(A)) : 16;
     const int64_t bm = mxrec::Min64(t.baseM, mxrec::AlignUp(x.m, 16));
     const int64_t bn = mxrec::Min64(t.baseN, mxrec::AlignUp(x.n, 16));
@@ -184,9 +185,16 @@ inline uint64_t MmGmToL1(const MmOperands<A, B, Bias>& x, const AscendC::tiling:
     }
     const int64_t aChunks = mxrec::CeilDiv(x.m, stepM * bm) * mxrec::CeilDiv(x.k, stepKa * bk);
     const int64_t bChunks = mxrec::CeilDiv(x.n, stepN * bn) * mxrec::CeilDiv(x.k, stepKb * bk);
-    *loads = uint64_t(aChunks * aTimes + bChunks * bTimes + (x.bias ? 1 : 0));
-    return uint64_t(x.m * x.k * aTimes) * sizeof(A) + uint64_t(x.k * x.n * bTimes) * sizeof(B) +
-           (x.bias ? uint64_t(x.n) * sizeof(Bias) : 0);
+    st.dma_transfers += uint64_t(aChunks * aTimes + bChunks * bTimes + (x.bias ? 1 : 0));
+    const uint64_t aBytes = uint64_t(x.m * x.k * aTimes) * sizeof(A);
+    const uint64_t bBytes = uint64_t(x.k * x.n * bTimes) * sizeof(B);
+    const uint64_t biasBytes = x.bias ? uint64_t(x.n) * sizeof(Bias) : 0;
+    CountGmRead(st, x.a, aBytes);
+    CountGmRead(st, x.b, bBytes);
+    if (x.bias)
+        CountGmRead(st, x.bias, biasBytes);
+    st.gm_to_l1_bytes += aBytes + bBytes + biasBytes;
+    return aBytes + bBytes + biasBytes;
 }
 
 // enAtomic 1/2/3 on one element of C's type (real atomics: several cores may target one element).

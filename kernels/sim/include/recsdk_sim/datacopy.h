@@ -174,7 +174,7 @@ inline void WriteGm(T* dst, const T* src, uint64_t n, const char* call, const Sr
     } else {
         std::memcpy(dst, src, n * sizeof(T));
     }
-    c.stats->gm_write_bytes += n * sizeof(T);
+    CountGmWrite(*c.stats, dst, n * sizeof(T));
 }
 
 }  // namespace recsdk::sim
@@ -197,7 +197,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     dst.SimAccess(0, bytes, Pipe::MTE2, Acc::kWrite, call, loc);
     std::memcpy(dst.SimData(), src.SimData(), bytes);
     auto& s = Stats();
-    s.gm_read_bytes += bytes;
+    CountGmRead(s, src.SimData(), bytes);
     ++s.dma_transfers;
 }
 
@@ -266,7 +266,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
         std::memcpy(d + i * (block + p.dstStride * 32ull), from, block);
     }
     auto& st = Stats();
-    st.gm_read_bytes += block * p.blockCount;
+    CountGmRead(st, src.SimData(), block * p.blockCount);
     ++st.dma_transfers;
 }
 
@@ -365,7 +365,7 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
         fill(left + p.blockLen + right, ub_block, false);
     }
     auto& st = Stats();
-    st.gm_read_bytes += uint64_t(p.blockLen) * p.blockCount;
+    CountGmRead(st, src.SimData(), uint64_t(p.blockLen) * p.blockCount);
     ++st.dma_transfers;
 }
 

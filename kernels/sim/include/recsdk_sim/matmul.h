@@ -446,7 +446,7 @@ public:
                                                                               const SrcLoc& l) {
             CubeExec e = AcquireCube(CubeOnly(), c, l);
             StoreTile(dst, ldc, tile.data(), m, n, n, enAtomic);
-            e.stats().gm_write_bytes += uint64_t(m * n) * sizeof(DstT);
+            recsdk::sim::CountGmWrite(e.stats(), dst, uint64_t(m * n) * sizeof(DstT));
             if (enAtomic != 0)
                 e.stats().atomic_write_bytes += uint64_t(m * n) * sizeof(DstT);
         };
@@ -541,7 +541,7 @@ public:
         StoreTile(dst, ldc, blk.acc.data(), blk.bm, blk.bn, blk.bn, enAtomic);
         const uint64_t bytes = uint64_t(blk.bm * blk.bn) * sizeof(DstT);
         e.stats().l0c_out_bytes += bytes;
-        e.stats().gm_write_bytes += bytes;
+        CountGmWrite(e.stats(), dst, bytes);
         if (enAtomic != 0)
             e.stats().atomic_write_bytes += bytes;
         ++e.stats().dma_transfers;
@@ -711,11 +711,7 @@ private:
 
     // The loads of a whole tile into L1 (counted once per computation).
     void Account(recsdk::sim::CubeExec& e, const recsdk::sim::MmOperands<SrcAT, SrcBT, BiasT>& x) {
-        uint64_t loads = 0;
-        const uint64_t bytes = recsdk::sim::MmGmToL1(x, tiling_, &loads);
-        e.stats().gm_to_l1_bytes += bytes;
-        e.stats().gm_read_bytes += bytes;
-        e.stats().dma_transfers += loads;
+        recsdk::sim::MmGmToL1(x, tiling_, e.stats());
     }
 
     bool IterateOne(const recsdk::sim::MmOperands<SrcAT, SrcBT, BiasT>& x, int64_t mBlocks,

@@ -123,6 +123,8 @@ inline void MergeServed(LaunchState& l) {
         RecsdkSimCoreStats& d = l.stats[i];
         d.gm_read_bytes += s.gm_read_bytes;
         d.gm_write_bytes += s.gm_write_bytes;
+        d.gm_workspace_read_bytes += s.gm_workspace_read_bytes;
+        d.gm_workspace_write_bytes += s.gm_workspace_write_bytes;
         d.dma_transfers += s.dma_transfers;
         d.atomic_write_bytes += s.atomic_write_bytes;
         d.cube_macs += s.cube_macs;

@@ -284,7 +284,7 @@ inline int32_t LaunchOp(const OpSpec& op, const RecsdkSimTensor* tensors, int32_
         if (poison)
             std::memset(user_ptr, kPoison, user);
         if (user > 0)
-            run.regions.push_back(GmRegion{user_ptr, user, true, "workspace"});
+            run.regions.push_back(GmRegion{user_ptr, user, true, "workspace", true});
         GM_ADDR workspace = user_ptr - soc->sys_workspace;
         run.sys_workspace_ptr = workspace;
 

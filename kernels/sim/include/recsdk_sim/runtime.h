@@ -169,6 +169,7 @@ struct GmRegion {
     uint64_t bytes;
     bool writable;
     std::string name;
+    bool workspace = false;  // the user workspace (its traffic is also counted apart)
 };
 
 struct QueueState;
@@ -268,7 +269,7 @@ extern RECSDK_SIM_RUNTIME_API thread_local CoreState* g_core;
 // The layout of the structures operator libraries and the runtime share. An operator library
 // built against other headers than the runtime it finds is refused at launch instead of
 // misreading the runtime's structures (see LaunchOp).
-constexpr uint64_t kRuntimeLayout = (uint64_t{4} << 56) ^ (uint64_t{sizeof(LaunchState)} << 40) ^
+constexpr uint64_t kRuntimeLayout = (uint64_t{5} << 56) ^ (uint64_t{sizeof(LaunchState)} << 40) ^
                                     (uint64_t{sizeof(CoreState)} << 24) ^
                                     (uint64_t{sizeof(GmRegion)} << 12) ^
                                     uint64_t { sizeof(RecsdkSimReport) };
@@ -409,6 +410,31 @@ inline void CheckGm(const void* p, uint64_t bytes, bool write, const char* call,
          std::string("global-memory ") + (write ? "write" : "read") + " of " +
              std::to_string(bytes) + " bytes outside the tensors passed to the kernel" +
              DescribeAddress(p));
+}
+
+// Global-memory traffic into a core's counters: all of it in gm_read/write_bytes, and what falls in
+// the user workspace in gm_workspace_read/write_bytes as well, so that a benchmark can tell the
+// HBM traffic of inputs and outputs from a kernel's scratch round trips (L2 on a device).
+inline bool InWorkspace(const void* p) {
+    const auto a = reinterpret_cast<uintptr_t>(p);
+    for (const auto& r : Core().launch->regions) {
+        const auto b = reinterpret_cast<uintptr_t>(r.base);
+        if (r.workspace && a >= b && a < b + r.bytes)
+            return true;
+    }
+    return false;
+}
+
+inline void CountGmRead(RecsdkSimCoreStats& s, const void* p, uint64_t bytes) {
+    s.gm_read_bytes += bytes;
+    if (InWorkspace(p))
+        s.gm_workspace_read_bytes += bytes;
+}
+
+inline void CountGmWrite(RecsdkSimCoreStats& s, const void* p, uint64_t bytes) {
+    s.gm_write_bytes += bytes;
+    if (InWorkspace(p))
+        s.gm_workspace_write_bytes += bytes;
 }
 
 }  // namespace recsdk::sim

@@ -236,7 +236,7 @@ public:
         recsdk::sim::CheckGm(addr_ + offset, sizeof(T), false, "GlobalTensor::GetValue", loc);
         auto& s = recsdk::sim::Stats();
         ++s.scalar_gm_reads;
-        s.gm_read_bytes += sizeof(T);
+        recsdk::sim::CountGmRead(s, addr_ + offset, sizeof(T));
         return addr_[offset];
     }
 
@@ -244,7 +244,7 @@ public:
         recsdk::sim::CheckGm(addr_ + offset, sizeof(T), true, "GlobalTensor::SetValue", loc);
         auto& s = recsdk::sim::Stats();
         ++s.scalar_gm_writes;
-        s.gm_write_bytes += sizeof(T);
+        recsdk::sim::CountGmWrite(s, addr_ + offset, sizeof(T));
         addr_[offset] = value;
     }
 
