@@ -359,16 +359,7 @@ def _check_mapping_coverage(
 
 def run_case(case: Case, rank: int, world_size: int, device: torch.device, host_env: Any) -> int:
     """Trains one case three steps; returns how many rows were compared."""
-    from hybrid_torchrec.distributed import get_default_hybrid_sharders
-    from torchrec.distributed.model_parallel import DistributedModelParallel
-
-    fused = None if case.sharding_type == "data_parallel" else npu_dist.fused_params(case.optimizer)
-    sharders = get_default_hybrid_sharders(host_env, fused_params=fused)
-    model = make_model(case, torch.device("meta"))
-    sharder = next(s for s in sharders if s.module_type is type(model))
-    plan = _plan(case, model, sharder, world_size)
-    dmp = DistributedModelParallel(model, device=device, plan=plan, sharders=sharders)
-    _set_initial_weights(dmp, case)
+    dmp = _build(case, world_size, device, host_env)
     if case.sharding_type == "data_parallel":
         params = [p for p in dmp.parameters() if p.requires_grad]
         dmp._hybrid_dense_optimizer = (
@@ -437,7 +428,8 @@ def _build(case: Case, world_size: int, device: torch.device, host_env: Any) -> 
     from hybrid_torchrec.distributed import get_default_hybrid_sharders
     from torchrec.distributed.model_parallel import DistributedModelParallel
 
-    fused = npu_dist.fused_params(case.optimizer)
+    # Data-parallel tables train through a dense optimizer, not fused into the lookup.
+    fused = None if case.sharding_type == "data_parallel" else npu_dist.fused_params(case.optimizer)
     sharders = get_default_hybrid_sharders(host_env, fused_params=fused)
     model = make_model(case, torch.device("meta"))
     sharder = next(s for s in sharders if s.module_type is type(model))
