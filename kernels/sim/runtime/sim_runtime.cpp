@@ -112,15 +112,8 @@ void RunCore(const KernelRun& run, LaunchState& l, const std::function<void()>& 
 int32_t RunKernel(const KernelRun& run, const std::function<void()>& body,
                   RecsdkSimReport* report) {
     LaunchState l;
-    l.kernel = run.kernel;
-    l.soc = run.soc;
-    l.block_dim = run.block_dim;
-    l.tiling_key = run.tiling_key;
-    l.sys_workspace = run.sys_workspace;
+    static_cast<LaunchDesc&>(l) = run;
     l.cce_auto_sync = run.cce_auto_sync && !AutoSyncOffInEnvironment();
-    l.regions = run.regions;
-    l.kernel_type = run.kernel_type;
-    l.sys_workspace_ptr = run.sys_workspace_ptr;
     auto refuse = [&](const std::string& why) {
         if (report != nullptr) {
             report->status = RECSDK_SIM_INTERNAL;

@@ -22,22 +22,10 @@ RECSDK_SIM_RUNTIME_API uint64_t recsdk_sim_runtime_layout(void);
 
 namespace recsdk::sim {
 
-struct KernelRun {
-    std::string kernel;
-    const SocInfo* soc = nullptr;
-    uint32_t block_dim = 1;
-    uint64_t tiling_key = 0;
-    uint64_t sys_workspace = 0;
-    std::vector<GmRegion> regions;
+// A launch request: the launch (LaunchDesc) and how the cores are set up.
+struct KernelRun : LaunchDesc {
     bool poison_ub = true;
     uint32_t ub_bytes = 0;  // 0: the SoC's
-    // Compiled with --cce-auto-sync (the default; see recsdk_sim/hazard.h). The environment
-    // variable RECSDK_SIM_CCE_AUTO_SYNC=off turns it off for every launch.
-    bool cce_auto_sync = true;
-    // KERNEL_TYPE_* (recsdk_sim/mix.h): with cube cores, block_dim counts AI cores and each runs
-    // its AIC and AIVs as threads (KERNEL_TYPE_MIX_AIC_1_2: 1 + 2).
-    int32_t kernel_type = 0;
-    uint8_t* sys_workspace_ptr = nullptr;  // what GetSysWorkSpacePtr() returns
 };
 
 inline void SetMessage(RecsdkSimReport* report, const std::string& msg) {

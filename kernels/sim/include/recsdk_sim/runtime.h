@@ -191,7 +191,9 @@ struct Waiter {
     std::string what;
 };
 
-struct LaunchState {
+// What a launch is: the kernel, the SoC, its grid and tiling key, the global memory it may touch.
+// The launcher fills it (KernelRun, launch.h) and the running launch keeps it (LaunchState).
+struct LaunchDesc {
     std::string kernel;
     const SocInfo* soc = nullptr;
     uint32_t block_dim = 1;
@@ -199,17 +201,23 @@ struct LaunchState {
     uint64_t sys_workspace = 0;
     std::vector<GmRegion> regions;
     // The kernel was compiled with the compiler's automatic synchronisation (--cce-auto-sync,
-    // the default): the pipe-hazard checker does not flag what it synchronises (hazard.h).
+    // the default): the pipe-hazard checker does not flag what it synchronises (hazard.h). The
+    // environment variable RECSDK_SIM_CCE_AUTO_SYNC=off turns it off for every launch.
     bool cce_auto_sync = true;
-    std::vector<RecsdkSimCoreStats> stats;  // by slot: AICs first, then AIVs by GetBlockIdx
-    // KERNEL_TYPE_* of the launch (recsdk_sim/mix.h): how many AIC and AIV each of the block_dim
-    // logical cores has. AIV-only launches: block_dim AIVs, as before mixed launches existed.
+    // KERNEL_TYPE_* (recsdk_sim/mix.h): with cube cores, block_dim counts AI cores and each runs
+    // its AIC and AIVs as threads (KERNEL_TYPE_MIX_AIC_1_2: 1 + 2). AIV-only launches: block_dim
+    // AIVs.
     int32_t kernel_type = 0;
+    uint8_t* sys_workspace_ptr = nullptr;  // what GetSysWorkSpacePtr() returns
+};
+
+struct LaunchState : LaunchDesc {
+    std::vector<RecsdkSimCoreStats> stats;  // by slot: AICs first, then AIVs by GetBlockIdx
+    // How many AIC and AIV each of the block_dim logical cores has (from kernel_type).
     uint32_t aic_per_block = 0;
     uint32_t aiv_per_block = 1;
     uint32_t cores_total = 1;  // threads: block_dim * (aic_per_block + aiv_per_block)
     uint32_t finished_aic = 0;
-    uint8_t* sys_workspace_ptr = nullptr;  // GetSysWorkSpacePtr()
     std::shared_ptr<CubeLaunchState> cube;
     std::vector<Waiter*> waiters;  // cores in BlockUntil (under mu)
     bool sync_aiv_only = true;     // the SyncAll barrier being filled counts AIVs only
