@@ -147,6 +147,7 @@ def generate(
     for src in [*sorted((spec.directory / "op_kernel").iterdir()), *common]:
         if src.is_file() and src.name != "cann_tiling_glue.h":
             _copy(src, kernel / src.name)
+    codegen.write_if_changed(kernel / codegen.kernel_entry_name(spec), codegen.kernel_entry(spec))
     codegen.write_if_changed(root / f"{spec.name}.json", codegen.msopgen_json(spec))
     codegen.write_if_changed(
         root / "include" / f"aclnn_{spec.name}_decl.h", codegen.aclnn_declaration(spec)

@@ -109,6 +109,11 @@ class OpSpec:
     # text, odd ones expressions such as "permute.size(0) - 1"); empty when not given.
     trap_error: tuple[str, ...] = ()
     kernel_type: str = "aiv_only"
+    # [kernel] class: the kernel class the generated entry instantiates, with the DTYPE_* macros
+    # of a binary variant ("GatherForRank1<DTYPE_X, DTYPE_INDEX>"); [kernel] matmul: the Matmul
+    # members a mixed kernel's AIC serves, each with the tiling field of the same name.
+    kernel_class: str = ""
+    matmul_objects: tuple[str, ...] = ()
 
     @property
     def kernel_file(self) -> Path:
@@ -330,6 +335,7 @@ def load_op(path: Path) -> OpSpec:
             f"{where}: kernel_type {kernel_type!r} must be one of {', '.join(KERNEL_TYPES)}"
         )
     notes, error_name, trap_error = _host(data, where, name, inputs + outputs, attrs)
+    kernel_class, matmul = _kernel(data, where, kernel_type)
     return OpSpec(
         name=name,
         op_type=op_type,
@@ -345,7 +351,33 @@ def load_op(path: Path) -> OpSpec:
         error_name=error_name,
         trap_error=trap_error,
         kernel_type=kernel_type,
+        kernel_class=kernel_class,
+        matmul_objects=matmul,
     )
+
+
+def _kernel(data: dict[str, Any], where: str, kernel_type: str) -> tuple[str, tuple[str, ...]]:
+    """[kernel]: what the generated kernel entry (<op>_kernel_entry.h) instantiates."""
+    kernel = data.get("kernel")
+    if not isinstance(kernel, dict):
+        raise ConfigError(f"{where}: [kernel] class is required (the kernel class to instantiate)")
+    unknown = sorted(set(kernel) - {"class", "matmul"})
+    if unknown:
+        raise ConfigError(f"{where}: [kernel] has unknown keys {unknown} (known: class, matmul)")
+    cls = _str(kernel, "class", f"{where}: [kernel]")
+    if not _IDENTIFIER.match(cls.split("<", 1)[0]):
+        raise ConfigError(f"{where}: [kernel] class {cls!r} must be a C++ class name")
+    matmul = tuple(kernel.get("matmul", []))
+    if any(not isinstance(m, str) or not _IDENTIFIER.match(m) for m in matmul):
+        raise ConfigError(f"{where}: [kernel] matmul must list member names, got {list(matmul)}")
+    mixed = kernel_type.startswith("mix")
+    if mixed and not matmul:
+        raise ConfigError(
+            f"{where}: a {kernel_type} kernel needs [kernel] matmul (its Matmul members)"
+        )
+    if matmul and not mixed:
+        raise ConfigError(f"{where}: [kernel] matmul is only for mix_* kernels, not {kernel_type}")
+    return cls, matmul
 
 
 def load_catalogue(kernels: Path) -> dict[str, OpSpec]:

@@ -21,8 +21,51 @@ def _c_str(text: str) -> str:
 
 
 def kernel_includes(spec: OpSpec) -> list[str]:
-    """The headers the kernel includes, to be included once before its variants."""
-    return _INCLUDE.findall(spec.kernel_file.read_text(encoding="utf-8"))
+    """The headers the kernel includes, to be included once before its variants (not its entry,
+    which every variant includes again)."""
+    entry = f'"{kernel_entry_name(spec)}"'
+    found = _INCLUDE.findall(spec.kernel_file.read_text(encoding="utf-8"))
+    return [inc for inc in found if inc != entry]
+
+
+def kernel_entry_name(spec: OpSpec) -> str:
+    return f"{spec.name}_kernel_entry.h"
+
+
+def kernel_entry(spec: OpSpec) -> str:
+    """``<op>_kernel_entry.h``: the ``extern "C"`` kernel function, included at the end of the
+    kernel source. Its parameters are op.toml's tensors in order, then the workspace and the
+    tiling; it declares the kernel type, reads the tiling data, instantiates ``[kernel] class``
+    (a mixed kernel's AIC serves its ``[kernel] matmul`` members and leaves) and calls
+    ``Init(tensors..., workspace, td, &pipe)`` and ``Process()``. No include guard: the sim
+    launcher includes the kernel once per dtype variant."""
+    params = [f"GM_ADDR {t.name}" for t in spec.tensors] + ["GM_ADDR workspace", "GM_ADDR tiling"]
+    init = [t.name for t in spec.tensors] + ["workspace", "td", "&pipe"]
+    body = [
+        f"    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_{spec.kernel_type.upper()});",
+        f"    REGISTER_TILING_DEFAULT({spec.tiling_struct});",
+        "    GET_TILING_DATA(td, tiling);",
+        "    TPipe pipe;",
+        f"    {spec.kernel_class} op;",
+    ]
+    if spec.matmul_objects:
+        objects = [f"op.{m}, &td.{m}" for m in spec.matmul_objects]
+        body.append("    // The AIC serves the AIVs' Matmul calls and leaves here; the AIVs go on.")
+        body.append(
+            _wrap("    REGIST_MATMUL_OBJ(", ["&pipe", "GetSysWorkSpacePtr()", *objects], ");")
+        )
+    body += [_wrap("    op.Init(", init, ");"), "    op.Process();"]
+    return "\n".join(
+        [
+            HEADER.format(src=f"kernels/ops/{spec.name}/op.toml").rstrip("\n"),
+            "// The kernel entry, included at the end of the kernel source; no include guard: the",
+            "// sim launcher compiles one copy per dtype variant.",
+            _wrap(f'extern "C" __global__ __aicore__ void {spec.name}(', params, ") {"),
+            *body,
+            "}",
+            "",
+        ]
+    )
 
 
 def _tensor_spec_init(t: TensorSpec) -> str:

@@ -238,6 +238,7 @@ def build_op(
     source = gen / f"{spec.name}_sim_launch.cpp"
     codegen.write_if_changed(source, codegen.sim_launcher(spec))
     codegen.write_if_changed(gen / codegen.args_header_name(spec), codegen.op_args_header(spec))
+    codegen.write_if_changed(gen / codegen.kernel_entry_name(spec), codegen.kernel_entry(spec))
     _compile_into_place(
         lib,
         lambda tmp: compile_command(spec, kernels, source, tmp, compiler),

@@ -112,7 +112,7 @@ def test_kernel_type_reaches_the_sim_launcher(tmp_path: Path, specs) -> None:
     toml = (
         '[op]\nname = "mm_op"\nop_type = "MmOp"\ncompute_units = ["ascend910b"]\n'
         'kernel_type = "{}"\n[[inputs]]\nname = "a"\ndtypes = ["float32"]\n'
-        '[[outputs]]\nname = "c"\ndtype = "a"\n'
+        '[[outputs]]\nname = "c"\ndtype = "a"\n[kernel]\nclass = "MmOp"\nmatmul = ["mm"]\n'
     )
     (op / "op.toml").write_text(toml.format("mix_aic_1_2"))
     mixed = catalogue.load_op(op / "op.toml")
@@ -127,6 +127,7 @@ _SHAPE_OP = (
     '[[inputs]]\nname = "a"\ndtypes = ["float32"]\n'
     '[[inputs]]\nname = "b"\ndtype = "a"\noptional = true\n'
     '[[outputs]]\nname = "c"\ndtype = "a"\n{like}'
+    '[kernel]\nclass = "ShapeOp"\n'
 )
 
 
@@ -377,6 +378,7 @@ def test_cann_dry_run_writes_complete_projects(ops_project: Path, tmp_path: Path
             "op_host/cann_tiling_glue.h",
             f"op_kernel/{name}/{name}.cpp",
             f"op_kernel/{name}/{name}_tiling_data.h",
+            f"op_kernel/{name}/{name}_kernel_entry.h",
             f"op_kernel/{name}/mxrec_common.h",
             f"{name}.json",
             f"include/aclnn_{name}_decl.h",
@@ -461,3 +463,54 @@ def test_op_host_compiles_against_the_cann_api(specs, tmp_path: Path, name: str)
     ]
     result = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
+
+
+def test_kernel_entry_is_generated_from_op_toml(specs) -> None:
+    """The extern "C" entry: op.toml's tensors in order, the workspace and the tiling; the kernel
+    type, the tiling struct, [kernel] class, and for a mixed kernel its Matmul members."""
+    text = codegen.kernel_entry(specs["invert_permute"])
+    assert (
+        'extern "C" __global__ __aicore__ void invert_permute(\n'
+        "    GM_ADDR permute, GM_ADDR inv, GM_ADDR workspace, GM_ADDR tiling) {\n" in text
+    )
+    body = [line.strip() for line in text.split(") {", 1)[1].splitlines() if line.strip()]
+    assert body == [
+        "KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);",
+        "REGISTER_TILING_DEFAULT(InvertPermuteTilingData);",
+        "GET_TILING_DATA(td, tiling);",
+        "TPipe pipe;",
+        "InvertPermute<DTYPE_PERMUTE> op;",
+        "op.Init(permute, inv, workspace, td, &pipe);",
+        "op.Process();",
+        "}",
+    ]
+    assert "#ifndef" not in text  # included once per dtype variant by the sim launcher
+    hstu = codegen.kernel_entry(specs["hstu_dense_forward"])
+    assert "KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);" in hstu
+    assert "REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), op.qk, &td.qk, op.sv, &td.sv);" in hstu
+    # Every kernel source ends by including its entry, and defines no entry of its own.
+    for name, spec in specs.items():
+        source = spec.kernel_file.read_text(encoding="utf-8")
+        assert source.rstrip().endswith(f'#include "{name}_kernel_entry.h"'), name
+        assert 'extern "C"' not in source, name
+        assert f'"{name}_kernel_entry.h"' not in codegen.kernel_includes(spec), name
+
+
+@pytest.mark.parametrize(
+    ("kernel", "message"),
+    [
+        ("", r"\[kernel\] class is required"),
+        ('[kernel]\nclass = "A"\nnote = 1\n', r"unknown keys \['note'\]"),
+        ('[kernel]\nclass = "1x"\n', "must be a C\\+\\+ class name"),
+        ('[kernel]\nclass = "A"\nmatmul = ["mm"]\n', "only for mix_\\* kernels, not aiv_only"),
+    ],
+)
+def test_kernel_table_errors_name_the_problem(tmp_path: Path, kernel: str, message: str) -> None:
+    op = tmp_path / "ops" / "k_op"
+    op.mkdir(parents=True)
+    (op / "op.toml").write_text(
+        '[op]\nname = "k_op"\nop_type = "KOp"\ncompute_units = ["ascend910b"]\n'
+        '[[inputs]]\nname = "a"\ndtypes = ["float32"]\n' + kernel
+    )
+    with pytest.raises(ConfigError, match=message):
+        catalogue.load_op(op / "op.toml")

@@ -247,6 +247,9 @@ name = "axes"
 type = "int_list"
 default = []
 
+[kernel]
+class = "ToyScale<DTYPE_X>"
+
 [host]
 notes = "Output shape [x.size(0)]."
 {host}
@@ -297,16 +300,28 @@ _TOY_KERNEL = """\
 
 using namespace AscendC;
 
-extern "C" __global__ __aicore__ void toy_scale(GM_ADDR x, GM_ADDR bias, GM_ADDR y,
-                                                GM_ADDR workspace, GM_ADDR tiling) {
-    REGISTER_TILING_DEFAULT(ToyScaleTilingData);
-    GET_TILING_DATA(td, tiling);
-    GlobalTensor<DTYPE_X> xGm;
-    GlobalTensor<DTYPE_Y> yGm;
-    xGm.SetGlobalBuffer((__gm__ DTYPE_X*)x, td.len);
-    yGm.SetGlobalBuffer((__gm__ DTYPE_Y*)y, td.len);
-    for (int64_t i = 0; i < td.len; ++i) yGm.SetValue(i, xGm.GetValue(i) * td.scale);
-}
+template <typename T>
+class ToyScale {
+public:
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR /*bias*/, GM_ADDR y, GM_ADDR /*workspace*/,
+                                const ToyScaleTilingData& td, TPipe* /*pipe*/) {
+        len_ = td.len;
+        scale_ = td.scale;
+        xGm_.SetGlobalBuffer((__gm__ T*)x, td.len);
+        yGm_.SetGlobalBuffer((__gm__ T*)y, td.len);
+    }
+    __aicore__ inline void Process() {
+        for (int64_t i = 0; i < len_; ++i) yGm_.SetValue(i, xGm_.GetValue(i) * scale_);
+    }
+
+private:
+    int64_t len_ = 0;
+    float scale_ = 1.0f;
+    GlobalTensor<T> xGm_;
+    GlobalTensor<T> yGm_;
+};
+
+#include "toy_scale_kernel_entry.h"
 """
 
 

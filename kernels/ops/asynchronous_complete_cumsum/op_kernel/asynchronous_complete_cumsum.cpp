@@ -33,6 +33,15 @@ public:
         pipe->InitBuffer(slotBuf_, static_cast<uint32_t>(mxrec::kBlockBytes));
     }
 
+    __aicore__ inline void Process() {
+        if (TILING_KEY_IS(CUMSUM_KEY_SCAN)) {
+            ProcessScan();
+        } else if (TILING_KEY_IS(CUMSUM_KEY_ROWS)) {
+            ProcessRows();
+        }
+    }
+
+private:
     // Tiling key SCAN: all cores scan every row together, one step of coreNum x chunk elements
     // at a time.
     __aicore__ inline void ProcessScan() {
@@ -182,18 +191,5 @@ private:
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void asynchronous_complete_cumsum(GM_ADDR x, GM_ADDR y,
-                                                                   GM_ADDR workspace,
-                                                                   GM_ADDR tiling) {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-    REGISTER_TILING_DEFAULT(AsynchronousCompleteCumsumTilingData);
-    GET_TILING_DATA(td, tiling);
-    TPipe pipe;
-    CompleteCumsum<DTYPE_X> op;
-    op.Init(x, y, workspace, td, &pipe);
-    if (TILING_KEY_IS(CUMSUM_KEY_SCAN)) {
-        op.ProcessScan();
-    } else if (TILING_KEY_IS(CUMSUM_KEY_ROWS)) {
-        op.ProcessRows();
-    }
-}
+// The kernel entry, generated from op.toml: Init(tensors..., workspace, td, &pipe), Process().
+#include "asynchronous_complete_cumsum_kernel_entry.h"

@@ -474,18 +474,5 @@ private:
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void block_bucketize_sparse_features(
-    GM_ADDR lengths, GM_ADDR indices, GM_ADDR block_sizes, GM_ADDR weights,
-    GM_ADDR batch_size_per_feature, GM_ADDR total_num_blocks, GM_ADDR new_lengths,
-    GM_ADDR new_indices, GM_ADDR new_weights, GM_ADDR new_pos, GM_ADDR unbucketize_permute,
-    GM_ADDR workspace, GM_ADDR tiling) {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-    REGISTER_TILING_DEFAULT(BlockBucketizeSparseFeaturesTilingData);
-    GET_TILING_DATA(td, tiling);
-    TPipe pipe;
-    BlockBucketize<DTYPE_LENGTHS, DTYPE_INDICES> op;
-    op.Init(lengths, indices, block_sizes, weights, batch_size_per_feature, total_num_blocks,
-            new_lengths, new_indices, new_weights, new_pos, unbucketize_permute, workspace, td,
-            &pipe);
-    op.Process();
-}
+// The kernel entry, generated from op.toml: Init(tensors..., workspace, td, &pipe), Process().
+#include "block_bucketize_sparse_features_kernel_entry.h"

@@ -23,9 +23,15 @@ constexpr int64_t kMinInt64 = -0x7fffffffffffffffLL - 1;
 template <typename TI, typename TO>
 class BoundsCheckIndices {
 public:
+    // weights and b_t_map are not read: corrected indices keep their weights, and the table of
+    // a bag comes from the offsets' table boundaries.
     __aicore__ inline void Init(GM_ADDR rows, GM_ADDR indices, GM_ADDR offsets, GM_ADDR warning,
-                                GM_ADDR bOffsets, GM_ADDR workspace,
-                                const BoundsCheckIndicesTilingData& td, TPipe* pipe) {
+                                GM_ADDR /*weights*/, GM_ADDR bOffsets, GM_ADDR /*bTMap*/,
+                                GM_ADDR workspace, const BoundsCheckIndicesTilingData& td,
+                                TPipe* pipe) {
+        none_ = TILING_KEY_IS(BCI_KEY_NONE);  // nothing to check (the tiling says why)
+        if (none_)
+            return;
         td_ = td;
         me_ = GetBlockIdx();
         rowsGm_.SetGlobalBuffer((__gm__ int64_t*)rows, td.tables);
@@ -49,6 +55,8 @@ public:
     }
 
     __aicore__ inline void Process() {
+        if (none_)
+            return;
         const mxrec::Span ks = mxrec::SplitEven(td_.totalB + 1, td_.coreNum, me_);
         // The original offset just past this slice ends its last bag; read it now, before the
         // next core may correct it in phase 2.
@@ -265,6 +273,7 @@ private:
 
     BoundsCheckIndicesTilingData td_;
     int64_t me_ = 0;
+    bool none_ = false;
     int64_t count_ = 0;
     int64_t nextOffset_ = 0;
     GlobalTensor<int64_t> rowsGm_;
@@ -283,18 +292,5 @@ private:
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void bounds_check_indices(GM_ADDR rows_per_table, GM_ADDR indices,
-                                                           GM_ADDR offsets, GM_ADDR warning,
-                                                           GM_ADDR weights, GM_ADDR b_offsets,
-                                                           GM_ADDR b_t_map, GM_ADDR workspace,
-                                                           GM_ADDR tiling) {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-    REGISTER_TILING_DEFAULT(BoundsCheckIndicesTilingData);
-    GET_TILING_DATA(td, tiling);
-    if (TILING_KEY_IS(BCI_KEY_NONE))
-        return;
-    TPipe pipe;
-    BoundsCheckIndices<DTYPE_INDICES, DTYPE_OFFSETS> op;
-    op.Init(rows_per_table, indices, offsets, warning, b_offsets, workspace, td, &pipe);
-    op.Process();
-}
+// The kernel entry, generated from op.toml: Init(tensors..., workspace, td, &pipe), Process().
+#include "bounds_check_indices_kernel_entry.h"

@@ -18,7 +18,8 @@ template <typename T, typename TOff>
 class DenseToJagged {
 public:
     __aicore__ inline void Init(GM_ADDR dense, GM_ADDR offsets, GM_ADDR values,
-                                const DenseToJaggedTilingData& td, TPipe* pipe) {
+                                GM_ADDR /*workspace*/, const DenseToJaggedTilingData& td,
+                                TPipe* pipe) {
         td_ = td;
         denseGm_.SetGlobalBuffer((__gm__ T*)dense, td.batch * td.maxLength * td.inner);
         offsetsGm_.SetGlobalBuffer((__gm__ TOff*)offsets, td.batch + 1);
@@ -96,14 +97,5 @@ private:
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void dense_to_jagged(GM_ADDR dense, GM_ADDR offsets,
-                                                      GM_ADDR values, GM_ADDR workspace,
-                                                      GM_ADDR tiling) {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-    REGISTER_TILING_DEFAULT(DenseToJaggedTilingData);
-    GET_TILING_DATA(td, tiling);
-    TPipe pipe;
-    DenseToJagged<DTYPE_DENSE, DTYPE_OFFSETS> op;
-    op.Init(dense, offsets, values, td, &pipe);
-    op.Process();
-}
+// The kernel entry, generated from op.toml: Init(tensors..., workspace, td, &pipe), Process().
+#include "dense_to_jagged_kernel_entry.h"

@@ -17,7 +17,7 @@ namespace {
 template <typename T, typename TI>
 class GatherForRank1 {
 public:
-    __aicore__ inline void Init(GM_ADDR x, GM_ADDR index, GM_ADDR out,
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR index, GM_ADDR out, GM_ADDR /*workspace*/,
                                 const GatherForRank1TilingData& td, TPipe* pipe) {
         td_ = td;
         xGm_.SetGlobalBuffer((__gm__ T*)x, td.xLen);
@@ -104,13 +104,5 @@ private:
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void gather_for_rank1(GM_ADDR x, GM_ADDR index, GM_ADDR out,
-                                                       GM_ADDR workspace, GM_ADDR tiling) {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-    REGISTER_TILING_DEFAULT(GatherForRank1TilingData);
-    GET_TILING_DATA(td, tiling);
-    TPipe pipe;
-    GatherForRank1<DTYPE_X, DTYPE_INDEX> op;
-    op.Init(x, index, out, td, &pipe);
-    op.Process();
-}
+// The kernel entry, generated from op.toml: Init(tensors..., workspace, td, &pipe), Process().
+#include "gather_for_rank1_kernel_entry.h"

@@ -385,17 +385,5 @@ private:
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void hstu_dense_backward(
-    GM_ADDR grad, GM_ADDR q, GM_ADDR k, GM_ADDR v, GM_ADDR mask, GM_ADDR attn_bias, GM_ADDR offsets,
-    GM_ADDR dq, GM_ADDR dk, GM_ADDR dv, GM_ADDR d_attn_bias, GM_ADDR workspace, GM_ADDR tiling) {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
-    REGISTER_TILING_DEFAULT(HstuDenseBackwardTilingData);
-    GET_TILING_DATA(td, tiling);
-    TPipe pipe;
-    HstuDenseBackward<DTYPE_GRAD> op;
-    // The AIC serves the AIVs' Matmul calls and leaves here; the AIVs go on.
-    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), op.score, &td.score, op.trans, &td.trans, op.dq,
-                      &td.dq);
-    op.Init(grad, q, k, v, mask, attn_bias, offsets, dq, dk, dv, d_attn_bias, workspace, td, &pipe);
-    op.Process();
-}
+// The kernel entry, generated from op.toml: Init(tensors..., workspace, td, &pipe), Process().
+#include "hstu_dense_backward_kernel_entry.h"

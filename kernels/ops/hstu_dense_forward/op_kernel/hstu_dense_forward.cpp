@@ -266,17 +266,5 @@ private:
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void hstu_dense_forward(GM_ADDR q, GM_ADDR k, GM_ADDR v,
-                                                         GM_ADDR mask, GM_ADDR attn_bias,
-                                                         GM_ADDR offsets, GM_ADDR out,
-                                                         GM_ADDR workspace, GM_ADDR tiling) {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
-    REGISTER_TILING_DEFAULT(HstuDenseForwardTilingData);
-    GET_TILING_DATA(td, tiling);
-    TPipe pipe;
-    HstuDenseForward<DTYPE_Q> op;
-    // The AIC serves the AIVs' Matmul calls and leaves here; the AIVs go on.
-    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), op.qk, &td.qk, op.sv, &td.sv);
-    op.Init(q, k, v, mask, attn_bias, offsets, out, workspace, td, &pipe);
-    op.Process();
-}
+// The kernel entry, generated from op.toml: Init(tensors..., workspace, td, &pipe), Process().
+#include "hstu_dense_forward_kernel_entry.h"

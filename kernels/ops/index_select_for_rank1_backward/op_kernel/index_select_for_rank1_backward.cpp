@@ -21,8 +21,9 @@ public:
     static constexpr bool kFloatOut = sizeof(TG) == 4;
     static constexpr int64_t kSlot = mxrec::kBlockBytes / 4;  // floats per 32-byte staging slot
 
-    __aicore__ inline void Init(GM_ADDR grad, GM_ADDR index, GM_ADDR out, GM_ADDR workspace,
-                                const IndexSelectForRank1BackwardTilingData& td, TPipe* pipe) {
+    __aicore__ inline void Init(GM_ADDR grad, GM_ADDR /*x*/, GM_ADDR index, GM_ADDR out,
+                                GM_ADDR workspace, const IndexSelectForRank1BackwardTilingData& td,
+                                TPipe* pipe) {
         td_ = td;
         resident_ = TILING_KEY_IS(ISB_KEY_UB);
         gradGm_.SetGlobalBuffer((__gm__ TG*)grad, td.gradLen);
@@ -168,15 +169,5 @@ private:
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void index_select_for_rank1_backward(GM_ADDR grad, GM_ADDR x,
-                                                                      GM_ADDR index, GM_ADDR out,
-                                                                      GM_ADDR workspace,
-                                                                      GM_ADDR tiling) {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-    REGISTER_TILING_DEFAULT(IndexSelectForRank1BackwardTilingData);
-    GET_TILING_DATA(td, tiling);
-    TPipe pipe;
-    IndexSelectForRank1Backward<DTYPE_GRAD, DTYPE_INDEX> op;
-    op.Init(grad, index, out, workspace, td, &pipe);
-    op.Process();
-}
+// The kernel entry, generated from op.toml: Init(tensors..., workspace, td, &pipe), Process().
+#include "index_select_for_rank1_backward_kernel_entry.h"

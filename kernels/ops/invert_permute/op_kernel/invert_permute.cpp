@@ -25,8 +25,8 @@ namespace {
 template <typename T>
 class InvertPermute {
 public:
-    __aicore__ inline void Init(GM_ADDR permute, GM_ADDR inv, const InvertPermuteTilingData& td,
-                                TPipe* pipe) {
+    __aicore__ inline void Init(GM_ADDR permute, GM_ADDR inv, GM_ADDR /*workspace*/,
+                                const InvertPermuteTilingData& td, TPipe* pipe) {
         td_ = td;
         permGm_.SetGlobalBuffer((__gm__ T*)permute, td.len);
         invGm_.SetGlobalBuffer((__gm__ T*)inv, td.len);
@@ -157,13 +157,5 @@ private:
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void invert_permute(GM_ADDR permute, GM_ADDR inv,
-                                                     GM_ADDR workspace, GM_ADDR tiling) {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-    REGISTER_TILING_DEFAULT(InvertPermuteTilingData);
-    GET_TILING_DATA(td, tiling);
-    TPipe pipe;
-    InvertPermute<DTYPE_PERMUTE> op;
-    op.Init(permute, inv, td, &pipe);
-    op.Process();
-}
+// The kernel entry, generated from op.toml: Init(tensors..., workspace, td, &pipe), Process().
+#include "invert_permute_kernel_entry.h"

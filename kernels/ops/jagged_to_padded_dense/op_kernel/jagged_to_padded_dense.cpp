@@ -17,7 +17,7 @@ namespace {
 template <typename T, typename TOff>
 class JaggedToPaddedDense {
 public:
-    __aicore__ inline void Init(GM_ADDR values, GM_ADDR offsets, GM_ADDR out,
+    __aicore__ inline void Init(GM_ADDR values, GM_ADDR offsets, GM_ADDR out, GM_ADDR /*workspace*/,
                                 const JaggedToPaddedDenseTilingData& td, TPipe* pipe) {
         td_ = td;
         valuesGm_.SetGlobalBuffer((__gm__ T*)values, td.valueRows * td.inner);
@@ -64,14 +64,5 @@ private:
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void jagged_to_padded_dense(GM_ADDR values, GM_ADDR offsets,
-                                                             GM_ADDR out, GM_ADDR workspace,
-                                                             GM_ADDR tiling) {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-    REGISTER_TILING_DEFAULT(JaggedToPaddedDenseTilingData);
-    GET_TILING_DATA(td, tiling);
-    TPipe pipe;
-    JaggedToPaddedDense<DTYPE_VALUES, DTYPE_OFFSETS> op;
-    op.Init(values, offsets, out, td, &pipe);
-    op.Process();
-}
+// The kernel entry, generated from op.toml: Init(tensors..., workspace, td, &pipe), Process().
+#include "jagged_to_padded_dense_kernel_entry.h"

@@ -327,15 +327,5 @@ private:
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void permute2d_sparse_data(
-    GM_ADDR permute, GM_ADDR lengths, GM_ADDR values, GM_ADDR weights, GM_ADDR permuted_lengths,
-    GM_ADDR permuted_values, GM_ADDR permuted_weights, GM_ADDR workspace, GM_ADDR tiling) {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-    REGISTER_TILING_DEFAULT(Permute2dSparseDataTilingData);
-    GET_TILING_DATA(td, tiling);
-    TPipe pipe;
-    Permute2dSparseData<DTYPE_PERMUTE, DTYPE_LENGTHS, DTYPE_VALUES, DTYPE_WEIGHTS> op;
-    op.Init(permute, lengths, values, weights, permuted_lengths, permuted_values, permuted_weights,
-            workspace, td, &pipe);
-    op.Process();
-}
+// The kernel entry, generated from op.toml: Init(tensors..., workspace, td, &pipe), Process().
+#include "permute2d_sparse_data_kernel_entry.h"

@@ -85,7 +85,7 @@ public:
                                 GM_ADDR momentumOffsets, GM_ADDR weightsOffsets, GM_ADDR dOffsets,
                                 GM_ADDR indices, GM_ADDR offsets, GM_ADDR indiceWeights,
                                 GM_ADDR sortedPositions, GM_ADDR gradWeights, GM_ADDR momentum2,
-                                GM_ADDR momentum2Offsets, GM_ADDR sortedBags,
+                                GM_ADDR momentum2Offsets, GM_ADDR sortedBags, GM_ADDR /*workspace*/,
                                 const SplitEmbeddingBackwardTilingData& td, TPipe* pipe) {
         td_ = td;
         me_ = GetBlockIdx();
@@ -460,19 +460,5 @@ private:
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void split_embedding_backward(
-    GM_ADDR grad_output, GM_ADDR weights, GM_ADDR momentum1, GM_ADDR momentum1_offsets,
-    GM_ADDR weights_offsets, GM_ADDR d_offsets, GM_ADDR indices, GM_ADDR offsets,
-    GM_ADDR indice_weights, GM_ADDR sorted_positions, GM_ADDR grad_weights, GM_ADDR momentum2,
-    GM_ADDR momentum2_offsets, GM_ADDR sorted_bags, GM_ADDR workspace, GM_ADDR tiling) {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-    REGISTER_TILING_DEFAULT(SplitEmbeddingBackwardTilingData);
-    GET_TILING_DATA(td, tiling);
-    (void)workspace;
-    TPipe pipe;
-    SplitEmbeddingBackward<DTYPE_INDICES> op;
-    op.Init(grad_output, weights, momentum1, momentum1_offsets, weights_offsets, d_offsets, indices,
-            offsets, indice_weights, sorted_positions, grad_weights, momentum2, momentum2_offsets,
-            sorted_bags, td, &pipe);
-    op.Process();
-}
+// The kernel entry, generated from op.toml: Init(tensors..., workspace, td, &pipe), Process().
+#include "split_embedding_backward_kernel_entry.h"

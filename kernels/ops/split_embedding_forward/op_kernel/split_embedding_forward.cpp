@@ -73,8 +73,8 @@ public:
 
     __aicore__ inline void Init(GM_ADDR weights, GM_ADDR weightsOffsets, GM_ADDR dOffsets,
                                 GM_ADDR indices, GM_ADDR offsets, GM_ADDR indiceWeights,
-                                GM_ADDR out, const SplitEmbeddingForwardTilingData& td,
-                                TPipe* pipe) {
+                                GM_ADDR out, GM_ADDR /*workspace*/,
+                                const SplitEmbeddingForwardTilingData& td, TPipe* pipe) {
         td_ = td;
         me_ = GetBlockIdx();
         pooled_ = TILING_KEY_IS(SEF_KEY_POOLED);
@@ -326,15 +326,5 @@ private:
 
 }  // namespace
 
-extern "C" __global__ __aicore__ void split_embedding_forward(
-    GM_ADDR weights, GM_ADDR weights_offsets, GM_ADDR d_offsets, GM_ADDR indices, GM_ADDR offsets,
-    GM_ADDR indice_weights, GM_ADDR out, GM_ADDR workspace, GM_ADDR tiling) {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
-    REGISTER_TILING_DEFAULT(SplitEmbeddingForwardTilingData);
-    GET_TILING_DATA(td, tiling);
-    (void)workspace;
-    TPipe pipe;
-    SplitEmbeddingForward<DTYPE_WEIGHTS, DTYPE_INDICES> op;
-    op.Init(weights, weights_offsets, d_offsets, indices, offsets, indice_weights, out, td, &pipe);
-    op.Process();
-}
+// The kernel entry, generated from op.toml: Init(tensors..., workspace, td, &pipe), Process().
+#include "split_embedding_forward_kernel_entry.h"
