@@ -114,25 +114,30 @@ struct CubeLaunchState {
     std::vector<CubeCore> cubes;                   // by AIC
 };
 
+// The counters a Cube call adds to (CubeExec::stats), merged into the AIC's report entry.
+using StatsField = uint64_t RecsdkSimCoreStats::*;
+inline constexpr StatsField kServedStats[] = {
+    &RecsdkSimCoreStats::gm_read_bytes,
+    &RecsdkSimCoreStats::gm_write_bytes,
+    &RecsdkSimCoreStats::gm_workspace_read_bytes,
+    &RecsdkSimCoreStats::gm_workspace_write_bytes,
+    &RecsdkSimCoreStats::dma_transfers,
+    &RecsdkSimCoreStats::atomic_write_bytes,
+    &RecsdkSimCoreStats::cube_macs,
+    &RecsdkSimCoreStats::cube_useful_macs,
+    &RecsdkSimCoreStats::cube_cycles,
+    &RecsdkSimCoreStats::gm_to_l1_bytes,
+    &RecsdkSimCoreStats::l1_to_l0_bytes,
+    &RecsdkSimCoreStats::l0c_out_bytes,
+};
+
 // The served counters of each AIC into its report entry (after the launch's threads have joined).
 inline void MergeServed(LaunchState& l) {
     if (!l.cube)
         return;
     for (uint32_t i = 0; i < l.cube->cubes.size() && i < l.stats.size(); ++i) {
-        const RecsdkSimCoreStats& s = l.cube->cubes[i].served;
-        RecsdkSimCoreStats& d = l.stats[i];
-        d.gm_read_bytes += s.gm_read_bytes;
-        d.gm_write_bytes += s.gm_write_bytes;
-        d.gm_workspace_read_bytes += s.gm_workspace_read_bytes;
-        d.gm_workspace_write_bytes += s.gm_workspace_write_bytes;
-        d.dma_transfers += s.dma_transfers;
-        d.atomic_write_bytes += s.atomic_write_bytes;
-        d.cube_macs += s.cube_macs;
-        d.cube_useful_macs += s.cube_useful_macs;
-        d.cube_cycles += s.cube_cycles;
-        d.gm_to_l1_bytes += s.gm_to_l1_bytes;
-        d.l1_to_l0_bytes += s.l1_to_l0_bytes;
-        d.l0c_out_bytes += s.l0c_out_bytes;
+        for (const StatsField field : kServedStats)
+            l.stats[i].*field += l.cube->cubes[i].served.*field;
     }
 }
 
