@@ -183,18 +183,29 @@ namespace AscendC {
 
 // ---- DataCopy, contiguous -----------------------------------------------------------------------
 
+// Both directions of a contiguous copy: the UB span and alignment, the GM alignment and bounds,
+// whole 32-byte blocks, and the pipe's access (MTE2 writes UB, MTE3 reads it). Returns the bytes.
+template <typename T>
+inline uint64_t CheckContiguous(const LocalTensor<T>& ub, const T* gm, uint32_t count, bool toGm,
+                                const char* call, recsdk::sim::SrcLoc loc) {
+    using namespace recsdk::sim;
+    ub.CheckSpan(count, call, loc);
+    CheckUbAligned(ub.SimData(), call, loc, toGm ? "source" : "destination");
+    CheckGmAligned(gm, call, loc);
+    const uint64_t bytes = uint64_t(count) * sizeof(T);
+    CheckMultipleOf32(bytes, call, loc);
+    CheckGm(gm, bytes, toGm, call, loc);
+    ub.SimAccess(0, bytes, toGm ? Pipe::MTE3 : Pipe::MTE2, toGm ? Acc::kRead : Acc::kWrite, call,
+                 loc);
+    return bytes;
+}
+
 template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count,
                      recsdk::sim::SrcLoc loc = {}) {
     using namespace recsdk::sim;
     const char* call = "DataCopy(GM->UB)";
-    dst.CheckSpan(count, call, loc);
-    CheckUbAligned(dst.SimData(), call, loc, "destination");
-    CheckGmAligned(src.SimData(), call, loc);
-    const uint64_t bytes = uint64_t(count) * sizeof(T);
-    CheckMultipleOf32(bytes, call, loc);
-    CheckGm(src.SimData(), bytes, false, call, loc);
-    dst.SimAccess(0, bytes, Pipe::MTE2, Acc::kWrite, call, loc);
+    const uint64_t bytes = CheckContiguous(dst, src.SimData(), count, false, call, loc);
     std::memcpy(dst.SimData(), src.SimData(), bytes);
     auto& s = Stats();
     CountGmRead(s, src.SimData(), bytes);
@@ -206,13 +217,7 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
                      recsdk::sim::SrcLoc loc = {}) {
     using namespace recsdk::sim;
     const char* call = "DataCopy(UB->GM)";
-    src.CheckSpan(count, call, loc);
-    CheckUbAligned(src.SimData(), call, loc, "source");
-    CheckGmAligned(dst.SimData(), call, loc);
-    const uint64_t bytes = uint64_t(count) * sizeof(T);
-    CheckMultipleOf32(bytes, call, loc);
-    CheckGm(dst.SimData(), bytes, true, call, loc);
-    src.SimAccess(0, bytes, Pipe::MTE3, Acc::kRead, call, loc);
+    CheckContiguous(src, dst.SimData(), count, true, call, loc);
     WriteGm(dst.SimData(), src.SimData(), count, call, loc);
     ++Stats().dma_transfers;
 }
