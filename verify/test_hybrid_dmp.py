@@ -23,7 +23,8 @@ import pytest
 
 Case = hybrid_dist.Case
 KINDS = ("ebc", "ec")
-# (hashed, sharding type): Hash tables are not offered data-parallel.
+# (hashed, sharding type): Hash tables are not offered data-parallel nor table-row-wise, and
+# torchrec shards EmbeddingCollection without table-row-wise.
 LAYOUTS = [
     (True, "table_wise"),
     (True, "row_wise"),
@@ -33,18 +34,25 @@ LAYOUTS = [
     (False, "column_wise"),
     (False, "data_parallel"),
 ]
+EBC_ONLY_LAYOUTS = [(False, "table_row_wise")]
+
+
+def layouts(kind: str) -> list[tuple[bool, str]]:
+    return LAYOUTS + (EBC_ONLY_LAYOUTS if kind == "ebc" else [])
+
 
 # Two ranks: every layout with both optimizers.
 CASES_2 = [
     Case(kind, hashed, st, opt)
-    for kind, (hashed, st), opt in itertools.product(KINDS, LAYOUTS, ("sgd", "adagrad"))
+    for kind in KINDS
+    for (hashed, st), opt in itertools.product(layouts(kind), ("sgd", "adagrad"))
 ]
-# Four ranks: every layout once, the optimizers alternating (each layout meets both across
-# EBC and EC).
+# Four ranks: every layout once, the optimizers alternating (each layout EBC and EC share meets
+# both across them; table-row-wise, EBC only, gets Adagrad here and both with two ranks).
 CASES_4 = [
     Case(kind, hashed, st, ("sgd", "adagrad")[(i + k) % 2])
     for k, kind in enumerate(KINDS)
-    for i, (hashed, st) in enumerate(LAYOUTS)
+    for i, (hashed, st) in enumerate(layouts(kind))
 ]
 
 NEEDS_OPS = pytest.mark.requires_npu_ops(
@@ -77,9 +85,10 @@ def test_hybrid_dmp_trains_like_the_unsharded_reference(
 def test_case_lists_cover_every_layout_kind_and_optimizer() -> None:
     for cases in (CASES_2, CASES_4):
         assert {(c.kind, c.hashed, c.sharding_type) for c in cases} == {
-            (k, h, st) for k in KINDS for h, st in LAYOUTS
+            (k, h, st) for k in KINDS for h, st in layouts(k)
         }
-        for hashed, st in LAYOUTS:
+    for cases, checked in ((CASES_2, LAYOUTS + EBC_ONLY_LAYOUTS), (CASES_4, LAYOUTS)):
+        for hashed, st in checked:
             assert {c.optimizer for c in cases if (c.hashed, c.sharding_type) == (hashed, st)} == {
                 "sgd",
                 "adagrad",

@@ -18,9 +18,10 @@ column_wise               yes                          yes
 data_parallel             yes                          no: every replica would need
                                                        every rank's ids to keep one
                                                        mapping
-table_row_wise,           no: torchrec builds them on  no
-table_column_wise, grid   intra-node groups of the
-                          device group
+table_row_wise            EBC only (torchrec shards    no: its input distribution
+                          EC without it)               routes blocks of row numbers
+table_column_wise, grid   no: not verified with a      no
+                          host input distribution
 ========================  ===========================  ===========================
 """
 
@@ -76,15 +77,21 @@ from hybrid_torchrec.modules import (
 
 TW = ShardingType.TABLE_WISE.value
 RW = ShardingType.ROW_WISE.value
+TWRW = ShardingType.TABLE_ROW_WISE.value
 CW = ShardingType.COLUMN_WISE.value
 DP = ShardingType.DATA_PARALLEL.value
 
+# Table-row-wise runs torchrec's input distribution on the host group as it stands (blocks of
+# row numbers within each node; the intra- and cross-node groups serve only the device's output
+# distribution). torchrec's EmbeddingCollection sharder does not offer it.
+EBC_SHARDING_TYPES = (DP, TW, CW, RW, TWRW)
 PLAIN_SHARDING_TYPES = (DP, TW, CW, RW)
 HASH_SHARDING_TYPES = (TW, CW, RW)
 
 _WHY_NOT = {
-    ShardingType.TABLE_ROW_WISE.value: "torchrec builds it on intra-node groups of the device "
-    "process group, which have no host counterpart here",
+    TWRW: "offered for EmbeddingBagCollection with row-number ids only: a Hash table's ids are "
+    "routed by hash, which torchrec's table-row-wise input distribution (blocks of row numbers "
+    "within a node) cannot do, and torchrec shards EmbeddingCollection without it",
     ShardingType.TABLE_COLUMN_WISE.value: "it is not verified with a host input distribution",
     ShardingType.GRID_SHARD.value: "it is not verified with a host input distribution",
     DP: "a replicated Hash table would need every rank's ids on every rank to keep one mapping",
@@ -497,7 +504,7 @@ class HybridEmbeddingBagCollectionSharder(_HybridSharderBase, EmbeddingBagCollec
     """torchrec's EmbeddingBagCollection (ids are row numbers) with the input distribution on
     the host group."""
 
-    _supported = PLAIN_SHARDING_TYPES
+    _supported = EBC_SHARDING_TYPES
     _hashed = False
     _sharded_cls = HybridShardedEmbeddingBagCollection
 
@@ -528,9 +535,10 @@ class HybridHashEmbeddingCollectionSharder(HybridEmbeddingCollectionSharder):
 
 def _refuse_row_wise_mean(configs: list[Any], params: dict[str, ParameterSharding]) -> None:
     for config in configs:
-        if config.pooling == PoolingType.MEAN and params[config.name].sharding_type == RW:
+        sharding_type = params[config.name].sharding_type
+        if config.pooling == PoolingType.MEAN and sharding_type in (RW, TWRW):
             raise UnsupportedShardingError(
-                f"table {config.name!r}: MEAN pooling with row_wise sharding is not "
+                f"table {config.name!r}: MEAN pooling with {sharding_type} sharding is not "
                 "supported by the hybrid sharder (torchrec divides on the device with "
                 "lengths of the host batch); use SUM or table_wise/column_wise"
             )
