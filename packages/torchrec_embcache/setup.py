@@ -11,6 +11,12 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 COMMON = HERE / "common" if (HERE / "common").is_dir() else HERE.parent / "common"
+if not (COMMON / "recsdk_ext_setup.py").is_file():
+    sys.exit(
+        f"{HERE.name} needs the sources it shares with the other extension package: common/ "
+        "beside setup.py (recsdk-build wheels copies it there) or packages/common of the "
+        "recsdk-build checkout; neither exists"
+    )
 sys.path.insert(0, str(COMMON))
 
 from recsdk_ext_setup import setup_extension  # noqa: E402
