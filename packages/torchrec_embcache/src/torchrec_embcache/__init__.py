@@ -62,7 +62,8 @@ def __getattr__(name: str) -> Any:
 
 
 def set_num_threads(n: int) -> None:
-    """Threads used by batched table operations (default: EMBCACHE_NUM_THREADS or all cores)."""
+    """Threads used by batched table operations (default: EMBCACHE_NUM_THREADS, else the CPUs
+    this process may run on)."""
     if not isinstance(n, int) or n < 1:
         raise ValueError(f"number of threads must be a positive integer, got {n!r}")
     _C.set_num_threads(n)
