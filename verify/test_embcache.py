@@ -104,31 +104,25 @@ def build(device: torch.device, cache_slots: int | None, lr: float, shape: Shape
         )
         return DLRMTrain(model).to(dense_device)
 
-    ours = EmbCacheEmbeddingBagCollection(
-        [
-            EmbCacheEmbeddingBagConfig(
+    def configs(config_class: type, **extra: object) -> list:
+        # One table per feature, the same for our collection and torchrec's reference.
+        return [
+            config_class(
                 name=f"t_{k}",
                 embedding_dim=shape.dim,
                 num_embeddings=shape.num,
                 feature_names=[k],
-                cache_slots=cache_slots,
-            )
-            for k in shape.keys
-        ],
-        device=device,
-        optimizer=SparseSGD(lr=lr),
-    )
-    reference = EmbeddingBagCollection(
-        [
-            EmbeddingBagConfig(
-                name=f"t_{k}",
-                embedding_dim=shape.dim,
-                num_embeddings=shape.num,
-                feature_names=[k],
+                **extra,
             )
             for k in shape.keys
         ]
+
+    ours = EmbCacheEmbeddingBagCollection(
+        configs(EmbCacheEmbeddingBagConfig, cache_slots=cache_slots),
+        device=device,
+        optimizer=SparseSGD(lr=lr),
     )
+    reference = EmbeddingBagCollection(configs(EmbeddingBagConfig))
     with torch.no_grad():
         for name, bag in reference.embedding_bags.items():
             bag.weight.copy_(ours.embedding_bags[name].table.host.lookup(torch.arange(shape.num)))

@@ -34,6 +34,12 @@ def _kernels(sharder: object, sharding_types: list[str]) -> dict[str, list[str]]
     return {st: sharder.compute_kernels(st, "npu") for st in sharding_types}  # type: ignore[attr-defined]
 
 
+def _fused_but_dp(sharding_types: list[str]) -> dict[str, list[str]]:
+    # What every fused sharder must offer on npu: the dense kernel for data-parallel tables,
+    # fbgemm's fused TBE for every sharded type.
+    return {st: ["dense"] if st == DP else ["fused"] for st in sharding_types}
+
+
 def test_ebc_sharder_offers_cuda_like_sharding_with_fused_and_dense_kernels() -> None:
     from torchrec.distributed.embeddingbag import EmbeddingBagCollectionSharder
 
@@ -41,15 +47,7 @@ def test_ebc_sharder_offers_cuda_like_sharding_with_fused_and_dense_kernels() ->
     types_ = sharder.sharding_types("npu")
     # GRID_SHARD is listed as on CUDA; the planner only uses it when constraints ask for it.
     assert types_ == [DP, TW, CW, TWCW, RW, TWRW, GRID]
-    assert _kernels(sharder, types_) == {
-        DP: ["dense"],
-        TW: ["fused"],
-        CW: ["fused"],
-        TWCW: ["fused"],
-        RW: ["fused"],
-        TWRW: ["fused"],
-        GRID: ["fused"],
-    }
+    assert _kernels(sharder, types_) == _fused_but_dp(types_)
     assert sharder.storage_usage(WEIGHTS, "npu", "fused") == {"hbm": 256000}
     assert sharder.storage_usage(WEIGHTS, "npu", "dense") == {"hbm": 256000}
     # Unified-memory kernels stay CUDA-only, as they are for cpu upstream.
@@ -63,7 +61,7 @@ def test_ec_sharder_offers_its_sharding_types_with_fused_and_dense_kernels() -> 
     sharder = EmbeddingCollectionSharder()
     types_ = sharder.sharding_types("npu")
     assert types_ == [DP, TW, CW, RW]
-    assert _kernels(sharder, types_) == {DP: ["dense"], TW: ["fused"], CW: ["fused"], RW: ["fused"]}
+    assert _kernels(sharder, types_) == _fused_but_dp(types_)
     assert sharder.storage_usage(WEIGHTS, "npu", "fused") == {"hbm": 256000}
 
 
@@ -74,25 +72,13 @@ def test_fused_sharders_offer_row_wise_and_no_uvm_for_npu() -> None:
     fused_ebc = FusedEmbeddingBagCollectionSharder()
     types_ = fused_ebc.sharding_types("npu")
     assert types_ == [DP, TW, CW, TWCW, RW, TWRW]
-    assert _kernels(fused_ebc, types_) == {
-        DP: ["dense"],
-        TW: ["fused"],
-        CW: ["fused"],
-        TWCW: ["fused"],
-        RW: ["fused"],
-        TWRW: ["fused"],
-    }
+    assert _kernels(fused_ebc, types_) == _fused_but_dp(types_)
     assert fused_ebc.storage_usage(WEIGHTS, "npu", "fused") == {"hbm": 256000}
 
     fused_ec = FusedEmbeddingCollectionSharder()
     types_ = fused_ec.sharding_types("npu")
     assert types_ == [DP, TW, CW, RW]
-    assert _kernels(fused_ec, types_) == {
-        DP: ["dense"],
-        TW: ["fused"],
-        CW: ["fused"],
-        RW: ["fused"],
-    }
+    assert _kernels(fused_ec, types_) == _fused_but_dp(types_)
 
 
 def test_quant_sharder_counts_npu_storage_in_hbm() -> None:

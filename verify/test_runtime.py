@@ -51,19 +51,10 @@ def test_ebc_forward_equals_hand_computed_sums() -> None:
     from torchrec import EmbeddingBagCollection, EmbeddingBagConfig, KeyedJaggedTensor
     from torchrec.modules.embedding_configs import PoolingType
 
-    ebc = EmbeddingBagCollection(
-        tables=[
-            EmbeddingBagConfig(name="t1", embedding_dim=3, num_embeddings=5, feature_names=["f1"]),
-            EmbeddingBagConfig(
-                name="t2",
-                embedding_dim=2,
-                num_embeddings=4,
-                feature_names=["f2"],
-                pooling=PoolingType.MEAN,
-            ),
-        ],
-        device=torch.device("cpu"),
-    )
+    t1 = EmbeddingBagConfig(name="t1", embedding_dim=3, num_embeddings=5, feature_names=["f1"])
+    t2 = EmbeddingBagConfig(name="t2", embedding_dim=2, num_embeddings=4, feature_names=["f2"])
+    t2.pooling = PoolingType.MEAN
+    ebc = EmbeddingBagCollection(tables=[t1, t2], device=torch.device("cpu"))
     # Row r of t1 is [r, 10r, 100r]; row r of t2 is [r, -r]: sums are easy to do by hand.
     with torch.no_grad():
         ebc.embedding_bags["t1"].weight.copy_(

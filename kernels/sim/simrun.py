@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import ctypes
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from recsdk_build.ops.catalogue import DTYPES, OpSpec
 
@@ -214,6 +215,26 @@ class SimOp:
             ctypes.POINTER(_Options),
             ctypes.POINTER(_Report),
         )
+
+    def launch_named(
+        self,
+        tensors: Mapping[str, TensorArg | None],
+        attrs: Mapping[str, int | float | bool | Sequence[int]],
+        **launch: Any,
+    ) -> LaunchResult:
+        """launch() with tensors and attributes by their op.toml names, in any order: a tensor
+        left out is an absent optional; an attribute left out takes its op.toml default."""
+        tensor_names = [t.name for t in self.spec.tensors]
+        attr_names = [a.name for a in self.spec.attrs]
+        unknown = sorted(set(tensors) - set(tensor_names)) + sorted(set(attrs) - set(attr_names))
+        if unknown:
+            raise ValueError(f"{self.spec.name}: op.toml names no {', '.join(unknown)}")
+        values = []
+        for a in self.spec.attrs:
+            if a.name not in attrs and a.default is None:
+                raise ValueError(f"{self.spec.name}: attribute {a.name} has no default; give it")
+            values.append(attrs.get(a.name, a.default))
+        return self.launch([tensors.get(n) for n in tensor_names], values, **launch)
 
     def launch(
         self,

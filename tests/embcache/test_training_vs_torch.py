@@ -202,3 +202,9 @@ def test_nn_embedding_constructor_form_is_accepted() -> None:
     assert bag.embedding_dim == 4 and bag.mode == "sum"
     with pytest.raises(TypeError, match="num_embeddings, embedding_dim"):
         ec.DynamicEmbedding(1, 2, 3)
+
+
+def test_a_misspelt_option_is_named() -> None:
+    # The modules pass their options through to EmbeddingTable; a typo is caught before it.
+    with pytest.raises(TypeError, match=r"DynamicEmbeddingBag: unknown option.* optimiser.*seed"):
+        ec.DynamicEmbeddingBag(4, optimiser=ec.SparseSGD())

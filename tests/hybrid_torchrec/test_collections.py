@@ -25,6 +25,7 @@ from tests.hybrid_torchrec.reference import (
 )
 
 HBC = hy.HashEmbeddingBagConfig
+MEAN = PoolingType.MEAN
 HC = hy.HashEmbeddingConfig
 
 
@@ -46,13 +47,7 @@ def kjt_from(features: dict[str, list[list[int]]], weighted: bool = False) -> Ke
 def toy_tables() -> list[EmbeddingBagConfig]:
     return [
         HBC(name="t0", embedding_dim=4, num_embeddings=16, feature_names=["f0", "f1"]),
-        HBC(
-            name="t1",
-            embedding_dim=3,
-            num_embeddings=16,
-            feature_names=["f2"],
-            pooling=PoolingType.MEAN,
-        ),
+        HBC(name="t1", embedding_dim=3, num_embeddings=16, feature_names=["f2"], pooling=MEAN),
         # A plain torchrec config works too; f0 is shared with t0 (output "f0@t2").
         EmbeddingBagConfig(name="t2", embedding_dim=2, num_embeddings=8, feature_names=["f0"]),
     ]
@@ -282,14 +277,9 @@ def test_identity_mapping_reproduces_torchrec_ebc() -> None:
     """Drop-in: with ids = rows, the Hash EBC computes exactly what torchrec's EBC does."""
     configs = [
         EmbeddingBagConfig(name="a", embedding_dim=4, num_embeddings=50, feature_names=["x", "y"]),
-        EmbeddingBagConfig(
-            name="b",
-            embedding_dim=6,
-            num_embeddings=30,
-            feature_names=["z"],
-            pooling=PoolingType.MEAN,
-        ),
+        EmbeddingBagConfig(name="b", embedding_dim=6, num_embeddings=30, feature_names=["z"]),
     ]
+    configs[1].pooling = MEAN
     theirs = EmbeddingBagCollection(copy.deepcopy(configs))
     ours = hy.HashEmbeddingBagCollection(copy.deepcopy(configs))
     state = theirs.state_dict()
@@ -376,7 +366,7 @@ def test_configuration_errors() -> None:
         )
     with pytest.raises(ValueError, match="weighted features need SUM"):
         hy.HashEmbeddingBagCollection(
-            [HBC(name="t", embedding_dim=2, num_embeddings=2, pooling=PoolingType.MEAN)],
+            [HBC(name="t", embedding_dim=2, num_embeddings=2, pooling=MEAN)],
             is_weighted=True,
         )
     with pytest.raises(ValueError, match="same embedding dimension"):

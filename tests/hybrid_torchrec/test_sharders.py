@@ -86,18 +86,9 @@ def test_sharded_hash_tables_refuse_eviction(host_env: ShardingEnv) -> None:
 
 @pytest.mark.parametrize("sharding_type", ["row_wise", "table_row_wise"])
 def test_mean_pooling_is_refused_row_wise_only(host_env: ShardingEnv, sharding_type: str) -> None:
-    ebc = EmbeddingBagCollection(
-        [
-            EmbeddingBagConfig(
-                name="t",
-                embedding_dim=8,
-                num_embeddings=16,
-                feature_names=["f"],
-                pooling=PoolingType.MEAN,
-            )
-        ],
-        device=torch.device("meta"),
-    )
+    table = EmbeddingBagConfig(name="t", embedding_dim=8, num_embeddings=16, feature_names=["f"])
+    table.pooling = PoolingType.MEAN
+    ebc = EmbeddingBagCollection([table], device=torch.device("meta"))
     sharder = get_default_hybrid_sharders(host_env)[0]
     with pytest.raises(UnsupportedShardingError, match=f"MEAN pooling with {sharding_type} "):
         sharder.shard(ebc, _plan(sharding_type, "t"), host_env)

@@ -26,12 +26,17 @@ the bias (zeros wherever M = 0 and at jagged padding positions of the bias).
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 
 NORMAL, JAGGED = "normal", "jagged"
 CAUSAL, NO_MASK, CUSTOM = 0, 2, 3
+
+# (dq, dk, dv, d_attn_bias): the bias gradient is None when no bias was given.
+Grads = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]
 
 
 def scale_of(silu_scale: float, max_seq_len: int) -> float:
@@ -119,45 +124,47 @@ def hstu_backward(
     q: torch.Tensor,
     k: torch.Tensor,
     v: torch.Tensor,
-    mask: torch.Tensor | None = None,
-    attn_bias: torch.Tensor | None = None,
-    mask_type: int = CAUSAL,
-    max_seq_len: int = 0,
-    silu_scale: float = 0.0,
-    layout: str = NORMAL,
-    seq_offset: Sequence[int] | None = None,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    *options: Any,
+    magnitude: bool = False,
+) -> Grads | tuple[Grads, Grads]:
     """(dq, dk, dv, d_attn_bias) in float64 by autograd on the float64 forward; d_attn_bias is
-    None without a bias, and zero at positions no sequence reaches (jagged padding) or M = 0."""
+    None without a bias, and zero at positions no sequence reaches (jagged padding) or M = 0.
+
+    ``options``: hstu_forward's arguments after v, in its order (mask, attn_bias, mask_type,
+    max_seq_len, silu_scale, layout, seq_offset), with its defaults.
+    ``magnitude``: also return the error scales of the four gradients (see
+    _backward_magnitude), as hstu_forward does for its output."""
+    bound = inspect.signature(hstu_forward).bind(q, k, v, *options)
+    bound.apply_defaults()
+    a = bound.arguments
+    mask, attn_bias = a["mask"], a["attn_bias"]
     leaves = [t.detach().to(torch.float64).requires_grad_(True) for t in (q, k, v)]
     bias = None
     if attn_bias is not None:
         bias = attn_bias.detach().to(torch.float64).requires_grad_(True)
         leaves.append(bias)
-    out = hstu_forward(
-        *leaves[:3], mask, bias, mask_type, max_seq_len, silu_scale, layout, seq_offset
-    )
+    out = hstu_forward(*leaves[:3], mask, bias, *options[2:])
     grads = torch.autograd.grad(out, leaves, grad.to(torch.float64), allow_unused=True)
     dq, dk, dv = grads[:3]
     dbias = None
     if bias is not None:
         dbias = grads[3] if grads[3] is not None else torch.zeros_like(bias)
-    return dq, dk, dv, dbias
+    if not magnitude:
+        return dq, dk, dv, dbias
+    s = scale_of(a["silu_scale"], a["max_seq_len"])
+    seqs = sequences(a["layout"], q, a["seq_offset"])
+    mags = _backward_magnitude((grad, q, k, v), mask, attn_bias, a["mask_type"], s, seqs)
+    return (dq, dk, dv, dbias), mags
 
 
-def hstu_backward_magnitude(
-    grad: torch.Tensor,
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    mask: torch.Tensor | None = None,
-    attn_bias: torch.Tensor | None = None,
-    mask_type: int = CAUSAL,
-    max_seq_len: int = 0,
-    silu_scale: float = 0.0,
-    layout: str = NORMAL,
-    seq_offset: Sequence[int] | None = None,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
+def _backward_magnitude(
+    inputs: tuple[torch.Tensor, ...],
+    mask: torch.Tensor | None,
+    attn_bias: torch.Tensor | None,
+    mask_type: int,
+    s: float,
+    seqs: list[tuple],
+) -> Grads:
     """Error scales of (dq, dk, dv, d_attn_bias), float64, for dtype-derived tolerances.
 
     With |S| = |q||k|^T (+ |bias|) and |dP| = |g||v|^T: a relative error of S, dP, dZ or of the
@@ -165,12 +172,12 @@ def hstu_backward_magnitude(
     |silu''| <= 0.5) and P by at most B = 1.1 s |M| |S| + |P|, so the gradients by
     A |k| (dq), A^T |q| (dk), B^T |g| (dv) and A (d_attn_bias).
     """
-    s = scale_of(silu_scale, max_seq_len)
-    views = [t.to(torch.float32).reshape(-1, t.shape[-2], t.shape[-1]) for t in (grad, q, k, v)]
+    q = inputs[1]  # (grad, q, k, v)
+    views = [t.to(torch.float32).reshape(-1, t.shape[-2], t.shape[-1]) for t in inputs]
     gv, qv, kv, vv = views
     mdq, mdk, mdv = (torch.zeros_like(qv) for _ in range(3))
     mdb = None if attn_bias is None else torch.zeros(attn_bias.shape, dtype=torch.float32)
-    for b, r0, n in sequences(layout, q, seq_offset):
+    for b, r0, n in seqs:
         if n == 0:
             continue
         for h in range(qv.shape[1]):

@@ -52,14 +52,20 @@ def cases(draw: st.DrawFn) -> dict:
     }
 
 
-def run_fbgemm(case: dict, mode: int, index_dtype, offset_dtype, version: int):
-    rows = torch.tensor(case["rows"], dtype=torch.int64)
-    indices = torch.tensor(case["indices"], dtype=index_dtype)
-    offsets = torch.tensor(case["offsets"], dtype=offset_dtype)
-    warning = torch.tensor([7], dtype=torch.int64)
-    b_offsets = (
-        None if case["b_offsets"] is None else torch.tensor(case["b_offsets"], dtype=torch.int32)
+def tensors_of(case: dict, index_dtype, offset_dtype):
+    """(rows, indices, offsets, warning, b_offsets) of a case, fresh: the operator edits some."""
+    b_offsets = case["b_offsets"]
+    return (
+        torch.tensor(case["rows"], dtype=torch.int64),
+        torch.tensor(case["indices"], dtype=index_dtype),
+        torch.tensor(case["offsets"], dtype=offset_dtype),
+        torch.tensor([7], dtype=torch.int64),
+        None if b_offsets is None else torch.tensor(b_offsets, dtype=torch.int32),
     )
+
+
+def run_fbgemm(case: dict, mode: int, index_dtype, offset_dtype, version: int):
+    rows, indices, offsets, warning, b_offsets = tensors_of(case, index_dtype, offset_dtype)
     error = None
     try:
         fbgemm.bounds_check_indices(
@@ -94,13 +100,7 @@ def test_matches_fbgemm(
     want_idx, want_off, want_warn, error = run_fbgemm(
         case, mode, index_dtype, offset_dtype, version
     )
-    rows = torch.tensor(case["rows"], dtype=torch.int64)
-    indices = torch.tensor(case["indices"], dtype=index_dtype)
-    offsets = torch.tensor(case["offsets"], dtype=offset_dtype)
-    warning = torch.tensor([7], dtype=torch.int64)
-    b_offsets = (
-        None if case["b_offsets"] is None else torch.tensor(case["b_offsets"], dtype=torch.int32)
-    )
+    rows, indices, offsets, warning, b_offsets = tensors_of(case, index_dtype, offset_dtype)
     args = (rows, indices, offsets, mode, warning, None, b_offsets, case["max_b"], version)
     if error is not None:  # fatal mode: fbgemm raises, the kernel traps
         assert mode == FATAL

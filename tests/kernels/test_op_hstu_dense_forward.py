@@ -24,7 +24,9 @@ from hstu_ref import CAUSAL, CUSTOM, JAGGED, NO_MASK, NORMAL, hstu_forward  # no
 from hstu_testlib import (  # noqa: E402
     DTYPES,
     HSTU_PLATFORMS,
-    LAYOUT_CODE,
+    assert_within,
+    bind,
+    launch,
     offsets_of,
     problems,
     random_inputs,
@@ -38,34 +40,13 @@ OP = "hstu_dense_forward"
 TOLERANCE = {torch.float32: 8.0, torch.float16: 2.0, torch.bfloat16: 2.0}
 
 
-def hstu_dense_forward(
-    ops,
-    q,
-    k,
-    v,
-    mask=None,
-    attn_bias=None,
-    mask_type=CAUSAL,
-    max_seq_len=0,
-    silu_scale=0.0,
-    layout=NORMAL,
-    seq_offset=None,
-    *,
-    offsets=None,
-    out=None,
-    **launch,
-):
-    """What the adapter will do: out = empty_like(q); in the jagged layout seq_offset goes both
-    as the attribute and as the int64 offsets tensor (``offsets`` overrides the tensor)."""
-    if out is None:
-        out = torch.empty_like(q)
-    seq = [int(x) for x in seq_offset] if seq_offset is not None else []
-    if offsets is None and layout == JAGGED:
-        offsets = torch.tensor(seq, dtype=torch.int64)
-    tensors = [q, k, v, mask, attn_bias, offsets, out]  # kept alive for the launch
-    attrs = [mask_type, max_seq_len, float(silu_scale), LAYOUT_CODE.get(layout, layout), seq]
-    result = ops(OP).launch([arg(t) for t in tensors], attrs, **launch)
-    return out, result
+def hstu_dense_forward(ops, q, k, v, *options, out=None, **named):
+    """What the adapter will do: out = empty_like(q), then the launch (hstu_testlib.launch).
+    ``options`` and ``named``: hstu_ref.hstu_forward's arguments after v, ``offsets`` and the
+    launch options."""
+    a, rest = bind(q, k, v, options, named)
+    out = torch.empty_like(q) if out is None else out
+    return out, launch(ops(OP), [q, k, v], a, [out], **rest)
 
 
 def assert_matches_reference(out, q, k, v, mask, bias, mask_type, max_seq_len, scale, layout, off):
@@ -85,13 +66,7 @@ def assert_matches_reference(out, q, k, v, mask, bias, mask_type, max_seq_len, s
     )
     info = torch.finfo(q.dtype)
     bound = TOLERANCE[q.dtype] * info.eps * (mag + ref.abs() + info.tiny)
-    err = (out.to(torch.float64) - ref).abs()
-    worst = int(torch.argmax(err - bound))
-    assert bool((err <= bound).all()), (
-        f"{int((err > bound).sum())} elements off; worst at flat index {worst}: "
-        f"{out.flatten()[worst].item()} vs {ref.flatten()[worst].item()} "
-        f"(bound {bound.flatten()[worst].item()})"
-    )
+    assert_within("out", out, ref, bound)
 
 
 # ---- a hand-worked example ------------------------------------------------------------------

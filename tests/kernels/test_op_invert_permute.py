@@ -74,14 +74,15 @@ def test_out_of_range_traps(sim_ops, bad, platform) -> None:
             invert_permute(sim_ops, permute.int(), **platform)
 
 
-@settings(max_examples=15, deadline=None)
-@given(
-    n=st.integers(1, 3000),
-    dtype=st.sampled_from(INDEX_DTYPES),
-    platform=platforms,
-    seed=seeds,
-    data=st.data(),
+# What a search for one bad entry draws besides n: the dtype, the platform, the permutation's
+# seed and (from data) where the entry goes and what it becomes.
+BAD_ENTRY_CASE = dict(
+    dtype=st.sampled_from(INDEX_DTYPES), platform=platforms, seed=seeds, data=st.data()
 )
+
+
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(1, 3000), **BAD_ENTRY_CASE)
 def test_one_bad_entry_anywhere_traps(sim_ops, n, dtype, platform, seed, data) -> None:
     """Whichever core and piece holds the bad entry, the launch traps (and the emulator would
     report any write outside inv rather than a trap)."""
@@ -108,13 +109,7 @@ def test_repeated_entry_traps(sim_ops, dtype) -> None:
 
 
 @settings(max_examples=25, deadline=None)
-@given(
-    n=st.integers(2, 3000),
-    dtype=st.sampled_from(INDEX_DTYPES),
-    platform=platforms,
-    seed=seeds,
-    data=st.data(),
-)
+@given(n=st.integers(2, 3000), **BAD_ENTRY_CASE)
 def test_one_repeated_entry_anywhere_traps(sim_ops, n, dtype, platform, seed, data) -> None:
     """A duplicate on any core (and its missing value on any other) is found after the
     scatter, whichever core owns the unwritten slot."""

@@ -35,72 +35,29 @@ LR, EPS = 0.1, 0.01
 # ---- the operator, as the adapter calls it ---------------------------------------------------
 
 
-def split_embedding_backward(
-    ops,
-    grad_output,
-    weights,
-    momentum1,
-    momentum1_offsets,
-    weights_offsets,
-    d_offsets,
-    indices,
-    offsets,
-    indice_weights,
-    sorted_positions,
-    grad_weights,
-    momentum2=None,
-    momentum2_offsets=None,
-    sorted_bags=None,
-    *,
-    optimizer: int,
-    pooling_mode: int,
-    learning_rate: float = LR,
-    eps: float = EPS,
-    weight_decay: float = 0.0,
-    weight_decay_mode: int = 0,
-    gradient_clipping: int = 0,
-    max_gradient: float = 1.0,
-    max_d: int | None = None,
-    beta1: float = 0.9,
-    beta2: float = 0.999,
-    iter: int = 0,
-    **launch,
-):
-    """In place, like fbgemm: weights, momentum1, momentum2 and grad_weights are updated."""
-    if max_d is None:
-        dims = (d_offsets[1:] - d_offsets[:-1]).tolist()
-        max_d = max(dims) if dims else 0
-    tensors = [
-        grad_output,
-        weights,
-        momentum1,
-        momentum1_offsets,
-        weights_offsets,
-        d_offsets,
-        indices,
-        offsets,
-        indice_weights,
-        sorted_positions,
-        grad_weights,
-        momentum2,
-        momentum2_offsets,
-        sorted_bags,
-    ]
-    attrs = [
-        optimizer,
-        pooling_mode,
-        learning_rate,
-        eps,
-        weight_decay,
-        weight_decay_mode,
-        gradient_clipping,
-        max_gradient,
-        max_d,
-        beta1,
-        beta2,
-        iter,
-    ]
-    return ops("split_embedding_backward").launch([arg(t) for t in tensors], attrs, **launch)
+# The launch options of SimOp.launch that callers pass along with the attributes.
+LAUNCH_OPTIONS = frozenset({"soc", "max_cores", "poison", "min_core_bytes", "ub_bytes", "check"})
+# Attributes op.toml leaves without a default, as most tests here want them.
+TEST_ATTRS = {"learning_rate": LR, "eps": EPS, "gradient_clipping": 0, "max_gradient": 1.0}
+
+
+def split_embedding_backward(ops, *tensors, **named):
+    """In place, like fbgemm: weights, momentum1, momentum2 and grad_weights are updated.
+
+    ``tensors`` in op.toml order (grad_output ... grad_weights, then the optional momentum2,
+    momentum2_offsets and sorted_bags, which may be left out, None or named); attributes by name
+    (optimizer and pooling_mode always; TEST_ATTRS and op.toml defaults otherwise; max_d, when
+    not given, is the widest table of d_offsets); launch options as SimOp.launch takes them."""
+    op = ops("split_embedding_backward")
+    names = [t.name for t in op.spec.tensors]
+    given = dict(zip(names, tensors, strict=False))
+    given |= {k: named.pop(k) for k in list(named) if k in names}
+    launch = {k: named.pop(k) for k in list(named) if k in LAUNCH_OPTIONS}
+    attrs = {**TEST_ATTRS, **named}
+    if attrs.get("max_d") is None:
+        dims = (given["d_offsets"][1:] - given["d_offsets"][:-1]).tolist()
+        attrs["max_d"] = max(dims) if dims else 0
+    return op.launch_named({k: arg(t) for k, t in given.items()}, attrs, **launch)
 
 
 def table_of_positions(offsets, num_tables: int, n: int):
@@ -173,28 +130,27 @@ class Case:
             return self.mom_rows.clone(), self.row_offsets.clone()
         return None, None
 
+    def batch(self, index_dtype, bags: bool) -> dict:
+        """The kernel's inputs that describe the tables and the batch (not the state)."""
+        return {
+            "grad_output": self.grad_output,
+            "weights_offsets": self.weights_offsets,
+            "d_offsets": self.d_offsets,
+            "indices": self.indices.to(index_dtype),
+            "offsets": self.offsets.to(index_dtype),
+            "indice_weights": self.indice_weights,
+            "sorted_positions": self.sorted,
+            "sorted_bags": self.sorted_bags if bags else None,
+            "pooling_mode": self.pooling,
+        }
+
     def run_kernel(self, ops, optimizer, index_dtype, bags=False, **kw):
         weights = self.weights.clone()
         mom, mom_off = self.momentum(optimizer)
         grad_weights = torch.zeros(self.w_total) if optimizer == DENSE else None
-        split_embedding_backward(
-            ops,
-            self.grad_output,
-            weights,
-            mom,
-            mom_off,
-            self.weights_offsets,
-            self.d_offsets,
-            self.indices.to(index_dtype),
-            self.offsets.to(index_dtype),
-            self.indice_weights,
-            self.sorted,
-            grad_weights,
-            sorted_bags=self.sorted_bags if bags else None,
-            optimizer=optimizer,
-            pooling_mode=self.pooling,
-            **kw,
-        )
+        state = {"momentum1": mom, "momentum1_offsets": mom_off, "grad_weights": grad_weights}
+        batch = self.batch(index_dtype, bags)
+        split_embedding_backward(ops, weights=weights, **state, **batch, optimizer=optimizer, **kw)
         return weights, mom, grad_weights
 
     def cpu_common_args(self) -> dict:
@@ -356,7 +312,13 @@ def test_hand_worked_sgd(sim_ops) -> None:
     grad_output = torch.tensor([[1.0, 2.0, 10.0], [3.0, 4.0, 20.0]])
     sorted_positions = sorted_positions_of(indices, offsets, [3, 2])
     assert sorted_positions.tolist() == [0, 1, 2, 3, 4]
-    common = (torch.tensor([0, 6]), torch.tensor([0, 2, 3], dtype=torch.int32), indices, offsets)
+    common = {
+        "weights_offsets": torch.tensor([0, 6]),
+        "d_offsets": torch.tensor([0, 2, 3], dtype=torch.int32),
+        "indices": indices,
+        "offsets": offsets,
+        "sorted_positions": sorted_positions,
+    }
     want = {
         SUM: [1, 1, -1.5, -3, -0.5, -1, -4, 1],
         MEAN: [1, 1, -0.25, -1, 0.25, 0, -4, 1],
@@ -367,12 +329,7 @@ def test_hand_worked_sgd(sim_ops) -> None:
             sim_ops,
             grad_output,
             weights,
-            None,
-            None,
-            *common,
-            None,
-            sorted_positions,
-            None,
+            **common,
             optimizer=SGD,
             pooling_mode=pooling,
             learning_rate=0.5,
@@ -560,27 +517,12 @@ BETA1, BETA2 = 0.9, 0.999
 def run_adam(ops, case: Case, index_dtype, bags=False, **kw):
     """The kernel's Adam mode on copies of the case's state: (weights, momentum1, momentum2)."""
     weights, m, v = case.weights.clone(), case.adam_m.clone(), case.adam_v.clone()
+    # Adam's first moment is laid out like the weights, its second by adam_v_offsets.
+    state = {"momentum1": m, "momentum1_offsets": case.weights_offsets}
+    state |= {"momentum2": v, "momentum2_offsets": case.adam_v_offsets}
+    batch = case.batch(index_dtype, bags)
     split_embedding_backward(
-        ops,
-        case.grad_output,
-        weights,
-        m,
-        case.weights_offsets,
-        case.weights_offsets,
-        case.d_offsets,
-        case.indices.to(index_dtype),
-        case.offsets.to(index_dtype),
-        case.indice_weights,
-        case.sorted,
-        None,
-        v,
-        case.adam_v_offsets,
-        case.sorted_bags if bags else None,
-        optimizer=ADAM,
-        pooling_mode=case.pooling,
-        beta1=BETA1,
-        beta2=BETA2,
-        **kw,
+        ops, weights=weights, **state, **batch, optimizer=ADAM, beta1=BETA1, beta2=BETA2, **kw
     )
     return weights, m, v
 
@@ -872,24 +814,19 @@ def test_sorted_bags_outside_every_bag(sim_ops) -> None:
     """One table (D = 1, 2 rows), B = 1, indices [0, 1, 1] but offsets [0, 2]: position 2 lies
     in no bag, so only positions 0 and 1 count (each row gets grad 1, SGD lr 0.1). The search
     finds no bag for it; sorted_bags says so with -1. A bag outside [0, T * B) traps."""
-    grad_output, meta = (
-        torch.ones(1, 1),
-        (torch.tensor([0]), torch.tensor([0, 1], dtype=torch.int32)),
-    )
-    idx = (torch.tensor([0, 1, 1]), torch.tensor([0, 2]), None, torch.tensor([0, 1, 2]), None)
+    grad_output = torch.ones(1, 1)
+    layout = {"weights_offsets": torch.tensor([0]), "d_offsets": torch.tensor([0, 1]).int()}
+    batch = {"indices": torch.tensor([0, 1, 1]), "offsets": torch.tensor([0, 2])}
+    batch["sorted_positions"] = torch.tensor([0, 1, 2])
     for bags in (None, torch.tensor([0, 0, -1])):
         weights = torch.zeros(2)
         split_embedding_backward(
             sim_ops,
             grad_output,
             weights,
-            None,
-            None,
-            *meta,
-            *idx,
-            None,
-            None,
-            bags,
+            **layout,
+            **batch,
+            sorted_bags=bags,
             optimizer=SGD,
             pooling_mode=SUM,
         )
@@ -900,13 +837,9 @@ def test_sorted_bags_outside_every_bag(sim_ops) -> None:
                 sim_ops,
                 grad_output,
                 torch.zeros(2),
-                None,
-                None,
-                *meta,
-                *idx,
-                None,
-                None,
-                torch.tensor(bad),
+                **layout,
+                **batch,
+                sorted_bags=torch.tensor(bad),
                 optimizer=SGD,
                 pooling_mode=SUM,
             )

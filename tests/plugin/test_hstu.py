@@ -44,7 +44,6 @@ from tests.kernels.hstu_ref import (  # noqa: E402
     NO_MASK,
     NORMAL,
     hstu_backward,
-    hstu_backward_magnitude,
     hstu_forward,
 )
 
@@ -112,8 +111,7 @@ def check_against_reference(gen, layout, dtype, heads, dim, batch, seq, off, mas
     assert_within("out", out.detach(), ref, mag, FORWARD_TOL[dtype], dtype, tiny)
 
     out.backward(g)
-    want = hstu_backward(g, q, k, v, *args)
-    mags = hstu_backward_magnitude(g, q, k, v, *args)
+    want, mags = hstu_backward(g, q, k, v, *args, magnitude=True)
     got = [t.grad for t in leaves] + [bias_leaf.grad if bias else None]
     tiny = 4.0 if rounding else 0.0
     for name, x, r, m in zip(("dq", "dk", "dv", "d_attn_bias"), got, want, mags, strict=True):

@@ -15,14 +15,16 @@ Differences from the torch modules, all following from the table being unbounded
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from torchrec_embcache.config import Admission, Eviction, Initializer, Optimizer
-from torchrec_embcache.table import EmbeddingTable, as_ids
+from torchrec_embcache.table import EmbeddingTable, TableOptions, as_ids
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 _POOLING_MODES = ("sum", "mean", "max")
 
@@ -41,36 +43,16 @@ def _embedding_dim(cls: str, dims: tuple[int, ...]) -> int:
 
 
 class _DynamicBase(nn.Module):
-    def __init__(
-        self,
-        embedding_dim: int,
-        *,
-        optimizer: Optimizer | None,
-        initializer: Initializer | None,
-        seed: int,
-        admission: Admission | None,
-        eviction: Eviction | None,
-        cache_slots: int | None,
-        device: torch.device | str | None,
-        shard_bits: int,
-        row_dtype: torch.dtype = torch.float32,
-        stochastic_rounding: bool = False,
-    ) -> None:
+    def __init__(self, embedding_dim: int, **options: Unpack[TableOptions]) -> None:
+        unknown = sorted(set(options) - TableOptions.__optional_keys__)
+        if unknown:
+            raise TypeError(
+                f"{type(self).__name__}: unknown option(s) {', '.join(unknown)}; the options "
+                f"are {', '.join(TableOptions.__annotations__)}"
+            )
         super().__init__()
         self.embedding_dim = embedding_dim
-        self.table = EmbeddingTable(
-            embedding_dim,
-            optimizer=optimizer,
-            initializer=initializer,
-            seed=seed,
-            admission=admission,
-            eviction=eviction,
-            cache_slots=cache_slots,
-            device=device,
-            shard_bits=shard_bits,
-            row_dtype=row_dtype,
-            stochastic_rounding=stochastic_rounding,
-        )
+        self.table = EmbeddingTable(embedding_dim, **options)
         # nn.Module moves buffers on .to()/.cuda()/to_empty(); this empty integer buffer
         # tells _apply where the module went (floating-point casts leave it alone).
         self.register_buffer(
@@ -199,33 +181,8 @@ class DynamicEmbedding(_DynamicBase):
     Input: integer tensor of any shape. Output: ``(*input.shape, embedding_dim)``.
     """
 
-    def __init__(
-        self,
-        *dims: int,
-        optimizer: Optimizer | None = None,
-        initializer: Initializer | None = None,
-        seed: int = 0,
-        admission: Admission | None = None,
-        eviction: Eviction | None = None,
-        cache_slots: int | None = None,
-        device: torch.device | str | None = None,
-        shard_bits: int = 5,
-        row_dtype: torch.dtype = torch.float32,
-        stochastic_rounding: bool = False,
-    ) -> None:
-        super().__init__(
-            _embedding_dim(type(self).__name__, dims),
-            optimizer=optimizer,
-            initializer=initializer,
-            seed=seed,
-            admission=admission,
-            eviction=eviction,
-            cache_slots=cache_slots,
-            device=device,
-            shard_bits=shard_bits,
-            row_dtype=row_dtype,
-            stochastic_rounding=stochastic_rounding,
-        )
+    def __init__(self, *dims: int, **options: Unpack[TableOptions]) -> None:
+        super().__init__(_embedding_dim(type(self).__name__, dims), **options)
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
         if not isinstance(input, torch.Tensor):
@@ -256,32 +213,11 @@ class DynamicEmbeddingBag(_DynamicBase):
         *dims: int,
         mode: str = "mean",
         include_last_offset: bool = False,
-        optimizer: Optimizer | None = None,
-        initializer: Initializer | None = None,
-        seed: int = 0,
-        admission: Admission | None = None,
-        eviction: Eviction | None = None,
-        cache_slots: int | None = None,
-        device: torch.device | str | None = None,
-        shard_bits: int = 5,
-        row_dtype: torch.dtype = torch.float32,
-        stochastic_rounding: bool = False,
+        **options: Unpack[TableOptions],
     ) -> None:
         if mode not in _POOLING_MODES:
             raise ValueError(f"mode must be one of {_POOLING_MODES}, got {mode!r}")
-        super().__init__(
-            _embedding_dim(type(self).__name__, dims),
-            optimizer=optimizer,
-            initializer=initializer,
-            seed=seed,
-            admission=admission,
-            eviction=eviction,
-            cache_slots=cache_slots,
-            device=device,
-            shard_bits=shard_bits,
-            row_dtype=row_dtype,
-            stochastic_rounding=stochastic_rounding,
-        )
+        super().__init__(_embedding_dim(type(self).__name__, dims), **options)
         self.mode = mode
         self.include_last_offset = include_last_offset
 

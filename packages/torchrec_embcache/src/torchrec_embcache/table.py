@@ -28,6 +28,7 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
 import torch
 
@@ -54,6 +55,22 @@ from torchrec_embcache.rowdtype import (
 )
 
 _CPU = torch.device("cpu")
+
+
+class TableOptions(TypedDict, total=False):
+    """EmbeddingTable's keyword options; the modules built on a table pass them through, so
+    their defaults and meaning are EmbeddingTable's (see its docstring)."""
+
+    optimizer: Optimizer | None
+    initializer: Initializer | None
+    seed: int
+    admission: Admission | None
+    eviction: Eviction | None
+    cache_slots: int | None
+    device: torch.device | str | None
+    shard_bits: int
+    row_dtype: torch.dtype
+    stochastic_rounding: bool
 
 
 @dataclass
