@@ -30,3 +30,13 @@ def lengths_lists(draw: st.DrawFn, max_batch: int = 40, max_len: int = 60) -> li
 
 
 seeds = st.integers(0, 2**31 - 1)
+
+# The rank-1 gather operators (gather_for_rank1 and its backward): x sizes of a few elements
+# (many duplicates), UB-resident, and larger than any unified buffer; the index dtype, the
+# platform and the seed. The tests add the output size m and the value dtype.
+RANK1_CASE = dict(
+    n=st.one_of(st.integers(1, 8), st.integers(1, 3000), st.integers(60_000, 70_000)),
+    index_dtype=st.sampled_from(INDEX_DTYPES),
+    platform=platforms,
+    seed=seeds,
+)

@@ -11,20 +11,14 @@ from kernel_testlib import (  # noqa: E402
     SimError,
     gather_for_rank1,
 )
-from strategies import INDEX_DTYPES, VALUE_DTYPES, platforms, random_values, seeds  # noqa: E402
-
-# x sizes: a few elements (many duplicates), UB-resident, and larger than any unified buffer.
-x_sizes = st.one_of(st.integers(1, 8), st.integers(1, 3000), st.integers(60_000, 70_000))
+from strategies import RANK1_CASE, VALUE_DTYPES, random_values  # noqa: E402
 
 
 @settings(max_examples=120, deadline=None)
 @given(
-    n=x_sizes,
     m=st.one_of(st.integers(0, 10), st.integers(0, 5000)),
     dtype=st.sampled_from(VALUE_DTYPES),
-    index_dtype=st.sampled_from(INDEX_DTYPES),
-    platform=platforms,
-    seed=seeds,
+    **RANK1_CASE,
 )
 def test_gather_matches_index_select(sim_ops, n, m, dtype, index_dtype, platform, seed) -> None:
     gen = torch.Generator().manual_seed(seed)

@@ -8,21 +8,16 @@ torch = pytest.importorskip("torch")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from kernel_testlib import SimError, index_select_for_rank1_backward  # noqa: E402
-from strategies import INDEX_DTYPES, platforms, seeds  # noqa: E402
+from strategies import RANK1_CASE, platforms, seeds  # noqa: E402
 
 GRAD_DTYPES = [torch.float32, torch.float16, torch.bfloat16]
-# x sizes: a few elements (many duplicates), UB-resident, and larger than any unified buffer.
-x_sizes = st.one_of(st.integers(1, 8), st.integers(1, 3000), st.integers(60_000, 70_000))
 
 
 @settings(max_examples=120, deadline=None)
 @given(
-    n=x_sizes,
     m=st.one_of(st.integers(0, 10), st.integers(0, 6000)),
     dtype=st.sampled_from(GRAD_DTYPES),
-    index_dtype=st.sampled_from(INDEX_DTYPES),
-    platform=platforms,
-    seed=seeds,
+    **RANK1_CASE,
 )
 def test_backward_duplicates_accumulate_exactly(
     sim_ops, n, m, dtype, index_dtype, platform, seed
@@ -40,7 +35,7 @@ def test_backward_duplicates_accumulate_exactly(
 
 @settings(max_examples=60, deadline=None)
 @given(
-    n=x_sizes,
+    n=RANK1_CASE["n"],
     m=st.integers(0, 6000),
     dtype=st.sampled_from(GRAD_DTYPES),
     platform=platforms,

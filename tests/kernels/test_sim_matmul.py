@@ -410,13 +410,20 @@ def test_cross_core_flag_modes(mm: Lib) -> None:
 # ---- counters and the modelled time -------------------------------------------------------------
 
 
-def test_counters_and_model(mm: Lib) -> None:
-    m, n, k = 256, 256, 128
+def one_cube_core(mm: Lib, dtype: torch.dtype, m: int, n: int, k: int):
+    """mm_cube of [m, k] x [k, n] (float32 out) as one block and one tile: the launch result and
+    the counters of its only core."""
     result, _, _, _ = run_matmul(
-        mm, "mm_cube", torch.float32, torch.float32, m, n, k, False, False, blocks=1, tiles=1
+        mm, "mm_cube", dtype, torch.float32, m, n, k, False, False, blocks=1, tiles=1
     )
     assert result.ok, result.message
     (core,) = result.cores
+    return result, core
+
+
+def test_counters_and_model(mm: Lib) -> None:
+    m, n, k = 256, 256, 128
+    result, core = one_cube_core(mm, torch.float32, m, n, k)
     assert core["core_type"] == AIC
     assert core["cube_useful_macs"] == m * n * k
     assert core["cube_macs"] == m * n * k  # every dimension a multiple of the fractal
@@ -437,11 +444,7 @@ def test_counters_and_model(mm: Lib) -> None:
 
 def test_padding_counts_issued_macs(mm: Lib) -> None:
     m, n, k = 17, 20, 9
-    result, _, _, _ = run_matmul(
-        mm, "mm_cube", torch.float16, torch.float32, m, n, k, False, False, blocks=1, tiles=1
-    )
-    assert result.ok, result.message
-    (core,) = result.cores
+    _, core = one_cube_core(mm, torch.float16, m, n, k)
     assert core["cube_useful_macs"] == m * n * k
     assert core["cube_macs"] == 32 * 32 * 16  # m, n to 16, k to k0 = 16 for half
 
