@@ -41,6 +41,16 @@ EC_TABLES = {"t0": (64, 16, ("a",)), "t1": (48, 16, ("c",))}
 CW_COLUMNS = 8
 # Distinct arbitrary ids a Hash table's batches draw from (negative, huge, near the limits).
 POOL_SIZE = 24
+# Eviction cases (LRU): tables of 12 rows per rank fed from 96 ids over 5 steps, so that ids
+# lose their rows and come back (each rank's batches bring ~20 distinct ids per table), while
+# one step's distinct ids still fit every shard (at most 11 per table with 2 ranks, 19 with 4,
+# spread over the row-wise shards by hash).
+EVICT_ROWS_PER_RANK = 12
+EVICT_POOL = 96
+EVICT_STEPS = 5
+# Their rows all start at this value: torchrec applies a table's init_fn to each column shard
+# on its own, so the value an evicted row is reset to cannot depend on the column.
+EVICT_INIT = 0.25
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,18 +59,29 @@ class Case:
     hashed: bool
     sharding_type: str
     optimizer: str  # "sgd" or "adagrad"
+    evicting: bool = False  # Hash tables with LRU eviction (EVICT_ROWS_PER_RANK rows a rank)
 
     def __str__(self) -> str:
-        return f"{self.kind}{'-hash' if self.hashed else ''}-{self.sharding_type}-{self.optimizer}"
+        hashed = "-hash" if self.hashed else ""
+        lru = "-lru" if self.evicting else ""
+        return f"{self.kind}{hashed}-{self.sharding_type}-{self.optimizer}{lru}"
+
+    @property
+    def steps(self) -> int:
+        return EVICT_STEPS if self.evicting else STEPS
+
+    @property
+    def pool_size(self) -> int:
+        return EVICT_POOL if self.evicting else POOL_SIZE
 
 
 def tables_of(kind: str) -> dict[str, tuple]:
     return EBC_TABLES if kind == "ebc" else EC_TABLES
 
 
-def _pool(table: str) -> list[int]:
+def _pool(table: str, size: int) -> list[int]:
     g = torch.Generator().manual_seed(sum(map(ord, table)))
-    ids = torch.randint(-(2**62), 2**62, (POOL_SIZE - 3,), generator=g).tolist()
+    ids = torch.randint(-(2**62), 2**62, (size - 3,), generator=g).tolist()
     return [*ids, -1, 2**63 - 1, -(2**63)]
 
 
@@ -72,12 +93,12 @@ def batch(case: Case, rank: int, step: int) -> Any:
     g = torch.Generator().manual_seed(1000 * step + 17 * rank + len(str(case)))
     keys, values, lengths = [], [], []
     for table, (rows, _, features) in sorted(tables_of(case.kind).items()):
-        pool = _pool(table)
+        pool = _pool(table, case.pool_size)
         for feature in features:
             keys.append(feature)
             for b in range(BATCH):
                 n = int(torch.randint(0, 4, (1,), generator=g))
-                picks = torch.randint(0, POOL_SIZE if case.hashed else rows, (n,), generator=g)
+                picks = torch.randint(0, case.pool_size if case.hashed else rows, (n,), generator=g)
                 bag = [pool[i] if case.hashed else int(i) for i in picks.tolist()]
                 if b == 0 and bag:
                     bag.append(bag[0])  # a duplicate within a bag
@@ -97,7 +118,9 @@ def _base(table: str, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
     )
 
 
-def initial_row(table: str, dim: int, hashed: bool, row: int) -> torch.Tensor:
+def initial_row(table: str, dim: int, hashed: bool, row: int, evicting: bool = False):
+    if evicting:
+        return torch.full((dim,), EVICT_INIT, dtype=torch.float64)
     c, s = _base(table, dim)
     return c if hashed else c + s * row
 
@@ -112,11 +135,16 @@ class Reference:
         self.rows: dict[str, dict[int, torch.Tensor]] = {t: {} for t in self.tables}
         self.sums: dict[str, dict[int, torch.Tensor]] = {t: {} for t in self.tables}
 
+    def forget(self, table: str, ids: set[int]) -> None:
+        """Evicted ids: seen again, they start from the initial row and no Adagrad sum."""
+        for key in ids:
+            del self.rows[table][key], self.sums[table][key]
+
     def _row(self, table: str, key: int) -> torch.Tensor:
         rows = self.rows[table]
         if key not in rows:
             dim = self.tables[table][1]
-            rows[key] = initial_row(table, dim, self.case.hashed, key).clone()
+            rows[key] = initial_row(table, dim, self.case.hashed, key, self.case.evicting).clone()
             self.sums[table][key] = torch.zeros(dim, dtype=torch.float64)
         return rows[key]
 
@@ -193,7 +221,7 @@ def _plan(case: Case, model: torch.nn.Module, sharder: Any, world_size: int) -> 
     return plan
 
 
-def make_model(case: Case, device: torch.device) -> torch.nn.Module:
+def make_model(case: Case, device: torch.device, world_size: int = 1) -> torch.nn.Module:
     import hybrid_torchrec as hy
     from torchrec.modules.embedding_configs import EmbeddingBagConfig, EmbeddingConfig
     from torchrec.modules.embedding_modules import EmbeddingBagCollection, EmbeddingCollection
@@ -209,7 +237,23 @@ def make_model(case: Case, device: torch.device) -> torch.nn.Module:
         config(name=t, num_embeddings=r, embedding_dim=d, feature_names=list(fs))
         for t, (r, d, fs) in sorted(tables_of(case.kind).items())
     ]
+    if case.evicting:
+        for c in configs:
+            c.num_embeddings = EVICT_ROWS_PER_RANK * world_size
+            c.eviction = hy.LRU()
+            c.init_fn = FillWith(EVICT_INIT)
     return cls(tables=configs, device=device)
+
+
+class FillWith:
+    """init_fn of an evicting Hash table: what a row taken from an evicted id is reset to."""
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def __call__(self, t: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():  # as torch.nn.init does: torchrec passes parameters
+            return t.fill_(self.value)
 
 
 def _pieces(
@@ -326,7 +370,7 @@ def _set_initial_weights(dmp: Any, case: Case) -> None:
             dim = tables_of(case.kind)[table][1]
             rows = torch.stack(
                 [
-                    initial_row(table, dim, case.hashed, r0 + i)[c0 : c0 + ncols]
+                    initial_row(table, dim, case.hashed, r0 + i, case.evicting)[c0 : c0 + ncols]
                     for i in range(nrows)
                 ]
             )
@@ -372,16 +416,23 @@ def run_case(case: Case, rank: int, world_size: int, device: torch.device, host_
     dim_of = {t: d for t, (_, d, _) in tables_of(case.kind).items()}
 
     def fresh(table: str, g: int) -> torch.Tensor:
-        return initial_row(table, dim_of[table], case.hashed, g)
+        return initial_row(table, dim_of[table], case.hashed, g, case.evicting)
 
     def zero(table: str, g: int) -> torch.Tensor:
         return torch.zeros(dim_of[table], dtype=torch.float64)
 
-    checked = 0
-    for step in range(STEPS):
+    checked = evicted = 0
+    mapped = _mapped_ids(sharded, case, host_env.process_group, world_size)
+    for step in range(case.steps):
         batches = [batch(case, r, step) for r in range(world_size)]
-        want = reference.step(batches)[rank]
         got = _outputs(case, dmp(batches[rank]))
+        if case.evicting:  # the ids this step's mapping evicted start afresh in the reference
+            now = _mapped_ids(sharded, case, host_env.process_group, world_size)
+            for table, ids in mapped.items():
+                reference.forget(table, ids - now[table])
+                evicted += len(ids - now[table])
+            mapped = now
+        want = reference.step(batches)[rank]
         assert sorted(got) == sorted(want), (str(case), sorted(got))
         for key, value in want.items():
             torch.testing.assert_close(
@@ -408,7 +459,20 @@ def run_case(case: Case, rank: int, world_size: int, device: torch.device, host_
             )
         if case.hashed:
             _check_mapping_coverage(sharded, case, reference, host_env.process_group, world_size)
+    assert evicted or not case.evicting, f"{case}: no id was evicted"
     return checked
+
+
+def _mapped_ids(sharded: Any, case: Case, host_pg: Any, world_size: int) -> dict[str, set[int]]:
+    """Table -> every id mapped on some rank (Hash tables; empty otherwise)."""
+    import torch.distributed as dist
+
+    if not case.hashed:
+        return {}
+    mine = {t: m.state().ids.tolist() for t, m in sharded.mappers().items()}
+    everyone: list[Any] = [None] * world_size
+    dist.all_gather_object(everyone, mine, group=host_pg)
+    return {t: {i for held in everyone for i in held.get(t, [])} for t in tables_of(case.kind)}
 
 
 class _LossOf(torch.nn.Module):
@@ -431,7 +495,7 @@ def _build(case: Case, world_size: int, device: torch.device, host_env: Any) -> 
     # Data-parallel tables train through a dense optimizer, not fused into the lookup.
     fused = None if case.sharding_type == "data_parallel" else npu_dist.fused_params(case.optimizer)
     sharders = get_default_hybrid_sharders(host_env, fused_params=fused)
-    model = make_model(case, torch.device("meta"))
+    model = make_model(case, torch.device("meta"), world_size)
     sharder = next(s for s in sharders if s.module_type is type(model))
     plan = _plan(case, model, sharder, world_size)
     dmp = DistributedModelParallel(model, device=device, plan=plan, sharders=sharders)
@@ -475,6 +539,14 @@ def run_pipeline_case(
         other = _sharded_module(piped.dmp).mappers()[name].state()
         assert torch.equal(mapper.state().ids, other.ids), (str(case), name)
         assert torch.equal(mapper.state().rows, other.rows), (str(case), name)
+    if case.evicting:  # more distinct ids were fed than the shards now map: some were evicted
+        mapped = _mapped_ids(_sharded_module(plain.dmp), case, host_env.process_group, world_size)
+        fed = [batch(case, r, s).to_dict() for r in range(world_size) for s in range(steps)]
+        evicted = 0
+        for table, (_, _, features) in tables_of(case.kind).items():
+            seen = {i for b in fed for f in features for i in b[f].values().tolist()}
+            evicted += len(seen) - len(mapped[table])
+        assert evicted > 0, f"{case}: no id was evicted"
 
 
 @contextmanager

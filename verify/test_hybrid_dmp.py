@@ -55,6 +55,18 @@ CASES_4 = [
     for i, (hashed, st) in enumerate(layouts(kind))
 ]
 
+# Hash tables with LRU eviction (hybrid_dist.EVICT_ROWS_PER_RANK rows a rank, more ids than
+# rows over the steps): evicted ids' rows are reset on the device (init_fn values, zero Adagrad
+# state) before the new ids use them. Each sharding type with two ranks, row-wise (the tightest
+# shards) with four.
+EVICTING_2 = [
+    Case("ebc", True, "table_wise", "adagrad", evicting=True),
+    Case("ec", True, "row_wise", "adagrad", evicting=True),
+    Case("ebc", True, "column_wise", "adagrad", evicting=True),
+    Case("ebc", True, "row_wise", "sgd", evicting=True),
+]
+EVICTING_4 = [Case("ebc", True, "row_wise", "adagrad", evicting=True)]
+
 NEEDS_OPS = pytest.mark.requires_npu_ops(
     "fbgemm::asynchronous_complete_cumsum",
     "fbgemm::bounds_check_indices",
@@ -65,15 +77,20 @@ NEEDS_OPS = pytest.mark.requires_npu_ops(
 
 
 # HybridTrainPipeline against the plain loop (in the 2-rank launch): row-wise bags with
-# Adagrad, table-wise sequences with SGD.
-PIPELINE_CASES = [Case("ebc", True, "row_wise", "adagrad"), Case("ec", True, "table_wise", "sgd")]
+# Adagrad, table-wise sequences with SGD, and row-wise bags with eviction (the mapping of batch
+# i + 1 evicts while batch i trains; its resets wait for batch i + 1's device step).
+PIPELINE_CASES = [
+    Case("ebc", True, "row_wise", "adagrad"),
+    Case("ec", True, "table_wise", "sgd"),
+    Case("ebc", True, "row_wise", "adagrad", evicting=True),
+]
 
 
 @pytest.mark.requires_npu
 @NEEDS_OPS
 @pytest.mark.parametrize(
     ("world_size", "cases", "pipeline_cases"),
-    [(2, CASES_2, PIPELINE_CASES), (4, CASES_4, [])],
+    [(2, CASES_2 + EVICTING_2, PIPELINE_CASES), (4, CASES_4 + EVICTING_4, [])],
     ids=["2", "4"],
 )
 def test_hybrid_dmp_trains_like_the_unsharded_reference(

@@ -13,9 +13,11 @@ from hybrid_torchrec.distributed import (
     UnsupportedShardingError,
     get_default_hybrid_sharders,
 )
+from hybrid_torchrec.distributed.host_dist import ShardMapper
 from torchrec.distributed.types import ParameterSharding, ShardingEnv
 from torchrec.modules.embedding_configs import EmbeddingBagConfig, PoolingType
 from torchrec.modules.embedding_modules import EmbeddingBagCollection, EmbeddingCollection
+from torchrec.sparse.jagged_tensor import KeyedJaggedTensor
 
 
 @pytest.fixture(scope="module")
@@ -78,10 +80,24 @@ def test_hash_sharder_refuses_with_the_reason(
     assert "'t'" in str(info.value) and "table_wise, column_wise, row_wise" in str(info.value)
 
 
-def test_sharded_hash_tables_refuse_eviction(host_env: ShardingEnv) -> None:
-    sharder = HybridHashEmbeddingBagCollectionSharder(host_env)
-    with pytest.raises(UnsupportedShardingError, match="eviction"):
-        sharder.shard(_hash_ebc(eviction=hy.LRU()), _plan("table_wise", "t"), host_env)
+def test_shard_mapper_hands_the_rows_of_evicted_ids_to_on_evict() -> None:
+    """A rank's shard evicts like an unsharded table; the rows a batch takes from evicted ids
+    reach ``on_evict`` (the sharded collection resets them before that batch's lookup)."""
+    mapper = hy.IdMapper(2, hy.LRU(), name="t")
+    noted: list[tuple[str, list[int]]] = []
+    shard = ShardMapper({"f": "t"}, {"t": mapper}, lambda t, rows: noted.append((t, rows.tolist())))
+
+    def rows_of(ids: list[int]) -> list[int]:
+        kjt = KeyedJaggedTensor.from_lengths_sync(
+            keys=["f"], values=torch.tensor(ids), lengths=torch.tensor([len(ids)])
+        )
+        return shard(kjt, insert=True).values().tolist()
+
+    assert rows_of([10]) == [0] and rows_of([20]) == [1] and noted == []
+    # Full: 30 takes the row of 10, the least recently used, and is mapped to it.
+    assert rows_of([30, 30]) == [0, 0]
+    assert noted == [("t", [0])]
+    assert mapper.state().ids.tolist() == [20, 30]
 
 
 @pytest.mark.parametrize("sharding_type", ["row_wise", "table_row_wise"])

@@ -54,11 +54,20 @@ class ShardMapper:
     on the same rank each receive the whole feature): the ids of a table are mapped once, in
     the order of the features' first appearance, which is the order the unsharded collection
     maps them in, and every occurrence reads the same rows.
+
+    Rows a batch takes from evicted ids are handed to ``on_evict(table, rows)`` (CPU int64)
+    before the batch is returned: they must be reset on the device before its lookup.
     """
 
-    def __init__(self, feature_to_table: dict[str, str], mappers: dict[str, IdMapper]) -> None:
+    def __init__(
+        self,
+        feature_to_table: dict[str, str],
+        mappers: dict[str, IdMapper],
+        on_evict: Callable[[str, torch.Tensor], None] | None = None,
+    ) -> None:
         self._feature_to_table = feature_to_table
         self._mappers = mappers
+        self._on_evict = on_evict
 
     def __call__(self, kjt: KeyedJaggedTensor, insert: bool) -> KeyedJaggedTensor:
         keys = kjt.keys()
@@ -76,6 +85,8 @@ class ShardMapper:
         results = map_tables([self._mappers[t] for t in tables], ids, insert=insert)
         rows_by_key: dict[str, torch.Tensor] = {}
         for table, result in zip(tables, results, strict=True):
+            if result.evicted_rows.numel() and self._on_evict is not None:
+                self._on_evict(table, result.evicted_rows)
             rows = result.rows_per_id()
             if not insert and bool((rows < 0).any()):
                 raise UnknownIdError(

@@ -5,7 +5,8 @@ input distribution over the host process group, the id mapping of each rank's sh
 copy of the row numbers to the device. The pipeline runs it for the next batch on a host
 thread while the calling thread runs the current batch's forward, backward and optimiser step.
 The results are those of the plain loop: the mapping of batch i+1 does not depend on the
-weights batch i updates, and with no eviction in sharded tables no row changes hands.
+weights batch i updates, and the rows it takes from evicted ids are reset only when batch i+1's
+device step starts, after batch i has trained on them.
 
 One host thread, so that every rank issues the host group's collectives in the same order; the
 id mapping inside it uses the core's own pool (``hybrid_torchrec.set_num_threads``).
@@ -22,6 +23,7 @@ from torch import nn
 from torchrec.sparse.jagged_tensor import KeyedJaggedTensor
 
 from hybrid_torchrec.distributed.sharders import (
+    HostWork,
     HybridShardedEmbeddingBagCollection,
     HybridShardedEmbeddingCollection,
 )
@@ -66,10 +68,10 @@ class HybridTrainPipeline:
         if not self._collections:
             raise ValueError("the model has no hybrid sharded collection to pipeline")
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hybrid-host")
-        self._next: tuple[Any, Future[list[tuple[Any, Any]]]] | None = None
+        self._next: tuple[Any, Future[list[HostWork]]] | None = None
         self._iterator: Iterator[Any] | None = None
 
-    def _host_work(self, batch: Any) -> list[tuple[Any, Any]]:
+    def _host_work(self, batch: Any) -> list[HostWork]:
         features = self._sparse_features(batch)
         with torch.no_grad():
             return [c.host_work(features) for c in self._collections]

@@ -28,7 +28,8 @@ table_column_wise, grid   no: not verified with a      no
 from __future__ import annotations
 
 import itertools
-from typing import Any
+import threading
+from typing import Any, NamedTuple
 
 import torch
 import torch.distributed as dist
@@ -99,6 +100,17 @@ _WHY_NOT = {
 
 
 Plan = dict[str, ParameterSharding]
+# (table, rows of this rank's shards) whose ids were evicted by a batch's mapping.
+Resets = list[tuple[str, torch.Tensor]]
+
+
+class HostWork(NamedTuple):
+    """The host half of one forward (:meth:`_Hybrid.host_work`): torchrec's context, the batch
+    on the device, and the rows the batch took from evicted ids (reset before its lookup)."""
+
+    ctx: Any
+    dist_input: Any
+    resets: Resets
 
 
 class HostEnvError(HybridTorchrecError):
@@ -236,13 +248,20 @@ class _Hybrid:
         for config in configs:
             rows = _local_rows(params[config.name], env.rank, config.num_embeddings)
             if rows is not None:
-                mappers[config.name] = IdMapper(rows, None, name=config.name)
+                # A shard's mapper evicts within the shard: row-wise ranks each keep the most
+                # recent ids of their own hash range.
+                eviction = getattr(config, "eviction", None)
+                mappers[config.name] = IdMapper(rows, eviction, name=config.name)
         self.id_mappers = nn.ModuleDict(
             {name: _TableMapping(mapper) for name, mapper in mappers.items()}
         )
         feature_to_table = {f: c.name for c in configs for f in c.feature_names}
-        self._shard_mapper = ShardMapper(feature_to_table, mappers)
+        # Evicted rows are noted in the thread that maps the batch (the pipeline's host thread
+        # or the caller's) and reset by that batch's device step.
+        self._evicted = threading.local()
+        self._shard_mapper = ShardMapper(feature_to_table, mappers, self._note_evicted)
         self._table_dims = {c.name: c.embedding_dim for c in configs}
+        self._init_fns = {c.name: getattr(c, "init_fn", None) for c in configs}
         # The hash range of each local table: row-wise ranks hold 1/W of the ids each.
         self._shares = {
             name: (env.rank, env.world_size) if params[name].sharding_type == RW else (0, 1)
@@ -293,14 +312,14 @@ class _Hybrid:
             )
         checkpoint.pop_table(state_dict, base)
 
-    def host_work(self, features: KeyedJaggedTensor) -> tuple[Any, Any]:
+    def host_work(self, features: KeyedJaggedTensor) -> HostWork:
         """The host half of a forward: input distribution, mapping, the copy to the device.
         Returns what :meth:`prefetch` takes."""
         ctx = self.create_context()  # type: ignore[attr-defined]
         dist_input = self.input_dist(ctx, features).wait().wait()  # type: ignore[attr-defined]
-        return ctx, dist_input
+        return HostWork(ctx, dist_input, self._take_evicted())
 
-    def prefetch(self, host_result: tuple[Any, Any]) -> None:
+    def prefetch(self, host_result: HostWork) -> None:
         """The next forward uses this result of :meth:`host_work` instead of its input."""
         self._hybrid_prefetched = host_result
 
@@ -308,8 +327,52 @@ class _Hybrid:
         prefetched = self.__dict__.pop("_hybrid_prefetched", None)
         if prefetched is None:
             return super().forward(*input, **kwargs)  # type: ignore[misc]
-        ctx, dist_input = prefetched
-        return self.compute_and_output_dist(ctx, dist_input)  # type: ignore[attr-defined]
+        self._reset_evicted(prefetched.resets)
+        return self.compute_and_output_dist(prefetched.ctx, prefetched.dist_input)  # type: ignore[attr-defined]
+
+    def _note_evicted(self, table: str, rows: torch.Tensor) -> None:
+        self._evicted.__dict__.setdefault("resets", []).append((table, rows))
+
+    def _take_evicted(self) -> Resets:
+        if self._shard_mapper is None:
+            return []
+        return self._evicted.__dict__.pop("resets", [])
+
+    def _reset_evicted(self, resets: Resets) -> None:
+        """Evicted ids' rows start again as new rows: the table's ``init_fn`` values (zeros
+        without one, as the unsharded collections do) and zero fused-optimiser state."""
+        for table, rows in resets:
+            init_fn = self._init_fns.get(table)
+            with torch.no_grad():
+                # init_fn per local shard, as torchrec's reset_parameters applies it.
+                for _, weight in self._local_columns(table):
+                    fresh = torch.zeros(rows.numel(), weight.shape[1], dtype=weight.dtype)
+                    if init_fn is not None:
+                        init_fn(fresh)
+                    weight.index_copy_(0, rows.to(weight.device), fresh.to(weight.device))
+                for state in self._optimizer_states(table):
+                    state.index_fill_(0, rows.to(state.device), 0)
+
+    def _optimizer_states(self, table: str) -> list[torch.Tensor]:
+        """Views of the fused optimiser's per-row state of this rank's shards of a table
+        (momentum, and counters some optimisers keep), from fbgemm's TBE modules."""
+        states: list[torch.Tensor] = []
+        for lookup in self._lookups:  # type: ignore[attr-defined]
+            for emb in getattr(lookup, "_emb_modules", ()):
+                tbe = getattr(emb, "_emb_module", None)
+                config = getattr(emb, "_config", None)
+                if tbe is None or config is None or not hasattr(tbe, "split_optimizer_states"):
+                    continue
+                try:
+                    per_table = tbe.split_optimizer_states()
+                except NotImplementedError:  # OptimType.NONE
+                    continue
+                if not per_table:  # SGD keeps no state (and fbgemm then lists no tables)
+                    continue
+                for t, shard in enumerate(config.embedding_tables):
+                    if shard.name == table:
+                        states.extend(per_table[t])
+        return states
 
     def mappers(self) -> dict[str, IdMapper]:
         """Table name -> the IdMapper of this rank's shard (Hash collections only)."""
@@ -350,10 +413,13 @@ class _Hybrid:
 
     def compute(self, ctx: Any, dist_input: Any) -> Any:
         self._fix_context(ctx)
+        self._reset_evicted(self._take_evicted())
         return super().compute(ctx, dist_input)  # type: ignore[misc]
 
     def compute_and_output_dist(self, ctx: Any, input: Any) -> Any:
         self._fix_context(ctx)
+        # Mapped in this thread (a plain forward); a prefetched batch brought its own.
+        self._reset_evicted(self._take_evicted())
         return super().compute_and_output_dist(ctx, input)  # type: ignore[misc]
 
 
@@ -483,8 +549,6 @@ class _HybridSharderBase:
     ) -> Any:
         _check_plan(module, params, self._supported, env, self._host_env)
         configs = _table_configs(module)
-        if self._hashed:
-            _refuse_eviction(configs)
         if not self._sharded_cls._is_sequence:  # sequence tables do not pool
             _refuse_row_wise_mean(configs, params)
         return self._sharded_cls(
@@ -541,16 +605,6 @@ def _refuse_row_wise_mean(configs: list[Any], params: dict[str, ParameterShardin
                 f"table {config.name!r}: MEAN pooling with {sharding_type} sharding is not "
                 "supported by the hybrid sharder (torchrec divides on the device with "
                 "lengths of the host batch); use SUM or table_wise/column_wise"
-            )
-
-
-def _refuse_eviction(configs: list[Any]) -> None:
-    for config in configs:
-        if getattr(config, "eviction", None) is not None:
-            raise UnsupportedShardingError(
-                f"table {config.name!r}: eviction is not supported in sharded tables yet (the "
-                "evicted rows' device values and fused optimiser state would need resetting); "
-                "use eviction=None and size num_embeddings for the ids"
             )
 
 
