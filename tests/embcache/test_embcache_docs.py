@@ -24,10 +24,15 @@ def test_examples_run() -> None:
         exec(compile(code, f"{DOC.name}[{index}]", "exec"), namespace)
 
 
-def test_sharding_is_marked_as_not_available() -> None:
+def test_sharding_says_what_exists_and_what_does_not() -> None:
     text = DOC.read_text(encoding="utf-8")
-    assert "## Sharded training (not available yet)" in text
+    shard = text[text.index("## Sharded training: row-wise by bucket") :]
+    assert "RowWiseEmbCacheEmbeddingBagCollection" in shard
+    missing = shard[shard.index("### Not available yet") :]
+    for pending in ("DistributedModelParallel sharders", "checkpoints across ranks"):
+        assert pending in missing
     import torchrec_embcache
 
+    # The sharded collection lives in torchrec_embcache.sharded, not at the top level.
     names = [n for n in dir(torchrec_embcache) if "shard" in n.lower()]
-    assert names == [], names
+    assert names in ([], ["sharded"]), names

@@ -1,0 +1,135 @@
+"""One rank of the row-wise sharded EmbCache tests (test_embcache_sharded.py on npu ranks;
+tests/embcache/test_sharded.py on CPU ranks): trains the sharded collection and, on every rank,
+the unsharded collection fed every rank's batch (the reference), then compares each step's
+outputs, and every row with its optimiser state."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import npu_dist
+import torch
+import torch.distributed as dist
+
+DIMS = {"t0": 16, "t1": 8}
+FEATURES = {"t0": ["a", "b"], "t1": ["c"]}
+
+
+def tables(**options: Any) -> list[Any]:
+    from torchrec_embcache import EmbCacheEmbeddingBagConfig
+
+    return [
+        EmbCacheEmbeddingBagConfig(
+            name=t, embedding_dim=d, num_embeddings=1, feature_names=FEATURES[t], **options
+        )
+        for t, d in DIMS.items()
+    ]
+
+
+def batch(rank: int, step: int, size: int, weighted: bool) -> Any:
+    """Zipf-like ids with repeats within and across ranks; batch sizes differ by rank."""
+    from torchrec.sparse.jagged_tensor import KeyedJaggedTensor
+
+    g = torch.Generator().manual_seed(100 * step + rank)
+    keys = [f for t in DIMS for f in FEATURES[t]]
+    b = size + rank  # unequal batch sizes
+    lengths = torch.randint(0, 5, (len(keys) * b,), generator=g)
+    ranks = torch.randint(1, 1 << 12, (int(lengths.sum()),), generator=g)
+    values = (1 << 20) // ranks * 7919 - (1 << 40)  # repeats, negative ids too
+    weights = torch.rand(values.numel(), generator=g) if weighted else None
+    return KeyedJaggedTensor.from_lengths_sync(
+        keys=keys, values=values, lengths=lengths, weights=weights
+    )
+
+
+def concat(batches: list[Any]) -> Any:
+    """Every rank's batch as one KJT, ranks' bags in rank order per feature."""
+    from torchrec.sparse.jagged_tensor import KeyedJaggedTensor
+
+    keys = batches[0].keys()
+    per = [b.to_dict() for b in batches]
+    weighted = batches[0].weights_or_none() is not None
+    return KeyedJaggedTensor.from_lengths_sync(
+        keys=keys,
+        values=torch.cat([p[k].values() for k in keys for p in per]),
+        lengths=torch.cat([p[k].lengths() for k in keys for p in per]),
+        weights=torch.cat([p[k].weights() for k in keys for p in per]) if weighted else None,
+    )
+
+
+def run(
+    rank: int,
+    world: int,
+    port: int,
+    optimizer: str,
+    steps: int,
+    size: int,
+    weighted: bool,
+    device_type: str,
+    cache_slots: int | None = None,
+    report: str | None = None,
+) -> None:
+    """npu: the device group is hccl and the host group a gloo group of the same ranks; cpu:
+    one gloo group serves both. ``cache_slots``: each rank's tables keep that many rows in a
+    device cache (the reference keeps every row on the host)."""
+    import torchrec_embcache as ec
+    from torchrec_embcache.sharded import RowWiseEmbCacheEmbeddingBagCollection
+
+    provider, device = npu_dist.start_rank(rank, world, port, device_type)
+    host = dist.new_group(backend="gloo") if device_type == "npu" else dist.group.WORLD
+    opt = {
+        "sgd": ec.SparseSGD(lr=0.1),
+        "adagrad": ec.SparseAdagrad(lr=0.1),
+        "adam": ec.SparseAdam(lr=0.01),
+    }[optimizer]
+    options = {"optimizer": opt, "seed": 5, "device": device, "is_weighted": weighted}
+    device_group = None if device_type == "cpu" else dist.group.WORLD
+    sharded = RowWiseEmbCacheEmbeddingBagCollection(
+        tables(cache_slots=cache_slots), host, device_group, **options
+    )
+    reference = ec.EmbCacheEmbeddingBagCollection(
+        tables(), weighted, optimizer=opt, seed=5, device=torch.device("cpu")
+    )
+    for step in range(steps):
+        batches = [batch(r, step, size, weighted) for r in range(world)]
+        got = sharded(batches[rank])
+        want_all = reference(concat(batches))
+        first = sum(b.stride() for b in batches[:rank])
+        want = want_all.values()[first : first + batches[rank].stride()]
+        torch.testing.assert_close(got.values().detach().cpu(), want.detach(), rtol=1e-5, atol=1e-6)
+        # Each rank's loss over its own bags; the reference's over all bags: the same gradients.
+        (got.values() ** 2).sum().mul(0.5).backward()
+        (want_all.values() ** 2).sum().mul(0.5).backward()
+    compare_rows(sharded, reference, rank, world, host)
+    if cache_slots is not None:  # the cache was too small for every row: rows moved out
+        tables_ = sharded.local.embedding_bags.values()
+        assert any(bag.table.counters.rows_swapped_out for bag in tables_), "no row swapped"
+    npu_dist.finish_rank(provider, report, rank)
+    dist.destroy_process_group()
+
+
+def compare_rows(sharded: Any, reference: Any, rank: int, world: int, host: Any) -> None:
+    """Every row this rank holds equals the reference's row of the id; the ranks together hold
+    every id the reference holds, each in the rank its bucket names."""
+    held = 0
+    for name, bag in sharded.local.embedding_bags.items():
+        mine = bag.table.export()
+        theirs = reference.embedding_bags[name].table.export()
+        index = {int(i): k for k, i in enumerate(theirs["ids"].tolist())}
+        ids = mine["ids"]
+        assert bool((sharded.bucket_map.rank_of(ids) == rank).all()), name
+        rows = torch.tensor([index[int(i)] for i in ids.tolist()], dtype=torch.int64)
+        for key in ("weight", "optimizer_state"):
+            what = f"{name} {key}"
+            torch.testing.assert_close(
+                mine[key],
+                theirs[key][rows],
+                rtol=1e-5,
+                atol=1e-6,
+                msg=lambda m, w=what: f"{w}: {m}",
+            )
+        counts = [torch.zeros(1, dtype=torch.int64) for _ in range(world)]
+        dist.all_gather(counts, torch.tensor([ids.numel()]), group=host)
+        assert sum(int(c) for c in counts) == theirs["ids"].numel(), name
+        held += ids.numel()
+    assert held > 0

@@ -1,0 +1,38 @@
+"""torchrec_embcache sharded row-wise by stable hash buckets on npu ranks (hccl for the pooled
+partial sums and their gradients, gloo for the ids): every step's outputs, then every row and
+its optimiser state, equal one unsharded collection fed every rank's batch
+(embcache_sharded.py says what each rank checks).
+
+Batches of 512 bags a rank (unequal sizes across ranks), Zipf-like ids with repeats within
+and across ranks, three tables' worth of features with D = 16 and 8: the dims are small so that
+four simulated ranks stay within a minute; the bag count is what users run. The device caches
+hold more than one step's distinct ids of a rank's shard (at most 661 with 2 ranks, 417 with
+4) and fewer than the four steps bring (at least 798 and 429): rows swap in and out.
+"""
+
+from __future__ import annotations
+
+import embcache_sharded
+import npu_dist
+import pytest
+
+STEPS = 4
+BAGS = 512
+
+
+@pytest.mark.requires_npu
+@pytest.mark.parametrize(
+    ("world", "optimizer", "weighted", "cache_slots"),
+    [
+        (2, "sgd", False, None),
+        (2, "adagrad", True, 700),
+        (4, "adam", False, 420),
+    ],
+    ids=["2-sgd-host", "2-adagrad-weighted-cache", "4-adam-cache"],
+)
+def test_row_wise_buckets_train_like_one_table(
+    world: int, optimizer: str, weighted: bool, cache_slots: int | None
+) -> None:
+    npu_dist.spawn_ranks(
+        embcache_sharded.run, world, "npu", optimizer, STEPS, BAGS, weighted, "npu", cache_slots
+    )
