@@ -67,11 +67,14 @@ def run(
     weighted: bool,
     device_type: str,
     cache_slots: int | None = None,
+    dmp: bool = False,
     report: str | None = None,
 ) -> None:
     """npu: the device group is hccl and the host group a gloo group of the same ranks; cpu:
     one gloo group serves both. ``cache_slots``: each rank's tables keep that many rows in a
-    device cache (the reference keeps every row on the host)."""
+    device cache (the reference keeps every row on the host). ``dmp``: the sharded collection
+    comes from DistributedModelParallel, planned by torchrec's planner, instead of being built
+    by hand."""
     import torchrec_embcache as ec
     from torchrec_embcache.sharded import RowWiseEmbCacheEmbeddingBagCollection
 
@@ -83,10 +86,13 @@ def run(
         "adam": ec.SparseAdam(lr=0.01),
     }[optimizer]
     options = {"optimizer": opt, "seed": 5, "device": device, "is_weighted": weighted}
-    device_group = None if device_type == "cpu" else dist.group.WORLD
-    sharded = RowWiseEmbCacheEmbeddingBagCollection(
-        tables(cache_slots=cache_slots), host, device_group, **options
-    )
+    if dmp:
+        sharded = _through_dmp(tables(cache_slots=cache_slots), host, device, options)
+    else:
+        device_group = None if device_type == "cpu" else dist.group.WORLD
+        sharded = RowWiseEmbCacheEmbeddingBagCollection(
+            tables(cache_slots=cache_slots), host, device_group, **options
+        )
     reference = ec.EmbCacheEmbeddingBagCollection(
         tables(), weighted, optimizer=opt, seed=5, device=torch.device("cpu")
     )
@@ -133,3 +139,43 @@ def compare_rows(sharded: Any, reference: Any, rank: int, world: int, host: Any)
         assert sum(int(c) for c in counts) == theirs["ids"].numel(), name
         held += ids.numel()
     assert held > 0
+
+
+class _Sparse(torch.nn.Module):
+    def __init__(self, collection: torch.nn.Module) -> None:
+        super().__init__()
+        self.sparse = collection
+
+    def forward(self, kjt: Any) -> Any:
+        return self.sparse(kjt)
+
+
+def _through_dmp(configs: list[Any], host: Any, device: torch.device, options: dict) -> Any:
+    """The collection built on meta inside a model, planned by torchrec's planner and sharded
+    by DistributedModelParallel with the EmbCache sharder; returns the rank's sharded module."""
+    import torchrec_embcache as ec
+    from torchrec.distributed.model_parallel import DistributedModelParallel
+    from torchrec.distributed.planner import EmbeddingShardingPlanner, Topology
+    from torchrec.distributed.types import ShardingEnv
+    from torchrec_embcache.sharded import (
+        EmbCacheEmbeddingBagCollectionSharder,
+        RowWiseEmbCacheEmbeddingBagCollection,
+    )
+
+    model = _Sparse(
+        ec.EmbCacheEmbeddingBagCollection(
+            configs,
+            options["is_weighted"],
+            torch.device("meta"),
+            optimizer=options["optimizer"],
+            seed=options["seed"],
+        )
+    )
+    sharder = EmbCacheEmbeddingBagCollectionSharder(ShardingEnv.from_process_group(host))
+    world = dist.get_world_size()
+    topology = Topology(world_size=world, local_world_size=world, compute_device=device.type)
+    plan = EmbeddingShardingPlanner(topology=topology).collective_plan(model, [sharder])
+    dmp = DistributedModelParallel(model, device=device, plan=plan, sharders=[sharder])
+    sharded = dmp.module.sparse
+    assert isinstance(sharded, RowWiseEmbCacheEmbeddingBagCollection), type(sharded)
+    return sharded

@@ -22,17 +22,18 @@ BAGS = 512
 
 @pytest.mark.requires_npu
 @pytest.mark.parametrize(
-    ("world", "optimizer", "weighted", "cache_slots"),
+    ("world", "optimizer", "weighted", "cache_slots", "dmp"),
     [
-        (2, "sgd", False, None),
-        (2, "adagrad", True, 700),
-        (4, "adam", False, 420),
+        (2, "sgd", False, None, True),
+        (2, "adagrad", True, 700, False),
+        (4, "adam", False, 420, True),
     ],
-    ids=["2-sgd-host", "2-adagrad-weighted-cache", "4-adam-cache"],
+    ids=["2-sgd-host-dmp", "2-adagrad-weighted-cache", "4-adam-cache-dmp"],
 )
 def test_row_wise_buckets_train_like_one_table(
-    world: int, optimizer: str, weighted: bool, cache_slots: int | None
+    world: int, optimizer: str, weighted: bool, cache_slots: int | None, dmp: bool
 ) -> None:
-    npu_dist.spawn_ranks(
-        embcache_sharded.run, world, "npu", optimizer, STEPS, BAGS, weighted, "npu", cache_slots
-    )
+    # dmp: DistributedModelParallel shards a model built on meta, with torchrec's planner's
+    # plan (topology "npu") and the EmbCache sharder; otherwise the module is built by hand.
+    args = (optimizer, STEPS, BAGS, weighted, "npu", cache_slots, dmp)
+    npu_dist.spawn_ranks(embcache_sharded.run, world, "npu", *args)

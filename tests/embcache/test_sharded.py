@@ -17,6 +17,7 @@ import torch.distributed as dist
 from torchrec.modules.embedding_configs import PoolingType
 from torchrec_embcache.sharded import (
     BucketMap,
+    EmbCacheEmbeddingBagCollectionSharder,
     RowWiseEmbCacheEmbeddingBagCollection,
     ShardingError,
     bucket_of,
@@ -96,10 +97,48 @@ def test_one_rank_is_the_unsharded_collection(gloo_world) -> None:
 
 
 @pytest.mark.parametrize(
-    ("world", "optimizer", "weighted"),
-    [(2, "sgd", False), (2, "adagrad", True), (3, "adam", False)],
+    ("world", "optimizer", "weighted", "dmp"),
+    [(2, "sgd", False, False), (2, "adagrad", True, True), (3, "adam", False, False)],
+    ids=["2-sgd", "2-adagrad-weighted-dmp", "3-adam"],
 )
-def test_ranks_train_like_the_unsharded_collection(world: int, optimizer: str, weighted: bool):
+def test_ranks_train_like_the_unsharded_collection(
+    world: int, optimizer: str, weighted: bool, dmp: bool
+) -> None:
     # 4 steps of batches of 256 bags a rank (Zipf-like ids, repeats across ranks): outputs per
     # step, then every row and its optimiser state, against one unsharded collection.
-    npu_dist.spawn_ranks(sharded_worker.run, world, "cpu", optimizer, 4, 256, weighted, "cpu")
+    # dmp: built by DistributedModelParallel from torchrec's planner's plan.
+    args = (optimizer, 4, 256, weighted, "cpu", None, dmp)
+    npu_dist.spawn_ranks(sharded_worker.run, world, "cpu", *args)
+
+
+def test_sharder_offers_row_wise_with_stand_in_parameters(gloo_world) -> None:
+    import torchrec_embcache as ec
+    from torchrec.distributed.types import ParameterSharding, ShardingEnv
+
+    env = ShardingEnv.from_process_group(gloo_world)
+    sharder = EmbCacheEmbeddingBagCollectionSharder(env)
+    module = ec.EmbCacheEmbeddingBagCollection(sharded_worker.tables(), device="meta")
+    assert sharder.module_type is ec.EmbCacheEmbeddingBagCollection
+    assert sharder.sharding_types("npu") == ["row_wise"]
+    stand_ins = sharder.shardable_parameters(module)
+    assert {k: tuple(v.shape) for k, v in stand_ins.items()} == {"t0": (1, 16), "t1": (1, 8)}
+    assert all(v.device.type == "meta" for v in stand_ins.values())
+    assert sharder.storage_usage(torch.empty(10, 16), "npu", "fused") == {"ddr": 640}
+    plan = {
+        "t0": ParameterSharding(sharding_type="row_wise", compute_kernel="fused", ranks=[0]),
+        "t1": ParameterSharding(sharding_type="table_wise", compute_kernel="fused", ranks=[0]),
+    }
+    with pytest.raises(ShardingError, match="'t1': the plan asks for 'table_wise'"):
+        sharder.shard(module, plan, env, torch.device("cpu"))
+    plan["t1"] = plan["t0"]
+    sharded = sharder.shard(module, plan, env, torch.device("cpu"))
+    assert sorted(sharded.state_dict()) == sorted(
+        ec.EmbCacheEmbeddingBagCollection(sharded_worker.tables()).state_dict()
+    )
+
+
+def test_sharder_needs_a_gloo_host_group() -> None:
+    from torchrec.distributed.types import ShardingEnv
+
+    with pytest.raises(ShardingError, match="gloo process group"):
+        EmbCacheEmbeddingBagCollectionSharder(ShardingEnv(1, 0, None))

@@ -219,6 +219,8 @@ class EmbCacheEmbeddingBagCollection(_EmbCacheCollection, EmbeddingBagCollection
         _check_names(tables)
         self._is_weighted = is_weighted
         self._embedding_bag_configs = tables
+        # What a sharder needs to build the same tables on every rank.
+        self.table_defaults = {"optimizer": optimizer, "seed": seed}
 
         def make(config: EmbeddingBagConfig) -> DynamicEmbeddingBag:
             if config.pooling not in (PoolingType.SUM, PoolingType.MEAN):

@@ -30,6 +30,19 @@ from typing import Any
 import torch
 import torch.distributed as dist
 from torch import nn
+from torchrec.distributed.embedding_types import EmbeddingComputeKernel
+from torchrec.distributed.types import (
+    Awaitable,
+    LazyAwaitable,
+    LazyNoWait,
+    ModuleSharder,
+    Multistreamable,
+    NoWait,
+    ParameterSharding,
+    ShardedModule,
+    ShardingEnv,
+    ShardingType,
+)
 from torchrec.modules.embedding_configs import EmbeddingBagConfig, PoolingType
 from torchrec.sparse.jagged_tensor import KeyedJaggedTensor, KeyedTensor
 
@@ -108,7 +121,17 @@ def _group_info(group: Any) -> tuple[int, int]:
     return dist.get_rank(group), dist.get_world_size(group)
 
 
-class RowWiseEmbCacheEmbeddingBagCollection(nn.Module):
+class _Context(Multistreamable):
+    """The senders' batch sizes, from the input distribution to the output distribution."""
+
+    def __init__(self) -> None:
+        self.batch_sizes: list[int] = []
+
+    def record_stream(self, stream: torch.Stream | None) -> None:
+        pass  # nothing on the device
+
+
+class RowWiseEmbCacheEmbeddingBagCollection(ShardedModule[Any, Any, KeyedTensor, Any]):
     """One rank's share of an EmbCacheEmbeddingBagCollection sharded row-wise by bucket.
 
     Args:
@@ -123,7 +146,10 @@ class RowWiseEmbCacheEmbeddingBagCollection(nn.Module):
 
     ``forward(features)`` takes this rank's batch (any batch size per rank) and returns its
     pooled embeddings as a KeyedTensor, like the unsharded collection. ``local`` is the rank's
-    own collection (its tables hold exactly the ids of its buckets).
+    own collection (its tables hold exactly the ids of its buckets); ``state_dict`` holds its
+    tables under the unsharded collection's keys (``embedding_bags.<table>.*``), this rank's
+    ids only. As a torchrec ShardedModule it also offers input_dist / compute / output_dist to
+    torchrec's pipelines.
     """
 
     def __init__(
@@ -138,7 +164,7 @@ class RowWiseEmbCacheEmbeddingBagCollection(nn.Module):
         optimizer: Optimizer | None = None,
         seed: int = 0,
     ) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[call-arg]
         self._host_group = host_group
         self._device_group = device_group if device_group is not None else host_group
         self._rank, self._world = _group_info(host_group)
@@ -167,14 +193,36 @@ class RowWiseEmbCacheEmbeddingBagCollection(nn.Module):
             )
         self._features = [name for config in tables for name in config.feature_names]
         self._is_weighted = is_weighted
-        self.local = EmbCacheEmbeddingBagCollection(
+        local = EmbCacheEmbeddingBagCollection(
             tables, is_weighted, device, optimizer=optimizer, seed=seed
         )
+        # The tables are this module's children under the unsharded collection's name (so that
+        # state_dict keys match it); the collection around them is kept unregistered.
+        object.__setattr__(self, "local", local)
+        self.embedding_bags = local.embedding_bags
 
     def forward(self, features: KeyedJaggedTensor) -> KeyedTensor:
-        received, batch_sizes = self._input_dist(features.to(_HOST))
-        pooled = self.local(received)
-        values = self._output_dist(pooled.values(), batch_sizes)
+        ctx = self.create_context()
+        received = self.input_dist(ctx, features).wait().wait()
+        return self._combine(ctx, self.compute(ctx, received))
+
+    # ---- torchrec's ShardedModule steps -----------------------------------------------------
+
+    def create_context(self) -> _Context:
+        return _Context()
+
+    def input_dist(self, ctx: _Context, features: KeyedJaggedTensor) -> Awaitable[Any]:
+        received, ctx.batch_sizes = self._input_dist(features.to(_HOST))
+        return NoWait(NoWait(received))
+
+    def compute(self, ctx: _Context, dist_input: KeyedJaggedTensor) -> KeyedTensor:
+        return self.local(dist_input)
+
+    def output_dist(self, ctx: _Context, output: KeyedTensor) -> LazyAwaitable[KeyedTensor]:
+        return LazyNoWait(self._combine(ctx, output))
+
+    def _combine(self, ctx: _Context, pooled: KeyedTensor) -> KeyedTensor:
+        values = self._output_dist(pooled.values(), ctx.batch_sizes)
         return KeyedTensor(
             keys=pooled.keys(), length_per_key=pooled.length_per_key(), values=values
         )
@@ -285,3 +333,83 @@ class RowWiseEmbCacheEmbeddingBagCollection(nn.Module):
             group=self._device_group,
         )
         return out.view(self._world, batch, pooled.shape[1]).sum(dim=0)
+
+
+class EmbCacheEmbeddingBagCollectionSharder(ModuleSharder[nn.Module]):
+    """Shards EmbCacheEmbeddingBagCollection row-wise by bucket for DistributedModelParallel.
+
+    Args:
+        host_env: a ShardingEnv over a gloo process group with the device group's ranks (the
+            ids travel there): ``ShardingEnv.from_process_group(dist.new_group(backend="gloo"))``.
+        bucket_map: bucket -> rank (default: :meth:`BucketMap.even` over the world).
+
+    The planner sees each table as a parameter of ``num_embeddings x embedding_dim`` (a
+    stand-in on the meta device: set ``num_embeddings`` to the rows you expect) in host memory,
+    and is offered row-wise sharding only; the row ranges of its plan are not used, ids go by
+    bucket. Tables are built anew on every rank with the collection's optimizer and seed.
+    """
+
+    def __init__(self, host_env: ShardingEnv, bucket_map: BucketMap | None = None) -> None:
+        super().__init__()
+        pg = getattr(host_env, "process_group", None)
+        if pg is None or dist.get_backend(pg) != "gloo":
+            raise ShardingError(
+                "host_env must be a ShardingEnv over a gloo process group: "
+                "ShardingEnv.from_process_group(dist.new_group(backend='gloo'))"
+            )
+        self._host_env = host_env
+        self._bucket_map = bucket_map
+
+    @property
+    def module_type(self) -> type[nn.Module]:
+        return EmbCacheEmbeddingBagCollection
+
+    def shardable_parameters(self, module: nn.Module) -> dict[str, nn.Parameter]:
+        return {
+            config.name: nn.Parameter(
+                torch.empty(config.num_embeddings, config.embedding_dim, device="meta"),
+                requires_grad=False,
+            )
+            for config in module.embedding_bag_configs()  # type: ignore[operator]
+        }
+
+    def sharding_types(self, compute_device_type: str) -> list[str]:
+        return [ShardingType.ROW_WISE.value]
+
+    def compute_kernels(self, sharding_type: str, compute_device_type: str) -> list[str]:
+        return [EmbeddingComputeKernel.FUSED.value]
+
+    def storage_usage(
+        self, tensor: torch.Tensor, compute_device_type: str, compute_kernel: str
+    ) -> dict[str, int]:
+        # Rows live in host memory; a device cache's size is the tables' cache_slots.
+        return {"ddr": tensor.numel() * tensor.element_size()}
+
+    def shard(
+        self,
+        module: nn.Module,
+        params: dict[str, ParameterSharding],
+        env: ShardingEnv,
+        device: torch.device | None = None,
+        module_fqn: str | None = None,
+    ) -> RowWiseEmbCacheEmbeddingBagCollection:
+        configs = module.embedding_bag_configs()  # type: ignore[operator]
+        for config in configs:
+            ps = params.get(config.name)
+            kind = None if ps is None else ps.sharding_type
+            if kind != ShardingType.ROW_WISE.value:
+                raise ShardingError(
+                    f"table {config.name!r}: the plan asks for {kind!r}; EmbCache tables are "
+                    "sharded row-wise (by bucket) only for now"
+                )
+        defaults = getattr(module, "table_defaults", {})
+        return RowWiseEmbCacheEmbeddingBagCollection(
+            configs,
+            self._host_env.process_group,
+            env.process_group,
+            bucket_map=self._bucket_map,
+            is_weighted=module.is_weighted(),  # type: ignore[operator]
+            device=device,
+            optimizer=defaults.get("optimizer"),
+            seed=defaults.get("seed", 0),
+        )
