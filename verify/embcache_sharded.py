@@ -179,3 +179,84 @@ def _through_dmp(configs: list[Any], host: Any, device: torch.device, options: d
     sharded = dmp.module.sparse
     assert isinstance(sharded, RowWiseEmbCacheEmbeddingBagCollection), type(sharded)
     return sharded
+
+
+def _opt(name: str) -> Any:
+    import torchrec_embcache as ec
+
+    return {
+        "sgd": ec.SparseSGD(lr=0.1),
+        "adagrad": ec.SparseAdagrad(lr=0.1),
+        "adam": ec.SparseAdam(lr=0.01),
+    }[name]
+
+
+def _train(sharded: Any, reference: Any, rank: int, worlds: list[int], steps: range) -> None:
+    """Steps of the sharded collection (this rank's batches of the current world) and of the
+    reference (every rank's batches of the world each step was trained with)."""
+    for step in steps:
+        world = worlds[step]
+        batches = [batch(r, step, 128, False) for r in range(world)]
+        want_all = reference(concat(batches))
+        (want_all.values() ** 2).sum().mul(0.5).backward()
+        if sharded is None:
+            continue
+        got = sharded(batches[rank])
+        first = sum(b.stride() for b in batches[:rank])
+        want = want_all.values()[first : first + batches[rank].stride()]
+        torch.testing.assert_close(got.values().detach().cpu(), want.detach(), rtol=1e-5, atol=1e-6)
+        (got.values() ** 2).sum().mul(0.5).backward()
+
+
+def run_reshard(
+    rank: int,
+    world: int,
+    port: int,
+    directory: str,
+    phase: str,
+    device_type: str,
+    save_world: int,
+    refusal: str | None = None,
+) -> None:
+    """``save``: 3 steps on ``save_world`` ranks, a full sharded checkpoint after the second
+    and an incremental one after the third. ``load``: a fresh collection on ``world`` ranks
+    loads it (buckets move when the world changed) and trains 2 more steps: outputs and rows
+    equal one unsharded collection trained on all 5 steps. ``refuse``: the load must fail on
+    every rank with ``refusal`` in the message, and leave the tables as they were."""
+    import torchrec_embcache as ec
+    from torchrec_embcache.sharded import RowWiseEmbCacheEmbeddingBagCollection
+    from torchrec_embcache.sharded_checkpoint import (
+        load_sharded_checkpoint,
+        save_sharded_checkpoint,
+    )
+
+    provider, device = npu_dist.start_rank(rank, world, port, device_type)
+    host = dist.new_group(backend="gloo") if device_type == "npu" else dist.group.WORLD
+    device_group = None if device_type == "cpu" else dist.group.WORLD
+    options = {"optimizer": _opt("adagrad"), "seed": 5, "device": device}
+    sharded = RowWiseEmbCacheEmbeddingBagCollection(tables(), host, device_group, **options)
+    reference = ec.EmbCacheEmbeddingBagCollection(tables(), optimizer=_opt("adagrad"), seed=5)
+    worlds = [save_world] * 3 + [world] * 2
+    if phase == "save":
+        _train(sharded, reference, rank, worlds, range(2))
+        save_sharded_checkpoint(sharded, directory)
+        _train(sharded, reference, rank, worlds, range(2, 3))
+        save_sharded_checkpoint(sharded, directory, incremental=True)
+    elif phase == "load":
+        _train(None, reference, rank, worlds, range(3))  # the reference catches up
+        load_sharded_checkpoint(sharded, directory)
+        _train(sharded, reference, rank, worlds, range(3, 5))
+        compare_rows(sharded, reference, rank, world, host)
+    else:
+        _train(sharded, reference, rank, [world] * 5, range(1))
+        before = {n: b.table.export() for n, b in sharded.local.embedding_bags.items()}
+        try:
+            load_sharded_checkpoint(sharded, directory)
+            raise AssertionError("the damaged checkpoint was loaded")
+        except ec.CheckpointError as exc:
+            assert refusal in str(exc), str(exc)
+        for name, bag in sharded.local.embedding_bags.items():
+            after = bag.table.export()
+            assert all(torch.equal(before[name][k], after[k]) for k in after), name
+    npu_dist.finish_rank(provider, None, rank)
+    dist.destroy_process_group()

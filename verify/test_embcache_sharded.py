@@ -37,3 +37,22 @@ def test_row_wise_buckets_train_like_one_table(
     # plan (topology "npu") and the EmbCache sharder; otherwise the module is built by hand.
     args = (optimizer, STEPS, BAGS, weighted, "npu", cache_slots, dmp)
     npu_dist.spawn_ranks(embcache_sharded.run, world, "npu", *args)
+
+
+@pytest.mark.requires_npu
+@pytest.mark.parametrize(("saved", "loaded"), [(4, 2), (2, 4)], ids=["4-to-2", "2-to-4"])
+def test_checkpoint_moves_buckets_between_world_sizes(tmp_path, saved: int, loaded: int) -> None:
+    # A full and an incremental save on `saved` npu ranks, loaded on `loaded` ranks, which train
+    # on: outputs and rows equal one collection trained on every step (run_reshard).
+    npu_dist.spawn_ranks(
+        embcache_sharded.run_reshard, saved, "npu", str(tmp_path), "save", "npu", saved
+    )
+    npu_dist.spawn_ranks(
+        embcache_sharded.run_reshard, loaded, "npu", str(tmp_path), "load", "npu", saved
+    )
+    victim = sorted(tmp_path.glob("chain-*/rank-00001/*.emb"))[-1]
+    victim.write_bytes(victim.read_bytes()[:-3])  # torn: refused on every rank, nothing loaded
+    npu_dist.spawn_ranks(
+        embcache_sharded.run_reshard, loaded, "npu", str(tmp_path), "refuse", "npu", loaded,
+        f"{victim} (table",
+    )  # fmt: skip

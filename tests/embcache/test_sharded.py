@@ -4,6 +4,7 @@ CPU processes (gloo) training like the unsharded collection fed every rank's bat
 
 from __future__ import annotations
 
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -142,3 +143,33 @@ def test_sharder_needs_a_gloo_host_group() -> None:
 
     with pytest.raises(ShardingError, match="gloo process group"):
         EmbCacheEmbeddingBagCollectionSharder(ShardingEnv(1, 0, None))
+
+
+def _spawn_reshard(world: int, directory: Path, phase: str, save_world: int, refusal=None):
+    args = (str(directory), phase, "cpu", save_world, refusal)
+    npu_dist.spawn_ranks(sharded_worker.run_reshard, world, "cpu", *args)
+
+
+@pytest.mark.parametrize(("saved", "loaded"), [(3, 2), (2, 3), (2, 2)])
+def test_checkpoint_of_w_ranks_loads_into_w_prime(tmp_path: Path, saved: int, loaded: int):
+    # Full + incremental save on `saved` ranks; load on `loaded` ranks and train on: outputs
+    # and rows equal one collection trained on every step (run_reshard).
+    _spawn_reshard(saved, tmp_path, "save", saved)
+    _spawn_reshard(loaded, tmp_path, "load", saved)
+
+
+def test_damaged_checkpoints_are_refused_on_every_rank(tmp_path: Path) -> None:
+    _spawn_reshard(2, tmp_path, "save", 2)
+    files = sorted(tmp_path.glob("chain-*/rank-00001/*.emb"))
+    assert len(files) == 4  # 2 tables: a full and an incremental file each
+    victim = files[-1]
+    good = victim.read_bytes()
+    victim.write_bytes(good[:-7])  # truncated
+    _spawn_reshard(2, tmp_path, "refuse", 2, f"{victim} (table")
+    victim.write_bytes(good[:100] + bytes([good[100] ^ 0xFF]) + good[101:])  # corrupted
+    _spawn_reshard(2, tmp_path, "refuse", 2, victim.name)
+    # A foreign delta: the same file name from another run's checkpoint.
+    other = tmp_path / "other"
+    _spawn_reshard(2, other, "save", 2)
+    shutil.copy(other / victim.relative_to(tmp_path), victim)
+    _spawn_reshard(2, tmp_path, "refuse", 2, victim.name)
