@@ -68,13 +68,15 @@ def run(
     device_type: str,
     cache_slots: int | None = None,
     dmp: bool = False,
+    policies: bool = False,
     report: str | None = None,
 ) -> None:
     """npu: the device group is hccl and the host group a gloo group of the same ranks; cpu:
     one gloo group serves both. ``cache_slots``: each rank's tables keep that many rows in a
     device cache (the reference keeps every row on the host). ``dmp``: the sharded collection
     comes from DistributedModelParallel, planned by torchrec's planner, instead of being built
-    by hand."""
+    by hand. ``policies``: admission (a row at an id's second sighting) and eviction (rows
+    unseen for 2 steps) in every table, the reference's included."""
     import torchrec_embcache as ec
     from torchrec_embcache.sharded import RowWiseEmbCacheEmbeddingBagCollection
 
@@ -86,15 +88,15 @@ def run(
         "adam": ec.SparseAdam(lr=0.01),
     }[optimizer]
     options = {"optimizer": opt, "seed": 5, "device": device, "is_weighted": weighted}
+    rules = {"admission": ec.Admission(2), "eviction": ec.Eviction(ttl_steps=2)} if policies else {}
+    configs = tables(cache_slots=cache_slots, **rules)
     if dmp:
-        sharded = _through_dmp(tables(cache_slots=cache_slots), host, device, options)
+        sharded = _through_dmp(configs, host, device, options)
     else:
         device_group = None if device_type == "cpu" else dist.group.WORLD
-        sharded = RowWiseEmbCacheEmbeddingBagCollection(
-            tables(cache_slots=cache_slots), host, device_group, **options
-        )
+        sharded = RowWiseEmbCacheEmbeddingBagCollection(configs, host, device_group, **options)
     reference = ec.EmbCacheEmbeddingBagCollection(
-        tables(), weighted, optimizer=opt, seed=5, device=torch.device("cpu")
+        tables(**rules), weighted, optimizer=opt, seed=5, device=torch.device("cpu")
     )
     for step in range(steps):
         batches = [batch(r, step, size, weighted) for r in range(world)]
@@ -107,6 +109,12 @@ def run(
         (got.values() ** 2).sum().mul(0.5).backward()
         (want_all.values() ** 2).sum().mul(0.5).backward()
     compare_rows(sharded, reference, rank, world, host)
+    if policies:  # both policies acted somewhere (the counts are the reference's, summed)
+        hosts = [bag.table.host for bag in sharded.local.embedding_bags.values()]
+        mine = torch.tensor([sum(int(h.evicted_total) for h in hosts), len(hosts)])
+        dist.all_reduce(mine, group=host)
+        theirs = [bag.table.host for bag in reference.embedding_bags.values()]
+        assert int(mine[0]) == sum(int(h.evicted_total) for h in theirs) > 0
     if cache_slots is not None:  # the cache was too small for every row: rows moved out
         tables_ = sharded.local.embedding_bags.values()
         assert any(bag.table.counters.rows_swapped_out for bag in tables_), "no row swapped"

@@ -16,26 +16,28 @@ import embcache_sharded
 import npu_dist
 import pytest
 
-STEPS = 4
+STEPS = 5
 BAGS = 512
 
 
 @pytest.mark.requires_npu
 @pytest.mark.parametrize(
-    ("world", "optimizer", "weighted", "cache_slots", "dmp"),
+    ("world", "optimizer", "weighted", "cache_slots", "dmp", "policies"),
     [
-        (2, "sgd", False, None, True),
-        (2, "adagrad", True, 700, False),
-        (4, "adam", False, 420, True),
+        (2, "sgd", False, None, True, True),
+        (2, "adagrad", True, 700, False, False),
+        (4, "adam", False, 420, True, True),
     ],
-    ids=["2-sgd-host-dmp", "2-adagrad-weighted-cache", "4-adam-cache-dmp"],
+    ids=["2-sgd-host-dmp-policies", "2-adagrad-weighted-cache", "4-adam-cache-dmp-policies"],
 )
 def test_row_wise_buckets_train_like_one_table(
-    world: int, optimizer: str, weighted: bool, cache_slots: int | None, dmp: bool
+    world: int, optimizer: str, weighted: bool, cache_slots: int | None, dmp: bool, policies: bool
 ) -> None:
     # dmp: DistributedModelParallel shards a model built on meta, with torchrec's planner's
     # plan (topology "npu") and the EmbCache sharder; otherwise the module is built by hand.
-    args = (optimizer, STEPS, BAGS, weighted, "npu", cache_slots, dmp)
+    # policies: admission at the second sighting and eviction after 2 unseen steps, as the
+    # tables grow over the 5 steps.
+    args = (optimizer, STEPS, BAGS, weighted, "npu", cache_slots, dmp, policies)
     npu_dist.spawn_ranks(embcache_sharded.run, world, "npu", *args)
 
 

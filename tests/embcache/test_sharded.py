@@ -98,17 +98,22 @@ def test_one_rank_is_the_unsharded_collection(gloo_world) -> None:
 
 
 @pytest.mark.parametrize(
-    ("world", "optimizer", "weighted", "dmp"),
-    [(2, "sgd", False, False), (2, "adagrad", True, True), (3, "adam", False, False)],
-    ids=["2-sgd", "2-adagrad-weighted-dmp", "3-adam"],
+    ("world", "optimizer", "weighted", "dmp", "policies"),
+    [
+        (2, "sgd", False, False, True),
+        (2, "adagrad", True, True, False),
+        (3, "adam", False, False, True),
+    ],
+    ids=["2-sgd-policies", "2-adagrad-weighted-dmp", "3-adam-policies"],
 )
 def test_ranks_train_like_the_unsharded_collection(
-    world: int, optimizer: str, weighted: bool, dmp: bool
+    world: int, optimizer: str, weighted: bool, dmp: bool, policies: bool
 ) -> None:
-    # 4 steps of batches of 256 bags a rank (Zipf-like ids, repeats across ranks): outputs per
+    # 5 steps of batches of 256 bags a rank (Zipf-like ids, repeats across ranks): outputs per
     # step, then every row and its optimiser state, against one unsharded collection.
-    # dmp: built by DistributedModelParallel from torchrec's planner's plan.
-    args = (optimizer, 4, 256, weighted, "cpu", None, dmp)
+    # dmp: built by DistributedModelParallel from torchrec's planner's plan; policies:
+    # admission at the second sighting, eviction after 2 unseen steps (5 steps).
+    args = (optimizer, 5, 256, weighted, "cpu", None, dmp, policies)
     npu_dist.spawn_ranks(sharded_worker.run, world, "cpu", *args)
 
 
