@@ -5,6 +5,8 @@ outputs, and every row with its optimiser state."""
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
 
 import npu_dist
@@ -119,7 +121,18 @@ def run(
         tables_ = sharded.local.embedding_bags.values()
         assert any(bag.table.counters.rows_swapped_out for bag in tables_), "no row swapped"
     npu_dist.finish_rank(provider, report, rank)
+    _exit_rank()
+
+
+def _exit_rank() -> None:
+    """Ends this rank's process once its work is checked. Not by returning: tearing a gloo
+    group down at the end of the function deadlocked in one run of ten (py-spy: the group's
+    destructor, holding the GIL, joins its worker thread, which is freeing a finished
+    collective's tensor and waits for the GIL). Everything that matters is done: exit now."""
     dist.destroy_process_group()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def compare_rows(sharded: Any, reference: Any, rank: int, world: int, host: Any) -> None:
@@ -267,4 +280,4 @@ def run_reshard(
             after = bag.table.export()
             assert all(torch.equal(before[name][k], after[k]) for k in after), name
     npu_dist.finish_rank(provider, None, rank)
-    dist.destroy_process_group()
+    _exit_rank()

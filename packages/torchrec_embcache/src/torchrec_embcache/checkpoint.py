@@ -70,16 +70,18 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def _write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
+def write_manifest(directory: Path, manifest: dict[str, Any], name: str = MANIFEST) -> None:
+    """Commits a manifest (with its checksum) atomically: temporary file, fsync, rename,
+    directory fsync."""
     manifest = dict(manifest)
     manifest["checksum"] = _checksum(manifest)
-    tmp = directory / f"{MANIFEST}.tmp.{os.getpid()}"
+    tmp = directory / f"{name}.tmp.{os.getpid()}"
     try:
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump(manifest, f, indent=1, sort_keys=True)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, directory / MANIFEST)
+        os.replace(tmp, directory / name)
     finally:
         tmp.unlink(missing_ok=True)
     _fsync_dir(directory)
@@ -87,25 +89,30 @@ def _write_manifest(directory: Path, manifest: dict[str, Any]) -> None:
 
 def read_manifest(directory: str | Path) -> dict[str, Any]:
     """The verified manifest of a checkpoint directory."""
-    path = Path(directory) / MANIFEST
+    return read_verified(Path(directory) / MANIFEST, FORMAT, FORMAT_VERSION, "checkpoint")
+
+
+def read_verified(path: Path, fmt: str, version: int, what: str) -> dict[str, Any]:
+    """A manifest written by :func:`write_manifest`, checked for its format, checksum and
+    version; errors call it a ``what`` manifest."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise CheckpointError(f"no checkpoint in {directory}: {MANIFEST} is missing") from None
+        raise CheckpointError(f"no {what} in {path.parent}: {path.name} is missing") from None
     except OSError as exc:
-        raise CheckpointError(f"cannot read checkpoint manifest {path}: {exc}") from exc
+        raise CheckpointError(f"cannot read {what} manifest {path}: {exc}") from exc
     try:
         manifest = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise CheckpointError(f"checkpoint manifest {path} is corrupted: {exc}") from exc
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise CheckpointError(f"{path} is not a torchrec_embcache checkpoint manifest")
+        raise CheckpointError(f"{what} manifest {path} is corrupted: {exc}") from exc
+    if not isinstance(manifest, dict) or manifest.get("format") != fmt:
+        raise CheckpointError(f"{path} is not a torchrec_embcache {what} manifest")
     if manifest.get("checksum") != _checksum(manifest):
-        raise CheckpointError(f"checkpoint manifest {path} is corrupted: checksum mismatch")
-    if manifest.get("version") != FORMAT_VERSION:
+        raise CheckpointError(f"{what} manifest {path} is corrupted: checksum mismatch")
+    if manifest.get("version") != version:
         raise CheckpointError(
-            f"checkpoint manifest {path} has format version {manifest.get('version')}; this "
-            f"torchrec_embcache reads version {FORMAT_VERSION}"
+            f"{what} manifest {path} has format version {manifest.get('version')}; this "
+            f"torchrec_embcache reads version {version}"
         )
     return manifest
 
@@ -167,7 +174,7 @@ def save_checkpoint(
             "package_version": __version__,
             "tables": entries,
         }
-        _write_manifest(directory, manifest)
+        write_manifest(directory, manifest)
     except BaseException:
         for path in written:
             path.unlink(missing_ok=True)

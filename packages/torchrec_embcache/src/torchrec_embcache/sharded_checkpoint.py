@@ -23,8 +23,6 @@ keeps the ids of the buckets it owns now (rows, optimiser state, admission count
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -33,7 +31,12 @@ import torch
 import torch.distributed as dist
 
 from torchrec_embcache._ext import _C
-from torchrec_embcache.checkpoint import save_checkpoint, tables_of
+from torchrec_embcache.checkpoint import (
+    read_verified,
+    save_checkpoint,
+    tables_of,
+    write_manifest,
+)
 from torchrec_embcache.errors import CheckpointError
 from torchrec_embcache.sharded import RowWiseEmbCacheEmbeddingBagCollection
 from torchrec_embcache.table import EmbeddingTable
@@ -43,42 +46,9 @@ FORMAT = "torchrec_embcache-sharded-checkpoint"
 FORMAT_VERSION = 1
 
 
-def _checksum(body: dict[str, Any]) -> str:
-    text = json.dumps({k: v for k, v in body.items() if k != "checksum"}, sort_keys=True)
-    return f"{_C.crc32c(text.encode()):08x}"
-
-
 def read_global(directory: str | Path) -> dict[str, Any]:
     """The verified global manifest of a sharded checkpoint directory."""
-    path = Path(directory) / GLOBAL
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CheckpointError(f"no sharded checkpoint in {directory}: no {GLOBAL}") from None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise CheckpointError(f"sharded checkpoint manifest {path} is unreadable: {exc}") from exc
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise CheckpointError(f"{path} is not a torchrec_embcache sharded checkpoint manifest")
-    if manifest.get("checksum") != _checksum(manifest):
-        raise CheckpointError(f"sharded checkpoint manifest {path} is corrupted: checksum mismatch")
-    if manifest.get("version") != FORMAT_VERSION:
-        raise CheckpointError(f"{path} has format version {manifest.get('version')}")
-    return manifest
-
-
-def _write_global(directory: Path, manifest: dict[str, Any]) -> None:
-    manifest = {**manifest, "checksum": _checksum(manifest)}
-    tmp = directory / f"{GLOBAL}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(manifest, f, indent=1, sort_keys=True)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, directory / GLOBAL)
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    return read_verified(Path(directory) / GLOBAL, FORMAT, FORMAT_VERSION, "sharded checkpoint")
 
 
 def _agree(module: RowWiseEmbCacheEmbeddingBagCollection, error: str | None) -> None:
@@ -146,7 +116,7 @@ def save_sharded_checkpoint(
         ],
     }
     if module._rank == 0:
-        _write_global(root, body)
+        write_manifest(root, body, GLOBAL)
     dist.barrier(group=module._host_group)
     if not incremental and module._rank == 0:
         for old in root.glob("chain-*"):
