@@ -15,14 +15,16 @@ _Report = simrun._Report
 
 CHECK_FAILED, TRAP = 2, 3
 
+GM_UNALIGNED = "not aligned to sizeof(float)"
+B64_PADDING = "64-bit type must be 0"
 # case -> (cores, status, the API call named, what the message must say)
 BAD = {
     "bad_datacopy_length": (1, CHECK_FAILED, "DataCopy(GM->UB)", "not a multiple of 32"),
     "bad_datacopy_ub_address": (1, CHECK_FAILED, "DataCopy(GM->UB)", "not 32-byte aligned"),
-    "bad_datacopy_gm_address": (1, CHECK_FAILED, "DataCopy(GM->UB)", "aligned to sizeof(float)"),
+    "bad_datacopy_gm_address": (1, CHECK_FAILED, "DataCopy(GM->UB)", GM_UNALIGNED),
     "bad_datacopy_ub_to_gm_length": (1, CHECK_FAILED, "DataCopy(UB->GM)", "not a multiple of 32"),
     "bad_local_overrun": (1, CHECK_FAILED, "DataCopy(GM->UB)", "exceed the 16 elements"),
-    "bad_datacopypad_b64_padding": (1, CHECK_FAILED, "DataCopyPad(GM->UB)", "64-bit type must"),
+    "bad_datacopypad_b64_padding": (1, CHECK_FAILED, "DataCopyPad(GM->UB)", B64_PADDING),
     "bad_ub_overflow": (1, CHECK_FAILED, "TPipe::InitBuffer", "unified buffer overflow"),
     "bad_gm_read_past_end": (1, CHECK_FAILED, "DataCopyPad(GM->UB)", "read of 1056 bytes outside"),
     "bad_gm_write_past_end": (1, CHECK_FAILED, "DataCopy(UB->GM)", "write of 256 bytes outside"),
