@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import torch
@@ -111,10 +112,13 @@ class BucketMap:
     def num_buckets(self) -> int:
         return len(self.owners)
 
+    @cached_property
+    def _owner_table(self) -> torch.Tensor:
+        return torch.tensor(self.owners, dtype=torch.int64)
+
     def rank_of(self, ids: torch.Tensor) -> torch.Tensor:
         """The owner rank of every id."""
-        owners = torch.tensor(self.owners, dtype=torch.int64)
-        return owners[bucket_of(ids, self.num_buckets)]
+        return self._owner_table[bucket_of(ids, self.num_buckets)]
 
 
 def _group_info(group: Any) -> tuple[int, int]:
@@ -232,7 +236,8 @@ class RowWiseEmbCacheEmbeddingBagCollection(ShardedModule[Any, Any, KeyedTensor,
     def _input_dist(self, kjt: KeyedJaggedTensor) -> tuple[KeyedJaggedTensor, list[int]]:
         """The ids this rank owns, from every rank's batch: a KJT whose bags are the senders'
         bags in rank order; and each rank's batch size."""
-        missing = [f for f in self._features if f not in set(kjt.keys())]
+        keys = set(kjt.keys())
+        missing = [f for f in self._features if f not in keys]
         if missing:
             raise ShardingError(f"the batch has no feature(s) {missing}")
         w, batch = self._world, kjt.stride()

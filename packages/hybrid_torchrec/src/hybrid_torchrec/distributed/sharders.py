@@ -34,6 +34,7 @@ from typing import Any, NamedTuple
 import torch
 import torch.distributed as dist
 from fbgemm_gpu.permute_pooled_embedding_modules_split import PermutePooledEmbeddingsSplit
+from fbgemm_gpu.split_embedding_configs import EmbOptimType as OptimType
 from torch import nn
 from torchrec.distributed.embedding import (
     EmbeddingCollectionSharder,
@@ -363,10 +364,9 @@ class _Hybrid:
                 config = getattr(emb, "_config", None)
                 if tbe is None or config is None or not hasattr(tbe, "split_optimizer_states"):
                     continue
-                try:
-                    per_table = tbe.split_optimizer_states()
-                except NotImplementedError:  # OptimType.NONE
-                    continue
+                if getattr(tbe, "optimizer", None) == OptimType.NONE:
+                    continue  # no optimiser, no state (fbgemm refuses to list it)
+                per_table = tbe.split_optimizer_states()
                 if not per_table:  # SGD keeps no state (and fbgemm then lists no tables)
                     continue
                 for t, shard in enumerate(config.embedding_tables):
