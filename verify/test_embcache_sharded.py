@@ -58,3 +58,12 @@ def test_checkpoint_moves_buckets_between_world_sizes(tmp_path, saved: int, load
         embcache_sharded.run_reshard, loaded, "npu", str(tmp_path), "refuse", "npu", loaded,
         f"{victim} (table",
     )  # fmt: skip
+
+
+@pytest.mark.requires_npu
+def test_dlrm_shape_with_device_caches_through_dmp() -> None:
+    # DLRM's 26 sparse features, a D = 64 table each, 1024 bags a rank, 2 npu ranks built by
+    # DistributedModelParallel, device caches of 2048 slots a table, Adagrad with admission and
+    # eviction; 4 steps (the dimension shrunk for the simulated device).
+    args = ("adagrad", 4, 1024, False, "npu", 2048, True, True, "dlrm")
+    npu_dist.spawn_ranks(embcache_sharded.run, 2, "npu", *args)

@@ -178,3 +178,11 @@ def test_damaged_checkpoints_are_refused_on_every_rank(tmp_path: Path) -> None:
     _spawn_reshard(2, other, "save", 2)
     shutil.copy(other / victim.relative_to(tmp_path), victim)
     _spawn_reshard(2, tmp_path, "refuse", 2, victim.name)
+
+
+def test_dlrm_shape_trains_like_the_unsharded_collection() -> None:
+    # What users run: DLRM's 26 sparse features with a D = 64 table each, 1024 bags a rank
+    # (about 52,000 Zipf-like ids a rank per step), 2 ranks, Adagrad with admission and
+    # eviction (rows unseen for 2 steps go); 4 steps (the step count is the dimension shrunk).
+    args = ("adagrad", 4, 1024, False, "cpu", None, False, True, "dlrm")
+    npu_dist.spawn_ranks(sharded_worker.run, 2, "cpu", *args)
