@@ -342,8 +342,6 @@ def _compare_rows(
 
 def _optimizer_pieces(dmp: Any, case: Case) -> list[tuple[str, int, int, torch.Tensor]]:
     """Adagrad's sums, as local pieces like the weights'."""
-    from torch.distributed._shard.sharded_tensor import ShardedTensor
-
     out = []
     if case.sharding_type == "data_parallel":
         for name, param in dmp.named_parameters():
@@ -351,6 +349,14 @@ def _optimizer_pieces(dmp: Any, case: Case) -> list[tuple[str, int, int, torch.T
             if "sum" in state:
                 out.append((name.split(".")[-2], 0, 0, state["sum"]))
         return out
+    return fused_state_pieces(dmp)
+
+
+def fused_state_pieces(dmp: Any) -> list[tuple[str, int, int, torch.Tensor]]:
+    """The fused optimizer's per-row state (Adagrad's sums) as local pieces like the weights'."""
+    from torch.distributed._shard.sharded_tensor import ShardedTensor
+
+    out = []
     for key, per_param in dmp.fused_optimizer.state_dict()["state"].items():
         table = key.split(".")[-2]
         for name, value in per_param.items():
