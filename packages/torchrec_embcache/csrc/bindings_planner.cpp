@@ -123,9 +123,17 @@ void bind_cache_planner(py::module_& m) {
                  const int64_t* p = ids_ptr(ids, "ids");
                  c.forget(p, ids.numel());
              })
-        .def("slots_of", [](CachePlanner& c, const at::Tensor& ids) {
+        .def("slots_of",
+             [](CachePlanner& c, const at::Tensor& ids) {
+                 const int64_t* p = ids_ptr(ids, "ids");
+                 return ids_tensor(c.slots_of(p, ids.numel()));
+             })
+        .def("resident_ids", [](CachePlanner& c) { return ids_tensor(c.resident_ids()); })
+        .def("restore", [](CachePlanner& c, const at::Tensor& ids) {
             const int64_t* p = ids_ptr(ids, "ids");
-            return ids_tensor(c.slots_of(p, ids.numel()));
+            std::vector<int64_t> kept, slots;
+            c.restore(p, ids.numel(), &kept, &slots);
+            return py::make_tuple(ids_tensor(std::move(kept)), ids_tensor(std::move(slots)));
         });
 }
 

@@ -1,6 +1,9 @@
 #include "cache_planner.h"
 
+#include <stdexcept>
+
 #include <string>
+#include <unordered_set>
 
 namespace embcache {
 
@@ -327,6 +330,50 @@ std::vector<int64_t> CachePlanner::slots_of(const int64_t* ids, int64_t n) {
 int64_t CachePlanner::resident_count() {
     std::lock_guard<std::mutex> lock(state_mu_);
     return slot_of_.size();
+}
+
+std::vector<int64_t> CachePlanner::resident_ids() {
+    require_idle("listing the device cache's rows");
+    std::lock_guard<std::mutex> lock(state_mu_);
+    std::vector<int64_t> out;
+    out.reserve(slot_of_.size());
+    // The list runs from the most recent (next_ of the sentinel) to the least recent.
+    for (int64_t s = prev_[num_slots_]; s != num_slots_; s = prev_[s]) {
+        if (slot_used_[s])
+            out.push_back(slot_key_[s]);
+    }
+    return out;
+}
+
+void CachePlanner::restore(const int64_t* ids, int64_t n, std::vector<int64_t>* kept,
+                           std::vector<int64_t>* slots) {
+    require_idle("restoring the device cache");
+    const std::vector<uint8_t> held = table_->contains(ids, n);
+    std::lock_guard<std::mutex> lock(state_mu_);
+    if (slot_of_.size() != 0)
+        throw std::runtime_error("restoring the device cache needs an empty cache");
+    // From the most recent back, so that of too many ids the most recent stay; a repeated id
+    // counts once (at its most recent place).
+    std::vector<int64_t> chosen;
+    std::unordered_set<int64_t> taken;
+    for (int64_t i = n - 1; i >= 0 && static_cast<int64_t>(chosen.size()) < usable_slots(); --i) {
+        if (held[i] && taken.insert(ids[i]).second)
+            chosen.push_back(ids[i]);
+    }
+    // Least recent first again: each pushed to the front ends up behind the ones after it.
+    for (auto it = chosen.rbegin(); it != chosen.rend(); ++it) {
+        const int64_t key = *it;
+        const int64_t v = prev_[num_slots_];  // a free slot: the cache started empty
+        slot_key_[v] = key;
+        slot_used_[v] = 1;
+        dirty_[v] = 0;  // the host copy is current
+        bool inserted = false;
+        *slot_of_.find_or_insert(key, hash_key(key), v, &inserted) = v;
+        lru_unlink(v);
+        lru_push_front(v);
+        kept->push_back(key);
+        slots->push_back(v);
+    }
 }
 
 }  // namespace embcache

@@ -104,6 +104,15 @@ public:
     // Slot of each id, or -1 if not resident.
     std::vector<int64_t> slots_of(const int64_t* ids, int64_t n);
     int64_t resident_count();
+    // The resident ids, least recently used first: what a checkpoint keeps of the cache.
+    std::vector<int64_t> resident_ids();
+    // Makes ids (least recently used first) resident in an empty cache, clean, in that recency
+    // order, so that later plans choose the same victims as before the checkpoint. Ids the host
+    // table does not hold are skipped, and of more ids than usable slots only the most recent
+    // are kept. Returns the kept ids and their slots; the caller copies their rows in. No
+    // sighting, step or admission counter changes.
+    void restore(const int64_t* ids, int64_t n, std::vector<int64_t>* kept,
+                 std::vector<int64_t>* slots);
 
 private:
     struct Request {

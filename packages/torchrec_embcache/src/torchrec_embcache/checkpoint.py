@@ -8,6 +8,11 @@ table files of the new checkpoint are on disk, so a crash at any moment leaves t
 checkpoint loadable. Loading verifies the manifest, the size and every checksum of every
 file of every table before any table changes; an invalid checkpoint raises CheckpointError
 naming the file and the problem, and leaves all tables as they were.
+
+With ``cache=True`` a checkpoint also keeps which ids each device cache holds, in recency order
+(``<table>.<generation>.cache``: little-endian int64 ids, size and CRC-32C in the manifest), and
+a load with ``cache=True`` brings those rows back into the caches, so that training resumes with
+the hits and swaps it would have had.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import torch
 from torch import nn
 
 from torchrec_embcache._ext import _C
@@ -30,6 +36,7 @@ MANIFEST = "MANIFEST.json"
 FORMAT = "torchrec_embcache-checkpoint"
 FORMAT_VERSION = 1
 _SUFFIX = ".emb"
+_CACHE_SUFFIX = ".cache"
 
 Tables = EmbeddingTable | Mapping[str, EmbeddingTable] | nn.Module
 
@@ -117,15 +124,48 @@ def read_verified(path: Path, fmt: str, version: int, what: str) -> dict[str, An
     return manifest
 
 
+def _write_cache_ids(path: Path, ids: torch.Tensor) -> dict[str, Any]:
+    """Writes a table's resident ids atomically; returns the manifest's record of the file."""
+    data = ids.to(torch.int64).numpy().astype("<i8").tobytes()
+    tmp = path.with_name(f"{path.name}.tmp.{os.getpid()}")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return {"name": path.name, "bytes": len(data), "crc32c": f"{_C.crc32c(data):08x}"}
+
+
+def read_cache_ids(directory: Path, name: str, record: dict[str, Any]) -> torch.Tensor:
+    """A table's resident ids from a checkpoint, verified against the manifest's record."""
+    path = directory / record["name"]
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise CheckpointError(
+            f"cache file {path} (table {name!r}) listed in the manifest is missing"
+        ) from None
+    if len(data) != record["bytes"] or f"{_C.crc32c(data):08x}" != record["crc32c"]:
+        raise CheckpointError(
+            f"cache file {path} (table {name!r}) does not match the manifest (size or "
+            "checksum): it is torn, corrupted or was replaced"
+        )
+    return torch.frombuffer(bytearray(data), dtype=torch.int64).clone()
+
+
 def save_checkpoint(
-    obj: Tables, directory: str | Path, *, incremental: bool = False
+    obj: Tables, directory: str | Path, *, incremental: bool = False, cache: bool = False
 ) -> dict[str, Any]:
     """Saves every dynamic table of ``obj`` into ``directory``; returns the new manifest.
 
     ``incremental=True`` writes only rows changed (and ids deleted) since the previous
     checkpoint in this directory, which each table must have been saved to or loaded from.
     A full checkpoint makes the files of older checkpoints obsolete; they are removed once
-    the new manifest is committed.
+    the new manifest is committed. ``cache=True`` also records which ids each device cache
+    holds (see the module's docstring).
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
@@ -167,6 +207,10 @@ def save_checkpoint(
                 **table.describe(),
                 "files": [*chain, entry] if incremental else [entry],
             }
+            if cache and table.cache_slots is not None:
+                cache_path = directory / f"{_file_stem(name)}.{generation:06d}{_CACHE_SUFFIX}"
+                written.append(cache_path)
+                entries[name]["cache"] = _write_cache_ids(cache_path, table.cache_ids())
         manifest = {
             "format": FORMAT,
             "version": FORMAT_VERSION,
@@ -180,17 +224,23 @@ def save_checkpoint(
             path.unlink(missing_ok=True)
         raise
     referenced = {f["name"] for entry in entries.values() for f in entry["files"]}
-    for path in directory.glob(f"*{_SUFFIX}"):
-        if path.name not in referenced:
-            path.unlink(missing_ok=True)
+    referenced |= {entry["cache"]["name"] for entry in entries.values() if "cache" in entry}
+    for suffix in (_SUFFIX, _CACHE_SUFFIX):
+        for path in directory.glob(f"*{suffix}"):
+            if path.name not in referenced:
+                path.unlink(missing_ok=True)
     return manifest
 
 
-def load_checkpoint(obj: Tables, directory: str | Path, *, strict: bool = True) -> None:
+def load_checkpoint(
+    obj: Tables, directory: str | Path, *, strict: bool = True, cache: bool = False
+) -> None:
     """Loads every dynamic table of ``obj`` from ``directory`` - all of them or none.
 
     ``strict``: the checkpoint must hold exactly the tables of ``obj``; otherwise tables
     missing from the checkpoint keep their contents and extra ones are ignored.
+    ``cache=True``: device caches get back the rows they held at the save (which must have
+    been made with ``cache=True``); otherwise they start empty.
     """
     directory = Path(directory)
     manifest = read_manifest(directory)
@@ -206,6 +256,7 @@ def load_checkpoint(obj: Tables, directory: str | Path, *, strict: bool = True) 
     for table in tables.values():
         table._require_no_prefetch("loading a checkpoint")
     hosts: dict[str, _C.HostTable] = {}
+    resident: dict[str, torch.Tensor] = {}
     for name in sorted(set(tables) & set(saved)):
         table, entry = tables[name], saved[name]
         expected = table.describe()
@@ -239,5 +290,14 @@ def load_checkpoint(obj: Tables, directory: str | Path, *, strict: bool = True) 
                 "refers to (different checkpoint id)"
             )
         hosts[name] = host
+        if cache and table.cache_slots is not None:
+            if "cache" not in entry:
+                raise CheckpointError(
+                    f"checkpoint {directory}: table {name!r} was saved without its cache "
+                    "contents (save_checkpoint(..., cache=True)); load with cache=False"
+                )
+            resident[name] = read_cache_ids(directory, name, entry["cache"])
     for name, host in hosts.items():
         tables[name].install_host(host)
+    for name, ids in resident.items():
+        tables[name].restore_cache(ids)

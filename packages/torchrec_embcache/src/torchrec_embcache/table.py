@@ -561,6 +561,40 @@ class EmbeddingTable:
             if self.cache_slots is not None and self._device.type != "meta":
                 self._create_cache(self._device)
 
+    def cache_ids(self) -> torch.Tensor:
+        """The ids whose rows the device cache holds, least recently used first (empty without
+        a cache): what a checkpoint saved with ``cache=True`` keeps of it."""
+        with self._lock:
+            if self._planner is None:
+                return torch.empty(0, dtype=torch.int64)
+            self._require_no_prefetch("listing the device cache's rows")
+            return self._planner.resident_ids()
+
+    def restore_cache(self, ids: torch.Tensor) -> int:
+        """Brings the rows of ``ids`` (least recently used first, as :meth:`cache_ids` lists
+        them) into the empty device cache in that recency order, so that training goes on with
+        the hits and swaps it would have had; ids the table does not hold are skipped, and of
+        more ids than slots the most recent are kept. Returns how many rows came in (counted
+        as swapped in). No admission counter or step changes."""
+        ids = as_ids(ids)
+        with self._lock:
+            if self._planner is None or self._cache is None:
+                return 0
+            self._check_usable()
+            self._require_no_prefetch("restoring the device cache")
+            held = int(self._planner.resident_count)
+            if held:
+                raise CacheStateError(
+                    f"restore_cache needs an empty device cache, this one holds {held} rows: "
+                    "restore right after loading a checkpoint"
+                )
+            kept, slots = self._planner.restore(ids)
+            if kept.numel():
+                rows = self._host.read_rows(kept)
+                self._cache.index_copy_(0, slots.to(self._device), rows.to(self._device))
+                self.counters.rows_swapped_in += int(kept.numel())
+            return int(kept.numel())
+
     def load(self, paths: Sequence[str | Path]) -> None:
         """Loads a full checkpoint followed by incremental ones; all-or-nothing."""
         self.install_host(self.load_host(paths))
