@@ -256,6 +256,8 @@ void def_table_restores(PyHostTable& cls) {
 void def_table_checkpoints(PyHostTable& cls) {
     cls.def("save", &HostTable::save, py::arg("path"), py::arg("incremental") = false,
             py::call_guard<py::gil_scoped_release>())
+        .def("snapshot", &HostTable::snapshot, py::arg("incremental") = false,
+             py::call_guard<py::gil_scoped_release>())
         .def_static(
             "load",
             [](const TableConfig& cfg, const std::vector<std::string>& paths) {
@@ -272,6 +274,14 @@ void def_table_checkpoints(PyHostTable& cls) {
 }  // namespace
 
 void bind_host_table(py::module_& m) {
+    py::class_<CheckpointSnapshot, std::shared_ptr<CheckpointSnapshot>>(
+        m, "CheckpointSnapshot",
+        "A checkpoint file's contents taken from a table (HostTable.snapshot); write() puts it "
+        "on disk atomically without the table's lock and returns the checkpoint id.")
+        .def_readonly("id", &CheckpointSnapshot::id)
+        .def_property_readonly("bytes", &CheckpointSnapshot::bytes)
+        .def("write", &CheckpointSnapshot::write, py::arg("path"),
+             py::call_guard<py::gil_scoped_release>());
     PyHostTable cls(m, "HostTable");
     def_table_properties(cls);
     def_table_batches(cls);

@@ -376,11 +376,46 @@ Header scan(const std::string& path, const SectionFn& on_section) {
 // Friend of HostTable: reads and writes its shards directly.
 class CheckpointIO {
 public:
+    using Sink = std::function<void(uint32_t tag, std::vector<char>& payload)>;
+
     static uint64_t save(HostTable& t, const std::string& path, bool incremental) {
         std::unique_lock<std::shared_mutex> lock(t.mu_);
+        AtomicFile file(path);
+        SectionWriter w(file);
+        const uint64_t id = encode(
+            t, incremental, path,
+            [&](const std::vector<char>& hb) { file.write(hb.data(), hb.size()); },
+            [&](uint32_t tg, std::vector<char>& payload) { w.write(tg, payload); });
+        w.finish();
+        file.commit();
+        // Only now is the new checkpoint the base of the next incremental one.
+        mark_saved(t, id);
+        return id;
+    }
+
+    static std::shared_ptr<CheckpointSnapshot> snapshot(HostTable& t, bool incremental) {
+        std::unique_lock<std::shared_mutex> lock(t.mu_);
+        auto snap = std::make_shared<CheckpointSnapshot>();
+        snap->label = incremental ? "incremental snapshot" : "full snapshot";
+        snap->id = encode(
+            t, incremental, snap->label, [&](const std::vector<char>& hb) { snap->header = hb; },
+            [&](uint32_t tg, std::vector<char>& payload) {
+                snap->sections.emplace_back(tg, std::move(payload));
+            });
+        // Rows changed from here on belong to the next checkpoint, however the write goes.
+        mark_saved(t, snap->id);
+        return snap;
+    }
+
+private:
+    // Encodes t's checkpoint (the caller holds its lock): the header, then the sections in
+    // payloads of about kSectionTarget bytes; returns the new checkpoint id.
+    static uint64_t encode(const HostTable& t, bool incremental, const std::string& what,
+                           const std::function<void(const std::vector<char>&)>& header,
+                           const Sink& section) {
         if (incremental && t.checkpoint_id_ == 0) {
             throw CheckpointError(
-                "cannot write incremental checkpoint " + path +
+                "cannot write incremental checkpoint " + what +
                 ": this table has no full checkpoint (saved or loaded) to build on");
         }
         Header h;
@@ -402,17 +437,14 @@ public:
                 h.n_deleted += s.deleted.size();
             h.n_pending += static_cast<uint64_t>(s.pending.size());
         }
-
-        AtomicFile file(path);
-        const std::vector<char> hb = encode_header(h);
-        file.write(hb.data(), hb.size());
-        SectionWriter w(file);
+        header(encode_header(h));
         std::vector<char> buf;
         buf.reserve(kSectionTarget + 4096);
         auto flush = [&](uint32_t tg) {
             if (!buf.empty())
-                w.write(tg, buf);
+                section(tg, buf);
             buf.clear();
+            buf.reserve(kSectionTarget + 4096);
         };
         auto append = [&](const void* p, size_t n) {
             const char* c = static_cast<const char*>(p);
@@ -453,18 +485,18 @@ public:
             });
         }
         flush(kTagPending);
-        w.finish();
-        file.commit();
+        return h.id;
+    }
 
-        // Only now is the new checkpoint the base of the next incremental one.
-        t.checkpoint_id_ = h.id;
+    static void mark_saved(HostTable& t, uint64_t id) {
+        t.checkpoint_id_ = id;
         for (Shard& s : t.shards_) {
             s.rows.clear_modified();
             std::vector<int64_t>().swap(s.deleted);
         }
-        return h.id;
     }
 
+public:
     static std::unique_ptr<HostTable> load(const TableConfig& cfg,
                                            const std::vector<std::string>& paths) {
         if (paths.empty())
@@ -574,6 +606,28 @@ public:
 
 uint64_t HostTable::save(const std::string& path, bool incremental) {
     return CheckpointIO::save(*this, path, incremental);
+}
+
+std::shared_ptr<CheckpointSnapshot> HostTable::snapshot(bool incremental) {
+    return CheckpointIO::snapshot(*this, incremental);
+}
+
+uint64_t CheckpointSnapshot::bytes() const {
+    uint64_t n = header.size();
+    for (const auto& sec : sections)
+        n += kFrameBytes + sec.second.size() + 4;
+    return n;
+}
+
+uint64_t CheckpointSnapshot::write(const std::string& path) const {
+    AtomicFile file(path);
+    file.write(header.data(), header.size());
+    SectionWriter w(file);
+    for (const auto& sec : sections)
+        w.write(sec.first, sec.second);
+    w.finish();
+    file.commit();
+    return id;
 }
 
 std::unique_ptr<HostTable> HostTable::load(const TableConfig& cfg,

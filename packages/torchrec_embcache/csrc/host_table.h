@@ -151,6 +151,16 @@ struct Shard {
     explicit Shard(RowStore store) : rows(std::move(store)) {}
 };
 
+// A checkpoint file's contents, encoded (checkpoint.cpp); write() puts it on disk atomically.
+struct CheckpointSnapshot {
+    uint64_t id = 0;
+    std::string label;  // which table and kind, for errors
+    std::vector<char> header;
+    std::vector<std::pair<uint32_t, std::vector<char>>> sections;
+    uint64_t bytes() const;
+    uint64_t write(const std::string& path) const;
+};
+
 class HostTable {
 public:
     explicit HostTable(const TableConfig& cfg);
@@ -222,6 +232,12 @@ public:
 
     // Checkpoints (checkpoint.cpp). save() writes atomically and returns the checkpoint id.
     uint64_t save(const std::string& path, bool incremental);
+    // The same checkpoint in two halves, for saving while training goes on: snapshot() copies
+    // what the file will hold (the rows changed since the last checkpoint if incremental) under
+    // the table's lock and makes it the base of the next incremental one; its write() needs no
+    // lock. If a write fails, the table's checkpoint id names a file that does not exist, so
+    // the next incremental save is refused by the manifest check and a full one is needed.
+    std::shared_ptr<CheckpointSnapshot> snapshot(bool incremental);
     // Builds a table from a full checkpoint followed by incrementals, each verified entirely
     // before anything is loaded; the config must match the files' geometry.
     static std::unique_ptr<HostTable> load(const TableConfig& cfg,

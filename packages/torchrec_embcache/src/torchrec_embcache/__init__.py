@@ -19,7 +19,11 @@ from typing import Any
 
 from torchrec_embcache._ext import _C
 from torchrec_embcache._version import __version__
-from torchrec_embcache.checkpoint import load_checkpoint, save_checkpoint
+from torchrec_embcache.checkpoint import (
+    load_checkpoint,
+    save_checkpoint,
+    save_checkpoint_in_background,
+)
 from torchrec_embcache.config import (
     Admission,
     Constant,
@@ -105,5 +109,6 @@ __all__ = [
     "get_num_threads",
     "load_checkpoint",
     "save_checkpoint",
+    "save_checkpoint_in_background",
     "set_num_threads",
 ]

@@ -17,10 +17,14 @@ the hits and swaps it would have had.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -156,61 +160,83 @@ def read_cache_ids(directory: Path, name: str, record: dict[str, Any]) -> torch.
     return torch.frombuffer(bytearray(data), dtype=torch.int64).clone()
 
 
-def save_checkpoint(
-    obj: Tables, directory: str | Path, *, incremental: bool = False, cache: bool = False
-) -> dict[str, Any]:
-    """Saves every dynamic table of ``obj`` into ``directory``; returns the new manifest.
+@dataclass
+class _TableSave:
+    """One table's part of a save: where its file goes and how it gets written."""
 
-    ``incremental=True`` writes only rows changed (and ids deleted) since the previous
-    checkpoint in this directory, which each table must have been saved to or loaded from.
-    A full checkpoint makes the files of older checkpoints obsolete; they are removed once
-    the new manifest is committed. ``cache=True`` also records which ids each device cache
-    holds (see the module's docstring).
-    """
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    tables = tables_of(obj)
-    if not tables:
-        raise ValueError("nothing to save: no dynamic embedding tables found")
-    old = read_manifest(directory) if (directory / MANIFEST).exists() else None
-    generation = int(old["generation"]) + 1 if old else 1
+    name: str
+    path: Path
+    chain: list[dict[str, Any]]  # the files of the previous checkpoints it builds on
+    describe: dict[str, Any]
+    write: Callable[[], int]  # writes the file, returns its checkpoint id
+    cache_ids: torch.Tensor | None
+
+
+def _plan_saves(
+    tables: dict[str, EmbeddingTable],
+    directory: Path,
+    old: dict[str, Any] | None,
+    generation: int,
+    incremental: bool,
+    cache: bool,
+    background: bool,
+) -> list[_TableSave]:
+    kind = "incremental" if incremental else "full"
+    saves = []
+    for name in sorted(tables):
+        table = tables[name]
+        chain: list[dict[str, Any]] = (
+            list(old["tables"][name]["files"]) if (old and name in old["tables"]) else []
+        )
+        if incremental:
+            if not chain:
+                raise CheckpointError(
+                    f"cannot save an incremental checkpoint of table {name!r}: {directory} "
+                    "holds no full checkpoint of it"
+                )
+            if int(table.host.checkpoint_id) != int(chain[-1]["id"], 16):
+                raise CheckpointError(
+                    f"cannot save an incremental checkpoint of table {name!r}: its last "
+                    f"checkpoint is not the latest one in {directory}; save a full checkpoint"
+                )
+        path = directory / f"{_file_stem(name)}.{generation:06d}.{kind}{_SUFFIX}"
+        if background:
+            snap = table.snapshot(incremental=incremental)
+            write = functools.partial(snap.write, str(path))
+        else:
+            write = functools.partial(table.save, path, incremental=incremental)
+        ids = table.cache_ids() if cache and table.cache_slots is not None else None
+        saves.append(_TableSave(name, path, chain, table.describe(), write, ids))
+    return saves
+
+
+def _commit(
+    directory: Path, generation: int, saves: list[_TableSave], incremental: bool
+) -> dict[str, Any]:
+    """Writes every table's file (and cache ids), then the manifest; removes what the new
+    manifest no longer names. A failure removes the new files and keeps the old manifest."""
     kind = "incremental" if incremental else "full"
     written: list[Path] = []
     entries: dict[str, Any] = {}
     try:
-        for name in sorted(tables):
-            table = tables[name]
-            chain: list[dict[str, Any]] = (
-                list(old["tables"][name]["files"]) if (old and name in old["tables"]) else []
-            )
-            if incremental:
-                if not chain:
-                    raise CheckpointError(
-                        f"cannot save an incremental checkpoint of table {name!r}: {directory} "
-                        "holds no full checkpoint of it"
-                    )
-                if int(table.host.checkpoint_id) != int(chain[-1]["id"], 16):
-                    raise CheckpointError(
-                        f"cannot save an incremental checkpoint of table {name!r}: its last "
-                        f"checkpoint is not the latest one in {directory}; save a full checkpoint"
-                    )
-            path = directory / f"{_file_stem(name)}.{generation:06d}.{kind}{_SUFFIX}"
-            written.append(path)
-            checkpoint_id = table.save(path, incremental=incremental)
+        for save in saves:
+            written.append(save.path)
+            checkpoint_id = save.write()
             entry = {
-                "name": path.name,
+                "name": save.path.name,
                 "kind": kind,
                 "id": f"{checkpoint_id:016x}",
-                "bytes": path.stat().st_size,
+                "bytes": save.path.stat().st_size,
             }
-            entries[name] = {
-                **table.describe(),
-                "files": [*chain, entry] if incremental else [entry],
+            entries[save.name] = {
+                **save.describe,
+                "files": [*save.chain, entry] if incremental else [entry],
             }
-            if cache and table.cache_slots is not None:
-                cache_path = directory / f"{_file_stem(name)}.{generation:06d}{_CACHE_SUFFIX}"
+            if save.cache_ids is not None:
+                stem = _file_stem(save.name)
+                cache_path = directory / f"{stem}.{generation:06d}{_CACHE_SUFFIX}"
                 written.append(cache_path)
-                entries[name]["cache"] = _write_cache_ids(cache_path, table.cache_ids())
+                entries[save.name]["cache"] = _write_cache_ids(cache_path, save.cache_ids)
         manifest = {
             "format": FORMAT,
             "version": FORMAT_VERSION,
@@ -230,6 +256,72 @@ def save_checkpoint(
             if path.name not in referenced:
                 path.unlink(missing_ok=True)
     return manifest
+
+
+# Background saves not yet committed, by directory: the next save there must build on them.
+_IN_FLIGHT: dict[Path, Future[dict[str, Any]]] = {}
+_IN_FLIGHT_LOCK = threading.Lock()
+
+
+def _start(
+    obj: Tables, directory: str | Path, incremental: bool, cache: bool, background: bool
+) -> tuple[Path, int, list[_TableSave]]:
+    directory = Path(directory)
+    with _IN_FLIGHT_LOCK:
+        pending = _IN_FLIGHT.get(directory.resolve())
+    if pending is not None and not pending.done():
+        raise CheckpointError(
+            f"a checkpoint of {directory} is still being written in the background; wait() for "
+            "it before saving there again"
+        )
+    directory.mkdir(parents=True, exist_ok=True)
+    tables = tables_of(obj)
+    if not tables:
+        raise ValueError("nothing to save: no dynamic embedding tables found")
+    old = read_manifest(directory) if (directory / MANIFEST).exists() else None
+    generation = int(old["generation"]) + 1 if old else 1
+    saves = _plan_saves(tables, directory, old, generation, incremental, cache, background)
+    return directory, generation, saves
+
+
+def save_checkpoint(
+    obj: Tables, directory: str | Path, *, incremental: bool = False, cache: bool = False
+) -> dict[str, Any]:
+    """Saves every dynamic table of ``obj`` into ``directory``; returns the new manifest.
+
+    ``incremental=True`` writes only rows changed (and ids deleted) since the previous
+    checkpoint in this directory, which each table must have been saved to or loaded from.
+    A full checkpoint makes the files of older checkpoints obsolete; they are removed once
+    the new manifest is committed. ``cache=True`` also records which ids each device cache
+    holds (see the module's docstring).
+    """
+    directory, generation, saves = _start(obj, directory, incremental, cache, background=False)
+    return _commit(directory, generation, saves, incremental)
+
+
+def save_checkpoint_in_background(
+    obj: Tables, directory: str | Path, *, incremental: bool = False, cache: bool = False
+) -> Future[dict[str, Any]]:
+    """:func:`save_checkpoint` that returns once every table's contents are copied: training
+    may go on while a thread writes the files and commits the manifest. The future's
+    ``result()`` is the manifest (or raises what the write raised; the previous checkpoint
+    then stays the latest). Training waits only for the copy: of the rows changed since the
+    last checkpoint for an incremental save, of every row for a full one (which holds that
+    much memory until written). One background save per directory at a time."""
+    directory, generation, saves = _start(obj, directory, incremental, cache, background=True)
+    future: Future[dict[str, Any]] = Future()
+    future.set_running_or_notify_cancel()
+
+    def run() -> None:
+        try:
+            future.set_result(_commit(directory, generation, saves, incremental))
+        except BaseException as exc:  # handed to whoever waits on the future
+            future.set_exception(exc)
+
+    with _IN_FLIGHT_LOCK:
+        _IN_FLIGHT[directory.resolve()] = future
+    threading.Thread(target=run, name=f"embcache-save-{directory.name}", daemon=False).start()
+    return future
 
 
 def load_checkpoint(

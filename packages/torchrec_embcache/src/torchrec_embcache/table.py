@@ -546,6 +546,14 @@ class EmbeddingTable:
             self.flush()
             return int(self._host.save(str(path), incremental))
 
+    def snapshot(self, incremental: bool = False) -> _C.CheckpointSnapshot:
+        """This table's checkpoint in memory (the device cache written back first), for a
+        write that needs no lock (``.write(path)`` returns the checkpoint id): the half of
+        :meth:`save` that training waits for."""
+        with self._lock:
+            self.flush()
+            return self._host.snapshot(incremental)
+
     def load_host(self, paths: Sequence[str | Path]) -> _C.HostTable:
         """Builds (and fully verifies) a host table from a checkpoint chain without touching
         this table; install it with :meth:`install_host`."""
