@@ -29,7 +29,7 @@ def test_sharding_says_what_exists_and_what_does_not() -> None:
     shard = text[text.index("## Sharded training: row-wise by bucket") :]
     assert "RowWiseEmbCacheEmbeddingBagCollection" in shard
     missing = shard[shard.index("### Not available yet") :]
-    for pending in ("table-wise and table-row-wise", "sharded saves in the background"):
+    for pending in ("table-wise and table-row-wise",):
         assert pending in missing
     import torchrec_embcache
 

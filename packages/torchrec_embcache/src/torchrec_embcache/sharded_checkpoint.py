@@ -24,14 +24,19 @@ keeps the ids of the buckets it owns now (rows, optimiser state, admission count
 from __future__ import annotations
 
 import shutil
+import threading
+from concurrent.futures import Future
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 import torch.distributed as dist
 
+from torchrec_embcache import checkpoint
 from torchrec_embcache._ext import _C
 from torchrec_embcache.checkpoint import (
+    read_cache_ids,
     read_verified,
     save_checkpoint,
     tables_of,
@@ -51,26 +56,31 @@ def read_global(directory: str | Path) -> dict[str, Any]:
     return read_verified(Path(directory) / GLOBAL, FORMAT, FORMAT_VERSION, "sharded checkpoint")
 
 
-def _agree(module: RowWiseEmbCacheEmbeddingBagCollection, error: str | None) -> None:
-    """Raises the first rank's error on every rank (collective over the host group)."""
+def _agree(
+    module: RowWiseEmbCacheEmbeddingBagCollection, error: str | None, group: Any = None
+) -> None:
+    """Raises the first rank's error on every rank (collective over ``group``, the host group
+    by default)."""
     errors: list[Any] = [None] * module._world
-    dist.all_gather_object(errors, error, group=module._host_group)
+    dist.all_gather_object(errors, error, group=group or module._host_group)
     for rank, message in enumerate(errors):
         if message is not None:
             raise CheckpointError(message if rank == module._rank else f"rank {rank}: {message}")
 
 
-def save_sharded_checkpoint(
-    module: RowWiseEmbCacheEmbeddingBagCollection,
-    directory: str | Path,
-    *,
-    incremental: bool = False,
-) -> dict[str, Any]:
-    """Saves every rank's tables and commits them with one global manifest; returns it.
+@dataclass(frozen=True)
+class _Save:
+    """Where one save of a sharded checkpoint goes (the same on every rank)."""
 
-    Collective: every rank of the module's host group calls it with the same directory (a
-    shared file system). ``incremental=True`` adds only the rows changed since the last save
-    and needs that save to be of the same world size and bucket map."""
+    root: Path
+    chain: int
+    base: str
+    owners: list[int]
+    incremental: bool
+    rank_dir: Path
+
+
+def _prepare(module: Any, directory: str | Path, incremental: bool) -> _Save:
     root = Path(directory)
     previous = read_global(root) if (root / GLOBAL).exists() else None
     owners = list(module.bucket_map.owners)
@@ -85,44 +95,126 @@ def save_sharded_checkpoint(
     chain = int(previous["chain"]) + 1 if previous else 1
     base = previous["base"] if incremental and previous else f"chain-{chain:06d}"
     rank_dir = root / base / f"rank-{module._rank:05d}"
-    error, manifest = None, None
-    try:
-        manifest = save_checkpoint(module.local, rank_dir, incremental=incremental)
-    except (CheckpointError, OSError, RuntimeError, ValueError) as exc:
-        error = str(exc)
-        if not incremental:
-            shutil.rmtree(rank_dir, ignore_errors=True)
+    return _Save(root, chain, base, owners, incremental, rank_dir)
+
+
+def _commit_global(
+    module: Any, save: _Save, manifest: Any, error: str | None, group: Any
+) -> dict[str, Any]:
+    """Every rank's manifest to rank 0, which commits GLOBAL.json once all ranks succeeded
+    (collective over ``group``); older chains are removed after a full save."""
     manifests: list[Any] = [None] * module._world
-    dist.all_gather_object(manifests, manifest, group=module._host_group)
+    dist.all_gather_object(manifests, manifest, group=group)
     try:
-        _agree(module, error)
+        _agree(module, error, group)
     except CheckpointError:
-        if not incremental:
-            shutil.rmtree(rank_dir, ignore_errors=True)
+        if not save.incremental:
+            shutil.rmtree(save.rank_dir, ignore_errors=True)
         raise
     body = {
         "format": FORMAT,
         "version": FORMAT_VERSION,
-        "chain": chain,
-        "base": base,
+        "chain": save.chain,
+        "base": save.base,
         "world_size": module._world,
-        "owners": owners,
+        "owners": save.owners,
         "ranks": [
             {
-                "dir": f"{base}/rank-{r:05d}",
+                "dir": f"{save.base}/rank-{r:05d}",
                 "tables": {name: t for name, t in m["tables"].items()},
             }
             for r, m in enumerate(manifests)
         ],
     }
     if module._rank == 0:
-        write_manifest(root, body, GLOBAL)
-    dist.barrier(group=module._host_group)
-    if not incremental and module._rank == 0:
-        for old in root.glob("chain-*"):
-            if old.name != base:
+        write_manifest(save.root, body, GLOBAL)
+    dist.barrier(group=group)
+    if not save.incremental and module._rank == 0:
+        for old in save.root.glob("chain-*"):
+            if old.name != save.base:
                 shutil.rmtree(old, ignore_errors=True)
-    return read_global(root)
+    return read_global(save.root)
+
+
+_SAVE_ERRORS = (CheckpointError, OSError, RuntimeError, ValueError)
+
+
+def save_sharded_checkpoint(
+    module: RowWiseEmbCacheEmbeddingBagCollection,
+    directory: str | Path,
+    *,
+    incremental: bool = False,
+    cache: bool = False,
+) -> dict[str, Any]:
+    """Saves every rank's tables and commits them with one global manifest; returns it.
+
+    Collective: every rank of the module's host group calls it with the same directory (a
+    shared file system). ``incremental=True`` adds only the rows changed since the last save
+    and needs that save to be of the same world size and bucket map. ``cache=True`` also
+    keeps which ids each device cache holds (see :func:`load_sharded_checkpoint`)."""
+    save = _prepare(module, directory, incremental)
+    error, manifest = None, None
+    try:
+        manifest = save_checkpoint(
+            module.local, save.rank_dir, incremental=incremental, cache=cache
+        )
+    except _SAVE_ERRORS as exc:
+        error = str(exc)
+        if not incremental:
+            shutil.rmtree(save.rank_dir, ignore_errors=True)
+    return _commit_global(module, save, manifest, error, module._host_group)
+
+
+def _checkpoint_group(module: Any) -> Any:
+    """A gloo group of the module's ranks for background saves (made on first use, a
+    collective): their commit talks over it while training uses the host group."""
+    group = getattr(module, "_checkpoint_group", None)
+    if group is None:
+        ranks = dist.get_process_group_ranks(module._host_group)
+        group = dist.new_group(ranks=ranks, backend="gloo")
+        object.__setattr__(module, "_checkpoint_group", group)
+    return group
+
+
+def save_sharded_checkpoint_in_background(
+    module: RowWiseEmbCacheEmbeddingBagCollection,
+    directory: str | Path,
+    *,
+    incremental: bool = False,
+    cache: bool = False,
+) -> Future[dict[str, Any]]:
+    """:func:`save_sharded_checkpoint` that returns once every rank's tables are copied
+    (:func:`torchrec_embcache.save_checkpoint_in_background`): a thread per rank writes the
+    files, and the ranks commit the global manifest over a group of their own while training
+    goes on. Collective like the synchronous save; ``result()`` on every rank gives the global
+    manifest, or the error of whichever rank failed (the previous checkpoint then stays the
+    latest). Wait for one background save before starting the next."""
+    group = _checkpoint_group(module)
+    save = _prepare(module, directory, incremental)
+    error, local = None, None
+    try:
+        local = checkpoint._start(module.local, save.rank_dir, incremental, cache, background=True)
+    except _SAVE_ERRORS as exc:
+        error = str(exc)
+    future: Future[dict[str, Any]] = Future()
+    future.set_running_or_notify_cancel()
+
+    def run() -> None:
+        manifest, err = None, error
+        if local is not None:
+            try:
+                manifest = checkpoint._commit(*local, incremental)
+            except _SAVE_ERRORS as exc:
+                err = str(exc)
+                if not incremental:
+                    shutil.rmtree(save.rank_dir, ignore_errors=True)
+        try:
+            future.set_result(_commit_global(module, save, manifest, err, group))
+        except BaseException as exc:  # handed to whoever waits on the future
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="embcache-sharded-save", daemon=False).start()
+    return future
 
 
 def _paths(root: Path, rank_entry: dict[str, Any], table: str) -> list[Path]:
@@ -191,16 +283,43 @@ def _rebucket(
     return host
 
 
+def _cached_ids(root: Path, saved: dict[str, Any], name: str, module: Any) -> torch.Tensor:
+    """The ids this rank's cache of table ``name`` gets back: its own saved list under the
+    same layout; otherwise, from every saved rank in rank order, the ids of buckets it owns now
+    (each rank's list in its recency order)."""
+    same = saved["world_size"] == module._world and saved["owners"] == list(
+        module.bucket_map.owners
+    )
+    entries = [saved["ranks"][module._rank]] if same else saved["ranks"]
+    parts = []
+    for rank_entry in entries:
+        record = rank_entry["tables"][name].get("cache")
+        if record is None:
+            raise CheckpointError(
+                f"{root / rank_entry['dir']}: table {name!r} was saved without its cache "
+                "contents (save_sharded_checkpoint(..., cache=True)); load with cache=False"
+            )
+        ids = read_cache_ids(root / rank_entry["dir"], name, record)
+        parts.append(ids if same else ids[module.bucket_map.rank_of(ids) == module._rank])
+    return torch.cat(parts) if parts else torch.empty(0, dtype=torch.int64)
+
+
 def load_sharded_checkpoint(
-    module: RowWiseEmbCacheEmbeddingBagCollection, directory: str | Path
+    module: RowWiseEmbCacheEmbeddingBagCollection,
+    directory: str | Path,
+    *,
+    cache: bool = False,
 ) -> None:
     """Loads a sharded checkpoint into every rank's tables - on all ranks or on none.
 
     Collective over the module's host group. Any world size and bucket map: buckets move to
-    their owners under the module's map. Device caches start empty."""
+    their owners under the module's map. Device caches start empty, unless ``cache=True``
+    (the checkpoint saved with it): then each cache gets back the rows it held, or, after a
+    change of layout, the rows that the saved caches held of the buckets it owns now."""
     root = Path(directory)
     tables = tables_of(module.local)
     hosts: dict[str, Any] = {}
+    resident: dict[str, torch.Tensor] = {}
     error = None
     try:
         saved = read_global(root)
@@ -221,8 +340,12 @@ def load_sharded_checkpoint(
                 hosts[name] = _load_chain(table, root, saved["ranks"][module._rank], name)
             else:
                 hosts[name] = _rebucket(table, name, root, saved, module)
+            if cache and table.cache_slots is not None:
+                resident[name] = _cached_ids(root, saved, name, module)
     except CheckpointError as exc:
         error = str(exc)
     _agree(module, error)
     for name, host in hosts.items():
         tables[name].install_host(host)
+    for name, ids in resident.items():
+        tables[name].restore_cache(ids)
