@@ -55,7 +55,8 @@ inline uint64_t mix64(uint64_t x) {
     return x;
 }
 
-// Hash of an id as used by every map of the core (shard = top bits, bucket = low bits).
+// Hash of an id as used by every map of the core (host-table shard = its top bits; a map's
+// home slot: see flat_map.h).
 inline uint64_t hash_key(int64_t key) {
     // The offset keeps id 0 away from the finaliser's fixed point at 0.
     return mix64(static_cast<uint64_t>(key) + 0x9e3779b97f4a7c15ULL);

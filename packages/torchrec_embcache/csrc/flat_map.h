@@ -5,6 +5,11 @@
 // that follows it. Emptiness is encoded in the value (Traits::is_empty) rather than in a
 // separate control array for the same reason. Erasure shifts later entries back instead of
 // leaving tombstones, so long-running tables with eviction do not degrade.
+//
+// The home slot comes from the top bits of the hash times the golden gamma, not from its low
+// bits: the sharded collections route ids to ranks by the hash's low bits and the host table to
+// its shards by the top bits, so on one rank or shard those bits are (nearly) constant and a map
+// indexed by them piles every id into a few probe runs.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +44,7 @@ public:
         slots_.shrink_to_fit();
         size_ = 0;
         mask_ = 0;
+        shift_ = 63;
     }
 
     // Makes room for `n` entries without further rehashing.
@@ -53,7 +59,7 @@ public:
     const Value* find(int64_t key, uint64_t h) const {
         if (slots_.empty())
             return nullptr;
-        for (uint64_t i = h & mask_;; i = (i + 1) & mask_) {
+        for (uint64_t i = home(h);; i = (i + 1) & mask_) {
             const Slot& s = slots_[i];
             if (Traits::is_empty(s.value))
                 return nullptr;
@@ -68,7 +74,7 @@ public:
 
     // Address of the slot a probe for `h` starts at, for software prefetching.
     const void* probe_address(uint64_t h) const {
-        return slots_.empty() ? nullptr : &slots_[h & mask_];
+        return slots_.empty() ? nullptr : &slots_[home(h)];
     }
 
     // Returns the value slot for `key`, inserting `init` if absent; `inserted` tells which.
@@ -77,7 +83,7 @@ public:
         if ((static_cast<uint64_t>(size_) + 1) * kLoadDen > slots_.size() * kLoadNum) {
             rehash(slots_.empty() ? 16 : slots_.size() * 2);
         }
-        for (uint64_t i = h & mask_;; i = (i + 1) & mask_) {
+        for (uint64_t i = home(h);; i = (i + 1) & mask_) {
             Slot& s = slots_[i];
             if (Traits::is_empty(s.value)) {
                 s.key = key;
@@ -96,7 +102,7 @@ public:
     bool erase(int64_t key, uint64_t h) {
         if (slots_.empty())
             return false;
-        uint64_t i = h & mask_;
+        uint64_t i = home(h);
         for (;; i = (i + 1) & mask_) {
             const Slot& s = slots_[i];
             if (Traits::is_empty(s.value))
@@ -111,9 +117,9 @@ public:
             Slot& s = slots_[j];
             if (Traits::is_empty(s.value))
                 break;
-            const uint64_t home = hash_key(s.key) & mask_;
-            const uint64_t dist_hole = (hole - home) & mask_;
-            const uint64_t dist_j = (j - home) & mask_;
+            const uint64_t start = home(hash_key(s.key));
+            const uint64_t dist_hole = (hole - start) & mask_;
+            const uint64_t dist_j = (j - start) & mask_;
             if (dist_hole <= dist_j) {
                 slots_[hole] = s;
                 hole = j;
@@ -141,15 +147,18 @@ public:
     }
 
 private:
+    uint64_t home(uint64_t h) const { return (h * kGoldenGamma) >> shift_; }
+
     void rehash(uint64_t new_cap) {
         std::vector<Slot> old;
         old.swap(slots_);
         slots_.assign(new_cap, Slot{0, Traits::empty()});
         mask_ = new_cap - 1;
+        shift_ = 64 - static_cast<unsigned>(__builtin_ctzll(new_cap));
         for (const Slot& s : old) {
             if (Traits::is_empty(s.value))
                 continue;
-            for (uint64_t i = hash_key(s.key) & mask_;; i = (i + 1) & mask_) {
+            for (uint64_t i = home(hash_key(s.key));; i = (i + 1) & mask_) {
                 if (Traits::is_empty(slots_[i].value)) {
                     slots_[i] = s;
                     break;
@@ -160,6 +169,7 @@ private:
 
     std::vector<Slot> slots_;
     uint64_t mask_ = 0;
+    unsigned shift_ = 63;  // 64 - log2(capacity); a shift by 64 would be undefined
     int64_t size_ = 0;
 };
 
