@@ -1,12 +1,14 @@
-"""One rank of the row-wise sharded EmbCache tests (test_embcache_sharded.py on npu ranks;
-tests/embcache/test_sharded.py on CPU ranks): trains the sharded collection and, on every rank,
-the unsharded collection fed every rank's batch (the reference), then compares each step's
-outputs, and every row with its optimiser state."""
+"""One rank of the sharded EmbCache tests (test_embcache_sharded.py on npu ranks;
+tests/embcache/test_sharded.py on CPU ranks): trains the sharded collection (row-wise,
+table-wise, table-row-wise or a mix, built by hand or by DistributedModelParallel) and, on
+every rank, the unsharded collection fed every rank's batch (the reference), then compares each
+step's outputs, and every row with its optimiser state."""
 
 from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 import npu_dist
@@ -18,6 +20,9 @@ import torch.distributed as dist
 LAYOUTS = {
     "toy": ({"t0": 16, "t1": 8}, {"t0": ["a", "b"], "t1": ["c"]}),
     "dlrm": ({f"t{i}": 64 for i in range(26)}, {f"t{i}": [f"cat_{i}"] for i in range(26)}),
+    "trio": ({"t0": 16, "t1": 8, "t2": 12}, {"t0": ["a", "b"], "t1": ["c"], "t2": ["d"]}),
+    # The sequence collection's tables share one dim (torchrec's rule).
+    "seq": ({"t0": 8, "t1": 8, "t2": 8}, {"t0": ["a", "b"], "t1": ["c"], "t2": ["d"]}),
 }
 
 
@@ -25,19 +30,82 @@ LAYOUTS = {
 # the partial sums: float32 sums in another order than the reference's one sum per bag. At the
 # DLRM shape (52,000 ids a rank per step, 4 Adagrad steps) that moved 1 of 1,703,936 outputs
 # by 1.6e-6 (3.3e-5 relative to a small value), past the toy tolerance.
-TOLERANCE = {"toy": (1e-5, 1e-6), "dlrm": (1e-4, 1e-5)}
+TOLERANCE = {"toy": (1e-5, 1e-6), "dlrm": (1e-4, 1e-5), "trio": (1e-5, 1e-6), "seq": (1e-5, 1e-6)}
+
+# Sharding specs: "rw", "tw", "twrw" (every table so), "mixed" (table-wise, row-wise and
+# table-row-wise in turn over the tables).
+_SPEC_TYPES = {"rw": ["row_wise"], "tw": ["table_wise"], "twrw": ["table_row_wise"]}
+_SPEC_TYPES["mixed"] = ["table_wise", "row_wise", "table_row_wise"]
 
 
-def tables(layout: str = "toy", **options: Any) -> list[Any]:
-    from torchrec_embcache import EmbCacheEmbeddingBagConfig
+def tables(
+    layout: str = "toy",
+    cache_slots: int | dict[str, int] | None = None,
+    sequence: bool = False,
+    **options: Any,
+) -> list[Any]:
+    """The layout's configs (of the sequence collection with ``sequence``); ``cache_slots``
+    the same for every table or per table."""
+    from torchrec_embcache import EmbCacheEmbeddingBagConfig, EmbCacheEmbeddingConfig
 
     dims, features = LAYOUTS[layout]
+    slots = cache_slots if isinstance(cache_slots, dict) else dict.fromkeys(dims, cache_slots)
+    config = EmbCacheEmbeddingConfig if sequence else EmbCacheEmbeddingBagConfig
     return [
-        EmbCacheEmbeddingBagConfig(
-            name=t, embedding_dim=d, num_embeddings=1, feature_names=features[t], **options
+        config(
+            name=t,
+            embedding_dim=d,
+            num_embeddings=1,
+            feature_names=features[t],
+            cache_slots=slots[t],
+            **options,
         )
         for t, d in dims.items()
     ]
+
+
+def sharding_types(spec: str, layout: str = "toy") -> dict[str, str]:
+    """Table -> torchrec sharding type of a spec."""
+    kinds = _SPEC_TYPES[spec]
+    return {t: kinds[i % len(kinds)] for i, t in enumerate(LAYOUTS[layout][0])}
+
+
+def placements(types: dict[str, str], world: int, local: int) -> dict[str, Any]:
+    """Hand-made placements of ``types`` over ``world`` ranks in hosts of ``local``: table i
+    table-wise on rank W - 1 - i (mod W), table-row-wise on host H - 1 - i (mod H) (so that
+    tables land apart, and with 3 ranks and 2 table-wise tables rank 0 holds none)."""
+    from torchrec_embcache.sharded import Placement
+
+    hosts = world // local
+    out = {}
+    for i, (name, kind) in enumerate(types.items()):
+        if kind == "table_wise":
+            out[name] = Placement.table_wise((world - 1 - i) % world, world)
+        elif kind == "table_row_wise":
+            host = (hosts - 1 - i) % hosts
+            out[name] = Placement.table_row_wise(range(host * local, (host + 1) * local), world)
+        else:
+            out[name] = Placement.row_wise(world)
+    return out
+
+
+@dataclass(frozen=True)
+class Case:
+    """What one sharded training run does (see :func:`run_case`)."""
+
+    optimizer: str
+    steps: int
+    size: int
+    weighted: bool
+    device_type: str
+    cache_slots: int | dict[str, int] | None = None
+    dmp: bool = False
+    policies: bool = False
+    layout: str = "toy"
+    spec: str = "rw"
+    mean: bool = False  # table-wise tables pool with MEAN (the others need SUM)
+    local_world_size: int | None = None  # ranks per host (default: the world is one host)
+    sequence: bool = False  # EmbCacheEmbeddingCollection (a row per id) instead of bags
 
 
 def batch(rank: int, step: int, size: int, weighted: bool, layout: str = "toy") -> Any:
@@ -87,52 +155,161 @@ def run(
     layout: str = "toy",
     report: str | None = None,
 ) -> None:
+    """A row-wise :class:`Case` (the arguments are its fields)."""
+    case = Case(optimizer, steps, size, weighted, device_type, cache_slots, dmp, policies, layout)
+    run_case(rank, world, port, case, report)
+
+
+def run_case(rank: int, world: int, port: int, case: Case, report: str | None = None) -> None:
     """npu: the device group is hccl and the host group a gloo group of the same ranks; cpu:
     one gloo group serves both. ``cache_slots``: each rank's tables keep that many rows in a
     device cache (the reference keeps every row on the host). ``dmp``: the sharded collection
-    comes from DistributedModelParallel, planned by torchrec's planner, instead of being built
-    by hand. ``policies``: admission (a row at an id's second sighting) and eviction (rows
-    unseen for 2 steps) in every table, the reference's included."""
+    comes from DistributedModelParallel, planned by torchrec's planner (constraints force each
+    table's sharding type), instead of being built by hand. ``policies``: admission (a row at
+    an id's second sighting) and eviction (rows unseen for 2 steps) in every table, the
+    reference's included. ``spec``: the sharding types (see :func:`sharding_types`).
+    ``sequence``: the sequence collection (a row per id) instead of the bag collection."""
     import torchrec_embcache as ec
-    from torchrec_embcache.sharded import RowWiseEmbCacheEmbeddingBagCollection
 
-    provider, device = npu_dist.start_rank(rank, world, port, device_type)
-    host = dist.new_group(backend="gloo") if device_type == "npu" else dist.group.WORLD
-    opt = _opt(optimizer)
-    options = {"optimizer": opt, "seed": 5, "device": device, "is_weighted": weighted}
-    rules = {"admission": ec.Admission(2), "eviction": ec.Eviction(ttl_steps=2)} if policies else {}
-    configs = tables(layout, cache_slots=cache_slots, **rules)
-    if dmp:
-        sharded = _through_dmp(configs, host, device, options)
-    else:
-        device_group = None if device_type == "cpu" else dist.group.WORLD
-        sharded = RowWiseEmbCacheEmbeddingBagCollection(configs, host, device_group, **options)
-    reference = ec.EmbCacheEmbeddingBagCollection(
-        tables(layout, **rules), weighted, optimizer=opt, seed=5, device=torch.device("cpu")
+    provider, device = npu_dist.start_rank(rank, world, port, case.device_type)
+    host = dist.new_group(backend="gloo") if case.device_type == "npu" else dist.group.WORLD
+    rules = {"admission": ec.Admission(2), "eviction": ec.Eviction(ttl_steps=2)}
+    rules = rules if case.policies else {}
+    types = sharding_types(case.spec, case.layout)
+    configs = _pooled(tables(case.layout, case.cache_slots, case.sequence, **rules), types, case)
+    sharded = _build(case, configs, host, device, types, world)
+    _check_layout(sharded, rank, types)
+    reference = _build_reference(
+        case, _pooled(tables(case.layout, None, case.sequence, **rules), types, case)
     )
-    for step in range(steps):
-        batches = [batch(r, step, size, weighted, layout) for r in range(world)]
-        got = sharded(batches[rank])
-        want_all = reference(concat(batches))
+    tolerance = TOLERANCE[case.layout]
+    for step in range(case.steps):
+        batches = [batch(r, step, case.size, case.weighted, case.layout) for r in range(world)]
+        got = _outputs(sharded(batches[rank]))
+        want_all = _outputs(reference(concat(batches)))
         first = sum(b.stride() for b in batches[:rank])
-        want = want_all.values()[first : first + batches[rank].stride()]
-        rtol, atol = TOLERANCE[layout]
-        torch.testing.assert_close(got.values().detach().cpu(), want.detach(), rtol=rtol, atol=atol)
+        assert list(got) == list(want_all), (list(got), list(want_all))
+        for key, want in want_all.items():
+            part = want.slice(first, batches[rank].stride())
+            torch.testing.assert_close(
+                got[key].lengths().cpu(), part.lengths(), rtol=0, atol=0, msg=key
+            )
+            torch.testing.assert_close(
+                got[key].values().detach().cpu(),
+                part.values().detach(),
+                rtol=tolerance[0],
+                atol=tolerance[1],
+                msg=lambda m, k=key: f"{k}: {m}",
+            )
         # Each rank's loss over its own bags; the reference's over all bags: the same gradients.
-        (got.values() ** 2).sum().mul(0.5).backward()
-        (want_all.values() ** 2).sum().mul(0.5).backward()
-    compare_rows(sharded, reference, rank, world, host, TOLERANCE[layout])
-    if policies:  # both policies acted somewhere (the counts are the reference's, summed)
-        hosts = [bag.table.host for bag in sharded.local.embedding_bags.values()]
-        mine = torch.tensor([sum(int(h.evicted_total) for h in hosts), len(hosts)])
+        _loss(got).backward()
+        _loss(want_all).backward()
+    compare_rows(sharded, reference, rank, world, host, tolerance)
+    held = list(table_modules(sharded.local).values())
+    if case.policies:  # both policies acted somewhere (the counts are the reference's, summed)
+        mine = torch.tensor([sum(int(m.table.host.evicted_total) for m in held)])
         dist.all_reduce(mine, group=host)
-        theirs = [bag.table.host for bag in reference.embedding_bags.values()]
+        theirs = [m.table.host for m in table_modules(reference).values()]
         assert int(mine[0]) == sum(int(h.evicted_total) for h in theirs) > 0
-    if cache_slots is not None:  # the cache was too small for every row: rows moved out
-        tables_ = sharded.local.embedding_bags.values()
-        assert any(bag.table.counters.rows_swapped_out for bag in tables_), "no row swapped"
+    if case.cache_slots is not None and held:  # the caches were too small: rows moved out
+        assert any(m.table.counters.rows_swapped_out for m in held), "no row swapped"
     npu_dist.finish_rank(provider, report, rank)
     _exit_rank()
+
+
+class _Jagged:
+    """One output's values per bag, whatever the collection: a [B, D] block of pooled rows
+    (a bag a row) or a JaggedTensor's rows; ``slice`` keeps bags [first, first + n)."""
+
+    def __init__(self, values: torch.Tensor, lengths: torch.Tensor) -> None:
+        self._values, self._lengths = values, lengths
+
+    def values(self) -> torch.Tensor:
+        return self._values
+
+    def lengths(self) -> torch.Tensor:
+        return self._lengths
+
+    def slice(self, first: int, n: int) -> _Jagged:
+        offsets = torch.cat([torch.zeros(1, dtype=torch.int64), self._lengths.cpu().cumsum(0)])
+        lo, hi = int(offsets[first]), int(offsets[first + n])
+        return _Jagged(self._values[lo:hi], self._lengths[first : first + n])
+
+
+def _outputs(result: Any) -> dict[str, _Jagged]:
+    """Per output key: a KeyedTensor's pooled [B, D] as B bags of one row each, or a
+    sequence collection's JaggedTensor."""
+    if isinstance(result, dict):
+        return {k: _Jagged(jt.values(), jt.lengths()) for k, jt in result.items()}
+    pooled = result.to_dict()
+    return {
+        k: _Jagged(v, torch.ones(v.shape[0], dtype=torch.int64, device=v.device))
+        for k, v in pooled.items()
+    }
+
+
+def _loss(outputs: dict[str, _Jagged]) -> torch.Tensor:
+    return sum((out.values() ** 2).sum().mul(0.5) for out in outputs.values())  # type: ignore[return-value]
+
+
+def _build(
+    case: Case, configs: list[Any], host: Any, device: torch.device, types: dict, world: int
+) -> Any:
+    """The sharded collection of ``case``, by DMP or by hand."""
+    from torchrec_embcache.sharded import ShardedEmbCacheEmbeddingBagCollection
+    from torchrec_embcache.sharded_sequence import ShardedEmbCacheEmbeddingCollection
+
+    local = case.local_world_size or world
+    options: dict[str, Any] = {"optimizer": _opt(case.optimizer), "seed": 5, "device": device}
+    if not case.sequence:
+        options["is_weighted"] = case.weighted
+    if case.dmp:
+        return _through_dmp(configs, host, device, options, types, local, case.sequence)
+    device_group = None if case.device_type == "cpu" else dist.group.WORLD
+    kind = (
+        ShardedEmbCacheEmbeddingCollection
+        if case.sequence
+        else ShardedEmbCacheEmbeddingBagCollection
+    )
+    return kind(configs, host, device_group, placements=placements(types, world, local), **options)
+
+
+def _build_reference(case: Case, configs: list[Any]) -> Any:
+    """The unsharded collection on the CPU, every row on the host."""
+    import torchrec_embcache as ec
+
+    options = {"optimizer": _opt(case.optimizer), "seed": 5, "device": torch.device("cpu")}
+    if case.sequence:
+        return ec.EmbCacheEmbeddingCollection(configs, **options)
+    return ec.EmbCacheEmbeddingBagCollection(configs, case.weighted, **options)
+
+
+def table_modules(collection: Any) -> dict[str, Any]:
+    """A collection's table modules by table name (bags or sequence)."""
+    tables_ = getattr(collection, "embedding_bags", None)
+    if tables_ is None:
+        tables_ = collection.embeddings
+    return dict(tables_.items())
+
+
+def _pooled(configs: list[Any], types: dict[str, str], case: Case) -> list[Any]:
+    """``case.mean``: the table-wise tables pool with MEAN."""
+    from torchrec.modules.embedding_configs import PoolingType
+
+    for config in configs:
+        if case.mean and types[config.name] == "table_wise":
+            config.pooling = PoolingType.MEAN
+    return configs
+
+
+def _check_layout(sharded: Any, rank: int, types: dict[str, str]) -> None:
+    """Every table has the sharding type asked for, and this rank built exactly the tables
+    it owns buckets of (no device cache for a table whose ids never come here)."""
+    got = {name: p.sharding_type for name, p in sharded.placements.items()}
+    assert got == types, (got, types)
+    held = {name for name, p in sharded.placements.items() if rank in p.ranks}
+    built = set(table_modules(sharded.local))
+    assert built == held, (sorted(built), held)
 
 
 def _exit_rank() -> None:
@@ -155,14 +332,21 @@ def compare_rows(
     tolerance: tuple[float, float] = TOLERANCE["toy"],
 ) -> None:
     """Every row this rank holds equals the reference's row of the id; the ranks together hold
-    every id the reference holds, each in the rank its bucket names."""
+    every id the reference holds, each in the rank its bucket names in its table's
+    placement."""
     held = 0
-    for name, bag in sharded.local.embedding_bags.items():
-        mine = bag.table.export()
-        theirs = reference.embedding_bags[name].table.export()
+    bags = table_modules(sharded.local)
+    for name, ref_bag in table_modules(reference).items():
+        theirs = ref_bag.table.export()
+        mine = bags[name].table.export() if name in bags else None
+        ids = mine["ids"] if mine is not None else torch.empty(0, dtype=torch.int64)
+        counts = [torch.zeros(1, dtype=torch.int64) for _ in range(world)]
+        dist.all_gather(counts, torch.tensor([ids.numel()]), group=host)
+        assert sum(int(c) for c in counts) == theirs["ids"].numel(), name
+        if mine is None:
+            continue
         index = {int(i): k for k, i in enumerate(theirs["ids"].tolist())}
-        ids = mine["ids"]
-        assert bool((sharded.bucket_map.rank_of(ids) == rank).all()), name
+        assert bool((sharded.placements[name].bucket_map.rank_of(ids) == rank).all()), name
         rows = torch.tensor([index[int(i)] for i in ids.tolist()], dtype=torch.int64)
         for key in ("weight", "optimizer_state"):
             what = f"{name} {key}"
@@ -173,11 +357,8 @@ def compare_rows(
                 atol=tolerance[1],
                 msg=lambda m, w=what: f"{w}: {m}",
             )
-        counts = [torch.zeros(1, dtype=torch.int64) for _ in range(world)]
-        dist.all_gather(counts, torch.tensor([ids.numel()]), group=host)
-        assert sum(int(c) for c in counts) == theirs["ids"].numel(), name
         held += ids.numel()
-    assert held > 0
+    assert held > 0 or not bags
 
 
 class _Sparse(torch.nn.Module):
@@ -189,34 +370,54 @@ class _Sparse(torch.nn.Module):
         return self.sparse(kjt)
 
 
-def _through_dmp(configs: list[Any], host: Any, device: torch.device, options: dict) -> Any:
-    """The collection built on meta inside a model, planned by torchrec's planner and sharded
-    by DistributedModelParallel with the EmbCache sharder; returns the rank's sharded module."""
+def _through_dmp(
+    configs: list[Any],
+    host: Any,
+    device: torch.device,
+    options: dict,
+    types: dict[str, str] | None = None,
+    local: int | None = None,
+    sequence: bool = False,
+) -> Any:
+    """The collection (the sequence collection with ``sequence``) built on meta inside a
+    model, planned by torchrec's planner (``types``: constraints forcing each table's sharding
+    type; ``local``: ranks per host of the topology) and sharded by DistributedModelParallel
+    with the EmbCache sharder; returns the rank's sharded module."""
     import torchrec_embcache as ec
     from torchrec.distributed.model_parallel import DistributedModelParallel
     from torchrec.distributed.planner import EmbeddingShardingPlanner, Topology
+    from torchrec.distributed.planner.types import ParameterConstraints
     from torchrec.distributed.types import ShardingEnv
     from torchrec_embcache.sharded import (
         EmbCacheEmbeddingBagCollectionSharder,
-        RowWiseEmbCacheEmbeddingBagCollection,
+        ShardedEmbCacheBase,
     )
+    from torchrec_embcache.sharded_sequence import EmbCacheEmbeddingCollectionSharder
 
-    model = _Sparse(
-        ec.EmbCacheEmbeddingBagCollection(
-            configs,
-            options["is_weighted"],
-            torch.device("meta"),
-            optimizer=options["optimizer"],
-            seed=options["seed"],
+    meta = torch.device("meta")
+    table_options = {"optimizer": options["optimizer"], "seed": options["seed"]}
+    if sequence:
+        collection = ec.EmbCacheEmbeddingCollection(configs, meta, **table_options)
+        kind: Any = EmbCacheEmbeddingCollectionSharder
+    else:
+        collection = ec.EmbCacheEmbeddingBagCollection(
+            configs, options["is_weighted"], meta, **table_options
         )
-    )
-    sharder = EmbCacheEmbeddingBagCollectionSharder(ShardingEnv.from_process_group(host))
+        kind = EmbCacheEmbeddingBagCollectionSharder
+    model = _Sparse(collection)
+    sharder = kind(ShardingEnv.from_process_group(host))
     world = dist.get_world_size()
-    topology = Topology(world_size=world, local_world_size=world, compute_device=device.type)
-    plan = EmbeddingShardingPlanner(topology=topology).collective_plan(model, [sharder])
+    topology = Topology(
+        world_size=world, local_world_size=local or world, compute_device=device.type
+    )
+    constraints = {
+        name: ParameterConstraints(sharding_types=[kind]) for name, kind in (types or {}).items()
+    }
+    planner = EmbeddingShardingPlanner(topology=topology, constraints=constraints)
+    plan = planner.collective_plan(model, [sharder])
     dmp = DistributedModelParallel(model, device=device, plan=plan, sharders=[sharder])
     sharded = dmp.module.sparse
-    assert isinstance(sharded, RowWiseEmbCacheEmbeddingBagCollection), type(sharded)
+    assert isinstance(sharded, ShardedEmbCacheBase), type(sharded)
     return sharded
 
 
@@ -256,14 +457,17 @@ def run_reshard(
     device_type: str,
     save_world: int,
     refusal: str | None = None,
+    spec: str = "rw",
+    local_world_size: int | None = None,
 ) -> None:
     """``save``: 3 steps on ``save_world`` ranks, a full sharded checkpoint after the second
-    and an incremental one after the third. ``load``: a fresh collection on ``world`` ranks
-    loads it (buckets move when the world changed) and trains 2 more steps: outputs and rows
-    equal one unsharded collection trained on all 5 steps. ``refuse``: the load must fail on
-    every rank with ``refusal`` in the message, and leave the tables as they were."""
+    and an incremental one after the third; an incremental save by a collection of another
+    layout is refused. ``load``: a fresh collection on ``world`` ranks loads it (buckets move
+    when the world or the placements changed) and trains 2 more steps: outputs and rows equal
+    one unsharded collection trained on all 5 steps. ``refuse``: the load must fail on every
+    rank with ``refusal`` in the message, and leave the tables as they were. ``spec``: this
+    phase's sharding types (:func:`sharding_types`), in hosts of ``local_world_size`` ranks."""
     import torchrec_embcache as ec
-    from torchrec_embcache.sharded import RowWiseEmbCacheEmbeddingBagCollection
     from torchrec_embcache.sharded_checkpoint import (
         load_sharded_checkpoint,
         save_sharded_checkpoint,
@@ -272,8 +476,17 @@ def run_reshard(
     provider, device = npu_dist.start_rank(rank, world, port, device_type)
     host = dist.new_group(backend="gloo") if device_type == "npu" else dist.group.WORLD
     device_group = None if device_type == "cpu" else dist.group.WORLD
-    options = {"optimizer": _opt("adagrad"), "seed": 5, "device": device}
-    sharded = RowWiseEmbCacheEmbeddingBagCollection(tables(), host, device_group, **options)
+
+    def build(spec: str) -> Any:
+        from torchrec_embcache.sharded import ShardedEmbCacheEmbeddingBagCollection
+
+        layout = placements(sharding_types(spec), world, local_world_size or world)
+        options = {"optimizer": _opt("adagrad"), "seed": 5, "device": device}
+        return ShardedEmbCacheEmbeddingBagCollection(
+            tables(), host, device_group, placements=layout, **options
+        )
+
+    sharded = build(spec)
     reference = ec.EmbCacheEmbeddingBagCollection(tables(), optimizer=_opt("adagrad"), seed=5)
     worlds = [save_world] * 3 + [world] * 2
     if phase == "save":
@@ -281,6 +494,12 @@ def run_reshard(
         save_sharded_checkpoint(sharded, directory)
         _train(sharded, reference, rank, worlds, range(2, 3))
         save_sharded_checkpoint(sharded, directory, incremental=True)
+        other = build("tw" if spec == "rw" else "rw")
+        try:
+            save_sharded_checkpoint(other, directory, incremental=True)
+            raise AssertionError("an incremental save onto another layout was accepted")
+        except ec.CheckpointError as exc:
+            assert "have another placement" in str(exc), str(exc)
     elif phase == "load":
         _train(None, reference, rank, worlds, range(3))  # the reference catches up
         load_sharded_checkpoint(sharded, directory)
@@ -299,3 +518,26 @@ def run_reshard(
             assert all(torch.equal(before[name][k], after[k]) for k in after), name
     npu_dist.finish_rank(provider, None, rank)
     _exit_rank()
+
+
+def run_mismatched_placements(rank: int, world: int, port: int) -> None:
+    """Rank 0 asks for t0 table-wise, the others row-wise: every rank refuses to build."""
+    from torchrec_embcache.sharded import (
+        Placement,
+        ShardedEmbCacheEmbeddingBagCollection,
+        ShardingError,
+    )
+
+    npu_dist.start_rank(rank, world, port, "cpu")
+    kind = Placement.table_wise(0, world) if rank == 0 else Placement.row_wise(world)
+    try:
+        ShardedEmbCacheEmbeddingBagCollection(tables(), dist.group.WORLD, placements={"t0": kind})
+        raise AssertionError("ranks with different placements built the collection")
+    except ShardingError as exc:
+        assert "were given other tables or placements" in str(exc), str(exc)
+    # Without destroy_process_group: after the refused construction, tearing the group down
+    # hung in one full run (py-spy: destroy_process_group, waiting on a futex); nothing of
+    # the group is needed any more.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)

@@ -1,6 +1,8 @@
-"""Row-wise sharding of the EmbCache bag collection by stable hash buckets: the bucket hash
-against splitmix64 written with Python integers, the bucket map, the refusals, and 2 and 3
-CPU processes (gloo) training like the unsharded collection fed every rank's batch."""
+"""Sharding of the EmbCache bag collection by stable hash buckets: the bucket hash against
+splitmix64 written with Python integers, bucket maps and placements (row-wise, table-wise,
+table-row-wise), plans turned into placements, the refusals, and 2, 3 and 4 CPU processes
+(gloo) training like the unsharded collection fed every rank's batch; checkpoints across world
+sizes and layouts."""
 
 from __future__ import annotations
 
@@ -19,15 +21,19 @@ from torchrec.modules.embedding_configs import PoolingType
 from torchrec_embcache.sharded import (
     BucketMap,
     EmbCacheEmbeddingBagCollectionSharder,
+    Placement,
     RowWiseEmbCacheEmbeddingBagCollection,
+    ShardedEmbCacheEmbeddingBagCollection,
     ShardingError,
     bucket_of,
+    placement_from_plan,
 )
 
 # The worker is the verify suite's (verify/embcache_sharded.py), run here on CPU ranks.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "verify"))
 import embcache_sharded as sharded_worker
 import npu_dist
+from torchrec_embcache.sharded_checkpoint import GLOBAL, read_global
 
 M64 = (1 << 64) - 1
 
@@ -58,6 +64,8 @@ def test_even_map_spreads_buckets_in_runs() -> None:
     m = BucketMap.even(3, 10)
     assert m.owners == (0, 0, 0, 0, 1, 1, 1, 2, 2, 2)
     assert m.num_buckets == 10
+    # Printed as runs: a default map has 4096 buckets.
+    assert repr(m) == "BucketMap(world_size=3, owners=[0 x 4, 1 x 3, 2 x 3])"
     ids = torch.arange(-50, 50)
     assert m.rank_of(ids).tolist() == [m.owners[b] for b in bucket_of(ids, 10).tolist()]
     with pytest.raises(ShardingError, match="every rank needs at least one"):
@@ -77,14 +85,72 @@ def gloo_world():
             dist.destroy_process_group()
 
 
+def test_placements_are_bucket_maps() -> None:
+    tw = Placement.table_wise(2, 4, num_buckets=8)
+    assert tw.ranks == (2,) and tw.bucket_map.owners == (2,) * 8
+    ids = torch.arange(-20, 20)
+    assert tw.bucket_map.rank_of(ids).tolist() == [2] * 40
+    twrw = Placement.table_row_wise([2, 3], 4, num_buckets=8)
+    assert twrw.bucket_map.owners == (2, 2, 2, 2, 3, 3, 3, 3)
+    assert set(twrw.bucket_map.rank_of(ids).tolist()) == {2, 3}
+    rw = Placement.row_wise(3, num_buckets=10)
+    assert rw.bucket_map == BucketMap.even(3, 10) and rw.sharding_type == "row_wise"
+    for p in (tw, twrw, rw):
+        assert Placement.from_json(p.to_json(), p.world_size) == p
+    assert twrw.to_json()["owners"] == [[2, 4], [3, 4]]  # runs, not one entry per bucket
+    with pytest.raises(ShardingError, match="table_wise placement has one owner rank"):
+        Placement("table_wise", BucketMap.even(2, 4))
+    with pytest.raises(ShardingError, match="unknown EmbCache sharding type 'column_wise'"):
+        Placement("column_wise", BucketMap.even(2, 4))
+    with pytest.raises(ShardingError, match=r"name a rank twice"):
+        BucketMap.over([1, 1], 2)
+
+
+def test_plans_become_placements() -> None:
+    from torchrec.distributed.types import ParameterSharding
+
+    def plan(kind: str, ranks: list[int] | None) -> ParameterSharding:
+        return ParameterSharding(sharding_type=kind, compute_kernel="fused", ranks=ranks)
+
+    assert placement_from_plan("t", plan("table_wise", [3]), 4) == Placement.table_wise(3, 4)
+    assert placement_from_plan("t", plan("table_row_wise", [2, 3]), 4) == (
+        Placement.table_row_wise([2, 3], 4)
+    )
+    assert placement_from_plan("t", plan("row_wise", [0, 1, 2, 3]), 4) == Placement.row_wise(4)
+    given = BucketMap((1, 0, 1), 2)
+    assert placement_from_plan("t", plan("row_wise", [0, 1]), 2, given).bucket_map is given
+    with pytest.raises(ShardingError, match=r"'t': the plan asks for 'column_wise'.*splitting"):
+        placement_from_plan("t", plan("column_wise", [0, 1]), 2)
+    with pytest.raises(ShardingError, match=r"'t': the plan asks for 'data_parallel'.*replica"):
+        placement_from_plan("t", plan("data_parallel", None), 2)
+    with pytest.raises(ShardingError, match="'t': the plan asks for None"):
+        placement_from_plan("t", None, 2)
+
+
 def test_mean_pooling_and_mismatched_maps_are_refused(gloo_world) -> None:
     tables = sharded_worker.tables()
     tables[1].pooling = PoolingType.MEAN
-    with pytest.raises(ShardingError, match="'t1': row-wise sharding needs SUM pooling"):
-        RowWiseEmbCacheEmbeddingBagCollection(tables, gloo_world)
-    with pytest.raises(ShardingError, match="bucket_map is for 2 ranks, the groups have 1"):
+    with pytest.raises(ShardingError, match="'t1': row_wise sharding needs SUM pooling"):
+        ShardedEmbCacheEmbeddingBagCollection(tables, gloo_world)
+    twrw = {"t1": Placement.table_row_wise([0], 1)}
+    with pytest.raises(ShardingError, match="'t1': table_row_wise sharding needs SUM pooling"):
+        ShardedEmbCacheEmbeddingBagCollection(tables, gloo_world, placements=twrw)
+    # Table-wise, one rank pools whole bags: MEAN is the unsharded collection's.
+    tw = ShardedEmbCacheEmbeddingBagCollection(
+        tables, gloo_world, placements={"t1": Placement.table_wise(0, 1)}, seed=5
+    )
+    import torchrec_embcache as ec
+
+    kjt = sharded_worker.batch(0, 0, 64, False)
+    plain = ec.EmbCacheEmbeddingBagCollection(tables, seed=5)
+    assert torch.equal(tw(kjt).values(), plain(kjt).values())
+    with pytest.raises(ShardingError, match="'t0': its bucket map is for 2 ranks, the groups"):
         RowWiseEmbCacheEmbeddingBagCollection(
             sharded_worker.tables(), gloo_world, bucket_map=BucketMap.even(2, 8)
+        )
+    with pytest.raises(ShardingError, match=r"placements name table\(s\) \['nope'\]"):
+        ShardedEmbCacheEmbeddingBagCollection(
+            sharded_worker.tables(), gloo_world, placements={"nope": Placement.row_wise(1)}
         )
 
 
@@ -117,7 +183,85 @@ def test_ranks_train_like_the_unsharded_collection(
     npu_dist.spawn_ranks(sharded_worker.run, world, "cpu", *args)
 
 
-def test_sharder_offers_row_wise_with_stand_in_parameters(gloo_world) -> None:
+# Table-wise and table-row-wise, alone and mixed with row-wise (sharded_worker.Case; specs:
+# sharded_worker.sharding_types). 5 steps of 256 bags a rank with admission and eviction.
+# "3-tw-mean": tables on ranks 2 and 1, rank 0 holds none (it builds no table and still takes
+# part in every exchange), and the table-wise tables pool with MEAN. "4-mixed-dmp-2-hosts":
+# torchrec's planner, constrained to table-wise, row-wise and table-row-wise for the three
+# tables, on a topology of 2 hosts of 2 ranks (the table-row-wise table on one host's ranks).
+LAYOUT_CASES = {
+    "2-tw-adagrad-weighted": (2, dict(optimizer="adagrad", weighted=True, spec="tw")),
+    "3-tw-sgd-mean": (3, dict(optimizer="sgd", weighted=False, spec="tw", mean=True)),
+    "4-twrw-adam-2-hosts": (
+        4,
+        dict(optimizer="adam", weighted=False, spec="twrw", local_world_size=2),
+    ),
+    "4-mixed-adagrad-dmp-2-hosts": (
+        4,
+        dict(
+            optimizer="adagrad",
+            weighted=False,
+            spec="mixed",
+            layout="trio",
+            dmp=True,
+            local_world_size=2,
+        ),
+    ),
+    # The sequence collection (a row per id back to the sender, in its order), the three types
+    # mixed: by hand on 3 ranks, through DMP and the planner on 2.
+    "3-seq-mixed-adam": (
+        3,
+        dict(optimizer="adam", weighted=False, spec="mixed", layout="seq", sequence=True),
+    ),
+    "2-seq-mixed-sgd-dmp": (
+        2,
+        dict(optimizer="sgd", weighted=False, spec="mixed", layout="seq", sequence=True, dmp=True),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(LAYOUT_CASES))
+def test_layouts_train_like_the_unsharded_collection(name: str) -> None:
+    world, fields = LAYOUT_CASES[name]
+    case = sharded_worker.Case(steps=5, size=256, device_type="cpu", policies=True, **fields)
+    npu_dist.spawn_ranks(sharded_worker.run_case, world, "cpu", case)
+
+
+def test_ranks_with_different_placements_refuse_to_build() -> None:
+    npu_dist.spawn_ranks(sharded_worker.run_mismatched_placements, 2, "cpu")
+
+
+def test_one_rank_sequence_is_the_unsharded_collection(gloo_world, tmp_path: Path) -> None:
+    # Rows per id with the ids as weights (need_indices); then a sharded checkpoint of the
+    # sequence tables (keyed embeddings.<table>) saved row-wise loads table-wise.
+    import torchrec_embcache as ec
+    from torchrec_embcache.sharded_checkpoint import (
+        load_sharded_checkpoint,
+        save_sharded_checkpoint,
+    )
+    from torchrec_embcache.sharded_sequence import ShardedEmbCacheEmbeddingCollection
+
+    configs = sharded_worker.tables("seq", sequence=True)
+    sharded = ShardedEmbCacheEmbeddingCollection(configs, gloo_world, need_indices=True, seed=5)
+    plain = ec.EmbCacheEmbeddingCollection(configs, need_indices=True, seed=5)
+    kjt = sharded_worker.batch(0, 0, 64, False, "seq")
+    got, want = sharded(kjt), plain(kjt)
+    assert list(got) == list(want) == ["a", "b", "c", "d"]
+    for key in want:
+        for part in ("values", "lengths", "weights"):
+            assert torch.equal(getattr(got[key], part)(), getattr(want[key], part)()), key
+    sum(jt.values().sum() for jt in got.values()).backward()
+    save_sharded_checkpoint(sharded, tmp_path)
+    assert sorted(read_global(tmp_path)["placements"]) == [f"embeddings.t{i}" for i in range(3)]
+    tw = {name: Placement.table_wise(0, 1) for name in ("t0", "t1", "t2")}
+    loaded = ShardedEmbCacheEmbeddingCollection(configs, gloo_world, placements=tw, seed=5)
+    load_sharded_checkpoint(loaded, tmp_path)
+    for name, emb in sharded.embeddings.items():
+        want_rows, got_rows = emb.table.export(), loaded.embeddings[name].table.export()
+        assert all(torch.equal(want_rows[k], got_rows[k]) for k in want_rows), name
+
+
+def test_sharder_offers_three_layouts_with_stand_in_parameters(gloo_world) -> None:
     import torchrec_embcache as ec
     from torchrec.distributed.types import ParameterSharding, ShardingEnv
 
@@ -125,19 +269,23 @@ def test_sharder_offers_row_wise_with_stand_in_parameters(gloo_world) -> None:
     sharder = EmbCacheEmbeddingBagCollectionSharder(env)
     module = ec.EmbCacheEmbeddingBagCollection(sharded_worker.tables(), device="meta")
     assert sharder.module_type is ec.EmbCacheEmbeddingBagCollection
-    assert sharder.sharding_types("npu") == ["row_wise"]
+    assert sharder.sharding_types("npu") == ["table_wise", "row_wise", "table_row_wise"]
     stand_ins = sharder.shardable_parameters(module)
     assert {k: tuple(v.shape) for k, v in stand_ins.items()} == {"t0": (1, 16), "t1": (1, 8)}
     assert all(v.device.type == "meta" for v in stand_ins.values())
     assert sharder.storage_usage(torch.empty(10, 16), "npu", "fused") == {"ddr": 640}
     plan = {
         "t0": ParameterSharding(sharding_type="row_wise", compute_kernel="fused", ranks=[0]),
-        "t1": ParameterSharding(sharding_type="table_wise", compute_kernel="fused", ranks=[0]),
+        "t1": ParameterSharding(sharding_type="column_wise", compute_kernel="fused", ranks=[0]),
     }
-    with pytest.raises(ShardingError, match="'t1': the plan asks for 'table_wise'"):
+    with pytest.raises(ShardingError, match="'t1': the plan asks for 'column_wise'"):
         sharder.shard(module, plan, env, torch.device("cpu"))
-    plan["t1"] = plan["t0"]
+    plan["t1"] = ParameterSharding(sharding_type="table_wise", compute_kernel="fused", ranks=[0])
     sharded = sharder.shard(module, plan, env, torch.device("cpu"))
+    assert {n: p.sharding_type for n, p in sharded.placements.items()} == {
+        "t0": "row_wise",
+        "t1": "table_wise",
+    }
     assert sorted(sharded.state_dict()) == sorted(
         ec.EmbCacheEmbeddingBagCollection(sharded_worker.tables()).state_dict()
     )
@@ -150,8 +298,10 @@ def test_sharder_needs_a_gloo_host_group() -> None:
         EmbCacheEmbeddingBagCollectionSharder(ShardingEnv(1, 0, None))
 
 
-def _spawn_reshard(world: int, directory: Path, phase: str, save_world: int, refusal=None):
-    args = (str(directory), phase, "cpu", save_world, refusal)
+def _spawn_reshard(
+    world: int, directory: Path, phase: str, save_world: int, refusal=None, spec: str = "rw"
+):
+    args = (str(directory), phase, "cpu", save_world, refusal, spec)
     npu_dist.spawn_ranks(sharded_worker.run_reshard, world, "cpu", *args)
 
 
@@ -161,6 +311,54 @@ def test_checkpoint_of_w_ranks_loads_into_w_prime(tmp_path: Path, saved: int, lo
     # and rows equal one collection trained on every step (run_reshard).
     _spawn_reshard(saved, tmp_path, "save", saved)
     _spawn_reshard(loaded, tmp_path, "load", saved)
+
+
+def test_checkpoint_moves_buckets_between_layouts(tmp_path: Path) -> None:
+    # Table-wise on 2 ranks (each table whole on one rank; an incremental save by a row-wise
+    # collection onto it is refused), loaded row-wise on 3: every rank gets its buckets of
+    # both tables, and training goes on like one collection trained on every step.
+    _spawn_reshard(2, tmp_path, "save", 2, spec="tw")
+    saved = read_global(tmp_path)
+    assert {n: p["sharding_type"] for n, p in saved["placements"].items()} == {
+        "embedding_bags.t0": "table_wise",
+        "embedding_bags.t1": "table_wise",
+    }
+    assert [sorted(r["tables"]) for r in saved["ranks"]] == [
+        ["embedding_bags.t1"],
+        ["embedding_bags.t0"],
+    ]
+    _spawn_reshard(3, tmp_path, "load", 2, spec="rw")
+
+
+def test_a_version_1_checkpoint_loads_and_a_newer_one_is_refused(gloo_world, tmp_path: Path):
+    # Version 1 (one row-wise bucket map, every rank holding every table) as the previous
+    # release wrote GLOBAL.json: its rank files are version 2's, so a row-wise save rewritten
+    # in version 1's terms is one. It loads into a table-wise collection.
+    import torchrec_embcache as ec
+    from torchrec_embcache.checkpoint import write_manifest
+    from torchrec_embcache.sharded_checkpoint import (
+        load_sharded_checkpoint,
+        save_sharded_checkpoint,
+    )
+
+    options = {"optimizer": ec.SparseAdagrad(lr=0.1), "seed": 5}
+    saved = ShardedEmbCacheEmbeddingBagCollection(sharded_worker.tables(), gloo_world, **options)
+    saved(sharded_worker.batch(0, 0, 64, False)).values().sum().backward()
+    save_sharded_checkpoint(saved, tmp_path)
+    body = read_global(tmp_path)
+    v1 = {k: v for k, v in body.items() if k not in ("placements", "checksum")}
+    write_manifest(tmp_path, {**v1, "version": 1, "owners": list(BucketMap.even(1).owners)}, GLOBAL)
+    tw = {name: Placement.table_wise(0, 1) for name in ("t0", "t1")}
+    loaded = ShardedEmbCacheEmbeddingBagCollection(
+        sharded_worker.tables(), gloo_world, placements=tw, **options
+    )
+    load_sharded_checkpoint(loaded, tmp_path)
+    for name, bag in saved.local.embedding_bags.items():
+        want, got = bag.table.export(), loaded.local.embedding_bags[name].table.export()
+        assert all(torch.equal(want[k], got[k]) for k in want), name
+    write_manifest(tmp_path, {**v1, "version": 3}, GLOBAL)
+    with pytest.raises(ec.CheckpointError, match=r"format version 3; this .* reads version 1 or 2"):
+        load_sharded_checkpoint(loaded, tmp_path)
 
 
 def test_damaged_checkpoints_are_refused_on_every_rank(tmp_path: Path) -> None:

@@ -103,9 +103,12 @@ def read_manifest(directory: str | Path) -> dict[str, Any]:
     return read_verified(Path(directory) / MANIFEST, FORMAT, FORMAT_VERSION, "checkpoint")
 
 
-def read_verified(path: Path, fmt: str, version: int, what: str) -> dict[str, Any]:
+def read_verified(
+    path: Path, fmt: str, version: int | tuple[int, ...], what: str
+) -> dict[str, Any]:
     """A manifest written by :func:`write_manifest`, checked for its format, checksum and
-    version; errors call it a ``what`` manifest."""
+    version (one of ``version`` when a tuple); errors call it a ``what`` manifest."""
+    versions = version if isinstance(version, tuple) else (version,)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -120,10 +123,11 @@ def read_verified(path: Path, fmt: str, version: int, what: str) -> dict[str, An
         raise CheckpointError(f"{path} is not a torchrec_embcache {what} manifest")
     if manifest.get("checksum") != _checksum(manifest):
         raise CheckpointError(f"{what} manifest {path} is corrupted: checksum mismatch")
-    if manifest.get("version") != version:
+    if manifest.get("version") not in versions:
+        readable = " or ".join(str(v) for v in versions)
         raise CheckpointError(
             f"{what} manifest {path} has format version {manifest.get('version')}; this "
-            f"torchrec_embcache reads version {version}"
+            f"torchrec_embcache reads version {readable}"
         )
     return manifest
 

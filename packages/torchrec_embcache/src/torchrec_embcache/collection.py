@@ -296,6 +296,8 @@ class EmbCacheEmbeddingCollection(_EmbCacheCollection, EmbeddingCollectionInterf
         _check_names(tables)
         self._embedding_configs = tables
         self._need_indices = need_indices
+        # What a sharder needs to build the same tables on every rank.
+        self.table_defaults = {"optimizer": optimizer, "seed": seed}
         self._embedding_dim = tables[0].embedding_dim if tables else -1
 
         def make(config: EmbeddingConfig) -> DynamicEmbedding:

@@ -29,3 +29,8 @@ class CacheStateError(EmbCacheError):
 
 class DeviceError(EmbCacheError, ValueError):
     """A tensor is on a device the module cannot use with its own device."""
+
+
+class ShardingError(EmbCacheError):
+    """A sharded collection was given groups, placements, plans or tables it cannot work
+    with; the message names the table or argument and why."""

@@ -1,30 +1,37 @@
-"""Checkpoints of a row-wise sharded EmbCache collection, across ranks.
+"""Checkpoints of a sharded EmbCache collection, across ranks and layouts.
 
 Layout of a checkpoint directory::
 
-    GLOBAL.json                      the commit point: chain id, world size, bucket map, and
-                                     per rank and table the files to load, with their sizes
-                                     and checkpoint ids
+    GLOBAL.json                      the commit point: chain id, world size, every table's
+                                     placement (sharding type and bucket -> rank map), and
+                                     per rank the files of the tables it holds, with their
+                                     sizes and checkpoint ids
     chain-000003/rank-00001/...      rank 1's tables (torchrec_embcache's per-rank checkpoint:
                                      one file per table and save, CRC-32C checked, its own
-                                     MANIFEST.json)
+                                     MANIFEST.json); a rank that holds no table writes nothing
 
 A full save writes a new ``chain-<n>`` directory on every rank; incremental saves add files to
-the current one. ``GLOBAL.json`` is replaced atomically by rank 0 only after every rank has
-written its files, so a failed save on any rank leaves the previous checkpoint loadable; older
-chain directories are removed after the commit. The chain id grows by one with every save.
+the current one and need the same world size and placements. ``GLOBAL.json`` is replaced
+atomically by rank 0 only after every rank has written its files, so a failed save on any rank
+leaves the previous checkpoint loadable; older chain directories are removed after the commit.
+The chain id grows by one with every save.
 
 Loading is all or nothing across ranks: every rank builds its new tables from the files first
 (verifying sizes, checksums and checkpoint ids, naming the file that fails), the ranks agree
-over the host group, and only then do they install them. A checkpoint saved with another world
-size or bucket map is loaded by moving buckets: each rank reads every saved rank's files and
-keeps the ids of the buckets it owns now (rows, optimiser state, admission counters, steps).
+over the host group, and only then do they install them. A table saved with another world size
+or placement (row-wise, table-wise, table-row-wise, any bucket map) is loaded by moving
+buckets: each rank that holds it now reads the files of every saved rank that held it and keeps
+the ids of the buckets it owns now (rows, optimiser state, admission counters, steps).
+
+Format versions: 2 records a placement per table; 1 (one row-wise bucket map for every table,
+every rank holding every table) is still read.
 """
 
 from __future__ import annotations
 
 import shutil
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,23 +49,59 @@ from torchrec_embcache.checkpoint import (
     tables_of,
     write_manifest,
 )
-from torchrec_embcache.errors import CheckpointError
-from torchrec_embcache.sharded import RowWiseEmbCacheEmbeddingBagCollection
+from torchrec_embcache.errors import CheckpointError, ShardingError
+from torchrec_embcache.placement import ROW_WISE, BucketMap, Placement
+from torchrec_embcache.sharded import ShardedEmbCacheBase
 from torchrec_embcache.table import EmbeddingTable
 
 GLOBAL = "GLOBAL.json"
 FORMAT = "torchrec_embcache-sharded-checkpoint"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+_READABLE = (1, FORMAT_VERSION)
+
+
+def _upgrade(manifest: dict[str, Any]) -> dict[str, Any]:
+    """A version 1 manifest in version 2's terms: its one bucket map is every table's
+    row-wise placement (every saved rank held every table)."""
+    if manifest["version"] != 1:
+        return manifest
+    runs = BucketMap(tuple(manifest["owners"]), manifest["world_size"]).runs()
+    body = {"sharding_type": ROW_WISE, "num_buckets": len(manifest["owners"]), "owners": runs}
+    tables = manifest["ranks"][0]["tables"] if manifest["ranks"] else {}
+    return {**manifest, "placements": {name: dict(body) for name in tables}}
 
 
 def read_global(directory: str | Path) -> dict[str, Any]:
-    """The verified global manifest of a sharded checkpoint directory."""
-    return read_verified(Path(directory) / GLOBAL, FORMAT, FORMAT_VERSION, "sharded checkpoint")
+    """The verified global manifest of a sharded checkpoint directory (a version 1 manifest
+    in version 2's terms: ``placements`` per table)."""
+    path = Path(directory) / GLOBAL
+    return _upgrade(read_verified(path, FORMAT, _READABLE, "sharded checkpoint"))
 
 
-def _agree(
-    module: RowWiseEmbCacheEmbeddingBagCollection, error: str | None, group: Any = None
-) -> None:
+def saved_placements(saved: dict[str, Any]) -> dict[str, Placement]:
+    """Per table (keyed as checkpoints name tables), its placement when it was saved."""
+    try:
+        return {
+            name: Placement.from_json(body, saved["world_size"])
+            for name, body in saved["placements"].items()
+        }
+    except (KeyError, TypeError, ShardingError) as exc:
+        raise CheckpointError(f"sharded checkpoint manifest has a bad placement: {exc}") from exc
+
+
+def _same_placement(
+    saved: dict[str, Any], placements: dict[str, Placement], name: str, now: Placement
+) -> bool:
+    """Whether table ``name`` is laid out now as it was saved (its files load as they are)."""
+    then = placements.get(name)
+    return (
+        then is not None
+        and saved["world_size"] == now.world_size
+        and then.bucket_map.owners == now.bucket_map.owners
+    )
+
+
+def _agree(module: ShardedEmbCacheBase, error: str | None, group: Any = None) -> None:
     """Raises the first rank's error on every rank (collective over ``group``, the host group
     by default)."""
     errors: list[Any] = [None] * module._world
@@ -75,27 +118,42 @@ class _Save:
     root: Path
     chain: int
     base: str
-    owners: list[int]
+    placements: dict[str, Any]  # table -> Placement.to_json()
     incremental: bool
     rank_dir: Path
+
+
+def _layout_change(previous: dict[str, Any] | None, module: Any) -> str | None:
+    """Why an incremental save cannot build on ``previous`` (None: it can)."""
+    if previous is None:
+        return "it holds no full checkpoint"
+    if previous["world_size"] != module._world:
+        return f"it was saved by {previous['world_size']} ranks, not {module._world}"
+    current = module.table_placements()
+    then = saved_placements(previous)
+    if set(then) != set(current):
+        return f"it holds tables {sorted(then)}, the module {sorted(current)}"
+    moved = [n for n in sorted(current) if not _same_placement(previous, then, n, current[n])]
+    moved = [f"{n} ({then[n].sharding_type} -> {current[n].sharding_type})" for n in moved]
+    return f"table(s) {', '.join(moved)} have another placement" if moved else None
 
 
 def _prepare(module: Any, directory: str | Path, incremental: bool) -> _Save:
     root = Path(directory)
     previous = read_global(root) if (root / GLOBAL).exists() else None
-    owners = list(module.bucket_map.owners)
-    same_layout = previous is not None and (
-        previous["world_size"] == module._world and previous["owners"] == owners
-    )
-    if incremental and not same_layout:
-        raise CheckpointError(
-            f"cannot save an incremental checkpoint into {root}: it holds no full checkpoint of "
-            f"this world size ({module._world}) and bucket map; save a full checkpoint"
-        )
+    if incremental:
+        why = _layout_change(previous, module)
+        if why is not None:
+            raise CheckpointError(
+                f"cannot save an incremental checkpoint into {root}: {why}; an incremental "
+                "save needs the world size and placements of the full one it builds on: save "
+                "a full checkpoint"
+            )
     chain = int(previous["chain"]) + 1 if previous else 1
     base = previous["base"] if incremental and previous else f"chain-{chain:06d}"
     rank_dir = root / base / f"rank-{module._rank:05d}"
-    return _Save(root, chain, base, owners, incremental, rank_dir)
+    placements = {name: p.to_json() for name, p in module.table_placements().items()}
+    return _Save(root, chain, base, placements, incremental, rank_dir)
 
 
 def _commit_global(
@@ -117,7 +175,7 @@ def _commit_global(
         "chain": save.chain,
         "base": save.base,
         "world_size": module._world,
-        "owners": save.owners,
+        "placements": save.placements,
         "ranks": [
             {
                 "dir": f"{save.base}/rank-{r:05d}",
@@ -137,10 +195,12 @@ def _commit_global(
 
 
 _SAVE_ERRORS = (CheckpointError, OSError, RuntimeError, ValueError)
+# What a rank that holds no table contributes to the global manifest.
+_NOTHING: dict[str, Any] = {"tables": {}}
 
 
 def save_sharded_checkpoint(
-    module: RowWiseEmbCacheEmbeddingBagCollection,
+    module: ShardedEmbCacheBase,
     directory: str | Path,
     *,
     incremental: bool = False,
@@ -150,13 +210,15 @@ def save_sharded_checkpoint(
 
     Collective: every rank of the module's host group calls it with the same directory (a
     shared file system). ``incremental=True`` adds only the rows changed since the last save
-    and needs that save to be of the same world size and bucket map. ``cache=True`` also
+    and needs that save to be of the same world size and placements. ``cache=True`` also
     keeps which ids each device cache holds (see :func:`load_sharded_checkpoint`)."""
     save = _prepare(module, directory, incremental)
     error, manifest = None, None
     try:
-        manifest = save_checkpoint(
-            module.local, save.rank_dir, incremental=incremental, cache=cache
+        manifest = (
+            save_checkpoint(module.local, save.rank_dir, incremental=incremental, cache=cache)
+            if tables_of(module.local)
+            else _NOTHING
         )
     except _SAVE_ERRORS as exc:
         error = str(exc)
@@ -177,7 +239,7 @@ def _checkpoint_group(module: Any) -> Any:
 
 
 def save_sharded_checkpoint_in_background(
-    module: RowWiseEmbCacheEmbeddingBagCollection,
+    module: ShardedEmbCacheBase,
     directory: str | Path,
     *,
     incremental: bool = False,
@@ -193,14 +255,17 @@ def save_sharded_checkpoint_in_background(
     save = _prepare(module, directory, incremental)
     error, local = None, None
     try:
-        local = checkpoint._start(module.local, save.rank_dir, incremental, cache, background=True)
+        if tables_of(module.local):
+            local = checkpoint._start(
+                module.local, save.rank_dir, incremental, cache, background=True
+            )
     except _SAVE_ERRORS as exc:
         error = str(exc)
     future: Future[dict[str, Any]] = Future()
     future.set_running_or_notify_cancel()
 
     def run() -> None:
-        manifest, err = None, error
+        manifest, err = (_NOTHING if error is None else None), error
         if local is not None:
             try:
                 manifest = checkpoint._commit(*local, incremental)
@@ -253,24 +318,38 @@ def _load_chain(table: EmbeddingTable, root: Path, rank_entry: dict[str, Any], n
     return host
 
 
+# Which of a table's ids (saved on any rank) this rank keeps: a boolean mask.
+_Selector = Callable[[torch.Tensor], torch.Tensor]
+
+
+def _holders(saved: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    """The saved ranks' entries that hold table ``name``, in rank order."""
+    return [entry for entry in saved["ranks"] if name in entry["tables"]]
+
+
 def _rebucket(
-    table: EmbeddingTable, name: str, root: Path, saved: dict[str, Any], module: Any
+    table: EmbeddingTable,
+    name: str,
+    root: Path,
+    holders: list[dict[str, Any]],
+    mine: _Selector,
 ) -> Any:
-    """This rank's table under the current bucket map, from every saved rank's files."""
+    """This rank's table from the files of every saved rank that held it, keeping the ids
+    ``mine(ids)`` selects (those of the buckets this rank owns now)."""
     long = torch.int64
     ids, last_seen, count, rows, pending = [], [], [], [], []
     steps = set()
-    for rank_entry in saved["ranks"]:
+    for rank_entry in holders:
         host = _load_chain(table, root, rank_entry, name)
         steps.add((int(host.step), int(host.optimizer_step)))
         h_ids, h_last, h_count, h_rows = host.dump(False)
-        mine = module.bucket_map.rank_of(h_ids) == module._rank
-        ids.append(h_ids[mine])
-        last_seen.append(h_last[mine])
-        count.append(h_count[mine])
-        rows.append(h_rows[mine])
+        keep = mine(h_ids)
+        ids.append(h_ids[keep])
+        last_seen.append(h_last[keep])
+        count.append(h_count[keep])
+        rows.append(h_rows[keep])
         p_ids, p_count, p_last = host.dump_pending()
-        keep = module.bucket_map.rank_of(p_ids) == module._rank
+        keep = mine(p_ids)
         pending.append((p_ids[keep], p_count[keep], p_last[keep]))
     if len(steps) != 1:
         raise CheckpointError(f"table {name!r}: the saved ranks disagree on its step counters")
@@ -283,14 +362,12 @@ def _rebucket(
     return host
 
 
-def _cached_ids(root: Path, saved: dict[str, Any], name: str, module: Any) -> torch.Tensor:
-    """The ids this rank's cache of table ``name`` gets back: its own saved list under the
-    same layout; otherwise, from every saved rank in rank order, the ids of buckets it owns now
-    (each rank's list in its recency order)."""
-    same = saved["world_size"] == module._world and saved["owners"] == list(
-        module.bucket_map.owners
-    )
-    entries = [saved["ranks"][module._rank]] if same else saved["ranks"]
+def _cached_ids(
+    root: Path, entries: list[dict[str, Any]], name: str, mine: _Selector | None
+) -> torch.Tensor:
+    """The ids this rank's cache of table ``name`` gets back from the saved caches of
+    ``entries`` (in rank order, each list in its recency order): all of them, or those
+    ``mine(ids)`` selects after a change of layout."""
     parts = []
     for rank_entry in entries:
         record = rank_entry["tables"][name].get("cache")
@@ -300,22 +377,60 @@ def _cached_ids(root: Path, saved: dict[str, Any], name: str, module: Any) -> to
                 "contents (save_sharded_checkpoint(..., cache=True)); load with cache=False"
             )
         ids = read_cache_ids(root / rank_entry["dir"], name, record)
-        parts.append(ids if same else ids[module.bucket_map.rank_of(ids) == module._rank])
+        parts.append(ids if mine is None else ids[mine(ids)])
     return torch.cat(parts) if parts else torch.empty(0, dtype=torch.int64)
 
 
+def _check_table(name: str, described: dict[str, Any], table: EmbeddingTable) -> None:
+    for key in ("dim", "optimizer", "dtype", "row_width"):
+        if described.get(key) != table.describe()[key]:
+            raise CheckpointError(
+                f"table {name!r} was saved with {key}={described.get(key)!r}, the "
+                f"module's has {key}={table.describe()[key]!r}"
+            )
+
+
+def _load_table(
+    module: Any,
+    root: Path,
+    saved: dict[str, Any],
+    name: str,
+    table: EmbeddingTable,
+    cache: bool,
+) -> tuple[Any, torch.Tensor | None]:
+    """One of this rank's tables from the checkpoint: its host table and, with ``cache``,
+    the ids its device cache gets back."""
+    holders = _holders(saved, name)
+    if not holders:
+        raise CheckpointError(f"{root / GLOBAL} holds no table {name!r}")
+    _check_table(name, holders[0]["tables"][name], table)
+    now = module.table_placements()[name]
+    want_cache = cache and table.cache_slots is not None
+    if _same_placement(saved, saved_placements(saved), name, now):
+        own = saved["ranks"][module._rank]
+        resident = _cached_ids(root, [own], name, None) if want_cache else None
+        return _load_chain(table, root, own, name), resident
+
+    def mine(ids: torch.Tensor) -> torch.Tensor:
+        return now.bucket_map.rank_of(ids) == module._rank
+
+    resident = _cached_ids(root, holders, name, mine) if want_cache else None
+    return _rebucket(table, name, root, holders, mine), resident
+
+
 def load_sharded_checkpoint(
-    module: RowWiseEmbCacheEmbeddingBagCollection,
+    module: ShardedEmbCacheBase,
     directory: str | Path,
     *,
     cache: bool = False,
 ) -> None:
     """Loads a sharded checkpoint into every rank's tables - on all ranks or on none.
 
-    Collective over the module's host group. Any world size and bucket map: buckets move to
-    their owners under the module's map. Device caches start empty, unless ``cache=True``
-    (the checkpoint saved with it): then each cache gets back the rows it held, or, after a
-    change of layout, the rows that the saved caches held of the buckets it owns now."""
+    Collective over the module's host group. Any world size and placements: buckets move to
+    their owners under the module's placements (a table saved table-wise loads row-wise, and
+    so on). Device caches start empty, unless ``cache=True`` (the checkpoint saved with it):
+    then each cache gets back the rows it held, or, after a change of layout, the rows that
+    the saved caches held of the buckets it owns now."""
     root = Path(directory)
     tables = tables_of(module.local)
     hosts: dict[str, Any] = {}
@@ -323,25 +438,10 @@ def load_sharded_checkpoint(
     error = None
     try:
         saved = read_global(root)
-        same_layout = saved["world_size"] == module._world and saved["owners"] == list(
-            module.bucket_map.owners
-        )
         for name, table in sorted(tables.items()):
-            described = saved["ranks"][0]["tables"].get(name)
-            if described is None:
-                raise CheckpointError(f"{root / GLOBAL} holds no table {name!r}")
-            for key in ("dim", "optimizer", "dtype", "row_width"):
-                if described.get(key) != table.describe()[key]:
-                    raise CheckpointError(
-                        f"table {name!r} was saved with {key}={described.get(key)!r}, the "
-                        f"module's has {key}={table.describe()[key]!r}"
-                    )
-            if same_layout:
-                hosts[name] = _load_chain(table, root, saved["ranks"][module._rank], name)
-            else:
-                hosts[name] = _rebucket(table, name, root, saved, module)
-            if cache and table.cache_slots is not None:
-                resident[name] = _cached_ids(root, saved, name, module)
+            hosts[name], ids = _load_table(module, root, saved, name, table, cache)
+            if ids is not None:
+                resident[name] = ids
     except CheckpointError as exc:
         error = str(exc)
     _agree(module, error)

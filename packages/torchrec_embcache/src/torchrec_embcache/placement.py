@@ -1,0 +1,203 @@
+"""Where a sharded EmbCache table's ids live: stable hash buckets and their owner ranks.
+
+Every id belongs to one of ``num_buckets`` buckets, ``bucket_of(id)``: a hash fixed for good
+(splitmix64's finaliser of the id, taken modulo the bucket count), so that a checkpoint, another
+world size or another process computes the same bucket. A :class:`BucketMap` names the rank that
+owns each bucket; changing the map moves whole buckets between ranks, never splits one.
+
+A :class:`Placement` is one table's bucket map with the torchrec sharding type it realises:
+
+- ``row_wise``: the buckets spread evenly over every rank;
+- ``table_wise``: every bucket owned by one rank (the table lives there only);
+- ``table_row_wise``: the buckets spread evenly over the ranks of one host.
+
+All three are bucket maps, so a table moves between them (or between world sizes) by moving
+buckets, which is what loading a sharded checkpoint into another layout does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import torch
+
+from torchrec_embcache.errors import ShardingError
+
+DEFAULT_NUM_BUCKETS = 4096
+
+ROW_WISE = "row_wise"
+TABLE_WISE = "table_wise"
+TABLE_ROW_WISE = "table_row_wise"
+SHARDING_TYPES = (TABLE_WISE, ROW_WISE, TABLE_ROW_WISE)
+
+# splitmix64's constants as signed int64 (torch has no uint64 arithmetic).
+_GOLDEN = 0x9E3779B97F4A7C15 - (1 << 64)
+_MIX1 = 0xBF58476D1CE4E5B9 - (1 << 64)
+_MIX2 = 0x94D049BB133111EB - (1 << 64)
+
+
+def _shift_right(z: torch.Tensor, k: int) -> torch.Tensor:
+    # A logical shift: torch's >> is arithmetic on int64.
+    return (z >> k) & ((1 << (64 - k)) - 1)
+
+
+def bucket_of(ids: torch.Tensor, num_buckets: int) -> torch.Tensor:
+    """The bucket of every id: splitmix64's finaliser of the id (two's-complement int64
+    arithmetic, which wraps like uint64), its top 63 bits modulo ``num_buckets``."""
+    if num_buckets < 1:
+        raise ValueError(f"num_buckets must be positive, got {num_buckets}")
+    z = ids.to(torch.int64) + _GOLDEN
+    z = (z ^ _shift_right(z, 30)) * _MIX1
+    z = (z ^ _shift_right(z, 27)) * _MIX2
+    z = z ^ _shift_right(z, 31)
+    return _shift_right(z, 1) % num_buckets
+
+
+@dataclass(frozen=True, repr=False)
+class BucketMap:
+    """Which rank owns each bucket (``owners[b]``)."""
+
+    owners: tuple[int, ...]
+    world_size: int
+
+    def __post_init__(self) -> None:
+        if not self.owners:
+            raise ShardingError("a BucketMap needs at least one bucket")
+        bad = [r for r in set(self.owners) if not 0 <= r < self.world_size]
+        if bad:
+            raise ShardingError(
+                f"BucketMap names rank(s) {sorted(bad)} outside a world of {self.world_size}"
+            )
+
+    @classmethod
+    def even(cls, world_size: int, num_buckets: int = DEFAULT_NUM_BUCKETS) -> BucketMap:
+        """Contiguous runs of buckets, as equal as the counts allow (rank r: buckets
+        [r * n / W, (r + 1) * n / W))."""
+        return cls.over(range(world_size), world_size, num_buckets)
+
+    @classmethod
+    def over(
+        cls, ranks: Sequence[int], world_size: int, num_buckets: int = DEFAULT_NUM_BUCKETS
+    ) -> BucketMap:
+        """The buckets in contiguous, as equal as possible runs over ``ranks`` (in the order
+        given), which may be any ranks of the world."""
+        ranks = tuple(ranks)
+        if len(set(ranks)) != len(ranks):
+            raise ShardingError(f"ranks {list(ranks)} name a rank twice")
+        if not ranks or num_buckets < len(ranks):
+            raise ShardingError(
+                f"{num_buckets} buckets cannot be spread over {len(ranks)} ranks: every rank "
+                "needs at least one"
+            )
+        k = len(ranks)
+        return cls(tuple(ranks[b * k // num_buckets] for b in range(num_buckets)), world_size)
+
+    @classmethod
+    def from_runs(cls, runs: Sequence[Sequence[int]], world_size: int) -> BucketMap:
+        """The map of :meth:`runs`' ``[[rank, count], ...]``."""
+        return cls(tuple(rank for rank, count in runs for _ in range(count)), world_size)
+
+    def runs(self) -> list[list[int]]:
+        """The owners as ``[[rank, count], ...]`` runs: a 4096-bucket map is a few runs."""
+        out: list[list[int]] = []
+        for rank in self.owners:
+            if out and out[-1][0] == rank:
+                out[-1][1] += 1
+            else:
+                out.append([rank, 1])
+        return out
+
+    @property
+    def num_buckets(self) -> int:
+        return len(self.owners)
+
+    def __repr__(self) -> str:
+        # The owners as runs: the dataclass's repr would print every one of 4096 buckets.
+        runs = ", ".join(f"{rank} x {count}" for rank, count in self.runs())
+        return f"BucketMap(world_size={self.world_size}, owners=[{runs}])"
+
+    @cached_property
+    def ranks(self) -> tuple[int, ...]:
+        """The ranks that own at least one bucket, ascending."""
+        return tuple(sorted(set(self.owners)))
+
+    @cached_property
+    def _owner_table(self) -> torch.Tensor:
+        return torch.tensor(self.owners, dtype=torch.int64)
+
+    def rank_of(self, ids: torch.Tensor) -> torch.Tensor:
+        """The owner rank of every id."""
+        if len(self.ranks) == 1:  # one owner (table-wise): no need to hash
+            return torch.full(ids.shape, self.ranks[0], dtype=torch.int64)
+        return self._owner_table[bucket_of(ids, self.num_buckets)]
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One table's layout over the ranks: a torchrec sharding type and the bucket map that
+    realises it. Build one with :meth:`row_wise`, :meth:`table_wise` or
+    :meth:`table_row_wise`. Routing and checkpoints follow the map alone; the type decides
+    what pooling may do (MEAN only table-wise) and is recorded in checkpoints."""
+
+    sharding_type: str
+    bucket_map: BucketMap
+
+    def __post_init__(self) -> None:
+        if self.sharding_type not in SHARDING_TYPES:
+            raise ShardingError(
+                f"unknown EmbCache sharding type {self.sharding_type!r}; the types are "
+                f"{', '.join(SHARDING_TYPES)}"
+            )
+        if self.sharding_type == TABLE_WISE and len(self.ranks) != 1:
+            raise ShardingError(
+                f"a table_wise placement has one owner rank, this bucket map has {list(self.ranks)}"
+            )
+
+    @classmethod
+    def row_wise(cls, world_size: int, num_buckets: int = DEFAULT_NUM_BUCKETS) -> Placement:
+        """The buckets spread evenly over every rank of the world."""
+        return cls(ROW_WISE, BucketMap.even(world_size, num_buckets))
+
+    @classmethod
+    def table_wise(
+        cls, rank: int, world_size: int, num_buckets: int = DEFAULT_NUM_BUCKETS
+    ) -> Placement:
+        """Every bucket on ``rank``: the table lives on that rank alone."""
+        return cls(TABLE_WISE, BucketMap.over((rank,), world_size, num_buckets))
+
+    @classmethod
+    def table_row_wise(
+        cls, ranks: Sequence[int], world_size: int, num_buckets: int = DEFAULT_NUM_BUCKETS
+    ) -> Placement:
+        """The buckets spread evenly over ``ranks``, the ranks of one host (for a host of
+        ``local_world_size`` ranks: ``range(h * local_world_size, (h + 1) * ...)``)."""
+        return cls(TABLE_ROW_WISE, BucketMap.over(ranks, world_size, num_buckets))
+
+    @property
+    def ranks(self) -> tuple[int, ...]:
+        """The ranks that hold part of the table."""
+        return self.bucket_map.ranks
+
+    @property
+    def world_size(self) -> int:
+        return self.bucket_map.world_size
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "sharding_type": self.sharding_type,
+            "num_buckets": self.bucket_map.num_buckets,
+            "owners": self.bucket_map.runs(),
+        }
+
+    @classmethod
+    def from_json(cls, body: dict[str, Any], world_size: int) -> Placement:
+        bucket_map = BucketMap.from_runs(body["owners"], world_size)
+        if bucket_map.num_buckets != body["num_buckets"]:
+            raise ShardingError(
+                f"a placement records {body['num_buckets']} buckets but its owner runs cover "
+                f"{bucket_map.num_buckets}"
+            )
+        return cls(body["sharding_type"], bucket_map)
