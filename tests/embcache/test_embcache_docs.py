@@ -26,13 +26,18 @@ def test_examples_run() -> None:
 
 def test_sharding_says_what_exists_and_what_does_not() -> None:
     text = DOC.read_text(encoding="utf-8")
-    shard = text[text.index("## Sharded training: row-wise by bucket") :]
-    assert "RowWiseEmbCacheEmbeddingBagCollection" in shard
+    shard = text[text.index("## Sharded training: by bucket") :]
+    for offered in ("ShardedEmbCacheEmbeddingBagCollection", "ShardedEmbCacheEmbeddingCollection"):
+        assert offered in shard
+    for layout in ("row-wise", "table-wise", "table-row-wise"):
+        assert f"**{layout}**" in shard
     missing = shard[shard.index("### Not available yet") :]
-    for pending in ("table-wise and table-row-wise",):
+    for pending in ("variable batch sizes per feature", "one host's"):
         assert pending in missing
     import torchrec_embcache
 
-    # Sharding lives in its modules (sharded, sharded_checkpoint), not at the top level.
+    # Sharding lives in its modules (placement, sharded, sharded_sequence, sharded_checkpoint,
+    # sharded_metrics), not at the top level.
     names = {n for n in dir(torchrec_embcache) if "shard" in n.lower()}
-    assert names <= {"sharded", "sharded_checkpoint"}, names
+    allowed = {"sharded", "sharded_sequence", "sharded_checkpoint", "sharded_metrics"}
+    assert names <= allowed, names

@@ -12,8 +12,14 @@
 4. dlrm: training steps per second of torchrec's DLRM (13 dense, 26 sparse features,
    synthetic data) with EmbCacheEmbeddingBagCollection against torchrec's
    EmbeddingBagCollection of the same size, on the CPU. Target: >= 0.7x.
+5. skew: what a rank of a row-wise sharded table sees: only the ids of its hash buckets.
+   Inserting 2^18 such ids into a host table, and training steps of a table with an 8192-slot
+   device cache, against the same counts of ids from every bucket. The two should cost the
+   same; they did not while the core's hash maps took their slots from the bits that also pick
+   the bucket (4x slower inserts, 5x slower cached steps).
 
-Run:  python packages/torchrec_embcache/bench/bench_embcache.py [--only lookup,memory,sizing,dlrm]
+Run:  python packages/torchrec_embcache/bench/bench_embcache.py \
+          [--only lookup,memory,sizing,dlrm,skew]
 """
 
 from __future__ import annotations
@@ -332,14 +338,58 @@ def bench_dlrm(args: argparse.Namespace, results: dict[str, object]) -> None:
         )
 
 
+def bench_skew(args: argparse.Namespace, results: dict[str, object]) -> None:
+    from torchrec_embcache.placement import bucket_of
+
+    g = torch.Generator().manual_seed(3)
+    pool = torch.unique(torch.randint(-(2**62), 2**62, (1 << 21,), generator=g))
+    # Rank 0's ids of a table sharded row-wise over 2 ranks by 4096 buckets.
+    owned = pool[bucket_of(pool, 4096) < 2048][: 1 << 18]
+    anyone = pool[: owned.numel()]
+
+    def inserts(ids: torch.Tensor) -> Callable[[], object]:
+        def run() -> None:
+            table = ec.EmbeddingTable(16, optimizer=ec.SparseSGD())
+            for chunk in ids.split(1 << 14):
+                table.lookup(chunk, train=True)
+
+        return run
+
+    def cached_steps(ids: torch.Tensor) -> Callable[[], object]:
+        table = ec.EmbeddingTable(16, optimizer=ec.SparseSGD(), cache_slots=8192)
+        batches = [ids[i : i + 4096] for i in range(0, 8 * 4096, 4096)]
+
+        def run() -> None:
+            for batch in batches:
+                out = table.lookup(batch, train=True)
+                out.weights.sum().backward()
+
+        return run
+
+    cases = {
+        "insert, one rank's buckets": inserts(owned),
+        "insert, every bucket": inserts(anyone),
+        "cached steps, one rank's buckets": cached_steps(owned),
+        "cached steps, every bucket": cached_steps(anyone),
+    }
+    times = {k: statistics.median(v) for k, v in interleaved(cases, args.repeat).items()}
+    results["skew"] = times
+    print(f"skew: {owned.numel()} ids; median of {args.repeat}")
+    for name, t in times.items():
+        print(f"  {name:34s} {t * 1e3:8.1f} ms")
+    for what in ("insert", "cached steps"):
+        ratio = times[f"{what}, one rank's buckets"] / times[f"{what}, every bucket"]
+        print(f"  {what}: one rank's buckets / every bucket = {ratio:.2f}x (no skew: 1.0x)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
         "--only",
-        default="lookup,memory,sizing,dlrm",
-        help="comma-separated: lookup,memory,sizing,dlrm",
+        default="lookup,memory,sizing,dlrm,skew",
+        help="comma-separated: lookup,memory,sizing,dlrm,skew",
     )
     parser.add_argument("--universe", type=int, default=10_000_000, help="Zipf support (ids)")
     parser.add_argument("--zipf", type=float, default=1.05, help="Zipf exponent")
@@ -365,6 +415,8 @@ def main() -> None:
         bench_sizing(args, results)
     if "dlrm" in only:
         bench_dlrm(args, results)
+    if "skew" in only:
+        bench_skew(args, results)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -8,6 +8,12 @@ start) and a ``window_`` value (over the most recent updates), as ThroughputMetr
 RecMetrics report them. Here the namespace is ``embcache`` and the task is the table's name,
 e.g. ``embcache-embedding_bags.t_user|lifetime_cache_hit_rate``. Gauges (host rows, host
 memory, bytes per row) have no prefix. Definitions of every counter: counters.py.
+
+As torchrec's RecMetricModule, ``compute()`` reports what the metric is about and
+``local_compute()`` this process's share, under keys whose prefix starts with ``local_``
+(``embcache-<table>|local_lifetime_cache_hit_rate``). For one process the two are the same
+values; for tables sharded over ranks, sharded_metrics.ShardedEmbCacheMetrics makes
+``compute()`` the collective's.
 """
 
 from __future__ import annotations
@@ -55,8 +61,34 @@ _GAUGES = (
 _WINDOWED = tuple(EmbCacheMetricName(name) for name in (*TableSnapshot.COUNTERS, "cache_hit_rate"))
 
 
-def metric_key(table: str, name: EmbCacheMetricName, prefix: MetricPrefix) -> str:
-    return compose_metric_key(EmbCacheMetricNamespace.EMBCACHE, table, name, prefix)
+def metric_key(table: str, name: EmbCacheMetricName, prefix: MetricPrefix, scope: str = "") -> str:
+    """``scope`` "local_" makes a per-process key, as torchrec's local_compute() does (it puts
+    the scope in front of the prefix's value, so the prefix passes as a plain string)."""
+    return compose_metric_key(
+        EmbCacheMetricNamespace.EMBCACHE,
+        table,
+        name,
+        f"{scope}{prefix}",  # type: ignore[arg-type]
+    )
+
+
+def metric_values(
+    lifetime: dict[str, TableSnapshot], window: dict[str, TableSnapshot], scope: str = ""
+) -> dict[str, torch.Tensor]:
+    """The metric dict of per-table lifetime and window snapshots (gauges from lifetime)."""
+    out: dict[str, torch.Tensor] = {}
+    for prefix, snaps in ((MetricPrefix.LIFETIME, lifetime), (MetricPrefix.WINDOW, window)):
+        for table, snap in snaps.items():
+            for name in _WINDOWED:
+                value = float(getattr(snap, name.value))
+                key = metric_key(table, name, prefix, scope)
+                out[key] = torch.tensor(value, dtype=torch.double)
+    for table, snap in lifetime.items():
+        for name in _GAUGES:
+            value = float(getattr(snap, name.value))
+            key = metric_key(table, name, MetricPrefix.DEFAULT, scope)
+            out[key] = torch.tensor(value, dtype=torch.double)
+    return out
 
 
 class EmbCacheMetrics(nn.Module):
@@ -67,13 +99,16 @@ class EmbCacheMetrics(nn.Module):
     ``compute()`` when reporting. ``window_size``: updates the ``window_`` values cover.
     """
 
+    # Whether a process may hold none of the tables (a rank of a table-wise sharded model).
+    _tables_optional = False
+
     def __init__(self, obj: Any, window_size: int = 100) -> None:
         super().__init__()
         if not isinstance(window_size, int) or window_size < 1:
             raise ValueError(f"window_size must be a positive integer, got {window_size!r}")
         # Not registered as submodules: the metric must not own (or move) the model's tables.
         self._tables = tables_of(obj)
-        if not self._tables:
+        if not self._tables and not self._tables_optional:
             raise ValueError("no dynamic embedding tables found")
         self._start = {name: snapshot(t) for name, t in self._tables.items()}
         # Snapshots at the last window_size + 1 updates; the window spans the oldest to now.
@@ -94,22 +129,11 @@ class EmbCacheMetrics(nn.Module):
         return {name: newest[name].minus(oldest[name]) for name in newest}
 
     def compute(self) -> dict[str, torch.Tensor]:
-        out: dict[str, torch.Tensor] = {}
-        for prefix, snaps in (
-            (MetricPrefix.LIFETIME, self.lifetime()),
-            (MetricPrefix.WINDOW, self.window()),
-        ):
-            for table, snap in snaps.items():
-                for name in _WINDOWED:
-                    value = float(getattr(snap, name.value))
-                    out[metric_key(table, name, prefix)] = torch.tensor(value, dtype=torch.double)
-        for table, snap in self.lifetime().items():
-            for name in _GAUGES:
-                value = float(getattr(snap, name.value))
-                out[metric_key(table, name, MetricPrefix.DEFAULT)] = torch.tensor(
-                    value, dtype=torch.double
-                )
-        return out
+        return metric_values(self.lifetime(), self.window())
+
+    def local_compute(self) -> dict[str, torch.Tensor]:
+        """This process's values, keys prefixed ``local_`` (torchrec's per-trainer report)."""
+        return metric_values(self.lifetime(), self.window(), scope="local_")
 
     def describe(self, file: TextIO | None = None) -> str:
         """Prints and returns the lifetime counters (and the tables' sizes) as a table."""
