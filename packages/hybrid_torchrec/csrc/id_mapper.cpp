@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 #include <stdexcept>
+#include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "common.h"
@@ -77,52 +79,121 @@ void IdMapper::clear() {
 
 // A mapped id's slot remembers the id's distinct index in the current batch, so an id the
 // table knows costs one probe per occurrence, with no batch-local table and no second lookup.
-// The remembered index is trusted only if it names a record of this batch for this id:
-// values left by earlier batches fail that test. Ids the table does not know go through the
-// batch-local table.
-void IdMapper::dedup_partition(DedupWorkspace& w, int64_t p) {
-    FlatMap& m = t_.maps[static_cast<size_t>(p)];
+// Between batches every scratch word is kNoBatch (the task that sets words puts kNoBatch back
+// before it returns), so a set word was set by this batch and is trusted without reading the
+// record it names. Ids the table does not know go through the batch-local table.
+void IdMapper::dedup_partition(DedupWorkspace& w, int64_t p, bool first_of_task,
+                               bool last_of_task) {
+    FlatMap& map = t_.maps[static_cast<size_t>(p)];
+    if (map.empty()) {
+        // Every id is new: de-duplicating is all there is.
+        dedup_partition_in_batch_table(w, p);
+        missing_[static_cast<size_t>(p)] = w.distinct[static_cast<size_t>(p)];
+        return;
+    }
     const int64_t lo = w.begin[static_cast<size_t>(p)];
     const int64_t hi = w.begin[static_cast<size_t>(p + 1)];
     BatchTable& unmapped = BatchTable::of_this_thread();
     unmapped.reset(hi - lo);
+    // A table with no more lines than its partition has ids is mostly visited anyway:
+    // loading it in address order runs at memory bandwidth, where the probes would wait for
+    // their misses a few at a time. The task's next table is loaded a line per id of this
+    // partition, so that it is in cache when its turn comes.
+    const bool whole = wholly_visited(w, p);
+    if (first_of_task && whole)
+        map.prefetch_all();
+    const char* ahead = nullptr;
+    const char* ahead_end = nullptr;
+    if (!last_of_task && wholly_visited(w, p + 1))
+        std::tie(ahead, ahead_end) = t_.maps[static_cast<size_t>(p + 1)].span();
+    const FlatMap::Probe m(map);
+    const int64_t* elems = w.elems.data();
+    uint32_t* refs = w.refs.data();
+    DedupWorkspace::Distinct* dist = w.dist.data();
+    uint32_t* slot_of = w.global.data();  // the slot of each distinct id, until the reset below
+    const auto start = [&](uint32_t h) { m.prefetch_for_update(h); };
     uint32_t found = 0;
-    constexpr int64_t kAhead = 16;  // overlap the cache misses of consecutive probes
-    for (int64_t e = lo; e < hi; ++e) {
-        if (e + kAhead < hi)
-            m.prefetch_for_update(w.elems[e + kAhead].hash);
-        const DedupWorkspace::Element& x = w.elems[e];
-        const uint32_t next = static_cast<uint32_t>(lo) + found;
-        FlatMap::Slot* s = m.find_slot(x.id, x.hash);
-        if (s != nullptr) {
-            const uint32_t d = s->batch;
-            if (d >= lo && d < next && w.dist[d].id == x.id) {
-                ++w.dist[d].count;
-                w.slot[e] = d;
-                continue;
+    int64_t missing = 0;
+    // The scratch words set by this partition are reset at the end: in a table visited
+    // wholly, by a sweep over all of them (in cache by then); otherwise one by one, from the
+    // slot of each distinct id, which the loop then records.
+    const auto run = [&](auto record_slots) {
+        HashesAhead<16> hashes(elems, lo, hi, start);
+        for_each_run(w, p, [&](int64_t, int64_t run_lo, int64_t run_hi) {
+            for (int64_t e = run_lo; e < run_hi; ++e) {
+                if (ahead < ahead_end) {
+                    __builtin_prefetch(ahead, 1);
+                    ahead += 64;
+                }
+                const uint32_t h = hashes.next(e, start);
+                const int64_t id = elems[e];
+                const uint32_t next = static_cast<uint32_t>(lo) + found;
+                const uint64_t s = m.locate(id, h);
+                if (s != FlatMap::kAbsent) {
+                    // Whether an occurrence is an id's first is unpredictable (a third of a
+                    // Zipf batch's are), so the known-id path has no branch on it: the record
+                    // of the next distinct id is always written and stays unclaimed unless
+                    // this occurrence is new.
+                    uint32_t& b = m.batch(s);
+                    const uint32_t v = b;
+                    const uint32_t fresh = 0u - static_cast<uint32_t>(v == FlatMap::kNoBatch);
+                    const uint32_t d = (next & fresh) | (v & ~fresh);
+                    b = d;
+                    dist[next] = {id, m.row(s), 0};
+                    if constexpr (decltype(record_slots)::value)
+                        slot_of[next] = static_cast<uint32_t>(s);
+                    ++dist[d].count;
+                    refs[e] = d | (DedupWorkspace::kFirst & fresh);
+                    found -= fresh;
+                    continue;
+                }
+                const uint32_t d = unmapped.find_or_add(id, h, next);
+                if (d != BatchTable::kAbsent) {
+                    ++dist[d].count;
+                    refs[e] = d;
+                    continue;
+                }
+                dist[next] = {id, -1, 1};
+                refs[e] = next | DedupWorkspace::kFirst;
+                ++found;
+                ++missing;
             }
-            s->batch = next;
-            w.dist[next] = {x.id, s->row, x.hash, x.pos, 1, 0};
+            return found;
+        });
+        if constexpr (decltype(record_slots)::value) {
+            for (int64_t d = lo; d < lo + found; ++d) {
+                if (dist[d].value >= 0)
+                    m.batch(slot_of[d]) = FlatMap::kNoBatch;
+            }
         } else {
-            const uint32_t d = unmapped.find_or_add(x.id, x.hash, next);
-            if (d != BatchTable::kAbsent) {
-                ++w.dist[d].count;
-                w.slot[e] = d;
-                continue;
-            }
-            w.dist[next] = {x.id, -1, x.hash, x.pos, 1, 0};
+            map.reset_scratch();
         }
-        w.slot[e] = next;
-        ++found;
-    }
+    };
+    if (whole)
+        run(std::false_type{});
+    else
+        run(std::true_type{});
     w.distinct[static_cast<size_t>(p)] = found;
+    missing_[static_cast<size_t>(p)] = missing;
 }
 
 void IdMapper::dedup_and_probe(const int64_t* ids, int64_t n) {
     DedupWorkspace& w = ws_;
     group(ids, n, log2_parts_, w);
-    parallel_tasks(w.num_parts, [&](int64_t p) { dedup_partition(w, p); });
+    missing_.assign(static_cast<size_t>(w.num_parts), 0);
+    // A few partitions per task, so that a task knows which table it visits next.
+    constexpr int64_t kPerTask = 4;
+    parallel_tasks((w.num_parts + kPerTask - 1) / kPerTask, [&](int64_t t) {
+        const int64_t end = std::min(w.num_parts, (t + 1) * kPerTask);
+        for (int64_t p = t * kPerTask; p < end; ++p)
+            dedup_partition(w, p, p == t * kPerTask, p + 1 == end);
+    });
     w.num_unique = std::accumulate(w.distinct.begin(), w.distinct.end(), int64_t{0});
+}
+
+bool IdMapper::wholly_visited(const DedupWorkspace& w, int64_t p) const {
+    const int64_t ids = w.begin[static_cast<size_t>(p + 1)] - w.begin[static_cast<size_t>(p)];
+    return t_.maps[static_cast<size_t>(p)].lines() <= static_cast<uint64_t>(ids);
 }
 
 int64_t IdMapper::take_free_row(Tables& t) {
@@ -194,9 +265,7 @@ MapResult IdMapper::map(const int64_t* ids, int64_t n, bool insert) {
         throw CapacityError("table '" + name_ + "' holds at most " + std::to_string(capacity_) +
                             " rows but the batch has " + std::to_string(u) + " distinct ids");
     }
-    int64_t misses = 0;
-    for (int64_t g = 0; g < u; ++g)
-        misses += rows[g] < 0;
+    const int64_t misses = std::accumulate(missing_.begin(), missing_.end(), int64_t{0});
     const int64_t step = t_.step + 1;
     const int64_t available =
         static_cast<int64_t>(t_.free_rows.size()) + (capacity_ - t_.high_water);
@@ -238,6 +307,9 @@ MapResult IdMapper::map(const int64_t* ids, int64_t n, bool insert) {
     for (int32_t v : victims)
         t_.order.unlink(v);
 
+    // A batch of known ids (the steady state) takes no rows and changes no hash table.
+    if (misses == 0)
+        return out;
     size_t next_victim = 0;
     const int64_t* unique = out.unique_ids.data.get();
     for (int64_t g = 0; g < u; ++g) {
@@ -274,17 +346,17 @@ MapResult IdMapper::map(const int64_t* ids, int64_t n, bool insert) {
     parallel_tasks(w.num_parts, [&](int64_t p) {
         FlatMap& m = t_.maps[static_cast<size_t>(p)];
         for (int64_t id : evicted_by_part[static_cast<size_t>(p)])
-            m.erase(id, hash_for_map(id));
+            m.erase(id, hash_for_slot(id));
+        const int64_t new_ids = missing_[static_cast<size_t>(p)];
+        if (new_ids == 0)
+            return;
+        m.reserve(m.size() + new_ids);  // at most one rehash per batch
         const int64_t lo = w.begin[static_cast<size_t>(p)];
         const int64_t end = lo + w.distinct[static_cast<size_t>(p)];
-        int64_t new_ids = 0;
-        for (int64_t d = lo; d < end; ++d)
-            new_ids += w.dist[d].value < 0;
-        m.reserve(m.size() + new_ids);  // at most one rehash per batch
         for (int64_t d = lo; d < end; ++d) {
-            if (w.dist[d].value < 0) {
-                m.insert_new(w.dist[d].id, w.dist[d].hash, rows[w.dist[d].global]);
-            }
+            const int64_t id = w.dist[d].id;
+            if (w.dist[d].value < 0)
+                m.insert_new(id, hash_for_slot(id), rows[w.global[d]]);
         }
     });
     t_.size += misses - static_cast<int64_t>(out.evicted_ids.size());
@@ -297,7 +369,8 @@ void IdMapper::lookup(const int64_t* ids, int64_t n, int64_t* rows) const {
     parallel_chunks(n, int64_t{1} << 14, [&](int64_t, int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i) {
             const uint64_t h = hash_for_map(ids[i]);
-            rows[i] = t_.maps[static_cast<size_t>(partition_of(h, log2_parts_))].find(ids[i], h);
+            rows[i] = t_.maps[static_cast<size_t>(partition_of(h, log2_parts_))].find(
+                ids[i], static_cast<uint32_t>(h));
         }
     });
 }
@@ -313,7 +386,7 @@ void IdMapper::remove(const int64_t* ids, int64_t n, int64_t* rows) {
         const int64_t end = lo + w.distinct[static_cast<size_t>(p)];
         for (int64_t d = lo; d < end; ++d) {
             if (w.dist[d].value >= 0)
-                m.erase(w.dist[d].id, w.dist[d].hash);
+                m.erase(w.dist[d].id, hash_for_slot(w.dist[d].id));
         }
     });
     // Freed rows in first-occurrence order, so the free list is independent of threads.
@@ -425,11 +498,11 @@ void IdMapper::load_state(const MappingState& s) {
     for (int64_t i = 0; i < m; ++i) {
         const uint64_t h = hash_for_map(s.ids[i]);
         FlatMap& map = t.maps[static_cast<size_t>(partition_of(h, log2_parts_))];
-        if (map.find(s.ids[i], h) >= 0) {
+        if (map.find(s.ids[i], static_cast<uint32_t>(h)) >= 0) {
             throw std::invalid_argument(where + "id " + std::to_string(s.ids[i]) +
                                         " appears twice");
         }
-        map.insert_new(s.ids[i], h, s.rows[i]);
+        map.insert_new(s.ids[i], static_cast<uint32_t>(h), s.rows[i]);
     }
     for (int64_t row = 0; row < high_water; ++row) {
         if (t.meta[static_cast<size_t>(row)].count == 0)

@@ -113,8 +113,11 @@ private:
     void find_victims(int64_t needed, int64_t step, std::vector<int32_t>& victims) const;
     [[noreturn]] void throw_full(int64_t new_ids, int64_t evictable) const;
     // De-duplicates partition p of the grouped batch against the partition's hash map;
-    // Distinct::value = row, or -1 for ids without one.
-    void dedup_partition(DedupWorkspace& w, int64_t p);
+    // Distinct::value = row, or -1 for ids without one. A task de-duplicates a few partitions
+    // in turn; `first_of_task` and `last_of_task` say where p is among them.
+    void dedup_partition(DedupWorkspace& w, int64_t p, bool first_of_task, bool last_of_task);
+    // Whether partition p's batch has at least as many ids as its hash map has cache lines.
+    bool wholly_visited(const DedupWorkspace& w, int64_t p) const;
     // De-duplicates a batch and looks its distinct ids up (in ws_).
     void dedup_and_probe(const int64_t* ids, int64_t n);
 
@@ -127,6 +130,7 @@ private:
     mutable std::mutex mu_;
     Tables t_;
     DedupWorkspace ws_;
+    std::vector<int64_t> missing_;  // per partition: distinct ids of the batch without a row
 };
 
 // Maps the batches of several tables at once, one table per task (the tables' own work then
