@@ -8,7 +8,7 @@ Batches of 512 bags a rank (unequal sizes across ranks), Zipf-like ids with repe
 and across ranks, three tables' worth of features with D = 16 and 8: the dims are small so that
 four simulated ranks stay within a minute; the bag count is what users run. The device caches
 hold more than one step's distinct ids of a rank's shard (at most 661 with 2 ranks, 417 with
-4) and fewer than the four steps bring (at least 798 and 429): rows swap in and out.
+4) and fewer than the first four steps bring (at least 798 and 429): rows swap in and out.
 """
 
 from __future__ import annotations

@@ -32,9 +32,19 @@ import statistics
 import time
 from collections.abc import Callable
 
-import hybrid_torchrec as hy
 import torch
-from hybrid_torchrec.workload import zipf_ids
+
+try:
+    import hybrid_torchrec as hy
+    from hybrid_torchrec.workload import zipf_ids
+except ImportError as exc:  # not installed, or its extension not built
+    raise SystemExit(
+        f"{__file__}: cannot import hybrid_torchrec ({exc}); run it with the verify "
+        "environment's python (build/verify/venv/bin/python, after recsdk-build all) or, "
+        "from the repository root, with PYTHONPATH=packages/hybrid_torchrec/src:"
+        ".pytest_cache/d/recsdk-torchrec/torchrec-1.1.0 once `python -m pytest "
+        "tests/hybrid_torchrec` has built the extension in place"
+    ) from None
 
 BASELINE = "torch.unique(return_inverse=True)"
 

@@ -22,7 +22,9 @@ import time
 from pathlib import Path
 
 import torch
-import torchrec_embcache as ec
+
+# bench_embcache imports the package, with a clear message when it cannot.
+from bench_embcache import ec
 
 
 def build(rows: int, touched: float, directory: Path) -> ec.DynamicEmbeddingBag:

@@ -34,7 +34,17 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
-import torchrec_embcache as ec
+
+try:
+    import torchrec_embcache as ec
+except ImportError as exc:  # not installed, or its extension not built
+    raise SystemExit(
+        f"{__file__}: cannot import torchrec_embcache ({exc}); run it with the verify "
+        "environment's python (build/verify/venv/bin/python, after recsdk-build all) or, "
+        "from the repository root, with PYTHONPATH=packages/torchrec_embcache/src:"
+        ".pytest_cache/d/recsdk-torchrec/torchrec-1.1.0 once `python -m pytest "
+        "tests/embcache` has built the extension in place"
+    ) from None
 
 
 def timed(fn: Callable[[], object], repeat: int) -> float:
