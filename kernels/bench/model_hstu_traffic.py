@@ -16,7 +16,11 @@ the minimum being Q, K and V read once and O written once (4 L D elements per he
 - "staircase, Q in L1": the same with the piece's Q rows kept in L1 and read from global
   memory once per piece. On Ascend 910B this needs the groups' row sub-ranges of an
   L1-resident Q, which the Matmul API's Norm template cannot address (it takes the L1 tile's
-  row stride from the call's own M): a hand-written Cube path, or one NZ tile per `h` rows.
+  row stride from the call's own M): a hand-written Cube path, or one NZ tile per `h` rows;
+- "tiles in L1": what the Matmul API can address: the piece's Q stored in L1 as one NZ tile
+  per `h` rows and each diagonal column group's K and V rows as one tile each, every diagonal
+  call one Q tile against one group (M = N = h); the off-diagonal key blocks read the piece's
+  Q from global memory as built. Q, K and V each reach L1 once per piece on the diagonal.
 
 Run: python kernels/bench/model_hstu_traffic.py [--max-len 1024] [--batch 32]
 """
@@ -32,8 +36,9 @@ from bench_hstu import skewed_lengths, uniform_lengths
 
 BLOCK_K = 256  # kHstuBlockK (kernels/common/hstu_common.h)
 
-# (rows, keys, q_rows_read): one Cube call's tile and the Q rows it reads from global memory.
-Tile = tuple[int, int, int]
+# One Cube call: (rows, keys) of its tile, and the Q rows and the K (and as many V) rows it
+# reads from global memory.
+Tile = tuple[int, int, int, int]
 
 
 def padded(n: int) -> int:
@@ -44,7 +49,8 @@ def as_built(length: int, bq: int, h: int) -> Iterator[Tile]:
     for r0 in range(0, length, bq):
         r1 = min(length, r0 + bq)
         for k0 in range(0, r1, BLOCK_K):
-            yield r1 - r0, min(r1, k0 + BLOCK_K) - k0, r1 - r0
+            keys = min(r1, k0 + BLOCK_K) - k0
+            yield r1 - r0, keys, r1 - r0, keys
 
 
 def staircase(length: int, bq: int, h: int, q_resident: bool = False) -> Iterator[Tile]:
@@ -55,11 +61,25 @@ def staircase(length: int, bq: int, h: int, q_resident: bool = False) -> Iterato
         for i, (rows, keys) in enumerate(tiles):
             # Resident: the piece's Q rows come from global memory once, with its first tile.
             q_read = (r1 - r0 if i == 0 else 0) if q_resident else rows
-            yield rows, keys, q_read
+            yield rows, keys, q_read, keys
 
 
 def staircase_q_in_l1(length: int, bq: int, h: int) -> Iterator[Tile]:
     return staircase(length, bq, h, q_resident=True)
+
+
+def tiles_in_l1(length: int, bq: int, h: int) -> Iterator[Tile]:
+    for r0 in range(0, length, bq):
+        r1 = min(length, r0 + bq)
+        for k0 in range(0, r0, BLOCK_K):
+            keys = min(r0, k0 + BLOCK_K) - k0
+            yield r1 - r0, keys, r1 - r0, keys
+        for c0 in range(r0, r1, h):
+            keys = min(r1, c0 + h) - c0
+            for t0 in range(c0, r1, h):
+                rows = min(r1, t0 + h) - t0
+                # Q tiles reach L1 with the first group, a group's K and V with its first tile.
+                yield rows, keys, rows if c0 == r0 else 0, keys if t0 == c0 else 0
 
 
 @dataclass(frozen=True)
@@ -72,9 +92,9 @@ def model(lengths: list[int], tiles: Callable[[int, int, int], Iterator[Tile]], 
     useful = issued = moved = 0
     for length in lengths:
         useful += length * (length + 1) // 2
-        for rows, keys, q_rows in tiles(length, bq, h):
+        for rows, keys, q_rows, kv_rows in tiles(length, bq, h):
             issued += padded(rows) * padded(keys)
-            moved += q_rows + 2 * keys  # Q rows, K and V rows
+            moved += q_rows + 2 * kv_rows
         moved += length  # O written once
     return Figures(useful / issued, moved / (4 * sum(lengths)))
 
@@ -87,23 +107,35 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=32)
     args = parser.parse_args()
     gen = torch.Generator().manual_seed(2024)  # bench_hstu.py's first case
+    # bench_hstu.py's two shapes, with their head dimension.
     shapes = {
-        f"lengths {args.max_len} u^2": skewed_lengths(gen, args.batch, args.max_len),
-        "lengths U[1, 4096]": uniform_lengths(torch.Generator().manual_seed(2024), 8, 4096),
+        f"lengths {args.max_len} u^2, D = 128": (
+            skewed_lengths(gen, args.batch, args.max_len),
+            128,
+        ),
+        "lengths U[1, 4096], D = 64": (
+            uniform_lengths(torch.Generator().manual_seed(2024), 8, 4096),
+            64,
+        ),
     }
     designs = {
         "as built": (as_built, [(16, 0), (32, 0), (64, 0), (128, 0)]),
         "staircase": (staircase, [(256, 32), (256, 64), (512, 64)]),
         "staircase, Q in L1": (staircase_q_in_l1, [(256, 32), (256, 64), (512, 32)]),
+        "tiles in L1": (tiles_in_l1, [(256, 32), (512, 32), (1024, 32)]),
     }
     print("targets: kept >= 0.9, traffic <= 2 (forward)")
-    for shape, lengths in shapes.items():
+    print("L1: the float32 Q, K and V rows a design keeps in L1 (910B: 512 KiB, shared with")
+    print("    what the Matmul API keeps there for the off-diagonal calls)")
+    for shape, (lengths, dim) in shapes.items():
         print(f"\n{shape} ({len(lengths)} sequences, {sum(lengths)} rows)")
-        print(f"  {'design':20s} {'bq':>4s} {'h':>4s} {'kept':>6s} {'traffic':>8s}")
+        print(f"  {'design':20s} {'bq':>4s} {'h':>4s} {'kept':>6s} {'traffic':>8s} {'L1 KiB':>7s}")
         for name, (tiles, params) in designs.items():
+            resident = tiles in (staircase_q_in_l1, tiles_in_l1)
             for bq, h in params:
                 f = model(lengths, tiles, bq, h)
-                print(f"  {name:20s} {bq:4d} {h or '-':>4} {f.kept:6.3f} {f.traffic:8.2f}")
+                l1 = f"{(bq + 2 * h) * dim * 4 // 1024:7d}" if resident else f"{'-':>7s}"
+                print(f"  {name:20s} {bq:4d} {h or '-':>4} {f.kept:6.3f} {f.traffic:8.2f} {l1}")
 
 
 if __name__ == "__main__":
