@@ -6,8 +6,6 @@ step's outputs, and every row with its optimiser state."""
 
 from __future__ import annotations
 
-import os
-import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -214,7 +212,6 @@ def run_case(rank: int, world: int, port: int, case: Case, report: str | None = 
     if case.cache_slots is not None and held:  # the caches were too small: rows moved out
         assert any(m.table.counters.rows_swapped_out for m in held), "no row swapped"
     npu_dist.finish_rank(provider, report, rank)
-    _exit_rank()
 
 
 class _Jagged:
@@ -310,17 +307,6 @@ def _check_layout(sharded: Any, rank: int, types: dict[str, str]) -> None:
     held = {name for name, p in sharded.placements.items() if rank in p.ranks}
     built = set(table_modules(sharded.local))
     assert built == held, (sorted(built), held)
-
-
-def _exit_rank() -> None:
-    """Ends this rank's process once its work is checked. Not by returning: tearing a gloo
-    group down at the end of the function deadlocked in one run of ten (py-spy: the group's
-    destructor, holding the GIL, joins its worker thread, which is freeing a finished
-    collective's tensor and waits for the GIL). Everything that matters is done: exit now."""
-    dist.destroy_process_group()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
 
 
 def compare_rows(
@@ -517,7 +503,6 @@ def run_reshard(
             after = bag.table.export()
             assert all(torch.equal(before[name][k], after[k]) for k in after), name
     npu_dist.finish_rank(provider, None, rank)
-    _exit_rank()
 
 
 def run_mismatched_placements(rank: int, world: int, port: int) -> None:
@@ -535,9 +520,5 @@ def run_mismatched_placements(rank: int, world: int, port: int) -> None:
         raise AssertionError("ranks with different placements built the collection")
     except ShardingError as exc:
         assert "were given other tables or placements" in str(exc), str(exc)
-    # Without destroy_process_group: after the refused construction, tearing the group down
-    # hung in one full run (py-spy: destroy_process_group, waiting on a futex); nothing of
-    # the group is needed any more.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
+    # No destroy_process_group: after the refused construction, tearing the group down hung
+    # in one full run (py-spy: waiting on a futex); npu_dist ends the process without it.

@@ -89,7 +89,6 @@ def run_resume(rank: int, world: int, port: int, directory: str, device_type: st
     dist.all_reduce(hits, group=host)
     assert hits[1] < hits[0], f"a cold cache hit as often as the restored one: {hits.tolist()}"
     npu_dist.finish_rank(provider, None, rank)
-    common._exit_rank()
 
 
 def run_reshard_cache(rank: int, world: int, port: int, directory: str, device_type: str) -> None:
@@ -112,4 +111,3 @@ def run_reshard_cache(rank: int, world: int, port: int, directory: str, device_t
     assert total.item() > 0, "no cached row came back after the change of world size"
     _step(sharded, rank, world, 2)  # trains on
     npu_dist.finish_rank(provider, None, rank)
-    common._exit_rank()

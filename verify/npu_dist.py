@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import socket
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -183,7 +185,20 @@ def spawn_ranks(worker: Any, world_size: int, device_type: str, *args: Any) -> N
         npu = getattr(torch, "npu", None)
         if npu is None or npu.device_count() < world_size:
             pytest.skip(f"needs {world_size} npu devices, one per rank")
-    mp.spawn(worker, args=(world_size, free_port(), *args), nprocs=world_size, join=True)
+    mp.spawn(_rank_main, args=(worker, world_size, free_port(), *args), nprocs=world_size)
+
+
+def _rank_main(rank: int, worker: Any, *args: Any) -> None:
+    """One rank's process: the worker, then an immediate exit once it returned (its checks
+    passed). Not by returning: tearing a gloo group down at interpreter exit deadlocked about
+    one run in ten (py-spy: the group's destructor, holding the GIL, joins gloo's worker
+    thread, which is freeing a finished collective's tensor and waits for the GIL); nothing
+    of the process is needed any more. A worker that raises goes through torch's own error
+    reporting as before."""
+    worker(rank, *args)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _outputs(kind: str, result: Any) -> dict[str, torch.Tensor]:
