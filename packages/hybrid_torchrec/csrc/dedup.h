@@ -3,9 +3,10 @@
 //
 // The batch is split by the top bits of each id's hash into a fixed number of partitions
 // (a function of the batch or table size, never of the thread count); each partition is
-// de-duplicated by one task in a table small enough for the L2 cache. The mapper reuses the
-// partitions: its own hash tables are split by the same bits, so partition p of a batch only
-// ever touches table p.
+// de-duplicated by one task. A standalone de-duplication sizes its partitions so that each
+// one's table fits the L2 cache. The mapper reuses its tables' partitions (their count set by
+// the capacity: one up to 8192 rows), so partition p of a batch only ever touches table p; a
+// small table's batch is then de-duplicated by few tasks, in a table that may not fit L2.
 //
 // Grouping is a stable counting sort of the ids alone; each position's partition is kept, so
 // the elements of chunk c of positions that fall in partition p form one contiguous run of

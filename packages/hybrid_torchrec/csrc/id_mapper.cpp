@@ -181,12 +181,16 @@ void IdMapper::dedup_and_probe(const int64_t* ids, int64_t n) {
     DedupWorkspace& w = ws_;
     group(ids, n, log2_parts_, w);
     missing_.assign(static_cast<size_t>(w.num_parts), 0);
-    // A few partitions per task, so that a task knows which table it visits next.
-    constexpr int64_t kPerTask = 4;
-    parallel_tasks((w.num_parts + kPerTask - 1) / kPerTask, [&](int64_t t) {
-        const int64_t end = std::min(w.num_parts, (t + 1) * kPerTask);
-        for (int64_t p = t * kPerTask; p < end; ++p)
-            dedup_partition(w, p, p == t * kPerTask, p + 1 == end);
+    // Up to 4 partitions per task, so that a task knows which table it visits next and loads
+    // it ahead, but never so many that the pool gets fewer than 4 tasks a thread: a table of
+    // 4-16 partitions would otherwise be de-duplicated by one or a few threads. Which
+    // partitions share a task only decides prefetching, so outputs do not depend on it.
+    const int64_t threads = ThreadPool::global().num_threads();
+    const int64_t per_task = std::clamp<int64_t>(w.num_parts / (4 * threads), 1, 4);
+    parallel_tasks((w.num_parts + per_task - 1) / per_task, [&](int64_t t) {
+        const int64_t end = std::min(w.num_parts, (t + 1) * per_task);
+        for (int64_t p = t * per_task; p < end; ++p)
+            dedup_partition(w, p, p == t * per_task, p + 1 == end);
     });
     w.num_unique = std::accumulate(w.distinct.begin(), w.distinct.end(), int64_t{0});
 }
