@@ -6,7 +6,10 @@ step's outputs, and every row with its optimiser state."""
 
 from __future__ import annotations
 
+import shutil
+import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import npu_dist
@@ -522,3 +525,99 @@ def run_mismatched_placements(rank: int, world: int, port: int) -> None:
         assert "were given other tables or placements" in str(exc), str(exc)
     # No destroy_process_group: after the refused construction, tearing the group down hung
     # in one full run (py-spy: waiting on a futex); npu_dist ends the process without it.
+
+
+def run_one_rank_fails(rank: int, world: int, port: int, directory: str) -> None:
+    """A mistake or a failure on one rank only is raised on every rank, none waits for it:
+    at construction (a placement naming a table the collection lacks), in a batch (a missing
+    feature) and in a load (the rank's checkpoint directory replaced by a file)."""
+    from torchrec.sparse.jagged_tensor import KeyedJaggedTensor
+    from torchrec_embcache.errors import CheckpointError
+    from torchrec_embcache.sharded import (
+        Placement,
+        ShardedEmbCacheEmbeddingBagCollection,
+        ShardingError,
+    )
+    from torchrec_embcache.sharded_checkpoint import (
+        load_sharded_checkpoint,
+        save_sharded_checkpoint,
+    )
+
+    npu_dist.start_rank(rank, world, port, "cpu")
+    group = dist.group.WORLD
+    configs = tables()
+    wrong = {"no_such_table": Placement.row_wise(world)} if rank == 1 else None
+    try:
+        ShardedEmbCacheEmbeddingBagCollection(configs, group, placements=wrong)
+        raise AssertionError("a collection was built with one rank's placements refused")
+    except ShardingError as exc:
+        expected = "no_such_table" if rank == 1 else "rank 1 could not build the collection"
+        assert expected in str(exc), str(exc)
+    sharded = ShardedEmbCacheEmbeddingBagCollection(configs, group, seed=3)
+    good = batch(rank, 0, 64, False)
+    features = good.keys()[1:] if rank == 1 else good.keys()
+    partial = KeyedJaggedTensor.from_jt_dict({k: good[k] for k in features})
+    try:
+        sharded(partial)
+        raise AssertionError("a batch without a feature was routed")
+    except ShardingError as exc:
+        expected = "has no feature" if rank == 1 else "rank(s) [1] got a batch"
+        assert expected in str(exc), str(exc)
+    sharded(good).values().sum().backward()
+    save_sharded_checkpoint(sharded, directory)
+    before = {name: bag.table.export() for name, bag in sharded.local.embedding_bags.items()}
+    sharded(batch(rank, 1, 64, False)).values().sum().backward()  # the tables move on
+    after = {name: bag.table.export() for name, bag in sharded.local.embedding_bags.items()}
+    dist.barrier()
+    if rank == 1:  # this rank's files become unreadable (a file where its directory was)
+        (rank_dir,) = Path(directory).glob("chain-*/rank-00001")
+        shutil.rmtree(rank_dir)
+        rank_dir.write_text("not a directory")
+    dist.barrier()
+    try:
+        load_sharded_checkpoint(sharded, directory)
+        raise AssertionError("a checkpoint loaded with one rank's files unreadable")
+    except CheckpointError as exc:
+        expected = "NotADirectoryError" if rank == 1 else "rank 1: NotADirectoryError"
+        assert expected in str(exc), str(exc)
+    for name, bag in sharded.local.embedding_bags.items():  # nothing was loaded
+        now = bag.table.export()
+        assert all(torch.equal(after[name][k], now[k]) for k in now), name
+        assert not all(torch.equal(before[name][k], now[k]) for k in now), name
+    npu_dist.finish_rank("cpu", None, rank)
+
+
+def run_back_to_back_saves(rank: int, world: int, port: int, directory: str) -> None:
+    """Saves in quick succession keep a loadable checkpoint: two full saves with rank 0 slow
+    to remove the old chain (the next save must not start before it is done), and a
+    synchronous save started while a background save into the same directory still writes."""
+    from torchrec_embcache import sharded_checkpoint as sc
+    from torchrec_embcache.sharded import ShardedEmbCacheEmbeddingBagCollection
+
+    npu_dist.start_rank(rank, world, port, "cpu")
+    sharded = ShardedEmbCacheEmbeddingBagCollection(tables(), dist.group.WORLD, seed=3)
+    sharded(batch(rank, 0, 64, False)).values().sum().backward()
+    remove = sc.shutil.rmtree
+
+    def slow_remove(path: Any, *args: Any, **kwargs: Any) -> None:
+        time.sleep(1.0)
+        remove(path, *args, **kwargs)
+
+    if rank == 0:
+        sc.shutil.rmtree = slow_remove  # type: ignore[assignment]
+    try:
+        sc.save_sharded_checkpoint(sharded, directory)
+        sc.save_sharded_checkpoint(sharded, directory)
+        pending = sc.save_sharded_checkpoint_in_background(sharded, directory)
+        sc.save_sharded_checkpoint(sharded, directory)  # waits for the background save
+        pending.result()
+    finally:
+        sc.shutil.rmtree = remove  # type: ignore[assignment]
+    dist.barrier()
+    manifest = sc.read_global(directory)
+    assert manifest["chain"] == 4, manifest["chain"]
+    held = sorted(p.name for p in Path(directory, manifest["base"]).iterdir())
+    assert held == [f"rank-{r:05d}" for r in range(world)], held
+    assert sorted(p.name for p in Path(directory).glob("chain-*")) == [manifest["base"]]
+    sc.load_sharded_checkpoint(sharded, directory)
+    npu_dist.finish_rank("cpu", None, rank)

@@ -201,6 +201,9 @@ def test_corrupted_manifest_is_refused(tmp_path: Path) -> None:
     (tmp_path / MANIFEST).write_text(text.replace('"generation": 1', '"generation": 7'))
     with pytest.raises(ec.CheckpointError, match=r"manifest .* is corrupted"):
         ec.load_checkpoint(make_model(), tmp_path)
+    (tmp_path / MANIFEST).write_bytes(b"\xff\xfe\x00binary")  # not even text
+    with pytest.raises(ec.CheckpointError, match=r"manifest .* is corrupted"):
+        ec.load_checkpoint(make_model(), tmp_path)
     (tmp_path / MANIFEST).unlink()
     with pytest.raises(ec.CheckpointError, match=r"MANIFEST\.json is missing"):
         ec.load_checkpoint(make_model(), tmp_path)

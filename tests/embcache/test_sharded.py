@@ -384,3 +384,16 @@ def test_dlrm_shape_trains_like_the_unsharded_collection() -> None:
     # eviction (rows unseen for 2 steps go); 4 steps (the step count is the dimension shrunk).
     args = ("adagrad", 4, 1024, False, "cpu", None, False, True, "dlrm")
     npu_dist.spawn_ranks(sharded_worker.run, 2, "cpu", *args)
+
+
+def test_one_rank_failing_fails_every_rank(tmp_path: Path) -> None:
+    # Construction, a batch and a load that fail on rank 1 only raise on both ranks (before,
+    # rank 0 waited in the next collective until gloo's timeout), and nothing is loaded.
+    npu_dist.spawn_ranks(sharded_worker.run_one_rank_fails, 2, "cpu", str(tmp_path))
+
+
+def test_back_to_back_saves_keep_a_loadable_checkpoint(tmp_path: Path) -> None:
+    # Before: rank 0 removed old chains after the commit's barrier, so a rank already writing
+    # the next save lost its files to that removal; and a save during a background save
+    # picked the same chain directory. Both left a GLOBAL.json naming missing files.
+    npu_dist.spawn_ranks(sharded_worker.run_back_to_back_saves, 2, "cpu", str(tmp_path))

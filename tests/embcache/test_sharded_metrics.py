@@ -240,7 +240,6 @@ def run_rank(rank: int, world: int, port: int) -> None:
         for t in SLOTS
     }
     npu_dist.finish_rank(provider, None, rank)
-    sharded_worker._exit_rank()
 
 
 def test_each_ranks_metrics_count_the_ids_it_owns_and_add_up_to_the_job() -> None:
@@ -281,7 +280,6 @@ def run_uneven_rank(rank: int, world: int, port: int) -> None:
     assert only_b.compute()["embcache-b|host_rows"].item() == 1
     assert bool(only_b.local_compute()) == (rank == 1)
     npu_dist.finish_rank(provider, None, rank)
-    sharded_worker._exit_rank()
 
 
 def test_tables_held_by_some_ranks_count_where_they_are() -> None:

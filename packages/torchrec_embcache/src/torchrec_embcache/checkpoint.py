@@ -115,6 +115,8 @@ def read_verified(
         raise CheckpointError(f"no {what} in {path.parent}: {path.name} is missing") from None
     except OSError as exc:
         raise CheckpointError(f"cannot read {what} manifest {path}: {exc}") from exc
+    except UnicodeDecodeError as exc:  # binary bytes where JSON should be
+        raise CheckpointError(f"{what} manifest {path} is corrupted: {exc}") from exc
     try:
         manifest = json.loads(text)
     except json.JSONDecodeError as exc:

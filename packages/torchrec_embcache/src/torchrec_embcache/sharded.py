@@ -134,13 +134,40 @@ def _check_pooling(tables: Sequence[EmbeddingBagConfig], placements: dict[str, P
             )
 
 
-def _check_same_everywhere(placements: dict[str, Placement], group: Any) -> None:
-    """Every rank must route by the same placements (a collective over ``group``): otherwise
-    the exchanges' sizes disagree and the ranks hang, or ids reach ranks without their rows."""
-    mine = {name: p.to_json() for name, p in placements.items()}
+def _signature(tables: Sequence[EmbeddingBagConfig | EmbeddingConfig], weighted: bool) -> Any:
+    """What every rank must agree on about the tables (the routing and the exchanged widths
+    follow from it)."""
+    return [
+        [c.name, c.embedding_dim, list(c.feature_names), str(getattr(c, "pooling", ""))]
+        for c in tables
+    ] + [weighted]
+
+
+def _check_same_everywhere(
+    placements: dict[str, Placement], error: str | None, signature: Any, group: Any
+) -> None:
+    """Every rank must route by the same tables and placements (a collective over ``group``):
+    otherwise the exchanges' sizes disagree and the ranks hang, or ids reach ranks without
+    their rows. A rank's own error (``error``) is raised on every rank, so that none waits
+    for it in a later collective."""
+    mine = {
+        "error": error,
+        "tables": signature,
+        "placements": {name: p.to_json() for name, p in placements.items()},
+    }
     everyone: list[Any] = [None] * dist.get_world_size(group)
     dist.all_gather_object(everyone, mine, group=group)
-    differ = [rank for rank, theirs in enumerate(everyone) if theirs != mine]
+    if error is not None:
+        raise ShardingError(error)
+    failed = [(rank, theirs["error"]) for rank, theirs in enumerate(everyone) if theirs["error"]]
+    if failed:
+        rank, message = failed[0]
+        raise ShardingError(f"rank {rank} could not build the collection: {message}")
+    differ = [
+        rank
+        for rank, theirs in enumerate(everyone)
+        if (theirs["tables"], theirs["placements"]) != (mine["tables"], mine["placements"])
+    ]
     if differ:
         raise ShardingError(
             f"rank(s) {differ} were given other tables or placements than rank "
@@ -260,9 +287,13 @@ class ShardedEmbCacheBase(ShardedModule[Any, Any, Any, Any]):
                 f"{dist.get_world_size(self._device_group)}, host_group rank {self._rank} of "
                 f"{self._world}: both groups need the same ranks"
             )
-        self.placements = _placements_of(tables, placements, bucket_map, self._world)
-        self._check_tables(tables)
-        _check_same_everywhere(self.placements, host_group)
+        error = None
+        try:
+            self.placements = _placements_of(tables, placements, bucket_map, self._world)
+            self._check_tables(tables)
+        except (ShardingError, ValueError, TypeError) as exc:
+            error, self.placements = str(exc), {}
+        _check_same_everywhere(self.placements, error, _signature(tables, is_weighted), host_group)
         self._layout = _Layout.build(tables, self.placements, self._world)
         self._features = [
             self._layout.features[f] for f in self._layout.features_at[self._rank].tolist()
@@ -326,14 +357,18 @@ class ShardedEmbCacheBase(ShardedModule[Any, Any, Any, Any]):
         """The ids this rank owns, from every rank's batch: a KJT of this rank's tables'
         features whose bags are the senders' bags in rank order; and how they were routed."""
         layout = self._layout
-        keys = set(kjt.keys())
-        missing = [f for f in layout.features if f not in keys]
-        if missing:
-            raise ShardingError(f"the batch has no feature(s) {missing}")
-        w, batch = self._world, kjt.stride()
+        problem = self._batch_problem(kjt)
+        # A batch this rank cannot route is announced by size -1 in the exchange every rank
+        # makes first, so that all of them raise rather than wait for this one.
+        w, batch = self._world, (-1 if problem else kjt.stride())
         sizes = [torch.zeros(1, dtype=torch.int64) for _ in range(w)]
         dist.all_gather(sizes, torch.tensor([batch]), group=self._host_group)
         batch_sizes = [int(s) for s in sizes]
+        if problem:
+            raise ShardingError(problem)
+        if min(batch_sizes) < 0:
+            bad = [r for r, b in enumerate(batch_sizes) if b < 0]
+            raise ShardingError(f"rank(s) {bad} got a batch they cannot route (see their error)")
         jts = kjt.to_dict()
         lengths, values, weights, orders = [], [], [], []  # per feature
         for name, bucket_map in zip(layout.features, layout.feature_maps, strict=True):
@@ -363,6 +398,16 @@ class ShardedEmbCacheBase(ShardedModule[Any, Any, Any, Any]):
             got_weights = self._exchange(by_owner_w, send_counts.tolist(), got_counts.tolist())
         received, counts = self._regroup(got_lengths, got_values, got_weights, batch_sizes)
         return received, _Routing(batch_sizes, per_owner, counts, orders, kjt)
+
+    def _batch_problem(self, kjt: KeyedJaggedTensor) -> str | None:
+        """Why this rank's batch cannot be routed, or None."""
+        keys = set(kjt.keys())
+        missing = [f for f in self._layout.features if f not in keys]
+        if missing:
+            return f"the batch has no feature(s) {missing}"
+        if self._is_weighted and kjt.weights_or_none() is None:
+            return "the collection is weighted but the batch has no weights"
+        return None
 
     def _route(
         self, ids: torch.Tensor, lengths: torch.Tensor, bucket_map: BucketMap, batch: int

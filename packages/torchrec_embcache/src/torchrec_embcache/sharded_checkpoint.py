@@ -134,7 +134,12 @@ def _layout_change(previous: dict[str, Any] | None, module: Any) -> str | None:
     if set(then) != set(current):
         return f"it holds tables {sorted(then)}, the module {sorted(current)}"
     moved = [n for n in sorted(current) if not _same_placement(previous, then, n, current[n])]
-    moved = [f"{n} ({then[n].sharding_type} -> {current[n].sharding_type})" for n in moved]
+    moved = [
+        f"{n} ({then[n].sharding_type} -> {current[n].sharding_type})"
+        if then[n].sharding_type != current[n].sharding_type
+        else f"{n} (another bucket map)"
+        for n in moved
+    ]
     return f"table(s) {', '.join(moved)} have another placement" if moved else None
 
 
@@ -184,17 +189,56 @@ def _commit_global(
             for r, m in enumerate(manifests)
         ],
     }
+    written = None
     if module._rank == 0:
-        write_manifest(save.root, body, GLOBAL)
-    dist.barrier(group=group)
-    if not save.incremental and module._rank == 0:
-        for old in save.root.glob("chain-*"):
-            if old.name != save.base:
-                shutil.rmtree(old, ignore_errors=True)
+        written = _write_global(save, body)
+    # Rank 0's outcome to every rank (also the barrier after the commit): a failed write of
+    # GLOBAL.json fails the save everywhere, and no rank starts another save before the old
+    # chains are gone.
+    outcome = [written]
+    dist.broadcast_object_list(outcome, src=dist.get_process_group_ranks(group)[0], group=group)
+    if outcome[0] is not None:
+        if not save.incremental:
+            shutil.rmtree(save.rank_dir, ignore_errors=True)
+        raise CheckpointError(outcome[0])
     return read_global(save.root)
 
 
 _SAVE_ERRORS = (CheckpointError, OSError, RuntimeError, ValueError)
+
+
+def _write_global(save: _Save, body: dict[str, Any]) -> str | None:
+    """Rank 0's commit: GLOBAL.json, then (after a full save) the chains before this one, all
+    before any rank may start the next save. Returns the error, or None."""
+    try:
+        write_manifest(save.root, body, GLOBAL)
+    except _SAVE_ERRORS as exc:
+        return f"cannot commit the sharded checkpoint {save.root / GLOBAL}: {exc}"
+    if not save.incremental:
+        for old in save.root.glob("chain-*"):
+            if old.name != save.base:
+                shutil.rmtree(old, ignore_errors=True)
+    return None
+
+
+# Background saves still writing, by checkpoint directory: a save or load of the same directory
+# waits for them (each rank for its own thread; the threads commit together), so that two saves
+# never pick the same chain directory and a load never reads a half-committed chain.
+_IN_FLIGHT: dict[str, Future[Any]] = {}
+_IN_FLIGHT_LOCK = threading.Lock()
+
+
+def _key(directory: str | Path) -> str:
+    return str(Path(directory).resolve())
+
+
+def _wait_in_flight(directory: str | Path) -> None:
+    with _IN_FLIGHT_LOCK:
+        pending = _IN_FLIGHT.get(_key(directory))
+    if pending is not None:
+        pending.exception()  # waits; its error was or will be reported by its own result()
+
+
 # What a rank that holds no table contributes to the global manifest.
 _NOTHING: dict[str, Any] = {"tables": {}}
 
@@ -211,7 +255,9 @@ def save_sharded_checkpoint(
     Collective: every rank of the module's host group calls it with the same directory (a
     shared file system). ``incremental=True`` adds only the rows changed since the last save
     and needs that save to be of the same world size and placements. ``cache=True`` also
-    keeps which ids each device cache holds (see :func:`load_sharded_checkpoint`)."""
+    keeps which ids each device cache holds (see :func:`load_sharded_checkpoint`). Waits for a
+    background save into the same directory to finish first."""
+    _wait_in_flight(directory)
     save = _prepare(module, directory, incremental)
     error, manifest = None, None
     try:
@@ -228,8 +274,10 @@ def save_sharded_checkpoint(
 
 
 def _checkpoint_group(module: Any) -> Any:
-    """A gloo group of the module's ranks for background saves (made on first use, a
-    collective): their commit talks over it while training uses the host group."""
+    """A gloo group of the module's ranks for background saves (made on first use: like every
+    ``new_group``, a collective of all processes of torch's default group, so every process
+    makes the first background save): their commit talks over it while training uses the
+    host group."""
     group = getattr(module, "_checkpoint_group", None)
     if group is None:
         ranks = dist.get_process_group_ranks(module._host_group)
@@ -250,8 +298,9 @@ def save_sharded_checkpoint_in_background(
     files, and the ranks commit the global manifest over a group of their own while training
     goes on. Collective like the synchronous save; ``result()`` on every rank gives the global
     manifest, or the error of whichever rank failed (the previous checkpoint then stays the
-    latest). Wait for one background save before starting the next."""
+    latest). A save or load of the same directory waits for this one to finish."""
     group = _checkpoint_group(module)
+    _wait_in_flight(directory)
     save = _prepare(module, directory, incremental)
     error, local = None, None
     try:
@@ -274,10 +323,24 @@ def save_sharded_checkpoint_in_background(
                 if not incremental:
                     shutil.rmtree(save.rank_dir, ignore_errors=True)
         try:
-            future.set_result(_commit_global(module, save, manifest, err, group))
+            result = _commit_global(module, save, manifest, err, group)
         except BaseException as exc:  # handed to whoever waits on the future
-            future.set_exception(exc)
+            _finished(exc=exc)
+        else:
+            _finished(result=result)
 
+    def _finished(result: Any = None, exc: BaseException | None = None) -> None:
+        with _IN_FLIGHT_LOCK:
+            if _IN_FLIGHT.get(key) is future:
+                del _IN_FLIGHT[key]
+        if exc is not None:
+            future.set_exception(exc)
+        else:
+            future.set_result(result)
+
+    key = _key(directory)
+    with _IN_FLIGHT_LOCK:
+        _IN_FLIGHT[key] = future
     threading.Thread(target=run, name="embcache-sharded-save", daemon=False).start()
     return future
 
@@ -431,19 +494,22 @@ def load_sharded_checkpoint(
     so on). Device caches start empty, unless ``cache=True`` (the checkpoint saved with it):
     then each cache gets back the rows it held, or, after a change of layout, the rows that
     the saved caches held of the buckets it owns now."""
+    _wait_in_flight(directory)
     root = Path(directory)
     tables = tables_of(module.local)
     hosts: dict[str, Any] = {}
     resident: dict[str, torch.Tensor] = {}
     error = None
     try:
+        for table in tables.values():  # what install_host would refuse, before any rank loads
+            table._require_no_prefetch("loading a checkpoint")
         saved = read_global(root)
         for name, table in sorted(tables.items()):
             hosts[name], ids = _load_table(module, root, saved, name, table, cache)
             if ids is not None:
                 resident[name] = ids
-    except CheckpointError as exc:
-        error = str(exc)
+    except Exception as exc:  # every failure reaches every rank (none waits in _agree alone)
+        error = f"{type(exc).__name__}: {exc}" if not isinstance(exc, CheckpointError) else str(exc)
     _agree(module, error)
     for name, host in hosts.items():
         tables[name].install_host(host)
