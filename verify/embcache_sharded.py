@@ -563,6 +563,14 @@ def run_one_rank_fails(rank: int, world: int, port: int, directory: str) -> None
     except ShardingError as exc:
         expected = "has no feature" if rank == 1 else "rank(s) [1] got a batch"
         assert expected in str(exc), str(exc)
+    none = torch.empty(0, dtype=torch.int64)
+    empty = KeyedJaggedTensor.from_lengths_sync(keys=good.keys(), values=none, lengths=none)
+    try:
+        sharded(empty if rank == 1 else good)
+        raise AssertionError("a batch of no samples was routed")
+    except ShardingError as exc:
+        expected = "has no samples" if rank == 1 else "rank(s) [1] got a batch"
+        assert expected in str(exc), str(exc)
     sharded(good).values().sum().backward()
     save_sharded_checkpoint(sharded, directory)
     before = {name: bag.table.export() for name, bag in sharded.local.embedding_bags.items()}

@@ -72,6 +72,10 @@ def test_even_map_spreads_buckets_in_runs() -> None:
         BucketMap.even(4, 3)
     with pytest.raises(ShardingError, match=r"rank\(s\) \[5\] outside a world of 2"):
         BucketMap((0, 5, 1), 2)
+    with pytest.raises(ShardingError, match="owners must be int ranks, got '1'"):
+        BucketMap.over(("1",), 2)
+    with pytest.raises(ShardingError, match=r"num_buckets must be an int, got 8\.0"):
+        BucketMap.even(2, 8.0)  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="module")

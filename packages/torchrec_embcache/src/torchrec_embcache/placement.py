@@ -64,8 +64,13 @@ class BucketMap:
     world_size: int
 
     def __post_init__(self) -> None:
+        if not isinstance(self.world_size, int) or self.world_size < 1:
+            raise ShardingError(f"world_size must be a positive int, got {self.world_size!r}")
         if not self.owners:
             raise ShardingError("a BucketMap needs at least one bucket")
+        if not all(isinstance(r, int) for r in self.owners):
+            odd = next(r for r in self.owners if not isinstance(r, int))
+            raise ShardingError(f"BucketMap owners must be int ranks, got {odd!r}")
         bad = [r for r in set(self.owners) if not 0 <= r < self.world_size]
         if bad:
             raise ShardingError(
@@ -85,6 +90,8 @@ class BucketMap:
         """The buckets in contiguous, as equal as possible runs over ``ranks`` (in the order
         given), which may be any ranks of the world."""
         ranks = tuple(ranks)
+        if not isinstance(num_buckets, int):
+            raise ShardingError(f"num_buckets must be an int, got {num_buckets!r}")
         if len(set(ranks)) != len(ranks):
             raise ShardingError(f"ranks {list(ranks)} name a rank twice")
         if not ranks or num_buckets < len(ranks):

@@ -407,6 +407,8 @@ class ShardedEmbCacheBase(ShardedModule[Any, Any, Any, Any]):
             return f"the batch has no feature(s) {missing}"
         if self._is_weighted and kjt.weights_or_none() is None:
             return "the collection is weighted but the batch has no weights"
+        if kjt.stride() == 0:  # torchrec's KeyedJaggedTensor.to_dict cannot split it
+            return "the batch has no samples (stride 0): give every rank at least one"
         return None
 
     def _route(
