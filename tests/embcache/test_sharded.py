@@ -365,6 +365,32 @@ def test_a_version_1_checkpoint_loads_and_a_newer_one_is_refused(gloo_world, tmp
         load_sharded_checkpoint(loaded, tmp_path)
 
 
+def test_a_checkpoint_with_tables_the_module_lacks_loads_only_when_not_strict(
+    gloo_world, tmp_path: Path
+) -> None:
+    import torchrec_embcache as ec
+    from torchrec_embcache.sharded_checkpoint import (
+        load_sharded_checkpoint,
+        save_sharded_checkpoint,
+    )
+
+    options = {"optimizer": ec.SparseSGD(lr=0.1), "seed": 5}
+    both = ShardedEmbCacheEmbeddingBagCollection(sharded_worker.tables(), gloo_world, **options)
+    both(sharded_worker.batch(0, 0, 64, False)).values().sum().backward()
+    save_sharded_checkpoint(both, tmp_path)
+    first = [c for c in sharded_worker.tables() if c.name == "t0"]
+    one = ShardedEmbCacheEmbeddingBagCollection(first, gloo_world, **options)
+    with pytest.raises(ec.CheckpointError, match=r"holds table\(s\) \['embedding_bags.t1'\]"):
+        load_sharded_checkpoint(one, tmp_path)
+    assert len(one.local.embedding_bags["t0"].table) == 0  # nothing loaded
+    load_sharded_checkpoint(one, tmp_path, strict=False)
+    want, got = (
+        both.local.embedding_bags["t0"].table.export(),
+        one.local.embedding_bags["t0"].table.export(),
+    )
+    assert all(torch.equal(want[k], got[k]) for k in want)
+
+
 def test_damaged_checkpoints_are_refused_on_every_rank(tmp_path: Path) -> None:
     _spawn_reshard(2, tmp_path, "save", 2)
     files = sorted(tmp_path.glob("chain-*/rank-00001/*.emb"))

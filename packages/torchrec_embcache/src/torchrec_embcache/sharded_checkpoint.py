@@ -486,6 +486,7 @@ def load_sharded_checkpoint(
     directory: str | Path,
     *,
     cache: bool = False,
+    strict: bool = True,
 ) -> None:
     """Loads a sharded checkpoint into every rank's tables - on all ranks or on none.
 
@@ -493,7 +494,9 @@ def load_sharded_checkpoint(
     their owners under the module's placements (a table saved table-wise loads row-wise, and
     so on). Device caches start empty, unless ``cache=True`` (the checkpoint saved with it):
     then each cache gets back the rows it held, or, after a change of layout, the rows that
-    the saved caches held of the buckets it owns now."""
+    the saved caches held of the buckets it owns now. ``strict``: the checkpoint must not
+    hold tables the module lacks (``strict=False`` ignores them); a table of the module that
+    the checkpoint lacks is always refused."""
     _wait_in_flight(directory)
     root = Path(directory)
     tables = tables_of(module.local)
@@ -504,6 +507,12 @@ def load_sharded_checkpoint(
         for table in tables.values():  # what install_host would refuse, before any rank loads
             table._require_no_prefetch("loading a checkpoint")
         saved = read_global(root)
+        extra = sorted(set(saved["placements"]) - set(module.table_placements()))
+        if strict and extra:
+            raise CheckpointError(
+                f"{root / GLOBAL} holds table(s) {extra} the module does not have; "
+                "load_sharded_checkpoint(..., strict=False) ignores them"
+            )
         for name, table in sorted(tables.items()):
             hosts[name], ids = _load_table(module, root, saved, name, table, cache)
             if ids is not None:
