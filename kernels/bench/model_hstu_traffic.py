@@ -17,6 +17,10 @@ the minimum being Q, K and V read once and O written once (4 L D elements per he
   memory once per piece. On Ascend 910B this needs the groups' row sub-ranges of an
   L1-resident Q, which the Matmul API's Norm template cannot address (it takes the L1 tile's
   row stride from the call's own M): a hand-written Cube path, or one NZ tile per `h` rows;
+- "key-major": the loops turned round, as the backward runs: blocks of `bq` keys, each against
+  the query rows below its diagonal square in one call (K and V read once per block, Q rows
+  again for every block) and its diagonal square in column groups of `h`; the O accumulator
+  of every row of the sequence stays in the workspace;
 - "tiles in L1": what the Matmul API can address: the piece's Q stored in L1 as one NZ tile
   per `h` rows and each diagonal column group's K and V rows as one tile each, every diagonal
   call one Q tile against one group (M = N = h); the off-diagonal key blocks read the piece's
@@ -66,6 +70,16 @@ def staircase(length: int, bq: int, h: int, q_resident: bool = False) -> Iterato
 
 def staircase_q_in_l1(length: int, bq: int, h: int) -> Iterator[Tile]:
     return staircase(length, bq, h, q_resident=True)
+
+
+def key_major(length: int, bk: int, h: int) -> Iterator[Tile]:
+    for k0 in range(0, length, bk):
+        k1 = min(length, k0 + bk)
+        if k1 < length:
+            yield length - k1, k1 - k0, length - k1, k1 - k0
+        for c0 in range(k0, k1, h):
+            keys = min(k1, c0 + h) - c0
+            yield k1 - c0, keys, k1 - c0, keys
 
 
 def tiles_in_l1(length: int, bq: int, h: int) -> Iterator[Tile]:
@@ -121,6 +135,7 @@ def main() -> None:
     designs = {
         "as built": (as_built, [(16, 0), (32, 0), (64, 0), (128, 0)]),
         "staircase": (staircase, [(256, 32), (256, 64), (512, 64)]),
+        "key-major": (key_major, [(256, 32), (256, 64), (512, 64)]),
         "staircase, Q in L1": (staircase_q_in_l1, [(256, 32), (256, 64), (512, 32)]),
         "tiles in L1": (tiles_in_l1, [(256, 32), (512, 32), (1024, 32)]),
     }
