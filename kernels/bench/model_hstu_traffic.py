@@ -136,8 +136,8 @@ def main() -> None:
         "as built": (as_built, [(16, 0), (32, 0), (64, 0), (128, 0)]),
         "staircase": (staircase, [(256, 32), (256, 64), (512, 64)]),
         "key-major": (key_major, [(256, 32), (256, 64), (512, 64)]),
-        "staircase, Q in L1": (staircase_q_in_l1, [(256, 32), (256, 64), (512, 32)]),
-        "tiles in L1": (tiles_in_l1, [(256, 32), (512, 32), (1024, 32)]),
+        "staircase, Q in L1": (staircase_q_in_l1, [(256, 32), (512, 32), (1024, 32)]),
+        "tiles in L1": (tiles_in_l1, [(256, 32), (512, 32), (1024, 32), (1536, 32)]),
     }
     print("targets: kept >= 0.9, traffic <= 2 (forward)")
     print("L1: the float32 Q, K and V rows a design keeps in L1 (910B: 512 KiB, shared with")
