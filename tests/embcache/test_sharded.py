@@ -129,6 +129,15 @@ def test_plans_become_placements() -> None:
         placement_from_plan("t", plan("data_parallel", None), 2)
     with pytest.raises(ShardingError, match="'t': the plan asks for None"):
         placement_from_plan("t", None, 2)
+    # Hosts of 2 ranks: table-row-wise stays on one host's ranks when the sharder knows them.
+    twrw = plan("table_row_wise", [2, 3])
+    assert placement_from_plan("t", twrw, 4, local_world_size=2) == (
+        Placement.table_row_wise([2, 3], 4)
+    )
+    across = plan("table_row_wise", [1, 2])
+    with pytest.raises(ShardingError, match=r"'t': .* ranks \[1, 2\] are on hosts \[0, 1\]"):
+        placement_from_plan("t", across, 4, local_world_size=2)
+    assert placement_from_plan("t", across, 4).ranks == (1, 2)  # hosts unknown: as planned
 
 
 def test_mean_pooling_and_mismatched_maps_are_refused(gloo_world) -> None:

@@ -177,10 +177,28 @@ class Placement:
 
     @classmethod
     def table_row_wise(
-        cls, ranks: Sequence[int], world_size: int, num_buckets: int = DEFAULT_NUM_BUCKETS
+        cls,
+        ranks: Sequence[int],
+        world_size: int,
+        num_buckets: int = DEFAULT_NUM_BUCKETS,
+        local_world_size: int | None = None,
     ) -> Placement:
         """The buckets spread evenly over ``ranks``, the ranks of one host (for a host of
-        ``local_world_size`` ranks: ``range(h * local_world_size, (h + 1) * ...)``)."""
+        ``local_world_size`` ranks: ``range(h * local_world_size, (h + 1) * ...)``). Given
+        ``local_world_size``, ranks on more than one host are refused: the table's ids would
+        cross hosts on every step, which is what table-row-wise is chosen to avoid."""
+        ranks = tuple(ranks)
+        if local_world_size is not None:
+            if not isinstance(local_world_size, int) or local_world_size < 1:
+                raise ShardingError(
+                    f"local_world_size must be a positive int, got {local_world_size!r}"
+                )
+            hosts = sorted({r // local_world_size for r in ranks if isinstance(r, int)})
+            if len(hosts) > 1:
+                raise ShardingError(
+                    f"a table_row_wise placement keeps a table on one host's ranks; ranks "
+                    f"{list(ranks)} are on hosts {hosts} (hosts of {local_world_size} ranks)"
+                )
         return cls(TABLE_ROW_WISE, BucketMap.over(ranks, world_size, num_buckets))
 
     @property

@@ -33,6 +33,7 @@ the input distribution.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
@@ -602,10 +603,12 @@ def placement_from_plan(
     world_size: int,
     row_wise_map: BucketMap | None = None,
     num_buckets: int = DEFAULT_NUM_BUCKETS,
+    local_world_size: int | None = None,
 ) -> Placement:
     """A table's placement from its ParameterSharding in a torchrec plan: table-wise on the
-    plan's rank, table-row-wise over the plan's ranks (one host's), row-wise over every rank
-    (by ``row_wise_map`` if given). The plan's row ranges are not used: ids go by bucket."""
+    plan's rank, table-row-wise over the plan's ranks (one host's: checked when
+    ``local_world_size`` is given), row-wise over every rank (by ``row_wise_map`` if given).
+    The plan's row ranges are not used: ids go by bucket."""
     kind = None if ps is None else ps.sharding_type
     if ps is None or kind not in (ROW_WISE, TABLE_WISE, TABLE_ROW_WISE):
         why = _WHY_NOT.get(str(kind), "the plan has no such sharding for EmbCache tables")
@@ -620,7 +623,10 @@ def placement_from_plan(
     ranks = _plan_ranks(name, ps)
     if kind == TABLE_WISE:
         return Placement.table_wise(ranks[0], world_size, num_buckets)
-    return Placement.table_row_wise(ranks, world_size, num_buckets)
+    try:
+        return Placement.table_row_wise(ranks, world_size, num_buckets, local_world_size)
+    except ShardingError as exc:
+        raise ShardingError(f"table {name!r}: {exc}") from None
 
 
 class EmbCacheSharderBase(ModuleSharder[nn.Module]):
@@ -634,6 +640,7 @@ class EmbCacheSharderBase(ModuleSharder[nn.Module]):
         host_env: ShardingEnv,
         bucket_map: BucketMap | None = None,
         num_buckets: int = DEFAULT_NUM_BUCKETS,
+        local_world_size: int | None = None,
     ) -> None:
         super().__init__()
         pg = getattr(host_env, "process_group", None)
@@ -645,6 +652,12 @@ class EmbCacheSharderBase(ModuleSharder[nn.Module]):
         self._host_env = host_env
         self._bucket_map = bucket_map
         self._num_buckets = num_buckets
+        # torchrun tells each process its host's rank count; without it (or the argument) a
+        # table-row-wise plan's ranks are taken as they are.
+        env = os.environ.get("LOCAL_WORLD_SIZE")
+        if local_world_size is None and env is not None and env.isdigit():
+            local_world_size = int(env)
+        self._local_world_size = local_world_size
 
     def _configs(self, module: nn.Module) -> list[Any]:
         raise NotImplementedError
@@ -681,6 +694,7 @@ class EmbCacheSharderBase(ModuleSharder[nn.Module]):
                 world_size,
                 self._bucket_map,
                 self._num_buckets,
+                self._local_world_size,
             )
             for config in self._configs(module)
         }
@@ -696,6 +710,9 @@ class EmbCacheEmbeddingBagCollectionSharder(EmbCacheSharderBase):
             over the world).
         num_buckets: buckets per table of the other placements (and of the default row-wise
             map).
+        local_world_size: ranks per host (default: torchrun's ``LOCAL_WORLD_SIZE``): a
+            table-row-wise plan over ranks of more than one host is refused. Unknown: the
+            plan's ranks are taken as they are.
 
     The planner sees each table as a parameter of ``num_embeddings x embedding_dim`` (a
     stand-in on the meta device: set ``num_embeddings`` to the rows you expect) in host memory,
