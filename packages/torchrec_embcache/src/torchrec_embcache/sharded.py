@@ -662,6 +662,31 @@ class EmbCacheSharderBase(ModuleSharder[nn.Module]):
     def _configs(self, module: nn.Module) -> list[Any]:
         raise NotImplementedError
 
+    def _build(self, module: nn.Module, **common: Any) -> ShardedEmbCacheBase:
+        """The sharded module from the arguments every sharded collection takes (``common``)
+        and what this collection adds."""
+        raise NotImplementedError
+
+    def shard(
+        self,
+        module: nn.Module,
+        params: dict[str, ParameterSharding],
+        env: ShardingEnv,
+        device: torch.device | None = None,
+        module_fqn: str | None = None,
+    ) -> ShardedEmbCacheBase:
+        defaults = getattr(module, "table_defaults", {})
+        return self._build(
+            module,
+            tables=self._configs(module),
+            host_group=self._host_env.process_group,
+            device_group=env.process_group,
+            placements=self.placements(module, params, env.world_size),
+            device=device,
+            optimizer=defaults.get("optimizer"),
+            seed=defaults.get("seed", 0),
+        )
+
     def shardable_parameters(self, module: nn.Module) -> dict[str, nn.Parameter]:
         return {
             config.name: nn.Parameter(
@@ -729,22 +754,8 @@ class EmbCacheEmbeddingBagCollectionSharder(EmbCacheSharderBase):
     def _configs(self, module: nn.Module) -> list[Any]:
         return module.embedding_bag_configs()  # type: ignore[operator]
 
-    def shard(
-        self,
-        module: nn.Module,
-        params: dict[str, ParameterSharding],
-        env: ShardingEnv,
-        device: torch.device | None = None,
-        module_fqn: str | None = None,
-    ) -> ShardedEmbCacheEmbeddingBagCollection:
-        defaults = getattr(module, "table_defaults", {})
+    def _build(self, module: nn.Module, **common: Any) -> ShardedEmbCacheEmbeddingBagCollection:
         return ShardedEmbCacheEmbeddingBagCollection(
-            self._configs(module),
-            self._host_env.process_group,
-            env.process_group,
-            placements=self.placements(module, params, env.world_size),
+            **common,
             is_weighted=module.is_weighted(),  # type: ignore[operator]
-            device=device,
-            optimizer=defaults.get("optimizer"),
-            seed=defaults.get("seed", 0),
         )

@@ -24,7 +24,6 @@ from typing import Any
 
 import torch
 from torch import nn
-from torchrec.distributed.types import ParameterSharding, ShardingEnv
 from torchrec.modules.embedding_configs import EmbeddingConfig
 from torchrec.sparse.jagged_tensor import JaggedTensor, KeyedJaggedTensor
 
@@ -161,22 +160,8 @@ class EmbCacheEmbeddingCollectionSharder(EmbCacheSharderBase):
     def _configs(self, module: nn.Module) -> list[Any]:
         return module.embedding_configs()  # type: ignore[operator]
 
-    def shard(
-        self,
-        module: nn.Module,
-        params: dict[str, ParameterSharding],
-        env: ShardingEnv,
-        device: torch.device | None = None,
-        module_fqn: str | None = None,
-    ) -> ShardedEmbCacheEmbeddingCollection:
-        defaults = getattr(module, "table_defaults", {})
+    def _build(self, module: nn.Module, **common: Any) -> ShardedEmbCacheEmbeddingCollection:
         return ShardedEmbCacheEmbeddingCollection(
-            self._configs(module),
-            self._host_env.process_group,
-            env.process_group,
-            placements=self.placements(module, params, env.world_size),
-            device=device,
+            **common,
             need_indices=module.need_indices(),  # type: ignore[operator]
-            optimizer=defaults.get("optimizer"),
-            seed=defaults.get("seed", 0),
         )
