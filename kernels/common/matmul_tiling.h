@@ -57,6 +57,11 @@ struct CubeTile {
     bool transA = false;
     bool transB = false;
     bool bias = false;
+    // Operands the kernel keeps in L1 itself (TPosition::TSCM, TSCM输入的矩阵乘.md: "Matmul直接
+    // 使用传入的TSCM内存地址，不进行Global Memory到TSCM的数据搬入"): the API loads nothing for
+    // them, so they take none of its L1 chunks (their bytes are the kernel's TSCM budget).
+    bool aL1 = false;
+    bool bL1 = false;
 };
 
 // What one on-chip buffer must hold for a computation, and how that was counted.
@@ -122,14 +127,18 @@ inline std::vector<CubeBufferNeed> CubeFootprint(const AscendC::tiling::TCubeTil
     const int64_t bDepth =
         Min64(Max64(c.depthB1 / Max64(Max64(c.stepN, 1) * Max64(c.stepKb, 1), 1), 1), bChunks);
     const int64_t biasL1 = t.bias ? AlignUp(bn * t.biasBytes, 32) : 0;
-    const uint64_t l1 = uint64_t(aDepth * aBlock + bDepth * bBlock + biasL1);
-    out.push_back({"L1", l1, cap.l1,
-                   "A " + s(aDepth) + " x " + s(aRows) + "x" + s(aCols) + " (" + s(aBlock) +
-                       " B, stepM " + s(c.stepM) + ", stepKa " + s(c.stepKa) + ", depthA1 " +
-                       s(c.depthA1) + ") + B " + s(bDepth) + " x " + s(bRows) + "x" + s(bCols) +
-                       " (" + s(bBlock) + " B, stepKb " + s(c.stepKb) + ", stepN " + s(c.stepN) +
-                       ", depthB1 " + s(c.depthB1) + ")" +
-                       (t.bias ? " + bias " + s(biasL1) + " B" : std::string())});
+    const int64_t aL1 = t.aL1 ? 0 : aDepth * aBlock;
+    const int64_t bL1 = t.bL1 ? 0 : bDepth * bBlock;
+    const std::string aHow = t.aL1 ? std::string("A in TSCM")
+                                   : "A " + s(aDepth) + " x " + s(aRows) + "x" + s(aCols) + " (" +
+                                         s(aBlock) + " B, stepM " + s(c.stepM) + ", stepKa " +
+                                         s(c.stepKa) + ", depthA1 " + s(c.depthA1) + ")";
+    const std::string bHow = t.bL1 ? std::string("B in TSCM")
+                                   : "B " + s(bDepth) + " x " + s(bRows) + "x" + s(bCols) + " (" +
+                                         s(bBlock) + " B, stepKb " + s(c.stepKb) + ", stepN " +
+                                         s(c.stepN) + ", depthB1 " + s(c.depthB1) + ")";
+    out.push_back({"L1", uint64_t(aL1 + bL1 + biasL1), cap.l1,
+                   aHow + " + " + bHow + (t.bias ? " + bias " + s(biasL1) + " B" : std::string())});
     return out;
 }
 
@@ -153,6 +162,8 @@ struct MatmulTilingArgs {
     bool transA = false;
     bool transB = false;
     bool hasBias = false;
+    bool aL1 = false;  // A / B in TSCM (CubeTile::aL1/bL1): p.l1_bytes is what the API has left
+    bool bL1 = false;
     int64_t m = 0;  // A is [M, K] ([K, M] transposed), B [K, N] ([N, K]), C [M, N]
     int64_t n = 0;
     int64_t k = 0;
@@ -209,6 +220,8 @@ inline MatmulTiling MatmulApiTiling(const MatmulTilingArgs& a, const PlatformInf
     t.transA = a.transA;
     t.transB = a.transB;
     t.bias = a.hasBias;
+    t.aL1 = a.aL1;
+    t.bL1 = a.bL1;
     const CubeBuffers cap = CubeBuffersOf(p);
 
     // Split M and N over the cores (never K: singleCoreK = K): the grid with the least work on the

@@ -475,3 +475,53 @@ def test_mixed_operator_through_launcher(mm: Lib, max_cores) -> None:
     )
     assert bool(((c.double() - a64 @ b64).abs() <= fp32_bound(a64, b64, k)).all())
     assert sum(x["cube_useful_macs"] for x in result.kind(AIC)) == m * n * k
+
+
+# ---- operands in L1 (TSCM) ----------------------------------------------------------------------
+
+TSCM_DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+
+
+@pytest.mark.parametrize("dtype", TSCM_DTYPES, ids=lambda t: str(t).removeprefix("torch."))
+@pytest.mark.parametrize("trans_b", [False, True], ids=["tB0", "tB1"])
+@pytest.mark.parametrize("kernel", ["mm_tscm", "mm_tscm_a"])
+def test_tscm_operands_against_float64(mm: Lib, kernel, dtype, trans_b) -> None:
+    """A (and B) copied GM -> L1 as NZ by the vector core and read in place by the Cube: the
+    product is right for sizes that pad every NZ dimension, and what the Cube loaded from GM is
+    only the operand it did not find in L1."""
+    m, n, k = 45, 70, 40
+    result, c, a64, b64 = run_matmul(mm, kernel, dtype, torch.float32, m, n, k, False, trans_b)
+    assert result.ok, result.message
+    assert bool(((c.double() - a64 @ b64).abs() <= fp32_bound(a64, b64, k)).all())
+    size = torch.empty((), dtype=dtype).element_size()
+    l1 = result.total("gm_to_l1_bytes")
+    # The vector core's ND2NZ copies (A, and B for mm_tscm) plus the Cube's loads of a GM B.
+    assert l1 == (m * k + k * n) * size
+
+
+TSCM_BAD = {
+    # extra: (API call named, message fragment)
+    1: ("Matmul::IterateAll", "MTE2"),
+    2: ("Matmul::IterateAll", "must hold the whole 45 x 40 matrix"),
+    3: ("Duplicate", "not in the unified buffer"),
+    4: ("TPipe::InitBuffer", "L1 overflow"),
+    5: ("Matmul::IterateAll", "L1 overflow"),
+    6: ("Matmul::IterateAll", "after FreeTensor"),
+}
+
+
+@pytest.mark.parametrize("extra", sorted(TSCM_BAD))
+def test_tscm_rule_fires(mm: Lib, extra) -> None:
+    """What the hardware would get wrong with an operand in L1: the Cube reading it before the
+    copy is known to be done (no EnQue/DeQue: the hazard checker names the pipes), a buffer that
+    does not hold the whole matrix, a vector instruction on L1, the TSCM of an AI core's two
+    vector cores beyond its L1, the API's own buffers not fitting beside TSCM, and a freed
+    buffer."""
+    call, fragment = TSCM_BAD[extra]
+    kernel = "mm_tscm_a" if extra == 5 else "mm_tscm"
+    a, b, _, _ = operands(45, 70, 40, torch.float16)
+    c = torch.zeros(45, 70)
+    case = make_case(kernel, a, b, c, blocks=1, tiles=1, extra=extra)
+    result = mm.run(case, mm.tiling(case))
+    assert result.status == CHECK_FAILED, result.message
+    assert call in result.message and fragment in result.message, result.message

@@ -329,6 +329,108 @@ void MmAsyncPeek() {
     mm.End();
 }
 
+// ---- operands in L1 (TSCM)
+// -----------------------------------------------------------------------
+
+// rows x cols of src (row stride ld) into a TSCM tensor as NZ: column groups CeilAlign(rows, 16)
+// rows apart, as the Matmul API reads an operand in L1.
+template <typename T>
+void CopyNz(const LocalTensor<T>& dst, const GlobalTensor<T>& src, int64_t rows, int64_t cols,
+            int64_t ld) {
+    Nd2NzParams p;
+    p.ndNum = 1;
+    p.nValue = static_cast<uint16_t>(rows);
+    p.dValue = static_cast<uint16_t>(cols);
+    p.srcDValue = static_cast<uint16_t>(ld);
+    p.dstNzC0Stride = static_cast<uint16_t>(mxrec::AlignUp(rows, 16));
+    p.dstNzNStride = 1;
+    DataCopy(dst, src, p);
+}
+
+// C = A B with A (and B when BL1) copied GM -> TSCM by the AIV and read there by the Cube; one AIV
+// computes. extra: 1 no EnQue/DeQue between the copy and the Cube, 2 A given 512 elements into its
+// buffer, 3 a vector instruction on A's L1 tensor, 4 every AIV asks for 300 KiB of TSCM, 5 TSCM
+// leaves the API too little L1 for B's chunks, 6 A freed before the computation.
+template <typename A, bool TB, bool BL1>
+void MmTscm() {
+    constexpr TPosition kBPos = BL1 ? TPosition::TSCM : TPosition::GM;
+    constexpr CubeFormat kBFormat = BL1 ? CubeFormat::NZ : CubeFormat::ND;
+    using AT = MatmulType<TPosition::TSCM, CubeFormat::NZ, A, false>;
+    using BT = MatmulType<kBPos, kBFormat, A, TB>;
+    using CT = MatmulType<TPosition::GM, CubeFormat::ND, float>;
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    TCubeTiling t;
+    recsdk::sim::LoadTiling(&t, g_tiling);
+    TPipe pipe;
+    Matmul<AT, BT, CT, CT> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &t);
+    const int64_t M = g->m, N = g->n, K = g->k;
+    const bool tb = g->trans_b != 0;  // ISTRANS (TB) allows it; float needs them equal
+    const int64_t bRows = tb ? N : K, bCols = tb ? K : N;
+    const auto aBytes = static_cast<uint32_t>(mxrec::NzBytes(M, K, sizeof(A)));
+    const auto bBytes = static_cast<uint32_t>(mxrec::NzBytes(bRows, bCols, sizeof(A)));
+    TSCM<TPosition::GM, 1> aQ, bQ, padQ;
+    if (g->extra == 4) {  // both hold their TSCM at once (SyncAll), as two long-lived kernels do
+        pipe.InitBuffer(padQ, 1, 300 * 1024);
+        SyncAll();
+        return;
+    }
+    if (GetBlockIdx() != 0)
+        return;
+    pipe.InitBuffer(aQ, 1, aBytes);
+    if constexpr (BL1)
+        pipe.InitBuffer(bQ, 1, bBytes);
+    if (g->extra == 5)
+        pipe.InitBuffer(padQ, 1, 512 * 1024 - aBytes - 2048);
+    GlobalTensor<A> a, b;
+    GlobalTensor<float> c;
+    a.SetGlobalBuffer((__gm__ A*)g->a, M * K);
+    b.SetGlobalBuffer((__gm__ A*)g->b, K * N);
+    c.SetGlobalBuffer((__gm__ float*)g->c, M * N);
+    LocalTensor<A> aL = aQ.AllocTensor<A>();
+    CopyNz(aL, a, M, K, K);
+    if (g->extra == 3)
+        Duplicate(aL, static_cast<A>(0.0f), 16);
+    LocalTensor<A> bL;
+    if constexpr (BL1) {
+        bL = bQ.AllocTensor<A>();
+        CopyNz(bL, b, bRows, bCols, bCols);
+    }
+    if (g->extra != 1) {
+        aQ.EnQue(aL);
+        aL = aQ.DeQue<A>();
+        if constexpr (BL1) {
+            bQ.EnQue(bL);
+            bL = bQ.DeQue<A>();
+        }
+    }
+    mm.SetTail(M, N, K);
+    mm.SetTensorA(g->extra == 2 ? aL[512] : aL);
+    if constexpr (BL1)
+        mm.SetTensorB(bL, tb);
+    else
+        mm.SetTensorB(b, tb);
+    if (g->extra == 6)
+        aQ.FreeTensor(aL);
+    mm.IterateAll(c);
+    mm.End();
+    aQ.FreeTensor(aL);
+    if constexpr (BL1)
+        bQ.FreeTensor(bL);
+}
+
+template <bool BL1>
+std::function<void()> PickTscm() {
+    switch (g->a_dtype) {  // half/bfloat16 take ISTRANS = true and choose per call
+        case RECSDK_DT_FLOAT16:
+            return MmTscm<half, true, BL1>;
+        case RECSDK_DT_BFLOAT16:
+            return MmTscm<bfloat16_t, true, BL1>;
+        default:
+            return g->trans_b ? MmTscm<float, true, BL1> : MmTscm<float, false, BL1>;
+    }
+}
+
 // ---- kernels that break a rule
 // --------------------------------------------------------------------
 
@@ -515,6 +617,11 @@ bool Lookup(const std::string& name, KernelEntry* e) {
     };
     if (name == "mm_mix") {
         *e = KernelEntry{KERNEL_TYPE_MIX_AIC_1_2, PickMatmul(false)};
+        return true;
+    }
+    if (name == "mm_tscm" || name == "mm_tscm_a") {
+        *e = KernelEntry{KERNEL_TYPE_MIX_AIC_1_2,
+                         name == "mm_tscm" ? PickTscm<true>() : PickTscm<false>()};
         return true;
     }
     if (name == "mm_cube") {

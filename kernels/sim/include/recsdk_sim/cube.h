@@ -23,7 +23,8 @@
 //
 // Not modelled: the order in which the hardware sums the products of one element (the emulation
 // adds them in increasing k, each product rounded to float first: exact for half/bfloat16 inputs,
-// one rounding per product for float); HF32; int8/int4 inputs; NZ formats; the timing of the pipes.
+// one rounding per product for float); HF32; int8/int4 inputs; NZ operands in GM; the timing of the
+// pipes. NZ operands in L1 (TSCM, matmul.h) are read in place.
 #ifndef RECSDK_SIM_CUBE_H
 #define RECSDK_SIM_CUBE_H
 
@@ -97,7 +98,21 @@ struct MmOperands {
     int64_t ldb = 0;              // N, or Kb when transposed ([N, K])
     bool transA = false;
     bool transB = false;
+    // In L1 (TSCM) as NZ: lda/ldb is then the stored matrix's row count padded to 16, the
+    // distance between its 32-byte column groups in C0 rows.
+    bool aNz = false;
+    bool bNz = false;
 };
+
+// Element (r, c) of a stored matrix: ND with row stride ld, or NZ (column groups of C0 = 32 bytes,
+// each ld rows of C0 elements).
+template <typename T>
+inline T MmStored(const T* p, int64_t ld, bool nz, int64_t r, int64_t c) {
+    if (!nz)
+        return p[r * ld + c];
+    constexpr int64_t c0 = 32 / sizeof(T);
+    return p[(c / c0) * ld * c0 + r * c0 + c % c0];
+}
 
 // The fp32 products of one base block [m0, m0 + bm) x [n0, n0 + bn) of the tile into acc (bm x bn,
 // row-major), K in steps of baseK as the Mmad instructions go, counting what each step moves and
@@ -131,14 +146,16 @@ inline void MmBlock(const MmOperands<A, B, Bias>& x, const AscendC::tiling::TCub
             for (int64_t p = 0; p < kk; ++p) {
                 const int64_t row = m0 + i, col = k0 + p;
                 aF[i * kk + p] =
-                    static_cast<float>(x.transA ? x.a[col * x.lda + row] : x.a[row * x.lda + col]);
+                    static_cast<float>(x.transA ? MmStored(x.a, x.lda, x.aNz, col, row)
+                                                : MmStored(x.a, x.lda, x.aNz, row, col));
             }
         }
         for (int64_t p = 0; p < kk; ++p) {
             for (int64_t j = 0; j < bn; ++j) {
                 const int64_t row = k0 + p, col = n0 + j;
                 bF[p * bn + j] =
-                    static_cast<float>(x.transB ? x.b[col * x.ldb + row] : x.b[row * x.ldb + col]);
+                    static_cast<float>(x.transB ? MmStored(x.b, x.ldb, x.bNz, col, row)
+                                                : MmStored(x.b, x.ldb, x.bNz, row, col));
             }
         }
         // Each element adds its products in increasing k, in float (L0C accumulates across steps).
@@ -183,14 +200,21 @@ inline uint64_t MmGmToL1(const MmOperands<A, B, Bias>& x, const AscendC::tiling:
         aTimes = aAll ? 1 : nBlocks;
         bTimes = bKFull ? 1 : mBlocks;
     }
+    // An operand already in L1 (TSCM) is not loaded at all.
+    if (x.aNz)
+        aTimes = 0;
+    if (x.bNz)
+        bTimes = 0;
     const int64_t aChunks = mxrec::CeilDiv(x.m, stepM * bm) * mxrec::CeilDiv(x.k, stepKa * bk);
     const int64_t bChunks = mxrec::CeilDiv(x.n, stepN * bn) * mxrec::CeilDiv(x.k, stepKb * bk);
     st.dma_transfers += uint64_t(aChunks * aTimes + bChunks * bTimes + (x.bias ? 1 : 0));
     const uint64_t aBytes = uint64_t(x.m * x.k * aTimes) * sizeof(A);
     const uint64_t bBytes = uint64_t(x.k * x.n * bTimes) * sizeof(B);
     const uint64_t biasBytes = x.bias ? uint64_t(x.n) * sizeof(Bias) : 0;
-    CountGmRead(st, x.a, aBytes);
-    CountGmRead(st, x.b, bBytes);
+    if (aBytes != 0)
+        CountGmRead(st, x.a, aBytes);
+    if (bBytes != 0)
+        CountGmRead(st, x.b, bBytes);
     if (x.bias)
         CountGmRead(st, x.bias, biasBytes);
     st.gm_to_l1_bytes += aBytes + bBytes + biasBytes;

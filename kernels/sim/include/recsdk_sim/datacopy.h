@@ -62,6 +62,34 @@ struct DataCopyExtParams {
     uint32_t rsv = 0;
 };
 
+// DataCopy_GMToL1_ND2NZ.md, 表3: ndNum ND matrices of nValue rows x dValue columns (srcDValue
+// elements per source row, srcNdMatrixStride elements between matrices) into NZ: column group j
+// (C0 = 32 bytes of columns) of row r at j * dstNzC0Stride + r * dstNzNStride (units of 32 bytes),
+// matrices dstNzMatrixStride elements apart.
+struct Nd2NzParams {
+    Nd2NzParams() {}
+    Nd2NzParams(const uint16_t ndNumIn, const uint16_t nValueIn, const uint16_t dValueIn,
+                const uint16_t srcNdMatrixStrideIn, const uint16_t srcDValueIn,
+                const uint16_t dstNzC0StrideIn, const uint16_t dstNzNStrideIn,
+                const uint16_t dstNzMatrixStrideIn)
+        : ndNum(ndNumIn),
+          nValue(nValueIn),
+          dValue(dValueIn),
+          srcNdMatrixStride(srcNdMatrixStrideIn),
+          srcDValue(srcDValueIn),
+          dstNzC0Stride(dstNzC0StrideIn),
+          dstNzNStride(dstNzNStrideIn),
+          dstNzMatrixStride(dstNzMatrixStrideIn) {}
+    uint16_t ndNum = 0;
+    uint16_t nValue = 0;
+    uint16_t dValue = 0;
+    uint16_t srcNdMatrixStride = 0;
+    uint16_t srcDValue = 0;
+    uint16_t dstNzC0Stride = 0;
+    uint16_t dstNzNStride = 0;
+    uint16_t dstNzMatrixStride = 0;
+};
+
 template <typename T>
 struct DataCopyPadExtParams {
     DataCopyPadExtParams() {}
@@ -200,10 +228,117 @@ inline uint64_t CheckContiguous(const LocalTensor<T>& ub, const T* gm, uint32_t 
     return bytes;
 }
 
+// ---- GM -> L1 (a TSCM buffer) -------------------------------------------------------------------
+//
+// MTE2 writes the L1 buffer (the TSCM queue's EnQue/DeQue orders it before the Cube's MTE1 reads,
+// pipe.h); the destination must be 32-byte aligned (DataCopy_GMToL1_ND2NZ.md 约束说明) and inside
+// the buffer. The bytes are counted as the requesting core's GM reads and GM -> L1 traffic.
+
+template <typename T>
+inline void CheckL1Span(const LocalTensor<T>& l1, uint64_t elems, const char* call,
+                        const recsdk::sim::SrcLoc& loc) {
+    using namespace recsdk::sim;
+    l1.Validate(call, loc);
+    if (l1.UbOffset() % 32 != 0) {
+        Fail(call, loc,
+             "L1 destination (offset " + std::to_string(l1.UbOffset()) +
+                 " in the TSCM area) is not 32-byte aligned");
+    }
+    if (elems > l1.GetSize()) {
+        Fail(call, loc,
+             std::to_string(elems) + " elements of " + TypeName<T>() + " exceed the " +
+                 std::to_string(l1.GetSize()) + " elements left in the TSCM tensor");
+    }
+}
+
+template <typename T>
+inline void CountGmToL1(const T* gm, uint64_t bytes) {
+    auto& s = recsdk::sim::Stats();
+    recsdk::sim::CountGmRead(s, gm, bytes);
+    s.gm_to_l1_bytes += bytes;
+    ++s.dma_transfers;
+}
+
+template <typename T>
+inline void DataCopyGmToL1(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count,
+                           const recsdk::sim::SrcLoc& loc) {
+    using namespace recsdk::sim;
+    const char* call = "DataCopy(GM->L1)";
+    CheckL1Span(dst, count, call, loc);
+    const uint64_t bytes = uint64_t(count) * sizeof(T);
+    CheckMultipleOf32(bytes, call, loc);
+    CheckGm(src.SimData(), bytes, false, call, loc);
+    dst.SimAccess(0, bytes, Pipe::MTE2, Acc::kWrite, call, loc);
+    std::memcpy(dst.SimData(), src.SimData(), bytes);
+    CountGmToL1(src.SimData(), bytes);
+}
+
+template <typename T>
+inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2NzParams& p,
+                     recsdk::sim::SrcLoc loc = {}) {
+    using namespace recsdk::sim;
+    const char* call = "DataCopy(GM->L1, ND2NZ)";
+    if (!dst.SimInL1()) {
+        Fail(call, loc,
+             "the destination must be in L1 (a TSCM buffer); ND2NZ into the unified buffer is not "
+             "a GM -> UB path");
+    }
+    if (p.ndNum > 4095 || p.nValue > 16384 || p.srcDValue < 1 || p.dstNzC0Stride < 1 ||
+        p.dstNzC0Stride > 16384 || p.dstNzNStride < 1 || p.dstNzNStride > 16384 ||
+        p.dstNzMatrixStride > 16384) {
+        Fail(call, loc, "an Nd2NzParams field is outside its range (DataCopy_GMToL1_ND2NZ.md 表4)");
+    }
+    if (p.ndNum == 0 || p.nValue == 0 || p.dValue == 0)
+        return;  // a NOP
+    if (p.dValue > p.srcDValue) {
+        Fail(call, loc,
+             "dValue " + std::to_string(p.dValue) + " exceeds the source row of srcDValue " +
+                 std::to_string(p.srcDValue) + " elements");
+    }
+    constexpr int64_t c0 = 32 / sizeof(T);
+    const int64_t groups = (p.dValue + c0 - 1) / c0;
+    const int64_t nd = p.ndNum, n = p.nValue;
+    // The last element each matrix writes, and the span of the source the copy reads.
+    const int64_t lastDst = (nd - 1) * p.dstNzMatrixStride +
+                            ((groups - 1) * p.dstNzC0Stride + (n - 1) * p.dstNzNStride) * c0 + c0;
+    CheckL1Span(dst, static_cast<uint64_t>(lastDst), call, loc);
+    const int64_t srcSpan = (nd - 1) * p.srcNdMatrixStride + (n - 1) * p.srcDValue + p.dValue;
+    CheckGm(src.SimData(), uint64_t(srcSpan) * sizeof(T), false, call, loc);
+    T* out = dst.SimData();
+    const T* in = src.SimData();
+    for (int64_t i = 0; i < nd; ++i) {
+        for (int64_t j = 0; j < groups; ++j) {  // the rows of a column group: 32 bytes each
+            const int64_t at = i * p.dstNzMatrixStride + j * p.dstNzC0Stride * c0;
+            if (p.dstNzNStride == 1) {
+                dst.SimAccess(uint64_t(at) * sizeof(T), uint64_t(n) * 32, Pipe::MTE2, Acc::kWrite,
+                              call, loc);
+            } else {
+                for (int64_t r = 0; r < n; ++r)
+                    dst.SimAccess(uint64_t(at + r * p.dstNzNStride * c0) * sizeof(T), 32,
+                                  Pipe::MTE2, Acc::kWrite, call, loc);
+            }
+        }
+        for (int64_t r = 0; r < n; ++r) {
+            for (int64_t j = 0; j < groups; ++j) {
+                const int64_t at =
+                    i * p.dstNzMatrixStride + (j * p.dstNzC0Stride + r * p.dstNzNStride) * c0;
+                const T* row = in + i * p.srcNdMatrixStride + r * p.srcDValue + j * c0;
+                for (int64_t e = 0; e < c0; ++e) {
+                    // Columns past dValue are zero-filled to the 32-byte C0 (表3 dValue).
+                    out[at + e] = j * c0 + e < p.dValue ? row[e] : T{};
+                }
+            }
+        }
+    }
+    CountGmToL1(in, uint64_t(nd * n * p.dValue) * sizeof(T));
+}
+
 template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const uint32_t count,
                      recsdk::sim::SrcLoc loc = {}) {
     using namespace recsdk::sim;
+    if (dst.SimInL1())
+        return DataCopyGmToL1(dst, src, count, loc);
     const char* call = "DataCopy(GM->UB)";
     const uint64_t bytes = CheckContiguous(dst, src.SimData(), count, false, call, loc);
     std::memcpy(dst.SimData(), src.SimData(), bytes);

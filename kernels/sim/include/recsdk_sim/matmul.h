@@ -26,12 +26,16 @@
 //   enPartialSum accumulates onto the block in L0C (only when the tile is one block).
 // - End.md: required between computations of different Matmul objects.
 //
-// Emulated: ND format, A/B/Bias in GM, C in GM (IterateAll, GetTensorC) or VECIN (GetTensorC), the
-// Norm configuration, inputs float/half/bfloat16_t. Refused at compile time or with a check
-// failure: NZ, TSCM/VECOUT operands, scalar A/B, callbacks, IBShare, MixDualMaster, batch, HF32,
-// sequential write. Asynchronous IterateAll with waitIterateAll stores its result only at
-// WaitIterateAll (the latest a device would), so a vector core reading it earlier sees the old
-// contents.
+// - TSCM输入的矩阵乘.md: A or B (or both) NZ in L1 (TPosition::TSCM), filled by the kernel through
+// a
+//   TSCM queue and read in place; the matrix must be there whole ("全载").
+//
+// Emulated: ND format in GM, NZ in TSCM for A/B, Bias in GM, C in GM (IterateAll, GetTensorC) or
+// VECIN (GetTensorC), the Norm configuration, inputs float/half/bfloat16_t. Refused at compile time
+// or with a check failure: NZ in GM, VECOUT operands, scalar A/B, callbacks, IBShare,
+// MixDualMaster, batch, HF32, sequential write. Asynchronous IterateAll with waitIterateAll stores
+// its result only at WaitIterateAll (the latest a device would), so a vector core reading it
+// earlier sees the old contents.
 #ifndef RECSDK_SIM_MATMUL_H
 #define RECSDK_SIM_MATMUL_H
 
@@ -210,13 +214,20 @@ public:
         "Matmul emulation: C must be float, half or bfloat16_t (table 2 for these inputs)");
     static_assert(std::is_same_v<BiasT, float> || std::is_same_v<BiasT, half>,
                   "Matmul emulation: the bias must be float or half (SetBias.md)");
-    static_assert(A_TYPE::format == CubeFormat::ND && B_TYPE::format == CubeFormat::ND &&
-                      C_TYPE::format == CubeFormat::ND && BIAS_TYPE::format == CubeFormat::ND,
-                  "Matmul emulation: only CubeFormat::ND is emulated");
+    // A and B: ND in GM, or NZ in TSCM (TSCM输入的矩阵乘.md: the kernel fills the L1 buffer and
+    // the API reads it in place).
+    static constexpr bool kAL1 = A_TYPE::pos == TPosition::TSCM;
+    static constexpr bool kBL1 = B_TYPE::pos == TPosition::TSCM;
+    static_assert((A_TYPE::pos == TPosition::GM && A_TYPE::format == CubeFormat::ND) ||
+                      (kAL1 && A_TYPE::format == CubeFormat::NZ),
+                  "Matmul emulation: A must be ND in TPosition::GM or NZ in TPosition::TSCM");
+    static_assert((B_TYPE::pos == TPosition::GM && B_TYPE::format == CubeFormat::ND) ||
+                      (kBL1 && B_TYPE::format == CubeFormat::NZ),
+                  "Matmul emulation: B must be ND in TPosition::GM or NZ in TPosition::TSCM");
+    static_assert(C_TYPE::format == CubeFormat::ND && BIAS_TYPE::format == CubeFormat::ND,
+                  "Matmul emulation: C and the bias must be CubeFormat::ND");
     // BIAS_TYPE defaults to C_TYPE, so its position is only checked where a bias is set (SetBias
     // takes a GlobalTensor; a local one is refused there).
-    static_assert(A_TYPE::pos == TPosition::GM && B_TYPE::pos == TPosition::GM,
-                  "Matmul emulation: A and B must be in TPosition::GM");
     static_assert(C_TYPE::pos == TPosition::GM || C_TYPE::pos == TPosition::VECIN,
                   "Matmul emulation: C must be in TPosition::GM or VECIN");
     static_assert(A_TYPE::layout == LayoutMode::NONE && B_TYPE::layout == LayoutMode::NONE,
@@ -346,15 +357,29 @@ public:
     void SetTensorA(const GlobalTensor<SrcAT>& gm, bool isTransposeA = false,
                     recsdk::sim::SrcLoc loc = {}) {
         Ready("Matmul::SetTensorA", loc);
+        if constexpr (kAL1)
+            recsdk::sim::Fail("Matmul::SetTensorA", loc,
+                              "A's MatmulType is TSCM: pass its L1 tensor");
         CheckTrans("Matmul::SetTensorA", "A", A_TYPE::isTrans, isTransposeA, loc);
         a_ = gm.SimData();
         aSize_ = gm.GetSize();
         transA_ = isTransposeA;
         ResetIterate();
     }
-    void SetTensorA(const LocalTensor<SrcAT>&, bool = false, recsdk::sim::SrcLoc loc = {}) {
-        recsdk::sim::Fail("Matmul::SetTensorA", loc,
-                          "A in local memory (TSCM/VECOUT) is not emulated");
+    // A in L1 (TSCM): the whole [M, K] ([K, M] transposed) in NZ, column groups
+    // CeilAlign(rows, 16) apart (the layout an ND2NZ copy with dstNzC0Stride = CeilAlign(rows,
+    // 16) and dstNzNStride = 1 makes). VECOUT operands are not emulated.
+    void SetTensorA(const LocalTensor<SrcAT>& t, bool isTransposeA = false,
+                    recsdk::sim::SrcLoc loc = {}) {
+        const char* call = "Matmul::SetTensorA";
+        Ready(call, loc);
+        SetLocal<kAL1>(t, "A", call, loc);
+        CheckTrans(call, "A", A_TYPE::isTrans, isTransposeA, loc);
+        aL1_ = t;
+        a_ = t.SimData();
+        aSize_ = t.GetSize();
+        transA_ = isTransposeA;
+        ResetIterate();
     }
     void SetTensorA(SrcAT, recsdk::sim::SrcLoc loc = {}) {
         recsdk::sim::Fail("Matmul::SetTensorA", loc, "a scalar A is not emulated");
@@ -363,15 +388,27 @@ public:
     void SetTensorB(const GlobalTensor<SrcBT>& gm, bool isTransposeB = false,
                     recsdk::sim::SrcLoc loc = {}) {
         Ready("Matmul::SetTensorB", loc);
+        if constexpr (kBL1)
+            recsdk::sim::Fail("Matmul::SetTensorB", loc,
+                              "B's MatmulType is TSCM: pass its L1 tensor");
         CheckTrans("Matmul::SetTensorB", "B", B_TYPE::isTrans, isTransposeB, loc);
         b_ = gm.SimData();
         bSize_ = gm.GetSize();
         transB_ = isTransposeB;
         ResetIterate();
     }
-    void SetTensorB(const LocalTensor<SrcBT>&, bool = false, recsdk::sim::SrcLoc loc = {}) {
-        recsdk::sim::Fail("Matmul::SetTensorB", loc,
-                          "B in local memory (TSCM/VECOUT) is not emulated");
+    // B in L1 (TSCM): [K, N] ([N, K] transposed) in NZ, as SetTensorA.
+    void SetTensorB(const LocalTensor<SrcBT>& t, bool isTransposeB = false,
+                    recsdk::sim::SrcLoc loc = {}) {
+        const char* call = "Matmul::SetTensorB";
+        Ready(call, loc);
+        SetLocal<kBL1>(t, "B", call, loc);
+        CheckTrans(call, "B", B_TYPE::isTrans, isTransposeB, loc);
+        bL1_ = t;
+        b_ = t.SimData();
+        bSize_ = t.GetSize();
+        transB_ = isTransposeB;
+        ResetIterate();
     }
     void SetTensorB(SrcBT, recsdk::sim::SrcLoc loc = {}) {
         recsdk::sim::Fail("Matmul::SetTensorB", loc, "a scalar B is not emulated");
@@ -632,6 +669,46 @@ private:
         }
     }
 
+    template <bool kL1, typename T>
+    static void SetLocal(const LocalTensor<T>& t, const char* which, const char* call,
+                         const recsdk::sim::SrcLoc& loc) {
+        if constexpr (!kL1) {
+            recsdk::sim::Fail(call, loc,
+                              std::string(which) +
+                                  " in local memory needs MatmulType<TPosition::TSCM, "
+                                  "CubeFormat::NZ, ...> (VECOUT operands are not emulated)");
+        }
+        t.Validate(call, loc);
+        if (!t.SimInL1()) {
+            recsdk::sim::Fail(call, loc,
+                              std::string(which) +
+                                  " must be a TSCM tensor in L1 (a TSCM queue's buffer), not a "
+                                  "unified-buffer tensor");
+        }
+    }
+
+    // An operand in L1 for a computation: still allocated, holding the whole stored matrix
+    // (TSCM输入的矩阵乘.md 约束说明: "必须在TSCM中全载"), and read by MTE1 (L1 -> L0A/L0B), which
+    // the hazard checker orders after the MTE2 copy that filled it (the TSCM queue's EnQue/DeQue).
+    // Returns the stored matrix's padded row count (the NZ column-group stride).
+    template <typename T>
+    static int64_t L1Operand(const LocalTensor<T>& t, int64_t rows, int64_t cols, const char* what,
+                             const char* call, const recsdk::sim::SrcLoc& loc) {
+        using namespace recsdk::sim;
+        t.Validate(call, loc);
+        const int64_t ld = mxrec::AlignUp(rows, 16);
+        const uint64_t need = uint64_t(ld * mxrec::AlignUp(cols, 32 / int64_t(sizeof(T))));
+        if (need > t.GetSize()) {
+            Fail(call, loc,
+                 std::string(what) + " in TSCM must hold the whole " + std::to_string(rows) +
+                     " x " + std::to_string(cols) + " matrix in NZ (" + std::to_string(need) +
+                     " elements, rows padded to 16); the tensor has " +
+                     std::to_string(t.GetSize()));
+        }
+        t.SimAccess(0, need * sizeof(T), Pipe::MTE1, Acc::kRead, call, loc);
+        return ld;
+    }
+
     static void CheckAtomic(uint8_t enAtomic, const char* call, const recsdk::sim::SrcLoc& loc) {
         if (enAtomic > 3)
             recsdk::sim::Fail(call, loc, "enAtomic " + std::to_string(enAtomic) + " is not 0-3");
@@ -667,6 +744,16 @@ private:
         x.transB = transB_;
         x.lda = transA_ ? orgM_ : orgKa_;
         x.ldb = transB_ ? orgKb_ : orgN_;
+        if constexpr (kAL1) {
+            x.aNz = true;
+            x.lda = transA_ ? L1Operand(aL1_, x.k, x.m, "A (transposed, [K, M])", call, loc)
+                            : L1Operand(aL1_, x.m, x.k, "A", call, loc);
+        }
+        if constexpr (kBL1) {
+            x.bNz = true;
+            x.ldb = transB_ ? L1Operand(bL1_, x.n, x.k, "B (transposed, [N, K])", call, loc)
+                            : L1Operand(bL1_, x.k, x.n, "B", call, loc);
+        }
         mxrec::CubeTile tile;
         tile.m = x.m;
         tile.n = x.n;
@@ -677,6 +764,8 @@ private:
         tile.transA = x.transA;
         tile.transB = x.transB;
         tile.bias = x.bias != nullptr;
+        tile.aL1 = kAL1;
+        tile.bL1 = kBL1;
         const int64_t kAlign = mxrec::BaseKAlign(tile);
         if (tiling_.baseK % kAlign != 0) {
             Fail(call, loc,
@@ -685,23 +774,34 @@ private:
                      " for this transpose combination (TCubeTiling结构体.md table 2)");
         }
         const SocInfo& soc = *c.launch->soc;
-        const mxrec::CubeBuffers cap{soc.l1_bytes, soc.l0a_bytes, soc.l0b_bytes, soc.l0c_bytes,
-                                     soc.bt_bytes};
+        // The API's own L1 buffers get what the AI core's TSCM buffers leave (pipe.h).
+        uint64_t tscm = 0;
+        {
+            CubeCore& cube = c.launch->cube->cubes[c.block];
+            std::lock_guard<std::mutex> hold(cube.mu);
+            tscm = cube.TscmBytes();
+        }
+        const mxrec::CubeBuffers cap{soc.l1_bytes - tscm, soc.l0a_bytes, soc.l0b_bytes,
+                                     soc.l0c_bytes, soc.bt_bytes};
         const std::string over = mxrec::CubeOverflow(mxrec::CubeFootprint(tiling_, tile, cap));
         if (!over.empty()) {
             Fail(call, loc,
                  over + " on " + soc.name + " (singleCoreM/N/K " + std::to_string(x.m) + "/" +
                      std::to_string(x.n) + "/" + std::to_string(x.k) + ")");
         }
-        if (transA_) {
-            CheckGmMatrix(x.a, aSize_, x.k, x.m, x.lda, false, "A (transposed, [K, M])", call, loc);
-        } else {
-            CheckGmMatrix(x.a, aSize_, x.m, x.k, x.lda, false, "A", call, loc);
+        if (!kAL1) {
+            if (transA_)
+                CheckGmMatrix(x.a, aSize_, x.k, x.m, x.lda, false, "A (transposed, [K, M])", call,
+                              loc);
+            else
+                CheckGmMatrix(x.a, aSize_, x.m, x.k, x.lda, false, "A", call, loc);
         }
-        if (transB_) {
-            CheckGmMatrix(x.b, bSize_, x.n, x.k, x.ldb, false, "B (transposed, [N, K])", call, loc);
-        } else {
-            CheckGmMatrix(x.b, bSize_, x.k, x.n, x.ldb, false, "B", call, loc);
+        if (!kBL1) {
+            if (transB_)
+                CheckGmMatrix(x.b, bSize_, x.n, x.k, x.ldb, false, "B (transposed, [N, K])", call,
+                              loc);
+            else
+                CheckGmMatrix(x.b, bSize_, x.k, x.n, x.ldb, false, "B", call, loc);
         }
         if (x.bias != nullptr)
             CheckGmMatrix(x.bias, biasSize_, 1, x.n, x.n, false, "the bias", call, loc);
@@ -788,6 +888,8 @@ private:
     int64_t sM_ = 0, sN_ = 0, sK_ = 0;
     const SrcAT* a_ = nullptr;
     const SrcBT* b_ = nullptr;
+    LocalTensor<SrcAT> aL1_;  // A / B in TSCM
+    LocalTensor<SrcBT> bL1_;
     const BiasT* bias_ = nullptr;
     uint64_t aSize_ = 0, bSize_ = 0, biasSize_ = 0;
     bool transA_ = false, transB_ = false;

@@ -103,6 +103,15 @@ inline bool KernelShape(int32_t type, uint32_t* aic, uint32_t* aiv) {
 struct CubeCore {
     std::mutex mu;                // an AIC runs one Matmul request at a time (one KFC server loop)
     RecsdkSimCoreStats served{};  // what its Cube did (merged into the AIC's entry at the end)
+    // L1 bytes held by TSCM buffers, by core of the AI core (the AIC, or its AIVs by sub-block;
+    // pipe.h), guarded by mu: what is left is the Matmul API's.
+    std::array<uint64_t, 4> tscm{};
+    uint64_t TscmBytes() const {
+        uint64_t n = 0;
+        for (uint64_t b : tscm)
+            n += b;
+        return n;
+    }
 };
 
 struct CubeLaunchState {

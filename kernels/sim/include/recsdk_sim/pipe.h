@@ -36,10 +36,12 @@
 
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "recsdk_sim/hazard.h"
+#include "recsdk_sim/mix.h"
 #include "recsdk_sim/runtime.h"
 #include "recsdk_sim/sync.h"
 #include "recsdk_sim/tensor.h"
@@ -49,6 +51,7 @@ namespace recsdk::sim {
 struct QueueState {
     const char* kind = "TQue";
     AscendC::TPosition pos = AscendC::TPosition::VECIN;
+    AscendC::TPosition src = AscendC::TPosition::VECIN;  // TSCM queues: where they are filled from
     int32_t depth = 1;
     uint32_t len = 0;
     std::vector<std::unique_ptr<BufSlot>> slots;
@@ -78,6 +81,7 @@ inline bool QueueEvent(AscendC::TPosition src, AscendC::TPosition dst, Pipe* pro
             case TPosition::A1:
             case TPosition::B1:
             case TPosition::C1:
+            case TPosition::TSCM:
                 return Mem::L1;
             case TPosition::A2:
                 return Mem::L0A;
@@ -330,7 +334,8 @@ protected:
 
     template <typename T>
     LocalTensor<T> Tensor(recsdk::sim::BufSlot* s) {
-        auto* base = recsdk::sim::Core().ub + s->offset;
+        auto& c = recsdk::sim::Core();
+        auto* base = (s->l1 ? c.tscm.data() : c.ub) + s->offset;
         return LocalTensor<T>(reinterpret_cast<T*>(base),
                               s->bytes / static_cast<uint32_t>(sizeof(T)), s, s->gen, s->pos);
     }
@@ -382,6 +387,11 @@ protected:
 
 template <TPosition pos, int32_t depth, auto mask = 0>
 class TQue : public TQueBind<pos, pos, depth, mask> {};
+
+// TSCM简介.md: a queue whose buffers are in the AI core's L1, filled from GM (TPosition::GM) or
+// from the unified buffer (TPosition::VECIN) and read by the Matmul API (SetTensorA/SetTensorB).
+template <TPosition pos, int32_t depth, auto mask = 0>
+using TSCM = TQueBind<pos, TPosition::TSCM, depth, mask>;
 
 template <TPosition pos = TPosition::LCM>
 class TBuf {
@@ -437,6 +447,7 @@ public:
     TPipe() {
         auto& c = recsdk::sim::Core();
         base_ = c.ub_top;
+        l1Base_ = c.tscm_top;
         prev_ = c.pipe;
         c.pipe = this;
     }
@@ -450,9 +461,11 @@ public:
 
     template <class Q>
     bool InitBuffer(Q& que, uint8_t num, uint32_t len, recsdk::sim::SrcLoc loc = {}) {
-        auto st = Carve("TPipe::InitBuffer", loc, que.sim_state, num, len, "TQue");
+        const bool l1 = QueDst(que) == TPosition::TSCM;
+        auto st = l1 ? CarveL1("TPipe::InitBuffer", loc, que.sim_state, num, len, QuePos(que))
+                     : Carve("TPipe::InitBuffer", loc, que.sim_state, num, len, "TQue");
         st->depth = QueDepth(que);
-        st->pos = QuePos(que);
+        st->pos = l1 ? TPosition::TSCM : QuePos(que);
         st->events = recsdk::sim::QueueEvent(QuePos(que), QueDst(que), &st->prod, &st->cons);
         return true;
     }
@@ -563,6 +576,91 @@ private:
         return st;
     }
 
+    // TSCM buffers: this core's part of its AI core's L1. The L1 is one per AI core, shared by the
+    // TSCM buffers of every core there (the AIVs' are placed apart: TSCM简介.md, mask bit 2) and
+    // by the Matmul API's own operand buffers, which get what is left (matmul.h): a request that
+    // leaves the AI core's TSCM beyond its L1 fails here.
+    std::shared_ptr<recsdk::sim::QueueState> CarveL1(
+        const char* call, const recsdk::sim::SrcLoc& loc,
+        std::shared_ptr<recsdk::sim::QueueState>& handle, uint32_t num, uint32_t len,
+        TPosition src) {
+        using namespace recsdk::sim;
+        auto& c = Core();
+        LaunchState& l = *c.launch;
+        if (src != TPosition::GM && src != TPosition::VECIN)
+            Fail(call, loc, "a TSCM queue is filled from TPosition::GM or VECIN (TSCM简介.md)");
+        if (l.aic_per_block == 0) {
+            Fail(call, loc,
+                 std::string(
+                     "TSCM is the L1 of an AI core's Cube, and the kernel was launched as ") +
+                     KernelTypeName(l.kernel_type) + " with no cube cores");
+        }
+        if (handle && handle->alive) {
+            Fail(call, loc,
+                 "InitBuffer on a queue/TBuf that already has buffers (Reset the pipe first)");
+        }
+        if (num == 0)
+            Fail(call, loc, "InitBuffer with num == 0");
+        if (c.buffers + num > 64)
+            Fail(call, loc, "more than 64 buffers initialised in one kernel");
+        if (src == TPosition::VECIN) {
+            uint32_t held = 0;
+            for (const auto& q : c.queues) {
+                if (q->alive && q->pos == TPosition::TSCM && q->src == TPosition::VECIN)
+                    held += static_cast<uint32_t>(q->slots.size());
+            }
+            if (held + num + c.matmul_objects > 10) {
+                Fail(call, loc,
+                     "TSCM buffers filled from VECIN (" + std::to_string(held + num) +
+                         ") and Matmul objects (" + std::to_string(c.matmul_objects) +
+                         ") exceed 10 (TSCM简介.md: they share the hardware event ids)");
+            }
+        }
+        const uint32_t rounded = (len + 31u) / 32u * 32u;
+        const uint64_t need = uint64_t(rounded) * num;
+        const uint64_t l1 = l.soc->l1_bytes;
+        CubeCore& cube = l.cube->cubes[c.block];
+        const size_t who = c.core_type == kAic ? 0 : 1 + c.sub_idx;
+        {
+            std::lock_guard<std::mutex> hold(cube.mu);
+            const uint64_t others = cube.TscmBytes() - cube.tscm[who];
+            if (others + c.tscm_top + need > l1) {
+                Fail(call, loc,
+                     "L1 overflow: TSCM buffers of " + std::to_string(num) + " x " +
+                         std::to_string(rounded) + " bytes requested with " +
+                         std::to_string(c.tscm_top) + " bytes held by this core and " +
+                         std::to_string(others) + " by the other cores of AI core " +
+                         std::to_string(c.block) + "; its L1 holds " + std::to_string(l1) +
+                         " bytes on " + l.soc->name);
+            }
+            cube.tscm[who] = c.tscm_top + need;
+        }
+        if (c.tscm.empty())
+            c.tscm.assign(l1, 0xA7);  // datacopy.h kPoison: bytes nobody wrote
+        auto st = std::make_shared<QueueState>();
+        st->kind = "TSCM";
+        st->len = rounded;
+        st->pipe = this;
+        st->src = src;
+        for (uint32_t i = 0; i < num; ++i) {
+            auto s = std::make_unique<BufSlot>();
+            s->offset = c.tscm_top + i * rounded;
+            s->bytes = rounded;
+            s->owner = "TSCM";
+            s->l1 = true;
+            s->hz.base = reinterpret_cast<uintptr_t>(c.tscm.data() + s->offset);
+            s->hz.base_offset = s->offset;
+            s->hz.mem = "L1";
+            s->hz.owner = "TSCM";
+            st->slots.push_back(std::move(s));
+        }
+        c.tscm_top += static_cast<uint32_t>(need);
+        c.buffers += num;
+        c.queues.push_back(st);
+        handle = st;
+        return st;
+    }
+
     void Release(bool destroy) {
         recsdk::sim::CoreState* c = recsdk::sim::g_core;
         if (c == nullptr)
@@ -590,11 +688,18 @@ private:
         }
         if (c->ub_top > base_)
             c->ub_top = base_;
+        if (c->tscm_top > l1Base_) {
+            c->tscm_top = l1Base_;
+            recsdk::sim::CubeCore& cube = c->launch->cube->cubes[c->block];
+            std::lock_guard<std::mutex> hold(cube.mu);
+            cube.tscm[c->core_type == recsdk::sim::kAic ? 0 : 1 + c->sub_idx] = l1Base_;
+        }
         if (destroy)
             recsdk::sim::HzBarrierAllNoThrow(*c);
     }
 
     uint32_t base_ = 0;
+    uint32_t l1Base_ = 0;
     void* prev_ = nullptr;
 };
 

@@ -261,7 +261,10 @@ struct CoreState {
     uint32_t ub_size = 0;
     uint32_t ub_top = 0;   // bump allocator shared by the core's TPipe objects
     uint32_t buffers = 0;  // InitBuffer blocks handed out (the API allows 64 per kernel)
-    int atomic_mode = 0;   // 0 none, 1 add
+    // TSCM buffers (pipe.h): this AIV's part of its AI core's L1, allocated on first use.
+    std::vector<uint8_t> tscm;
+    uint32_t tscm_top = 0;
+    int atomic_mode = 0;  // 0 none, 1 add
     const char* atomic_type = nullptr;
     uint32_t sync_count = 0;
     std::vector<std::shared_ptr<QueueState>> queues;

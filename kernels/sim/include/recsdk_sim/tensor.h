@@ -45,10 +45,8 @@ using QuePosition = TPosition;
 inline const char* PositionName(TPosition p) {
     // The positions a user queue or buffer can name; the rest print as "other".
     static constexpr std::pair<TPosition, const char*> kNames[] = {
-        {TPosition::VECIN, "VECIN"},
-        {TPosition::VECOUT, "VECOUT"},
-        {TPosition::VECCALC, "VECCALC"},
-        {TPosition::GM, "GM"},
+        {TPosition::VECIN, "VECIN"}, {TPosition::VECOUT, "VECOUT"}, {TPosition::VECCALC, "VECCALC"},
+        {TPosition::GM, "GM"},       {TPosition::TSCM, "TSCM"},
     };
     for (const auto& [pos, name] : kNames) {
         if (pos == p)
@@ -69,6 +67,7 @@ struct BufSlot {
     uint32_t gen = 0;
     uint8_t state = 0;  // 0 free, 1 allocated, 2 enqueued
     bool is_tbuf = false;
+    bool l1 = false;  // a TSCM buffer: in the AI core's L1, not the unified buffer (pipe.h)
     AscendC::TPosition pos = AscendC::TPosition::VECCALC;
     const char* owner = "TQue";
     HazardRanges hz;             // which pipes wrote and read which bytes (recsdk_sim/hazard.h)
@@ -95,6 +94,7 @@ public:
 
     PrimType GetValue(const uint32_t index, recsdk::sim::SrcLoc loc = {}) const {
         Validate("LocalTensor::GetValue", loc);
+        InUb("LocalTensor::GetValue", loc);
         CheckIndex(index, "LocalTensor::GetValue", loc);
         ++recsdk::sim::Stats().scalar_ub_accesses;
         SimAccess(uint64_t(index) * sizeof(T), sizeof(T), recsdk::sim::Pipe::S,
@@ -105,6 +105,7 @@ public:
     template <typename S>
     void SetValue(const uint32_t index, const S value, recsdk::sim::SrcLoc loc = {}) const {
         Validate("LocalTensor::SetValue", loc);
+        InUb("LocalTensor::SetValue", loc);
         CheckIndex(index, "LocalTensor::SetValue", loc);
         ++recsdk::sim::Stats().scalar_ub_accesses;
         SimAccess(uint64_t(index) * sizeof(T), sizeof(T), recsdk::sim::Pipe::S,
@@ -115,6 +116,7 @@ public:
     T& operator()(const uint32_t index) const {
         recsdk::sim::SrcLoc loc("LocalTensor::operator() (no source location)", 0);
         Validate("LocalTensor::operator()", loc);
+        InUb("LocalTensor::operator()", loc);
         CheckIndex(index, "LocalTensor::operator()", loc);
         ++recsdk::sim::Stats().scalar_ub_accesses;
         // The reference may be read or written: both, for the hazard checker.
@@ -162,7 +164,22 @@ public:
     uint32_t SimGen() const { return gen_; }
     uint64_t UbOffset() const {
         const recsdk::sim::CoreState* c = recsdk::sim::g_core;
-        return c ? static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(ptr_) - c->ub) : 0;
+        if (c == nullptr)
+            return 0;
+        const uint8_t* base = SimInL1() ? c->tscm.data() : c->ub;
+        return static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(ptr_) - base);
+    }
+    bool SimInL1() const { return slot_ != nullptr && slot_->l1; }
+
+    // Vector, scalar and unified-buffer copy instructions cannot reach L1: a TSCM tensor is only
+    // a DataCopy destination and a Matmul operand (TSCM简介.md).
+    void InUb(const char* call, const recsdk::sim::SrcLoc& loc) const {
+        if (SimInL1()) {
+            recsdk::sim::Fail(call, loc,
+                              "the tensor is a TSCM buffer in the AI core's L1, not in the unified "
+                              "buffer: only DataCopy into it and the Matmul API (SetTensorA/B) "
+                              "use it");
+        }
     }
 
     void Validate(const char* call, const recsdk::sim::SrcLoc& loc) const {
@@ -188,6 +205,7 @@ public:
     // Elements [0, count) must be inside the buffer.
     void CheckSpan(uint64_t count, const char* call, const recsdk::sim::SrcLoc& loc) const {
         Validate(call, loc);
+        InUb(call, loc);
         if (count > elems_) {
             recsdk::sim::Fail(call, loc,
                               std::to_string(count) + " elements of " + recsdk::sim::TypeName<T>() +
