@@ -24,6 +24,9 @@ constexpr int32_t kHstuMaxWorkers = 64;
 constexpr int64_t kHstuRowGroup = 16;
 // Key columns per Cube call in the forward (S = Q K^T is [rows, at most kHstuBlockK]).
 constexpr int64_t kHstuBlockK = 256;
+// Forward, causal: rows (and keys) of the tiles the diagonal square of a block is computed in, with
+// Q, K and V in L1 (a multiple of 16: the NZ fractal).
+constexpr int64_t kHstuTileRows = 32;
 // Query rows per Cube call in the backward (S is [at most kHstuChunkQ, key rows]).
 constexpr int64_t kHstuChunkQ = 128;
 

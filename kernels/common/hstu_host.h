@@ -231,9 +231,20 @@ inline PlatformInfo HstuCubePlatform(const PlatformInfo& p) {
 }
 
 // One Matmul's static tiling for its largest call (each call sets its own tail).
+// Operands in L1 (TSCM) and a fixed baseM (0: the tiling's choice) where a call needs them.
+struct HstuMatmulOptions {
+    bool aL1 = false;
+    bool bL1 = false;
+    int64_t baseM = 0;
+};
+
 inline std::string HstuMatmul(AscendC::tiling::TCubeTiling* out, DType in, DType c, bool transA,
-                              bool transB, int64_t m, int64_t n, int64_t k, const PlatformInfo& p) {
+                              bool transB, int64_t m, int64_t n, int64_t k, const PlatformInfo& p,
+                              const HstuMatmulOptions& o = {}) {
     MatmulTilingArgs a;
+    a.aL1 = o.aL1;
+    a.bL1 = o.bL1;
+    a.baseM = o.baseM;
     a.a = a.b = in;
     a.c = c;
     a.bias = DType::kFloat32;

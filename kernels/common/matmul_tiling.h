@@ -289,10 +289,12 @@ inline MatmulTiling MatmulApiTiling(const MatmulTilingArgs& a, const PlatformInf
     if (needs[1].need > cap.l0b)
         c.dbL0B = 1;
     // K loaded whole into L1 if it fits, double-buffered if that fits too; else fewer K steps.
+    // K whole single-buffered comes before double-buffered parts of K: a chunk without all of K
+    // is loaded again for every block of the other operand (cube.h MmGmToL1).
     const int64_t kIters = CeilDiv(a.k, Min64(bk, AlignUp(a.k, kAlign)));
     bool fits = false;
-    for (int64_t db = 2; db >= 1 && !fits; --db) {
-        for (int64_t step = kIters; step >= 1 && !fits; --step) {
+    for (int64_t step = kIters; step >= 1 && !fits; --step) {
+        for (int64_t db = 2; db >= 1 && !fits; --db) {
             c.stepKa = c.stepKb = static_cast<int32_t>(step);
             c.depthA1 = c.depthB1 = static_cast<int32_t>(step * db);
             needs = CubeFootprint(c, t, cap);

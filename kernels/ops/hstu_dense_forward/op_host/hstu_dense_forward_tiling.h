@@ -25,6 +25,62 @@
 
 namespace mxrec {
 
+// The L1 side of the causal forward: per vector core, TSCM for a block's Q (blockQ rows) and one
+// tile of K and of V (kHstuTileRows rows each), as NZ (rows padded to 16, D to the 32-byte C0);
+// both vector cores of an AI core hold theirs at once, and the Matmul API's own buffers for the
+// off-diagonal calls (Q, K, V from global memory) get what is left. blockQ is the tallest of 256,
+// 128 and 64 rows for which that all fits; 0: none does (D too large), and the forward runs
+// untiled.
+struct HstuL1Plan {
+    int64_t blockQ = 0;
+    uint32_t qBytes = 0;
+    uint32_t kvBytes = 0;
+    PlatformInfo api;  // the platform with the L1 the API has left
+};
+
+inline std::string HstuForwardMatmuls(HstuDenseForwardTilingData& td, const HstuShape& s,
+                                      const PlatformInfo& p) {
+    const int64_t h = kHstuTileRows;
+    // Off-diagonal P V with baseM = blockQ when L0C holds it: one M block, so V is read once.
+    HstuMatmulOptions sv;
+    if (td.blockQ * AlignUp(s.dim, 16) * 4 <= static_cast<int64_t>(p.l0c_bytes))
+        sv.baseM = td.blockQ;
+    std::string e =
+        HstuMatmul(&td.qk, s.dtype, s.dtype, false, true, td.blockQ, kHstuBlockK, s.dim, p);
+    if (e.empty())
+        e = HstuMatmul(&td.sv, s.dtype, DType::kFloat32, false, false, td.blockQ, s.dim,
+                       kHstuBlockK, p, sv);
+    // The tiles' calls (also registered when the forward runs untiled: every object needs one).
+    if (e.empty())
+        e = HstuMatmul(&td.qkL1, s.dtype, s.dtype, false, true, h, h, s.dim, p,
+                       HstuMatmulOptions{true, true, 0});
+    if (e.empty())
+        e = HstuMatmul(&td.svL1, s.dtype, DType::kFloat32, false, false, h, s.dim, h, p,
+                       HstuMatmulOptions{false, true, 0});
+    return e;
+}
+
+inline HstuL1Plan HstuForwardL1Plan(const HstuShape& s, const PlatformInfo& p) {
+    const int64_t esz = DTypeSize(s.dtype);
+    const int64_t rowBytes = AlignUp(s.dim, CubeC0(esz)) * esz;
+    for (int64_t bq : {256, 128, 64}) {
+        HstuL1Plan plan;
+        plan.blockQ = bq;
+        plan.qBytes = static_cast<uint32_t>(bq * rowBytes);
+        plan.kvBytes = static_cast<uint32_t>(kHstuTileRows * rowBytes);
+        const uint64_t tscm = 2 * (uint64_t(plan.qBytes) + 2 * plan.kvBytes);
+        if (tscm >= p.l1_bytes)
+            continue;
+        plan.api = p;
+        plan.api.l1_bytes = p.l1_bytes - tscm;
+        HstuDenseForwardTilingData probe{};
+        probe.blockQ = bq;
+        if (HstuForwardMatmuls(probe, s, plan.api).empty())
+            return plan;
+    }
+    return HstuL1Plan{};
+}
+
 inline TilingPlan<HstuDenseForwardTilingData> HstuDenseForwardTiling(const HstuDenseForwardArgs& a,
                                                                      const PlatformInfo& platform) {
     using TD = HstuDenseForwardTilingData;
@@ -44,8 +100,12 @@ inline TilingPlan<HstuDenseForwardTilingData> HstuDenseForwardTiling(const HstuD
     const bool causal = s.maskType == 0;
     const int64_t esz = DTypeSize(s.dtype);
 
-    // Work: query block height, AI cores, and the cut into per-core ranges.
-    const HstuWork work = HstuWorkOf(s, /*keyMajor=*/false);
+    // Causal: blocks as tall as L1 allows, their diagonal squares in tiles with Q, K and V in L1.
+    HstuWork work = HstuWorkOf(s, /*keyMajor=*/false);
+    const HstuL1Plan l1 = causal ? HstuForwardL1Plan(s, p) : HstuL1Plan{};
+    td.tileRows = l1.blockQ > 0 ? kHstuTileRows : 0;
+    if (l1.blockQ > 0)
+        work.block = l1.blockQ;
     td.blockQ = work.block;
     int64_t groups = 0;
     for (int64_t len : s.lengths)
@@ -58,14 +118,12 @@ inline TilingPlan<HstuDenseForwardTilingData> HstuDenseForwardTiling(const HstuD
     const int64_t bytes = 4 * s.rows * s.heads * s.dim * esz + 4 * scores * esz;
     HstuAssignWorkers(plan, work, p, bytes, groups);
 
-    // Cube tilings for the largest calls.
-    std::string e =
-        HstuMatmul(&td.qk, s.dtype, s.dtype, false, true, td.blockQ, kHstuBlockK, s.dim, p);
-    if (e.empty())
-        e = HstuMatmul(&td.sv, s.dtype, DType::kFloat32, false, false, td.blockQ, s.dim,
-                       kHstuBlockK, p);
+    // Cube tilings for the largest calls (the L1 the TSCM buffers leave, HstuForwardL1Plan).
+    const std::string e = HstuForwardMatmuls(td, s, l1.blockQ > 0 ? l1.api : p);
     if (!e.empty())
         return Reject(e);
+    td.qL1Bytes = l1.qBytes;
+    td.kvL1Bytes = l1.kvBytes;
 
     // Unified buffer: the causal ramp and the O rows first, then as many score rows per chunk
     // as fit (each row: kHstuBlockK elements of S, P, bias and mask in q's dtype, four float32).

@@ -47,8 +47,15 @@ public:
     using BiasType = MatmulType<TPosition::GM, CubeFormat::ND, float>;
     static constexpr int64_t kBlockElems = 32 / sizeof(T);
 
-    Matmul<AType, BTransType, ScoreType, BiasType> qk;  // S = Q K^T
-    Matmul<AType, BType, AccType, BiasType> sv;         // O += P V
+    // Operands in L1 (TSCM, NZ): the diagonal tiles of the causal forward.
+    using AL1Type = MatmulType<TPosition::TSCM, CubeFormat::NZ, T, false>;
+    using BL1TransType = MatmulType<TPosition::TSCM, CubeFormat::NZ, T, true>;
+    using BL1Type = MatmulType<TPosition::TSCM, CubeFormat::NZ, T, false>;
+
+    Matmul<AType, BTransType, ScoreType, BiasType> qk;        // S = Q K^T
+    Matmul<AType, BType, AccType, BiasType> sv;               // O += P V
+    Matmul<AL1Type, BL1TransType, ScoreType, BiasType> qkL1;  // a diagonal tile's S
+    Matmul<AType, BL1Type, AccType, BiasType> svL1;           // its O += P V
 
     __aicore__ inline void Init(GM_ADDR q, GM_ADDR k, GM_ADDR v, GM_ADDR mask, GM_ADDR bias,
                                 GM_ADDR offsets, GM_ADDR out, GM_ADDR workspace,
@@ -85,6 +92,11 @@ public:
         pipe->InitBuffer(t2Buf_, td.tempBytes);
         pipe->InitBuffer(accInQue_, 1, td.accInBytes);
         pipe->InitBuffer(accOutQue_, 1, td.accOutBytes);
+        if (td.tileRows > 0) {
+            pipe->InitBuffer(qL1_, 1, td.qL1Bytes);
+            pipe->InitBuffer(kL1_, 1, td.kvL1Bytes);
+            pipe->InitBuffer(vL1_, 1, td.kvL1Bytes);
+        }
         if (td.maskType == 0) {
             pipe->InitBuffer(rampBuf_, td.rampBytes);
             LocalTensor<float> ramp = rampBuf_.Get<float>();
@@ -107,10 +119,21 @@ public:  // Piece is called by mxrec::HstuForEachPiece
     // Query rows [r0, r1) of the current sequence (length len) and head h.
     __aicore__ inline void Piece(int64_t h, int64_t r0, int64_t r1, int64_t len) {
         const int64_t m = r1 - r0;
-        const int64_t keyEnd = mxrec::HstuKeyEnd(td_->maskType == 0, r1, len);
+        // Tiled (causal): the keys left of the piece in blocks, then its diagonal square in tiles.
+        const int64_t keyEnd =
+            td_->tileRows > 0 ? r0 : mxrec::HstuKeyEnd(td_->maskType == 0, r1, len);
+        for (int64_t k0 = 0; k0 < keyEnd; k0 += mxrec::kHstuBlockK)
+            KeyBlock(h, r0, m, k0, mxrec::Min64(mxrec::kHstuBlockK, keyEnd - k0));
+        if (td_->tileRows > 0)
+            Diagonal(h, r0, m);
+        WriteOut(h, r0, m);
+    }
+
+private:
+    // Query rows [r0, r0 + m) against keys [k0, k0 + kn), Q, K and V from global memory.
+    __aicore__ inline void KeyBlock(int64_t h, int64_t r0, int64_t m, int64_t k0, int64_t kn) {
         const int64_t qOff = (seq_.row + r0) * nd_ + h * td_->dim;
-        for (int64_t k0 = 0; k0 < keyEnd; k0 += mxrec::kHstuBlockK) {
-            const int64_t kn = mxrec::Min64(mxrec::kHstuBlockK, keyEnd - k0);
+        {
             const int64_t kp = mxrec::AlignUp(kn, kBlockElems);  // row stride of S / P
             const int64_t kvOff = (seq_.row + k0) * nd_ + h * td_->dim;
             qk.SetOrgShape(static_cast<int>(m), static_cast<int>(kp), static_cast<int>(nd_),
@@ -130,10 +153,76 @@ public:  // Piece is called by mxrec::HstuForEachPiece
             sv.IterateAll(accGm_, k0 > 0 ? 1 : 0);
             sv.End();
         }
-        WriteOut(h, r0, m);
     }
 
-private:
+    // The diagonal square of rows [r0, r0 + m) in tiles of tileRows: the piece's Q tiles reach L1
+    // once, each column c's K and V tile once, and tile (t, c), t >= c, is one call of each
+    // product on L1 operands. The accumulator rows of tile t are written first by the key block
+    // at 0 (r0 > 0) or by column 0.
+    __aicore__ inline void Diagonal(int64_t h, int64_t r0, int64_t m) {
+        const int64_t ht = td_->tileRows;
+        const int64_t tiles = mxrec::CeilDiv(m, ht);
+        const int64_t tileElems = ht * mxrec::AlignUp(td_->dim, kBlockElems);
+        const int64_t first = (seq_.row + r0) * nd_ + h * td_->dim;
+        LocalTensor<T> qL = qL1_.AllocTensor<T>();
+        for (int64_t t = 0; t < tiles; ++t)
+            ToL1(qL[static_cast<uint32_t>(t * tileElems)], qGm_[first + t * ht * nd_],
+                 mxrec::Min64(ht, m - t * ht));
+        qL1_.EnQue(qL);
+        qL = qL1_.DeQue<T>();
+        for (int64_t c = 0; c < tiles; ++c) {
+            const int64_t kn = mxrec::Min64(ht, m - c * ht);
+            const int64_t kp = mxrec::AlignUp(kn, kBlockElems);
+            LocalTensor<T> kL = kL1_.AllocTensor<T>();
+            LocalTensor<T> vL = vL1_.AllocTensor<T>();
+            ToL1(kL, kGm_[first + c * ht * nd_], kn);
+            ToL1(vL, vGm_[first + c * ht * nd_], kn);
+            kL1_.EnQue(kL);
+            vL1_.EnQue(vL);
+            kL = kL1_.DeQue<T>();
+            vL = vL1_.DeQue<T>();
+            for (int64_t t = c; t < tiles; ++t) {
+                const int64_t rows = mxrec::Min64(ht, m - t * ht);
+                qkL1.SetOrgShape(static_cast<int>(rows), static_cast<int>(kp),
+                                 static_cast<int>(td_->dim));
+                qkL1.SetTail(static_cast<int>(rows), static_cast<int>(kn),
+                             static_cast<int>(td_->dim));
+                qkL1.SetTensorA(qL[static_cast<uint32_t>(t * tileElems)]);
+                qkL1.SetTensorB(kL, true);
+                qkL1.IterateAll(slotGm_);
+                qkL1.End();
+                ScoresToP(h, r0 + t * ht, rows, r0 + c * ht, kn, kp);
+                mxrec::PipeSync<HardEvent::MTE3_S>();
+                svL1.SetOrgShape(static_cast<int>(rows), static_cast<int>(td_->dim),
+                                 static_cast<int>(kp), static_cast<int>(kp),
+                                 static_cast<int>(td_->dimPad));
+                svL1.SetTail(static_cast<int>(rows), static_cast<int>(td_->dim),
+                             static_cast<int>(kn));
+                svL1.SetTensorA(slotGm_);
+                svL1.SetTensorB(vL);
+                svL1.IterateAll(accGm_[t * ht * td_->dimPad], r0 > 0 || c > 0 ? 1 : 0);
+                svL1.End();
+            }
+            kL1_.FreeTensor(kL);
+            vL1_.FreeTensor(vL);
+        }
+        qL1_.FreeTensor(qL);
+    }
+
+    // rows x D of a head (row stride N * D) into L1 as NZ, column groups AlignUp(rows, 16) apart:
+    // the layout the Matmul API reads an operand in TSCM in.
+    __aicore__ inline void ToL1(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
+                                int64_t rows) {
+        Nd2NzParams p;
+        p.ndNum = 1;
+        p.nValue = static_cast<uint16_t>(rows);
+        p.dValue = static_cast<uint16_t>(td_->dim);
+        p.srcDValue = static_cast<uint16_t>(nd_);
+        p.dstNzC0Stride = static_cast<uint16_t>(mxrec::AlignUp(rows, 16));
+        p.dstNzNStride = 1;
+        DataCopy(dst, src, p);
+    }
+
     // S rows of the slot -> P (in place), chunk by chunk.
     __aicore__ inline void ScoresToP(int64_t h, int64_t r0, int64_t m, int64_t k0, int64_t kn,
                                      int64_t kp) {
@@ -262,6 +351,9 @@ private:
     TBuf<TPosition::VECCALC> t1Buf_;
     TBuf<TPosition::VECCALC> t2Buf_;
     TBuf<TPosition::VECCALC> rampBuf_;
+    TSCM<TPosition::GM, 1> qL1_;
+    TSCM<TPosition::GM, 1> kL1_;
+    TSCM<TPosition::GM, 1> vL1_;
 };
 
 }  // namespace

@@ -8,9 +8,11 @@
 #include "kernel_tiling/kernel_tiling.h"
 
 struct HstuDenseForwardTilingData {
-    AscendC::tiling::TCubeTiling qk;  // S = Q K^T: [blockQ, kHstuBlockK] over D, C in q's dtype
-    AscendC::tiling::TCubeTiling sv;  // O += P V: [blockQ, D] over kHstuBlockK, C float32
-    int64_t batch;                    // B (jagged: len(seq_offset) - 1)
+    AscendC::tiling::TCubeTiling qk;    // S = Q K^T: [blockQ, kHstuBlockK] over D, C in q's dtype
+    AscendC::tiling::TCubeTiling sv;    // O += P V: [blockQ, D] over kHstuBlockK, C float32
+    AscendC::tiling::TCubeTiling qkL1;  // causal diagonal tiles: S = Q K^T, Q and K in L1
+    AscendC::tiling::TCubeTiling svL1;  // O += P V, V in L1
+    int64_t batch;                      // B (jagged: len(seq_offset) - 1)
     int64_t seqLen;    // max_seq_len: S of the normal layout, row stride of mask and bias
     int64_t heads;     // N
     int64_t dim;       // D
@@ -20,7 +22,8 @@ struct HstuDenseForwardTilingData {
     int64_t maskType;  // 0 causal, 2 none, 3 custom
     int64_t hasBias;
     int64_t squareBatch;  // leading size of mask and attn_bias (B, or the non-empty sequences)
-    int64_t blockQ;       // query rows per block (a multiple of 16, at most 128)
+    int64_t blockQ;       // query rows per block (a multiple of 16, at most 256)
+    int64_t tileRows;     // causal, L1 plan: kHstuTileRows (diagonal tiles); 0: untiled
     int64_t chunkRows;    // score rows per vector pass (UB)
     int64_t outRows;      // O accumulator rows per pass when writing O (UB)
     int64_t workers;      // vector cores with work ranges = 2 * blockDim
@@ -34,6 +37,8 @@ struct HstuDenseForwardTilingData {
     uint32_t rampBytes;      // UB: -j for the causal mask's rows (float32, kHstuBlockK)
     uint32_t accInBytes;     // UB: O accumulator rows (float32)
     uint32_t accOutBytes;    // UB: O rows in q's dtype
+    uint32_t qL1Bytes;       // TSCM: a block's Q as NZ tiles of tileRows rows
+    uint32_t kvL1Bytes;      // TSCM: one tile of K (and one of V) as NZ
     float scale;             // s: silu_scale, or 1 / max_seq_len
     uint32_t reserved;
     mxrec::HstuPos start[mxrec::kHstuMaxWorkers + 1];  // worker w: [start[w], start[w + 1])

@@ -335,7 +335,7 @@ protected:
     template <typename T>
     LocalTensor<T> Tensor(recsdk::sim::BufSlot* s) {
         auto& c = recsdk::sim::Core();
-        auto* base = (s->l1 ? c.tscm.data() : c.ub) + s->offset;
+        auto* base = (s->l1 ? c.tscm : c.ub) + s->offset;
         return LocalTensor<T>(reinterpret_cast<T*>(base),
                               s->bytes / static_cast<uint32_t>(sizeof(T)), s, s->gen, s->pos);
     }
@@ -635,8 +635,11 @@ private:
             }
             cube.tscm[who] = c.tscm_top + need;
         }
-        if (c.tscm.empty())
-            c.tscm.assign(l1, 0xA7);  // datacopy.h kPoison: bytes nobody wrote
+        if (c.tscm == nullptr) {
+            c.tscm_store.assign(l1 + 64, 0xA7);  // datacopy.h kPoison: bytes nobody wrote
+            const auto at = reinterpret_cast<uintptr_t>(c.tscm_store.data());
+            c.tscm = c.tscm_store.data() + ((64 - at % 64) % 64);
+        }
         auto st = std::make_shared<QueueState>();
         st->kind = "TSCM";
         st->len = rounded;
@@ -648,7 +651,7 @@ private:
             s->bytes = rounded;
             s->owner = "TSCM";
             s->l1 = true;
-            s->hz.base = reinterpret_cast<uintptr_t>(c.tscm.data() + s->offset);
+            s->hz.base = reinterpret_cast<uintptr_t>(c.tscm + s->offset);
             s->hz.base_offset = s->offset;
             s->hz.mem = "L1";
             s->hz.owner = "TSCM";

@@ -262,7 +262,8 @@ struct CoreState {
     uint32_t ub_top = 0;   // bump allocator shared by the core's TPipe objects
     uint32_t buffers = 0;  // InitBuffer blocks handed out (the API allows 64 per kernel)
     // TSCM buffers (pipe.h): this AIV's part of its AI core's L1, allocated on first use.
-    std::vector<uint8_t> tscm;
+    std::vector<uint8_t> tscm_store;
+    uint8_t* tscm = nullptr;  // 64-byte aligned in tscm_store, as the unified buffer is
     uint32_t tscm_top = 0;
     int atomic_mode = 0;  // 0 none, 1 add
     const char* atomic_type = nullptr;

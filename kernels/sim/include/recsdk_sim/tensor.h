@@ -166,7 +166,7 @@ public:
         const recsdk::sim::CoreState* c = recsdk::sim::g_core;
         if (c == nullptr)
             return 0;
-        const uint8_t* base = SimInL1() ? c->tscm.data() : c->ub;
+        const uint8_t* base = SimInL1() ? c->tscm : c->ub;
         return static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(ptr_) - base);
     }
     bool SimInL1() const { return slot_ != nullptr && slot_->l1; }
