@@ -24,6 +24,9 @@ constexpr int32_t kHstuMaxWorkers = 64;
 constexpr int64_t kHstuRowGroup = 16;
 // Key columns per Cube call in the forward (S = Q K^T is [rows, at most kHstuBlockK]).
 constexpr int64_t kHstuBlockK = 256;
+// The same for the keys left of a tiled causal block (kHstuTileRows): one call covers up to this
+// many, so a block's Q is read about once for them (the S / P slot grows to match).
+constexpr int64_t kHstuTiledBlockK = 1024;
 // Forward, causal: rows (and keys) of the tiles the diagonal square of a block is computed in, with
 // Q, K and V in L1 (a multiple of 16: the NZ fractal).
 constexpr int64_t kHstuTileRows = 32;

@@ -231,11 +231,12 @@ inline PlatformInfo HstuCubePlatform(const PlatformInfo& p) {
 }
 
 // One Matmul's static tiling for its largest call (each call sets its own tail).
-// Operands in L1 (TSCM) and a fixed baseM (0: the tiling's choice) where a call needs them.
+// Operands in L1 (TSCM) and a fixed baseM / baseN (0: the tiling's choice) where a call needs them.
 struct HstuMatmulOptions {
     bool aL1 = false;
     bool bL1 = false;
     int64_t baseM = 0;
+    int64_t baseN = 0;
 };
 
 inline std::string HstuMatmul(AscendC::tiling::TCubeTiling* out, DType in, DType c, bool transA,
@@ -245,6 +246,7 @@ inline std::string HstuMatmul(AscendC::tiling::TCubeTiling* out, DType in, DType
     a.aL1 = o.aL1;
     a.bL1 = o.bL1;
     a.baseM = o.baseM;
+    a.baseN = o.baseN;
     a.a = a.b = in;
     a.c = c;
     a.bias = DType::kFloat32;

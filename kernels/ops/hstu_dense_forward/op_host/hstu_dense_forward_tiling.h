@@ -41,15 +41,19 @@ struct HstuL1Plan {
 inline std::string HstuForwardMatmuls(HstuDenseForwardTilingData& td, const HstuShape& s,
                                       const PlatformInfo& p) {
     const int64_t h = kHstuTileRows;
-    // Off-diagonal P V with baseM = blockQ when L0C holds it: one M block, so V is read once.
+    // Tiled: the calls left of the diagonal with baseM = blockQ (one M block: K and V are read
+    // once per call; baseN 128 keeps Q K^T's block in L0C).
+    HstuMatmulOptions qk;
     HstuMatmulOptions sv;
-    if (td.blockQ * AlignUp(s.dim, 16) * 4 <= static_cast<int64_t>(p.l0c_bytes))
-        sv.baseM = td.blockQ;
+    if (td.tileRows > 0) {
+        qk.baseM = sv.baseM = td.blockQ;
+        qk.baseN = 128;
+    }
     std::string e =
-        HstuMatmul(&td.qk, s.dtype, s.dtype, false, true, td.blockQ, kHstuBlockK, s.dim, p);
+        HstuMatmul(&td.qk, s.dtype, s.dtype, false, true, td.blockQ, td.blockK, s.dim, p, qk);
     if (e.empty())
-        e = HstuMatmul(&td.sv, s.dtype, DType::kFloat32, false, false, td.blockQ, s.dim,
-                       kHstuBlockK, p, sv);
+        e = HstuMatmul(&td.sv, s.dtype, DType::kFloat32, false, false, td.blockQ, s.dim, td.blockK,
+                       p, sv);
     // The tiles' calls (also registered when the forward runs untiled: every object needs one).
     if (e.empty())
         e = HstuMatmul(&td.qkL1, s.dtype, s.dtype, false, true, h, h, s.dim, p,
@@ -58,6 +62,31 @@ inline std::string HstuForwardMatmuls(HstuDenseForwardTilingData& td, const Hstu
         e = HstuMatmul(&td.svL1, s.dtype, DType::kFloat32, false, false, h, s.dim, h, p,
                        HstuMatmulOptions{false, true, 0});
     return e;
+}
+
+// Unified buffer: the causal ramp and the O rows first, then as many score rows per chunk as fit
+// (each row: blockK elements of S, P, bias and mask in q's dtype, four float32).
+inline std::string HstuForwardUb(HstuDenseForwardTilingData& td, const HstuShape& s,
+                                 const PlatformInfo& p) {
+    const int64_t esz = DTypeSize(s.dtype);
+    td.rampBytes = s.maskType == 0 ? static_cast<uint32_t>(AlignedBytes(td.blockK, 4)) : 0;
+    td.outRows = Clamp64(UbShare(p, 8) / (td.dimPad * 4), 1, td.blockQ);
+    td.accInBytes = static_cast<uint32_t>(td.outRows * td.dimPad * 4);
+    td.accOutBytes = static_cast<uint32_t>(td.outRows * td.dimPad * esz);
+    const int64_t inputs = 1 + (s.hasBias ? 1 : 0) + (s.hasMask ? 1 : 0);
+    const int64_t perRow = td.blockK * (4 * 4 + esz * (inputs + 1));
+    const int64_t avail =
+        UbBytes(p) - td.rampBytes - td.accInBytes - td.accOutBytes - 4 * kBlockBytes;
+    if (avail < perRow) {
+        return "the unified buffer (" + HstuStr(UbBytes(p)) +
+               " bytes) cannot hold one score row: needs " + HstuStr(perRow + UbBytes(p) - avail) +
+               " bytes";
+    }
+    td.chunkRows = Min64(avail / perRow, td.blockQ);
+    td.scoreInBytes = static_cast<uint32_t>(td.chunkRows * td.blockK * esz);
+    td.scoreOutBytes = td.scoreInBytes;
+    td.tempBytes = static_cast<uint32_t>(td.chunkRows * td.blockK * 4);
+    return std::string();
 }
 
 inline HstuL1Plan HstuForwardL1Plan(const HstuShape& s, const PlatformInfo& p) {
@@ -75,6 +104,8 @@ inline HstuL1Plan HstuForwardL1Plan(const HstuShape& s, const PlatformInfo& p) {
         plan.api.l1_bytes = p.l1_bytes - tscm;
         HstuDenseForwardTilingData probe{};
         probe.blockQ = bq;
+        probe.blockK = kHstuTiledBlockK;
+        probe.tileRows = kHstuTileRows;
         if (HstuForwardMatmuls(probe, s, plan.api).empty())
             return plan;
     }
@@ -118,35 +149,29 @@ inline TilingPlan<HstuDenseForwardTilingData> HstuDenseForwardTiling(const HstuD
     const int64_t bytes = 4 * s.rows * s.heads * s.dim * esz + 4 * scores * esz;
     HstuAssignWorkers(plan, work, p, bytes, groups);
 
+    // Keys per call left of the diagonal: tiled, kHstuTiledBlockK if a score row of that many
+    // fits the unified buffer.
+    std::string e;
+    for (int64_t blockK : {kHstuTiledBlockK, kHstuBlockK}) {
+        if (blockK == kHstuTiledBlockK && td.tileRows == 0)
+            continue;
+        td.blockK = blockK;
+        e = HstuForwardUb(td, s, p);
+        if (e.empty())
+            break;
+    }
+    if (!e.empty())
+        return Reject(e);
+
     // Cube tilings for the largest calls (the L1 the TSCM buffers leave, HstuForwardL1Plan).
-    const std::string e = HstuForwardMatmuls(td, s, l1.blockQ > 0 ? l1.api : p);
+    e = HstuForwardMatmuls(td, s, l1.blockQ > 0 ? l1.api : p);
     if (!e.empty())
         return Reject(e);
     td.qL1Bytes = l1.qBytes;
     td.kvL1Bytes = l1.kvBytes;
 
-    // Unified buffer: the causal ramp and the O rows first, then as many score rows per chunk
-    // as fit (each row: kHstuBlockK elements of S, P, bias and mask in q's dtype, four float32).
-    td.rampBytes = causal ? static_cast<uint32_t>(AlignedBytes(kHstuBlockK, 4)) : 0;
-    td.outRows = Clamp64(UbShare(p, 8) / (td.dimPad * 4), 1, td.blockQ);
-    td.accInBytes = static_cast<uint32_t>(td.outRows * td.dimPad * 4);
-    td.accOutBytes = static_cast<uint32_t>(td.outRows * td.dimPad * esz);
-    const int64_t inputs = 1 + (s.hasBias ? 1 : 0) + (s.hasMask ? 1 : 0);
-    const int64_t perRow = kHstuBlockK * (4 * 4 + esz * (inputs + 1));
-    const int64_t avail =
-        UbBytes(p) - td.rampBytes - td.accInBytes - td.accOutBytes - 4 * kBlockBytes;
-    if (avail < perRow) {
-        return Reject("the unified buffer (" + HstuStr(UbBytes(p)) +
-                      " bytes) cannot hold one score row: needs " +
-                      HstuStr(perRow + UbBytes(p) - avail) + " bytes");
-    }
-    td.chunkRows = Min64(avail / perRow, td.blockQ);
-    td.scoreInBytes = static_cast<uint32_t>(td.chunkRows * kHstuBlockK * esz);
-    td.scoreOutBytes = td.scoreInBytes;
-    td.tempBytes = static_cast<uint32_t>(td.chunkRows * kHstuBlockK * 4);
-
     // Workspace: per worker an S / P slot and an O accumulator, 512-byte aligned.
-    td.slotBytes = AlignUp(td.blockQ * kHstuBlockK * esz, 512);
+    td.slotBytes = AlignUp(td.blockQ * td.blockK * esz, 512);
     td.accBytes = AlignUp(td.blockQ * td.dimPad * 4, 512);
     plan.workspace_bytes = static_cast<uint64_t>(td.workers * (td.slotBytes + td.accBytes));
     return plan;

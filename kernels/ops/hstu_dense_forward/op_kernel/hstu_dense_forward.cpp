@@ -75,8 +75,7 @@ public:
         seq_.Init(td, offsets);
         worker_ = GetBlockIdx();
         GM_ADDR ws = GetUserWorkspace(workspace);
-        slotGm_.SetGlobalBuffer((__gm__ T*)(ws + worker_ * td.slotBytes),
-                                td.blockQ * mxrec::kHstuBlockK);
+        slotGm_.SetGlobalBuffer((__gm__ T*)(ws + worker_ * td.slotBytes), td.blockQ * td.blockK);
         accGm_.SetGlobalBuffer(
             (__gm__ float*)(ws + td.workers * td.slotBytes + worker_ * td.accBytes),
             td.blockQ * td.dimPad);
@@ -100,7 +99,7 @@ public:
         if (td.maskType == 0) {
             pipe->InitBuffer(rampBuf_, td.rampBytes);
             LocalTensor<float> ramp = rampBuf_.Get<float>();
-            for (int64_t j = 0; j < mxrec::kHstuBlockK; ++j) {
+            for (int64_t j = 0; j < td.blockK; ++j) {
                 ramp.SetValue(static_cast<uint32_t>(j), -static_cast<float>(j));
             }
         }
@@ -122,8 +121,8 @@ public:  // Piece is called by mxrec::HstuForEachPiece
         // Tiled (causal): the keys left of the piece in blocks, then its diagonal square in tiles.
         const int64_t keyEnd =
             td_->tileRows > 0 ? r0 : mxrec::HstuKeyEnd(td_->maskType == 0, r1, len);
-        for (int64_t k0 = 0; k0 < keyEnd; k0 += mxrec::kHstuBlockK)
-            KeyBlock(h, r0, m, k0, mxrec::Min64(mxrec::kHstuBlockK, keyEnd - k0));
+        for (int64_t k0 = 0; k0 < keyEnd; k0 += td_->blockK)
+            KeyBlock(h, r0, m, k0, mxrec::Min64(td_->blockK, keyEnd - k0));
         if (td_->tileRows > 0)
             Diagonal(h, r0, m);
         WriteOut(h, r0, m);

@@ -8,8 +8,8 @@
 #include "kernel_tiling/kernel_tiling.h"
 
 struct HstuDenseForwardTilingData {
-    AscendC::tiling::TCubeTiling qk;    // S = Q K^T: [blockQ, kHstuBlockK] over D, C in q's dtype
-    AscendC::tiling::TCubeTiling sv;    // O += P V: [blockQ, D] over kHstuBlockK, C float32
+    AscendC::tiling::TCubeTiling qk;    // S = Q K^T: [blockQ, blockK] over D, C in q's dtype
+    AscendC::tiling::TCubeTiling sv;    // O += P V: [blockQ, D] over blockK, C float32
     AscendC::tiling::TCubeTiling qkL1;  // causal diagonal tiles: S = Q K^T, Q and K in L1
     AscendC::tiling::TCubeTiling svL1;  // O += P V, V in L1
     int64_t batch;                      // B (jagged: len(seq_offset) - 1)
@@ -23,18 +23,19 @@ struct HstuDenseForwardTilingData {
     int64_t hasBias;
     int64_t squareBatch;  // leading size of mask and attn_bias (B, or the non-empty sequences)
     int64_t blockQ;       // query rows per block (a multiple of 16, at most 256)
+    int64_t blockK;       // keys per call left of the diagonal: kHstuBlockK, tiled kHstuTiledBlockK
     int64_t tileRows;     // causal, L1 plan: kHstuTileRows (diagonal tiles); 0: untiled
     int64_t chunkRows;    // score rows per vector pass (UB)
     int64_t outRows;      // O accumulator rows per pass when writing O (UB)
     int64_t workers;      // vector cores with work ranges = 2 * blockDim
     int64_t
         offsetSum;  // sum of (i + 1) * seq_offset[i], wrapping: the kernel compares offsets with it
-    int64_t slotBytes;       // workspace per worker for S / P: blockQ * kHstuBlockK elements
+    int64_t slotBytes;       // workspace per worker for S / P: blockQ * blockK elements
     int64_t accBytes;        // workspace per worker for the O accumulator: blockQ * dimPad float32
     uint32_t scoreInBytes;   // UB: one S chunk in q's dtype (also bias and mask chunks)
     uint32_t scoreOutBytes;  // UB: one P chunk in q's dtype
     uint32_t tempBytes;      // UB: each of the four float32 work buffers of a chunk
-    uint32_t rampBytes;      // UB: -j for the causal mask's rows (float32, kHstuBlockK)
+    uint32_t rampBytes;      // UB: -j for the causal mask's rows (float32, blockK)
     uint32_t accInBytes;     // UB: O accumulator rows (float32)
     uint32_t accOutBytes;    // UB: O rows in q's dtype
     uint32_t qL1Bytes;       // TSCM: a block's Q as NZ tiles of tileRows rows
