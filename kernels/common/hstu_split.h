@@ -45,6 +45,10 @@ struct HstuWork {
     bool causal = true;
     bool keyMajor = false;  // rows are key rows (backward), not query rows (forward)
     int64_t block = 128;    // rows per block
+    // Forward, causal, tiled (hstu_dense_forward's L1 plan): the keys left of a piece in calls
+    // of blockK, its diagonal square in tiles of `tile` rows and keys, one call per tile. 0: not.
+    int64_t tile = 0;
+    int64_t blockK = kHstuBlockK;
 };
 
 // An extent of n columns in calls of `chunk`, each padded to 16.
@@ -68,7 +72,21 @@ inline HstuExtent HstuExtentOf(const HstuWork& w, int64_t r0, int64_t r1, int64_
     return HstuExtent{0, HstuKeyEnd(w.causal, r1, len), kHstuBlockK};
 }
 
+// Tiled forward: rows [r0, r1) against the keys left of them, then tile (t, c), t >= c, of
+// their diagonal square.
+inline int64_t HstuTiledPieceCost(const HstuWork& w, int64_t r0, int64_t r1) {
+    int64_t cost =
+        AlignUp(r1 - r0, 16) * HstuPadded(r0, w.blockK) + kHstuCallCost * CeilDiv(r0, w.blockK);
+    for (int64_t t0 = r0; t0 < r1; t0 += w.tile) {
+        const int64_t keys = Min64(r1, t0 + w.tile) - r0;  // keys of tiles c <= t
+        cost += AlignUp(Min64(w.tile, r1 - t0), 16) * HstuPadded(keys, w.tile);
+    }
+    return cost;
+}
+
 inline int64_t HstuPieceCost(const HstuWork& w, int64_t r0, int64_t r1, int64_t len) {
+    if (w.tile > 0)
+        return HstuTiledPieceCost(w, r0, r1);
     const HstuExtent e = HstuExtentOf(w, r0, r1, len);
     return AlignUp(r1 - r0, 16) * HstuPadded(e.end - e.begin, e.chunk) +
            kHstuCallCost * CeilDiv(e.end - e.begin, e.chunk);
@@ -78,6 +96,14 @@ inline int64_t HstuPieceCost(const HstuWork& w, int64_t r0, int64_t r1, int64_t 
 inline int64_t HstuGroupCost(const HstuWork& w, int64_t g, int64_t len) {
     const int64_t r0 = g * kHstuRowGroup;
     const int64_t r1 = Min64(len, r0 + kHstuRowGroup);
+    if (w.tile > 0) {  // its share of its block's calls and tiles (tiles start at the block)
+        const int64_t b0 = r0 / w.block * w.block;
+        const int64_t t = (r0 - b0) / w.tile;
+        int64_t cost = kHstuRowGroup * (HstuPadded(b0, w.blockK) + (t + 1) * w.tile);
+        if (r0 == b0)
+            cost += kHstuCallCost * CeilDiv(b0, w.blockK);
+        return cost;
+    }
     const HstuExtent e = HstuExtentOf(w, r0, r1, len);
     int64_t cost = kHstuRowGroup * HstuPadded(e.end - e.begin, e.chunk);
     if (r0 % w.block == 0) {

@@ -9,10 +9,16 @@
 // rows x the keys it needs (the square of the length per sequence under the causal mask), not
 // the number of blocks. blockDim is the AI cores the work pays for (PlatformInfo::cube_cores).
 //
-// Per vector core: a workspace slot for one S / P block ([blockQ, kHstuBlockK] in q's dtype) and
-// a float32 O accumulator ([blockQ, dimPad]); the unified buffer holds a chunk of score rows
-// (S, bias and mask in q's dtype, four float32 work buffers, P in q's dtype), the causal ramp,
-// and the O rows being written.
+// Causal: blocks of blockQ (256, 128 or 64) query rows whose diagonal squares run in tiles of
+// kHstuTileRows with Q, K and V in L1 (TSCM), the tallest for which both vector cores' TSCM and
+// the Matmul API's buffers fit the AI core's L1 (HstuForwardL1Plan); the keys left of a block in
+// calls of kHstuTiledBlockK when a score row of that many fits the unified buffer. Otherwise the
+// untiled forward: blocks from HstuChooseBlock, key calls of kHstuBlockK.
+//
+// Per vector core: a workspace slot for one S / P block ([blockQ, blockK] in q's dtype) and a
+// float32 O accumulator ([blockQ, dimPad]); the unified buffer holds a chunk of score rows (S,
+// bias and mask in q's dtype, four float32 work buffers, P in q's dtype), the causal ramp, and the
+// O rows being written; L1 (tiled) a block's Q tiles and one K and one V tile.
 #ifndef HSTU_DENSE_FORWARD_TILING_H
 #define HSTU_DENSE_FORWARD_TILING_H
 
@@ -138,17 +144,6 @@ inline TilingPlan<HstuDenseForwardTilingData> HstuDenseForwardTiling(const HstuD
     if (l1.blockQ > 0)
         work.block = l1.blockQ;
     td.blockQ = work.block;
-    int64_t groups = 0;
-    for (int64_t len : s.lengths)
-        groups += CeilDiv(len, kHstuRowGroup) * s.heads;
-    // Bytes a core moves for its share: Q, K, V and O once, plus the key and value rows every
-    // query block reads again and the S / P / O workspace round trips, about 4 elements per score.
-    int64_t scores = 0;
-    for (int64_t len : s.lengths)
-        scores += HstuIssued(work, work.block, len) * s.heads;
-    const int64_t bytes = 4 * s.rows * s.heads * s.dim * esz + 4 * scores * esz;
-    HstuAssignWorkers(plan, work, p, bytes, groups);
-
     // Keys per call left of the diagonal: tiled, kHstuTiledBlockK if a score row of that many
     // fits the unified buffer.
     std::string e;
@@ -162,6 +157,21 @@ inline TilingPlan<HstuDenseForwardTilingData> HstuDenseForwardTiling(const HstuD
     }
     if (!e.empty())
         return Reject(e);
+
+    if (td.tileRows > 0) {  // the balance costs the pieces as the tiled kernel runs them
+        work.tile = td.tileRows;
+        work.blockK = td.blockK;
+    }
+    int64_t groups = 0;
+    for (int64_t len : s.lengths)
+        groups += CeilDiv(len, kHstuRowGroup) * s.heads;
+    // Bytes a core moves for its share: Q, K, V and O once, plus the key and value rows every
+    // query block reads again and the S / P / O workspace round trips, about 4 elements per score.
+    int64_t scores = 0;
+    for (int64_t len : s.lengths)
+        scores += HstuIssued(work, work.block, len) * s.heads;
+    const int64_t bytes = 4 * s.rows * s.heads * s.dim * esz + 4 * scores * esz;
+    HstuAssignWorkers(plan, work, p, bytes, groups);
 
     // Cube tilings for the largest calls (the L1 the TSCM buffers leave, HstuForwardL1Plan).
     e = HstuForwardMatmuls(td, s, l1.blockQ > 0 ? l1.api : p);

@@ -3,10 +3,10 @@
 // multiplicative tensor).
 //
 // A mixed kernel (KERNEL_TYPE_MIX_AIC_1_2) in the Matmul API's MIX mode: each vector core (AIV)
-// drives the Cube of its AI core through two Matmul objects, and the AIC only serves them
+// drives the Cube of its AI core through four Matmul objects, and the AIC only serves them
 // (REGIST_MATMUL_OBJ sends it back). Each AIV takes its range of the work (tiling: rows of
-// (batch, head, query block), balanced by cost) and, per piece of query rows [r0, r1) and per
-// key block of at most kHstuBlockK keys (causal: only keys <= r1 - 1):
+// (batch, head, query block), balanced by cost) and, per piece of query rows [r0, r1), runs key
+// blocks of at most blockK keys:
 //   1. Cube: S = Q K^T into the AIV's workspace slot, in q's dtype (rounding point 1). Q and K
 //      rows are strided by N * D (SetOrgShape), K transposed.
 //   2. Vector, in chunks of score rows, float32 (point 2): S (+ bias) -> silu -> * s and the
@@ -17,13 +17,23 @@
 //      point 4).
 // and then casts the accumulator rows once to q's dtype into O (point 5).
 //
+// Causal, tiled (tileRows > 0; the tiling's L1 plan): the key blocks cover only the keys left of
+// the piece, [0, r0), in calls of up to kHstuTiledBlockK keys (each reads its K and V once and
+// the piece's Q once); the diagonal square [r0, r1) x [r0, r1) runs in tiles of tileRows rows and
+// keys, the same three steps per tile (t, c) with t >= c on operands in L1 (TSCM): the piece's Q
+// tiles are copied there once, each column's K and V tile once, so the diagonal reads Q, K and V
+// from global memory once and the Cube skips every tile above it. Untiled (mask types 2 and 3,
+// or D too large for L1) a piece's key blocks run to HstuKeyEnd with Q, K and V from global
+// memory.
+//
 // The vector cores of the emulation have no Exp: silu(z) = z / (1 + exp(-z)) takes exp from its
 // definition with the instructions there are (kernels/common/hstu_kernel.h).
 //
 // Synchronisation: score, bias, mask and O rows pass through queues (MTE2 -> V -> MTE3); the
-// float32 work buffers are vector-only. The Cube reads P from global memory, so the MTE3 writes
-// of P complete before the Matmul call that reads them (MTE3_S). Synchronous IterateAll returns
-// once the Cube's result is in global memory.
+// float32 work buffers are vector-only; the L1 tiles pass through TSCM queues (MTE2 -> MTE1, the
+// Cube's reads, then FreeTensor before the next copy). The Cube reads P from global memory, so the
+// MTE3 writes of P complete before the Matmul call that reads them (MTE3_S). Synchronous IterateAll
+// returns once the Cube's result is in global memory.
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
 #include "mxrec_common.h"
