@@ -487,7 +487,10 @@ def test_kernel_entry_is_generated_from_op_toml(specs) -> None:
     assert "#ifndef" not in text  # included once per dtype variant by the sim launcher
     hstu = codegen.kernel_entry(specs["hstu_dense_forward"])
     assert "KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);" in hstu
-    assert "REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), op.qk, &td.qk, op.sv, &td.sv);" in hstu
+    assert (
+        "REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), op.qk, &td.qk, op.sv, &td.sv, op.qkL1, "
+        "&td.qkL1,\n                      op.svL1, &td.svL1);" in hstu
+    )
     # Every kernel source ends by including its entry, and defines no entry of its own.
     for name, spec in specs.items():
         source = spec.kernel_file.read_text(encoding="utf-8")
