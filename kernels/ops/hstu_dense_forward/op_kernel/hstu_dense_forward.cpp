@@ -142,26 +142,24 @@ private:
     // Query rows [r0, r0 + m) against keys [k0, k0 + kn), Q, K and V from global memory.
     __aicore__ inline void KeyBlock(int64_t h, int64_t r0, int64_t m, int64_t k0, int64_t kn) {
         const int64_t qOff = (seq_.row + r0) * nd_ + h * td_->dim;
-        {
-            const int64_t kp = mxrec::AlignUp(kn, kBlockElems);  // row stride of S / P
-            const int64_t kvOff = (seq_.row + k0) * nd_ + h * td_->dim;
-            qk.SetOrgShape(static_cast<int>(m), static_cast<int>(kp), static_cast<int>(nd_),
-                           static_cast<int>(nd_), static_cast<int>(kp));
-            qk.SetTail(static_cast<int>(m), static_cast<int>(kn), static_cast<int>(td_->dim));
-            qk.SetTensorA(qGm_[qOff]);
-            qk.SetTensorB(kGm_[kvOff], true);
-            qk.IterateAll(slotGm_);
-            qk.End();
-            ScoresToP(h, r0, m, k0, kn, kp);
-            mxrec::PipeSync<HardEvent::MTE3_S>();  // P is in global memory before the Cube reads it
-            sv.SetOrgShape(static_cast<int>(m), static_cast<int>(nd_), static_cast<int>(kp),
-                           static_cast<int>(kp), static_cast<int>(td_->dimPad));
-            sv.SetTail(static_cast<int>(m), static_cast<int>(td_->dim), static_cast<int>(kn));
-            sv.SetTensorA(slotGm_);
-            sv.SetTensorB(vGm_[kvOff]);
-            sv.IterateAll(accGm_, k0 > 0 ? 1 : 0);
-            sv.End();
-        }
+        const int64_t kp = mxrec::AlignUp(kn, kBlockElems);  // row stride of S / P
+        const int64_t kvOff = (seq_.row + k0) * nd_ + h * td_->dim;
+        qk.SetOrgShape(static_cast<int>(m), static_cast<int>(kp), static_cast<int>(nd_),
+                       static_cast<int>(nd_), static_cast<int>(kp));
+        qk.SetTail(static_cast<int>(m), static_cast<int>(kn), static_cast<int>(td_->dim));
+        qk.SetTensorA(qGm_[qOff]);
+        qk.SetTensorB(kGm_[kvOff], true);
+        qk.IterateAll(slotGm_);
+        qk.End();
+        ScoresToP(h, r0, m, k0, kn, kp);
+        mxrec::PipeSync<HardEvent::MTE3_S>();  // P is in global memory before the Cube reads it
+        sv.SetOrgShape(static_cast<int>(m), static_cast<int>(nd_), static_cast<int>(kp),
+                       static_cast<int>(kp), static_cast<int>(td_->dimPad));
+        sv.SetTail(static_cast<int>(m), static_cast<int>(td_->dim), static_cast<int>(kn));
+        sv.SetTensorA(slotGm_);
+        sv.SetTensorB(vGm_[kvOff]);
+        sv.IterateAll(accGm_, k0 > 0 ? 1 : 0);
+        sv.End();
     }
 
     // The diagonal square of rows [r0, r0 + m) in tiles of tileRows: the piece's Q tiles reach L1
