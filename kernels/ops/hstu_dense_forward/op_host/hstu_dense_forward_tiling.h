@@ -9,7 +9,7 @@
 // rows x the keys it needs (the square of the length per sequence under the causal mask), not
 // the number of blocks. blockDim is the AI cores the work pays for (PlatformInfo::cube_cores).
 //
-// Causal: blocks of blockQ (256, 128 or 64) query rows whose diagonal squares run in tiles of
+// Causal: blocks of blockQ (512, 256, 128 or 64) query rows whose diagonal squares run in tiles of
 // kHstuTileRows with Q, K and V in L1 (TSCM), the tallest for which both vector cores' TSCM and
 // the Matmul API's buffers fit the AI core's L1 (HstuForwardL1Plan); the keys left of a block in
 // calls of kHstuTiledBlockK when a score row of that many fits the unified buffer. Otherwise the
@@ -34,8 +34,8 @@ namespace mxrec {
 // The L1 side of the causal forward: per vector core, TSCM for a block's Q (blockQ rows) and one
 // tile of K and of V (kHstuTileRows rows each), as NZ (rows padded to 16, D to the 32-byte C0);
 // both vector cores of an AI core hold theirs at once, and the Matmul API's own buffers for the
-// off-diagonal calls (Q, K, V from global memory) get what is left. blockQ is the tallest of 256,
-// 128 and 64 rows for which that all fits; 0: none does (D too large), and the forward runs
+// off-diagonal calls (Q, K, V from global memory) get what is left. blockQ is the tallest of 512,
+// 256, 128 and 64 rows for which that all fits; 0: none does (D too large), and the forward runs
 // untiled.
 struct HstuL1Plan {
     int64_t blockQ = 0;
@@ -48,12 +48,16 @@ inline std::string HstuForwardMatmuls(HstuDenseForwardTilingData& td, const Hstu
                                       const PlatformInfo& p) {
     const int64_t h = kHstuTileRows;
     // Tiled: the calls left of the diagonal with baseM = blockQ (one M block: K and V are read
-    // once per call; baseN 128 keeps Q K^T's block in L0C).
+    // once per call) and baseN as wide as L0C then holds (fp32 accumulator, up to 256).
     HstuMatmulOptions qk;
     HstuMatmulOptions sv;
     if (td.tileRows > 0) {
+        const int64_t widest = Min64(256, static_cast<int64_t>(p.l0c_bytes) / (4 * td.blockQ));
+        if (widest < 16)
+            return "blockQ " + HstuStr(td.blockQ) + " leaves no base block in L0C";
         qk.baseM = sv.baseM = td.blockQ;
-        qk.baseN = 128;
+        qk.baseN = widest / 16 * 16;
+        sv.baseN = Min64(qk.baseN, AlignUp(s.dim, 16));
     }
     std::string e =
         HstuMatmul(&td.qk, s.dtype, s.dtype, false, true, td.blockQ, td.blockK, s.dim, p, qk);
@@ -98,7 +102,7 @@ inline std::string HstuForwardUb(HstuDenseForwardTilingData& td, const HstuShape
 inline HstuL1Plan HstuForwardL1Plan(const HstuShape& s, const PlatformInfo& p) {
     const int64_t esz = DTypeSize(s.dtype);
     const int64_t rowBytes = AlignUp(s.dim, CubeC0(esz)) * esz;
-    for (int64_t bq : {256, 128, 64}) {
+    for (int64_t bq : {512, 256, 128, 64}) {
         HstuL1Plan plan;
         plan.blockQ = bq;
         plan.qBytes = static_cast<uint32_t>(bq * rowBytes);
