@@ -499,6 +499,27 @@ def test_tscm_operands_against_float64(mm: Lib, kernel, dtype, trans_b) -> None:
     assert l1 == (m * k + k * n) * size
 
 
+def nz(a: torch.Tensor) -> torch.Tensor:
+    """a [R, C] (R a multiple of 16, C of the 32-byte C0) as NZ: column groups of C0, each all R
+    rows of C0 elements."""
+    c0 = 32 // a.element_size()
+    r, c = a.shape
+    return a.reshape(r, c // c0, c0).permute(1, 0, 2).contiguous()
+
+
+@pytest.mark.parametrize("dtype", TSCM_DTYPES, ids=lambda t: str(t).removeprefix("torch."))
+def test_tscm_contiguous_copy_of_nz_data(mm: Lib, dtype) -> None:
+    """A already NZ in global memory reaches L1 with a plain DataCopy and is read as NZ."""
+    m, n, k = 48, 70, 32
+    a, b, a64, b64 = operands(m, n, k, dtype)
+    c = torch.full((m, n), float("nan"))
+    a_nz = nz(a)  # held: the case keeps only its address
+    case = make_case("mm_tscm_a", a_nz, b, c, blocks=1, tiles=1, extra=7, shape=(m, n, k))
+    result = mm.run(case, mm.tiling(case))
+    assert result.ok, result.message
+    assert bool(((c.double() - a64 @ b64).abs() <= fp32_bound(a64, b64, k)).all())
+
+
 TSCM_BAD = {
     # extra: (API call named, message fragment)
     1: ("Matmul::IterateAll", "MTE2"),

@@ -388,7 +388,10 @@ void MmTscm() {
     b.SetGlobalBuffer((__gm__ A*)g->b, K * N);
     c.SetGlobalBuffer((__gm__ float*)g->c, M * N);
     LocalTensor<A> aL = aQ.AllocTensor<A>();
-    CopyNz(aL, a, M, K, K);
+    if (g->extra == 7)  // A is already NZ in GM: a contiguous copy
+        DataCopy(aL, a, aBytes / static_cast<uint32_t>(sizeof(A)));
+    else
+        CopyNz(aL, a, M, K, K);
     if (g->extra == 3)
         Duplicate(aL, static_cast<A>(0.0f), 16);
     LocalTensor<A> bL;
