@@ -1,5 +1,5 @@
-// TPipe, TQueBind/TQue and TBuf: the unified-buffer allocator and the queues that order the
-// copy-in / compute / copy-out stages.
+// TPipe, TQueBind/TQue, TSCM and TBuf: the unified-buffer (and L1, for TSCM) allocator and the
+// queues that order the copy-in / compute / copy-out stages.
 //
 // Semantics (docs/api/SIMD-API/基础API/资源管理/):
 // - TPipe/InitBuffer.md: InitBuffer(que, num, len) carves num blocks of len bytes (rounded up
@@ -10,6 +10,8 @@
 //   (8 on Atlas A2/A3); num=2 is double buffering.
 // - TQue/AllocTensor.md, EnQue.md, DeQue.md ("对空队列执行DeQue是一种异常行为"), FreeTensor.md.
 // - TBuf/Get.md, GetWithOffset.md: a TBuf is one block used without queue semantics.
+// - TSCM/TSCM简介.md: TSCM<pos, depth> is TQueBind<pos, TSCM, depth>: buffers in the AI core's L1
+//   (CarveL1 below), filled GM -> L1 (MTE2) and read by the Matmul API (MTE1).
 //
 // Checks: unified buffer overflow (per-SoC capacity), more than 64 buffers, AllocTensor with
 // every block in use, EnQue beyond the depth, DeQue of an empty queue, FreeTensor of a tensor
