@@ -20,7 +20,9 @@
 // within about one group (16 rows x the longest extent) of the mean: a cut may fall inside a
 // block, whose rows then go to two workers (different output rows, so nothing is shared).
 // Balancing by cost rather than by counting blocks matters for jagged batches, whose sequences
-// differ in length by orders of magnitude.
+// differ in length by orders of magnitude. The tiled forward (HstuWork::tile) moves a cut to the
+// nearest block boundary when that shifts at most kHstuSnap of a worker's mean share: a block cut
+// in two reads the keys left of it twice (from global memory, the traffic its tiles save).
 //
 // Block height. Under the causal mask a block computes its diagonal square in full, so taller
 // blocks issue more Cube work than the mask keeps; shorter blocks mean more Cube calls. The
@@ -38,6 +40,7 @@
 namespace mxrec {
 
 constexpr int64_t kHstuCallCost = 16 * 64;
+constexpr double kHstuSnap = 0.03;
 
 struct HstuWork {
     std::vector<int64_t> lengths;  // per batch
@@ -171,6 +174,26 @@ inline HstuPos HstuNormalize(const HstuWork& w, int64_t b, int64_t h, int64_t g)
     }
 }
 
+// The cut at group g (the work before it, `acc`, against the target `rem`) moved to the block
+// boundary before or after it, whichever is nearer the target, if that is within `slack`.
+inline int64_t HstuSnapToBlock(const HstuWork& w, int64_t len, int64_t g, double acc, double rem,
+                               double slack) {
+    const int64_t per = w.block / kHstuRowGroup;  // groups per block
+    const int64_t groups = CeilDiv(len, kHstuRowGroup);
+    const int64_t down = g / per * per;
+    const int64_t up = Min64(down + per, groups);
+    double before = acc;  // the work before `down`
+    for (int64_t i = down; i < g; ++i)
+        before -= static_cast<double>(HstuGroupCost(w, i, len));
+    double after = acc;  // the work before `up`
+    for (int64_t i = g; i < up; ++i)
+        after += static_cast<double>(HstuGroupCost(w, i, len));
+    const double dDown = rem - before, dUp = after - rem;
+    if (g == down || Min64(static_cast<int64_t>(dDown), static_cast<int64_t>(dUp)) > slack)
+        return g;
+    return dDown <= dUp ? down : up;
+}
+
 // start[0..workers]: worker i takes [start[i], start[i + 1]).
 inline std::vector<HstuPos> HstuSplit(const HstuWork& w, int64_t workers) {
     const int64_t nb = static_cast<int64_t>(w.lengths.size());
@@ -201,7 +224,7 @@ inline std::vector<HstuPos> HstuSplit(const HstuWork& w, int64_t workers) {
                 ? Min64(static_cast<int64_t>(rem / static_cast<double>(seqCost[b])), w.heads - 1)
                 : 0;
         rem -= static_cast<double>(h) * static_cast<double>(seqCost[b]);
-        // The group boundary nearest to the target.
+        // The group boundary nearest to the target (tiled: a block boundary if one is close).
         int64_t g = 0;
         double acc = 0;
         const int64_t groups = CeilDiv(w.lengths[b], kHstuRowGroup);
@@ -212,6 +235,9 @@ inline std::vector<HstuPos> HstuSplit(const HstuWork& w, int64_t workers) {
             acc += c;
             ++g;
         }
+        if (w.tile > 0)
+            g = HstuSnapToBlock(w, w.lengths[b], g, acc, rem,
+                                kHstuSnap * static_cast<double>(total) / workers);
         HstuPos p = HstuNormalize(w, b, h, g);
         if (HstuBefore(p, start[i - 1]))
             p = start[i - 1];
