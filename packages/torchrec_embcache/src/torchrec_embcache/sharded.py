@@ -33,6 +33,7 @@ the input distribution.
 
 from __future__ import annotations
 
+import abc
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -659,13 +660,14 @@ class EmbCacheSharderBase(ModuleSharder[nn.Module]):
             local_world_size = int(env)
         self._local_world_size = local_world_size
 
+    @abc.abstractmethod
     def _configs(self, module: nn.Module) -> list[Any]:
-        raise NotImplementedError
+        """The collection's table configs."""
 
+    @abc.abstractmethod
     def _build(self, module: nn.Module, **common: Any) -> ShardedEmbCacheBase:
         """The sharded module from the arguments every sharded collection takes (``common``)
         and what this collection adds."""
-        raise NotImplementedError
 
     def shard(
         self,
