@@ -106,6 +106,8 @@ struct CubeCore {
     // L1 bytes held by TSCM buffers, by core of the AI core (the AIC, or its AIVs by sub-block;
     // pipe.h), guarded by mu: what is left is the Matmul API's.
     std::array<uint64_t, 4> tscm{};
+    // The core's entry in tscm: the AIC 0, its AIVs 1 + sub-block.
+    static size_t TscmSlot(const CoreState& c) { return c.core_type == kAic ? 0 : 1 + c.sub_idx; }
     uint64_t TscmBytes() const {
         uint64_t n = 0;
         for (uint64_t b : tscm)

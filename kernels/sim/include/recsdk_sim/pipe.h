@@ -622,7 +622,7 @@ private:
         const uint64_t need = uint64_t(rounded) * num;
         const uint64_t l1 = l.soc->l1_bytes;
         CubeCore& cube = l.cube->cubes[c.block];
-        const size_t who = c.core_type == kAic ? 0 : 1 + c.sub_idx;
+        const size_t who = CubeCore::TscmSlot(c);
         {
             std::lock_guard<std::mutex> hold(cube.mu);
             const uint64_t others = cube.TscmBytes() - cube.tscm[who];
@@ -697,7 +697,7 @@ private:
             c->tscm_top = l1Base_;
             recsdk::sim::CubeCore& cube = c->launch->cube->cubes[c->block];
             std::lock_guard<std::mutex> hold(cube.mu);
-            cube.tscm[c->core_type == recsdk::sim::kAic ? 0 : 1 + c->sub_idx] = l1Base_;
+            cube.tscm[recsdk::sim::CubeCore::TscmSlot(*c)] = l1Base_;
         }
         if (destroy)
             recsdk::sim::HzBarrierAllNoThrow(*c);
