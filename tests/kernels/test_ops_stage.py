@@ -35,6 +35,7 @@ OPS = [
     "invert_permute",
     "jagged_to_padded_dense",
     "permute2d_sparse_data",
+    "permute_multi_embedding",
     "split_embedding_backward",
     "split_embedding_forward",
 ]
@@ -165,6 +166,7 @@ def test_shape_like_generates_the_whole_op_host_source(specs) -> None:
         "gather_for_rank1",
         "index_select_for_rank1_backward",
         "invert_permute",
+        "permute_multi_embedding",
         "split_embedding_backward",
     }
     assert all(s.host_file.is_file() for n, s in specs.items() if n not in generated)
