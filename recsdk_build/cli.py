@@ -774,5 +774,130 @@ def status(ctx: typer.Context) -> None:
     _guarded(g, action)
 
 
+@app.command()
+def coverage(
+    ctx: typer.Context,
+    source: Annotated[
+        Path | None,
+        typer.Option(
+            "--source",
+            help="The torchrec source tree to scan, the directory holding torchrec/ "
+            "(default: BUILD/src/torchrec, the patched tree `recsdk-build patch apply` makes).",
+            file_okay=False,
+            metavar="DIR",
+        ),
+    ] = None,
+    fbgemm: Annotated[
+        Path | None,
+        typer.Option(
+            "--fbgemm",
+            help="The installed fbgemm_gpu package directory (default: the one in "
+            "BUILD/verify/venv, else BUILD/env/venv, else the one this Python would import).",
+            file_okay=False,
+            metavar="DIR",
+        ),
+    ] = None,
+    write_docs: Annotated[
+        bool,
+        typer.Option("--write-docs", help="Rewrite the generated section of docs/adapter.md."),
+    ] = False,
+    check_docs: Annotated[
+        bool,
+        typer.Option(
+            "--check-docs", help="Fail when docs/adapter.md's section differs from the table."
+        ),
+    ] = False,
+) -> None:
+    """Which fbgemm operators torchrec can call, and what the npu adapter does for each.
+
+    Scans the torchrec tree (outside its tests) and the fbgemm_gpu Python modules it imports
+    for every `torch.ops.fbgemm.<op>` reference, then classifies each operator with
+    data/fbgemm_coverage.toml: **npu-kernel** (its AscendC operator), **aten-composition**,
+    **host-only**, **refused** (with the reason) or **missing**, and whether a training path
+    reaches it.
+
+    Fails (exit 1), naming the operator, when the source calls an operator the data file does
+    not classify (after a torchrec pin bump: classify the new ones), when the data file claims
+    an npu kernel that torch_plugin/csrc does not register or whose kernels/ops/OP directory
+    is absent. A kernel the adapter registers for an operator the file still calls missing is
+    a warning: update its entry.
+
+    `--write-docs` regenerates the "fbgemm operator coverage" section of docs/adapter.md;
+    `--check-docs` only compares. `--json` prints every operator with its call sites.
+    """
+    from recsdk_build import coverage as cov
+
+    g = _globals(ctx)
+
+    def action() -> dict[str, Any]:
+        project = load_project(g.project_dir)
+        build = (g.build_dir or project.root / "build").resolve()
+        tree = (source or BuildPaths(build).source).resolve()
+        if not (tree / "torchrec").is_dir():
+            raise cov.CoverageError(
+                f"no torchrec source at {tree}",
+                hint="run `recsdk-build fetch` and `recsdk-build patch apply` first, or pass "
+                "--source DIR (the directory holding torchrec/)",
+            )
+        package = fbgemm.resolve() if fbgemm else None
+        if package is None:
+            package = cov.find_fbgemm([build / "verify" / "venv", build / "env" / "venv"])
+        if package is None or not (package / "__init__.py").is_file():
+            raise cov.CoverageError(
+                "no fbgemm_gpu package found" + (f" at {package}" if package is not None else ""),
+                hint="pass --fbgemm DIR (an installed fbgemm_gpu package directory), or build "
+                "the environment first (`recsdk-build env`)",
+            )
+        report = cov.build_report(project.root, tree, package, project.root / cov.DATA_FILE)
+        table = Table(title="fbgemm operators torchrec can call", title_justify="left")
+        for col in ("operator", "status", "training", "sites", "kernel / reason"):
+            table.add_column(col, overflow="fold")
+        for row in report.rows:
+            e = row.entry
+            table.add_row(
+                row.op,
+                e.status if e else "[red]unclassified[/red]",
+                ("yes" if e.training else "no") if e else "",
+                str(len(row.sites)),
+                (", ".join(e.kernels) or e.reason) if e else "",
+            )
+        if not g.ui.json_mode:
+            g.ui.console.print(table)
+        counts = ", ".join(f"{report.count(s)} {s}" for s in cov.STATUSES if report.count(s))
+        g.ui.info(
+            f"{len(report.rows)} operators ({counts}); torchrec's own code calls "
+            f"{len(report.ops('torchrec'))}, of which {report.count('npu-kernel', 'torchrec')} "
+            "have an npu kernel"
+        )
+        version = cov.fbgemm_version(package)
+        g.ui.info(f"source: {tree}; fbgemm_gpu: {package}" + (f" ({version})" if version else ""))
+        for note in report.stale:
+            g.ui.warn(note)
+        if report.problems:
+            for problem in report.problems:
+                g.ui.warn(problem)
+            raise cov.CoverageError(
+                f"{len(report.problems)} problem(s) between the source, "
+                f"{cov.DATA_FILE} and the adapter (listed above)",
+                hint=f"classify new operators in {cov.DATA_FILE}; keep its npu-kernel entries "
+                "to what torch_plugin/csrc registers",
+            )
+        doc = project.root / cov.DOC_FILE
+        section = cov.render_markdown(report)
+        if write_docs:
+            text = doc.read_text(encoding="utf-8")
+            doc.write_text(cov.replace_doc_section(text, section), encoding="utf-8")
+            g.ui.info(f"wrote the coverage section of {doc}")
+        elif check_docs and cov.doc_section(doc.read_text(encoding="utf-8")) != section:
+            raise cov.CoverageError(
+                f"the coverage section of {cov.DOC_FILE} is out of date",
+                hint="regenerate it: `recsdk-build coverage --write-docs`",
+            )
+        summary = cov.report_json(report)
+        return summary
+
+    _guarded(g, action)
+
+
 def main() -> None:
     app()
