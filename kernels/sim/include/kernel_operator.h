@@ -17,6 +17,8 @@
 #include "recsdk_sim/datacopy.h"
 #include "recsdk_sim/vector.h"
 #include "recsdk_sim/sync.h"
+#include "recsdk_sim/vector_masked.h"
+#include "kernel_log.h"
 #include "recsdk_sim/mix.h"
 
 #endif  // RECSDK_SIM_KERNEL_OPERATOR_H

@@ -162,10 +162,21 @@ inline T AtomicAddValue(T a, T b) {
     }
 }
 
+// The atomic operation of CoreState::atomic_mode: 1 add (SetAtomicAdd), 2 max (SetAtomicMax),
+// 3 min (SetAtomicMin).
+template <typename T>
+inline T AtomicValue(int mode, T cur, T in) {
+    if (mode == 2)
+        return static_cast<float>(in) > static_cast<float>(cur) ? in : cur;
+    if (mode == 3)
+        return static_cast<float>(in) < static_cast<float>(cur) ? in : cur;
+    return AtomicAddValue(cur, in);
+}
+
 // Element-wise atomic add of n elements into global memory (SetAtomicAdd window). Real atomics:
 // concurrent cores adding into the same element all land.
 template <typename T>
-inline void AtomicAddToGm(T* dst, const T* src, uint64_t n) {
+inline void AtomicAddToGm(T* dst, const T* src, uint64_t n, int mode = 1) {
     static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8,
                   "atomic size");
     using Bits = std::conditional_t<
@@ -178,7 +189,7 @@ inline void AtomicAddToGm(T* dst, const T* src, uint64_t n) {
         for (;;) {
             T cur;
             std::memcpy(&cur, &expected, sizeof(T));
-            const T sum = AtomicAddValue(cur, src[i]);
+            const T sum = AtomicValue(mode, cur, src[i]);
             Bits desired;
             std::memcpy(&desired, &sum, sizeof(T));
             if (__atomic_compare_exchange_n(word, &expected, desired, true, __ATOMIC_RELAXED,
@@ -191,13 +202,15 @@ inline void AtomicAddToGm(T* dst, const T* src, uint64_t n) {
 template <typename T>
 inline void WriteGm(T* dst, const T* src, uint64_t n, const char* call, const SrcLoc& loc) {
     auto& c = Core();
-    if (c.atomic_mode == 1) {
+    if (c.atomic_mode != 0) {
         if (std::strcmp(c.atomic_type, TypeName<T>()) != 0) {
+            static const char* const names[] = {"", "SetAtomicAdd<", "SetAtomicMax<",
+                                                "SetAtomicMin<"};
             Fail(call, loc,
-                 std::string("SetAtomicAdd<") + c.atomic_type + "> is active but the copy moves " +
-                     TypeName<T>() + " elements");
+                 std::string(names[c.atomic_mode & 3]) + c.atomic_type +
+                     "> is active but the copy moves " + TypeName<T>() + " elements");
         }
-        AtomicAddToGm(dst, src, n);
+        AtomicAddToGm(dst, src, n, c.atomic_mode);
         c.stats->atomic_write_bytes += n * sizeof(T);
     } else {
         std::memcpy(dst, src, n * sizeof(T));
@@ -528,7 +541,7 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
     for (uint32_t i = 0; i < p.blockCount; ++i) {
         uint8_t* to = d + i * (uint64_t(p.blockLen) + p.dstStride);
         CheckGm(to, p.blockLen, true, call, loc);
-        if (reinterpret_cast<uintptr_t>(to) % alignof(T) != 0 && core.atomic_mode == 1) {
+        if (reinterpret_cast<uintptr_t>(to) % alignof(T) != 0 && core.atomic_mode != 0) {
             Fail(call, loc,
                  "atomic add to a global-memory address not aligned to the element size");
         }

@@ -217,6 +217,27 @@ inline void PipeBarrier() {
     pipe_barrier(pipe);
 }
 
+// The intrinsics under SetFlag/WaitFlag (set_flag(pipe, tpipe, eventId)): the same flags, named
+// by the source and destination pipe.
+inline void set_flag(pipe_t pipe, pipe_t tpipe, event_t pipeID, recsdk::sim::SrcLoc loc = {}) {
+    if (static_cast<int>(pipeID) < 0 || static_cast<int>(pipeID) > 7)
+        recsdk::sim::Fail("set_flag", loc, "event id out of range");
+    recsdk::sim::HzSetFlag(PipeOf(pipe), PipeOf(tpipe), static_cast<int32_t>(pipeID), "set_flag",
+                           loc);
+}
+inline void set_flag(pipe_t pipe, pipe_t tpipe, int pipeID, recsdk::sim::SrcLoc loc = {}) {
+    set_flag(pipe, tpipe, static_cast<event_t>(pipeID), loc);
+}
+inline void wait_flag(pipe_t pipe, pipe_t tpipe, event_t pipeID, recsdk::sim::SrcLoc loc = {}) {
+    if (static_cast<int>(pipeID) < 0 || static_cast<int>(pipeID) > 7)
+        recsdk::sim::Fail("wait_flag", loc, "event id out of range");
+    recsdk::sim::HzWaitFlag(PipeOf(pipe), PipeOf(tpipe), static_cast<int32_t>(pipeID), "wait_flag",
+                            loc);
+}
+inline void wait_flag(pipe_t pipe, pipe_t tpipe, int pipeID, recsdk::sim::SrcLoc loc = {}) {
+    wait_flag(pipe, tpipe, static_cast<event_t>(pipeID), loc);
+}
+
 // SetFlag and WaitFlag: the event's id checked, its pipes looked up, then `hz` (the hazard
 // checker's set or wait) called on them.
 template <typename Hz>
@@ -272,6 +293,32 @@ inline void SetAtomicAdd(recsdk::sim::SrcLoc loc = {}) {
     c.atomic_type = TypeName<T>();
 }
 
+// SetAtomicMax.md / SetAtomicMin.md: later UB->GM copies keep the element-wise maximum
+// (minimum) of GM and the data until DisableDmaAtomic; A2/A3 types half/float/int16/int32/int8/
+// bfloat16.
+template <typename T>
+inline void SetAtomicMaxMin(int mode, const char* call, recsdk::sim::SrcLoc loc) {
+    using namespace recsdk::sim;
+    auto& c = Core();
+    constexpr bool a2_type = std::is_same_v<T, float> || std::is_same_v<T, half> ||
+                             std::is_same_v<T, int32_t> || std::is_same_v<T, int16_t> ||
+                             std::is_same_v<T, int8_t> || std::is_same_v<T, bfloat16_t>;
+    if (!a2_type) {
+        Fail(call, loc,
+             std::string(TypeName<T>()) + " is not a supported type on " + c.launch->soc->name);
+    }
+    c.atomic_mode = mode;
+    c.atomic_type = TypeName<T>();
+}
+template <typename T>
+inline void SetAtomicMax(recsdk::sim::SrcLoc loc = {}) {
+    SetAtomicMaxMin<T>(2, "SetAtomicMax", loc);
+}
+template <typename T>
+inline void SetAtomicMin(recsdk::sim::SrcLoc loc = {}) {
+    SetAtomicMaxMin<T>(3, "SetAtomicMin", loc);
+}
+
 inline void SetAtomicNone() {
     auto& c = recsdk::sim::Core();
     c.atomic_mode = 0;
@@ -302,8 +349,9 @@ inline void Trap(recsdk::sim::SrcLoc loc = {}) {
 namespace recsdk::sim {
 
 // GET_TILING_DATA: copy the tiling struct out of global memory (a real read of the tiling tensor).
+// The tiling argument may be a `const GM_ADDR` (const __gm__ uint8_t*).
 template <typename TD>
-inline void LoadTiling(TD* out, GM_ADDR tiling, SrcLoc loc = {}) {
+inline void LoadTiling(TD* out, const uint8_t* tiling, SrcLoc loc = {}) {
     static_assert(std::is_trivially_copyable_v<TD>, "tiling data must be a POD struct");
     CheckGm(tiling, sizeof(TD), false, "GET_TILING_DATA", loc);
     std::memcpy(out, tiling, sizeof(TD));

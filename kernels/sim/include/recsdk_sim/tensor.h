@@ -59,6 +59,17 @@ inline const char* PositionName(TPosition p) {
 
 namespace recsdk::sim {
 
+// Whether [p, p + bytes) lies in a writable region of the launch's global memory.
+inline bool GmWritable(const void* p, uint64_t bytes) {
+    const auto a = reinterpret_cast<uintptr_t>(p);
+    for (const auto& r : Core().launch->regions) {
+        const auto b = reinterpret_cast<uintptr_t>(r.base);
+        if (a >= b && a + bytes <= b + r.bytes)
+            return r.writable;
+    }
+    return false;
+}
+
 // One block of a queue or TBuf. Generations make stale LocalTensor copies detectable: a block's
 // generation changes when it is freed back to its queue.
 struct BufSlot {
@@ -264,6 +275,19 @@ public:
         ++s.scalar_gm_writes;
         recsdk::sim::CountGmWrite(s, addr_ + offset, sizeof(T));
         addr_[offset] = value;
+    }
+
+    // GlobalTensor/operator().md: a reference to one element, read or written by scalar code
+    // (counted as one scalar read; the bounds are checked for writing when the tensor is
+    // writable, for reading otherwise).
+    __gm__ PrimType& operator()(const uint64_t offset) const {
+        recsdk::sim::SrcLoc loc("GlobalTensor::operator() (no source location)", 0);
+        const bool writable = recsdk::sim::GmWritable(addr_ + offset, sizeof(T));
+        recsdk::sim::CheckGm(addr_ + offset, sizeof(T), writable, "GlobalTensor::operator()", loc);
+        auto& s = recsdk::sim::Stats();
+        ++s.scalar_gm_reads;
+        recsdk::sim::CountGmRead(s, addr_ + offset, sizeof(T));
+        return addr_[offset];
     }
 
     uint64_t GetSize() const { return size_; }

@@ -1,0 +1,659 @@
+// Vector instructions in their level-0 forms (mask array / mask count, repeatTime and the repeat
+// parameters), the mask registers, and the count forms of the instructions vector.h lacks.
+//
+// Semantics (docs/api/SIMD-API/基础API/Memory矢量计算/, SIMD计算说明/):
+// - One repeat reads 256 bytes: 8 blocks of 32 bytes. Lane j of a repeat is element j % (32 /
+//   sizeof(T)) of block j / (32 / sizeof(T)); block b of repeat r of an operand starts at
+//   (r * repStride + b * blkStride) * 32 bytes (strides in 32-byte blocks, per operand).
+// - Normal mask mode: mask[] is a bit mask of the lanes (mask[0] the low 64 lanes, mask[1] the
+//   high 64 of a 16-bit type; 32-bit types have 64 lanes, mask[1] must be 0); a mask count m
+//   takes the first m lanes (1..128 for 16-bit, 1..64 for 32-bit types).
+// - Counter mode (SetMaskCount): repeatTime is not used and the instruction processes the count
+//   set by SetVectorMask (isSetMask = false) or given as the mask argument (isSetMask = true),
+//   in as many repeats as it takes, with the same strides. SetMaskNorm returns to normal mode;
+//   ResetMask sets every lane.
+// - Dtypes: the A2/A3 lists of each instruction's page (Exp/Ln/Reciprocal/Sqrt: half/float;
+//   Abs, Relu: half/float/int32 (Relu) ; LeakyRelu: half/float; Copy: 16- and 32-bit types).
+// Every operand is 32-byte aligned in the unified buffer and every lane touched lies inside the
+// operand's tensor; the span of each operand is recorded as a PIPE_V access for the hazard
+// checker (recsdk_sim/hazard.h).
+#ifndef RECSDK_SIM_VECTOR_MASKED_H
+#define RECSDK_SIM_VECTOR_MASKED_H
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "recsdk_sim/pipe.h"
+#include "recsdk_sim/sync.h"
+#include "recsdk_sim/vector.h"
+
+namespace AscendC {
+
+constexpr uint32_t DEFAULT_BLK_NUM = 8;
+constexpr uint16_t DEFAULT_BLK_STRIDE = 1;
+constexpr uint8_t DEFAULT_REPEAT_STRIDE = 8;
+constexpr uint16_t DEFAULT_DATA_COPY_STRIDE = 0;
+constexpr int32_t ONE_BLK_SIZE = 32;
+constexpr int32_t ONE_REPEAT_BYTE_SIZE = 256;
+
+enum class MaskMode : uint8_t { NORMAL = 0, COUNTER };
+
+struct BinaryRepeatParams {
+    BinaryRepeatParams() {}
+    BinaryRepeatParams(const uint8_t dstBlkStrideIn, const uint8_t src0BlkStrideIn,
+                       const uint8_t src1BlkStrideIn, const uint8_t dstRepStrideIn,
+                       const uint8_t src0RepStrideIn, const uint8_t src1RepStrideIn)
+        : dstBlkStride(dstBlkStrideIn),
+          src0BlkStride(src0BlkStrideIn),
+          src1BlkStride(src1BlkStrideIn),
+          dstRepStride(dstRepStrideIn),
+          src0RepStride(src0RepStrideIn),
+          src1RepStride(src1RepStrideIn) {}
+    uint32_t blockNumber = DEFAULT_BLK_NUM;
+    uint8_t dstBlkStride = DEFAULT_BLK_STRIDE;
+    uint8_t src0BlkStride = DEFAULT_BLK_STRIDE;
+    uint8_t src1BlkStride = DEFAULT_BLK_STRIDE;
+    uint8_t dstRepStride = DEFAULT_REPEAT_STRIDE;
+    uint8_t src0RepStride = DEFAULT_REPEAT_STRIDE;
+    uint8_t src1RepStride = DEFAULT_REPEAT_STRIDE;
+    bool repeatStrideMode = false;
+    bool strideSizeMode = false;
+};
+
+struct UnaryRepeatParams {
+    UnaryRepeatParams() {}
+    UnaryRepeatParams(const uint16_t dstBlkStrideIn, const uint16_t srcBlkStrideIn,
+                      const uint8_t dstRepStrideIn, const uint8_t srcRepStrideIn)
+        : dstBlkStride(dstBlkStrideIn),
+          srcBlkStride(srcBlkStrideIn),
+          dstRepStride(dstRepStrideIn),
+          srcRepStride(srcRepStrideIn) {}
+    UnaryRepeatParams(const uint16_t dstBlkStrideIn, const uint16_t srcBlkStrideIn,
+                      const uint8_t dstRepStrideIn, const uint8_t srcRepStrideIn,
+                      const bool halfBlockIn)
+        : dstBlkStride(dstBlkStrideIn),
+          srcBlkStride(srcBlkStrideIn),
+          dstRepStride(dstRepStrideIn),
+          srcRepStride(srcRepStrideIn),
+          halfBlock(halfBlockIn) {}
+    uint32_t blockNumber = DEFAULT_BLK_NUM;
+    uint16_t dstBlkStride = DEFAULT_BLK_STRIDE;
+    uint16_t srcBlkStride = DEFAULT_BLK_STRIDE;
+    uint8_t dstRepStride = DEFAULT_REPEAT_STRIDE;
+    uint8_t srcRepStride = DEFAULT_REPEAT_STRIDE;
+    bool repeatStrideMode = false;
+    bool strideSizeMode = false;
+    bool halfBlock = false;
+};
+
+struct CopyRepeatParams {
+    CopyRepeatParams() {}
+    CopyRepeatParams(const uint16_t dstStrideIn, const uint16_t srcStrideIn,
+                     uint16_t dstRepeatSizeIn, uint16_t srcRepeatSizeIn)
+        : dstStride(dstStrideIn),
+          srcStride(srcStrideIn),
+          dstRepeatSize(dstRepeatSizeIn),
+          srcRepeatSize(srcRepeatSizeIn) {}
+    uint16_t dstStride = DEFAULT_DATA_COPY_STRIDE;
+    uint16_t srcStride = DEFAULT_DATA_COPY_STRIDE;
+    uint16_t dstRepeatSize = DEFAULT_REPEAT_STRIDE;
+    uint16_t srcRepeatSize = DEFAULT_REPEAT_STRIDE;
+};
+
+}  // namespace AscendC
+
+namespace recsdk::sim {
+
+// The core's mask registers. Kept per thread (a core is a thread) and reset when the thread runs
+// another core's body.
+struct MaskState {
+    const CoreState* core = nullptr;
+    uint64_t launch_gen = 0;
+    bool counter = false;
+    uint64_t hi = ~uint64_t{0};
+    uint64_t lo = ~uint64_t{0};
+};
+
+inline MaskState& MaskRegs() {
+    thread_local MaskState m;
+    CoreState* c = &Core();
+    if (m.core != c) {
+        m = MaskState{};
+        m.core = c;
+    }
+    return m;
+}
+
+// One operand of a level-0 instruction: its tensor's data, element strides of a block and a
+// repeat.
+struct Lane0 {
+    uint64_t blk_stride;  // in 32-byte blocks
+    uint64_t rep_stride;
+};
+
+// The lanes a level-0 call processes, as (repeat, lane) pairs; fills `last` with the number of
+// repeats. mask_bits: lane mask of one repeat (normal mode); counter mode: `count` elements.
+template <typename T>
+struct LanePlan {
+    static constexpr uint32_t kLanes = 256 / sizeof(T);
+    static constexpr uint32_t kBlk = 32 / sizeof(T);
+    bool counter = false;
+    uint64_t bits[2] = {0, 0};
+    uint64_t count = 0;  // counter mode
+    uint32_t repeats = 0;
+    bool On(uint32_t r, uint32_t j) const {
+        if (counter)
+            return uint64_t(r) * kLanes + j < count;
+        return (bits[j / 64] >> (j % 64)) & 1u;
+    }
+    // Element offset of lane j of repeat r for an operand with these strides.
+    static uint64_t At(uint32_t r, uint32_t j, const Lane0& s) {
+        return (uint64_t(r) * s.rep_stride + uint64_t(j / kBlk) * s.blk_stride) * kBlk + j % kBlk;
+    }
+    uint32_t HighestLane() const {
+        if (counter)
+            return count == 0 ? 0 : static_cast<uint32_t>(count < kLanes ? count : kLanes);
+        for (int j = int(kLanes) - 1; j >= 0; --j) {
+            if ((bits[j / 64] >> (j % 64)) & 1u)
+                return uint32_t(j) + 1;
+        }
+        return 0;
+    }
+};
+
+template <typename T>
+inline LanePlan<T> PlanFromBits(const uint64_t* mask, uint8_t repeat, bool isSetMask,
+                                const char* call, const SrcLoc& loc) {
+    LanePlan<T> p;
+    MaskState& m = MaskRegs();
+    if (m.counter) {
+        p.counter = true;
+        p.count = isSetMask ? mask[0] : m.lo;
+        p.repeats = static_cast<uint32_t>((p.count + p.kLanes - 1) / p.kLanes);
+        return p;
+    }
+    if (isSetMask) {
+        p.bits[0] = mask[0];
+        p.bits[1] = sizeof(T) == 2 ? mask[1] : 0;
+        if (sizeof(T) == 4 && mask[1] != 0) {
+            Fail(call, loc,
+                 "mask[1] must be 0 for a 32-bit type (64 lanes per repeat, mask[0] only)");
+        }
+        if (sizeof(T) == 1 || sizeof(T) == 8)
+            Fail(call, loc, std::string(TypeName<T>()) + " has no level-0 form on Atlas A2/A3");
+        if (p.bits[0] == 0 && p.bits[1] == 0)
+            Fail(call, loc, "the mask selects no lane");
+    } else {
+        p.bits[0] = m.lo;
+        p.bits[1] = sizeof(T) == 2 ? m.hi : 0;
+    }
+    p.repeats = repeat;
+    return p;
+}
+
+template <typename T>
+inline LanePlan<T> PlanFromCount(uint64_t mask, uint8_t repeat, bool isSetMask, const char* call,
+                                 const SrcLoc& loc) {
+    MaskState& m = MaskRegs();
+    if (!m.counter && isSetMask) {
+        constexpr uint64_t lanes = 256 / sizeof(T);
+        if (mask < 1 || mask > lanes) {
+            Fail(call, loc,
+                 "mask " + std::to_string(mask) + " is outside [1, " + std::to_string(lanes) +
+                     "] for " + TypeName<T>() + " in normal mask mode");
+        }
+        uint64_t bits[2] = {0, 0};
+        for (uint64_t j = 0; j < mask; ++j)
+            bits[j / 64] |= uint64_t{1} << (j % 64);
+        return PlanFromBits<T>(bits, repeat, true, call, loc);
+    }
+    const uint64_t bits[2] = {mask, 0};
+    return PlanFromBits<T>(bits, repeat, isSetMask, call, loc);
+}
+
+// Checks an operand of a level-0 instruction and records its span: returns its element extent.
+template <typename T, typename P>
+inline void Operand0(const AscendC::LocalTensor<T>& t, const P& plan, const Lane0& s, Acc acc,
+                     const char* call, const SrcLoc& loc) {
+    t.Validate(call, loc);
+    t.InUb(call, loc);
+    CheckUbAligned(t.SimData(), call, loc, "operand");
+    if (plan.repeats == 0)
+        return;
+    const uint32_t top = plan.HighestLane();
+    if (top == 0)
+        return;
+    uint64_t end = 0;
+    const uint32_t last_r = plan.repeats - 1;
+    // The farthest element: the last repeat's highest lane (strides are non-negative).
+    for (uint32_t r : {0u, last_r}) {
+        for (uint32_t j = 0; j < top; ++j) {
+            if (plan.On(r, j)) {
+                const uint64_t e = P::At(r, j, s) + 1;
+                end = e > end ? e : end;
+            }
+        }
+    }
+    t.CheckSpan(end, call, loc);
+    t.SimAccess(0, end * sizeof(T), Pipe::V, acc, call, loc);
+}
+
+template <typename T, typename P, typename F>
+inline void Run0(const P& plan, F&& f) {
+    for (uint32_t r = 0; r < plan.repeats; ++r) {
+        for (uint32_t j = 0; j < P::kLanes; ++j) {
+            if (plan.On(r, j))
+                f(r, j);
+        }
+    }
+    auto& s = Stats();
+    s.vector_elements += uint64_t(plan.repeats) * P::kLanes;
+    s.vector_repeats += plan.repeats;
+    ++s.vector_instrs;
+}
+
+template <typename T>
+constexpr bool kHalfFloat = std::is_same_v<T, half> || std::is_same_v<T, float>;
+template <typename T>
+constexpr bool kB16B32 = sizeof(T) == 2 || sizeof(T) == 4;
+
+}  // namespace recsdk::sim
+
+namespace AscendC {
+
+// ---- mask registers ---------------------------------------------------------------------------
+
+inline void SetMaskCount() {
+    recsdk::sim::MaskRegs().counter = true;
+}
+inline void SetMaskNorm() {
+    recsdk::sim::MaskRegs().counter = false;
+}
+template <typename T, MaskMode mode = MaskMode::NORMAL>
+inline void SetVectorMask(const uint64_t maskHigh, const uint64_t maskLow) {
+    auto& m = recsdk::sim::MaskRegs();
+    m.hi = maskHigh;
+    m.lo = maskLow;
+}
+template <typename T, MaskMode mode = MaskMode::NORMAL>
+inline void SetVectorMask(int32_t len) {
+    auto& m = recsdk::sim::MaskRegs();
+    if (m.counter || mode == MaskMode::COUNTER) {
+        m.hi = 0;
+        m.lo = static_cast<uint64_t>(len);
+        return;
+    }
+    m.hi = 0;
+    m.lo = 0;
+    for (int32_t j = 0; j < len && j < 128; ++j)
+        (j < 64 ? m.lo : m.hi) |= uint64_t{1} << (j % 64);
+}
+inline void ResetMask() {
+    auto& m = recsdk::sim::MaskRegs();
+    m.hi = ~uint64_t{0};
+    m.lo = ~uint64_t{0};
+}
+
+// ---- helpers the API declares (kernel_utils_ceil_oom_que.h, kernel_scalar_convert.h) ----------
+
+constexpr inline uint32_t DivCeil(uint32_t a, uint32_t b) {
+    return (a + b - 1) / b;
+}
+constexpr inline uint32_t AlignUp(uint32_t a, uint32_t b) {
+    return DivCeil(a, b) * b;
+}
+constexpr inline uint32_t ConstCeil(uint32_t a, uint32_t b) {
+    return (a + b - 1) / b;
+}
+inline bfloat16_t ToBfloat16(const float& fVal) {
+    return bfloat16_t(fVal);
+}
+inline float ToFloat(const bfloat16_t& bVal) {
+    return static_cast<float>(bVal);
+}
+
+// ---- Duplicate, level 0 -----------------------------------------------------------------------
+
+template <typename T, typename P>
+inline void Duplicate0(const LocalTensor<T>& dst, const T& v, const P& plan, uint16_t blk,
+                       uint8_t rep, const recsdk::sim::SrcLoc& loc) {
+    using namespace recsdk::sim;
+    VecType<kDuplicateType<T>, T>("Duplicate", loc);
+    const Lane0 s{blk, rep};
+    Operand0(dst, plan, s, Acc::kWrite, "Duplicate", loc);
+    T* d = dst.SimData();
+    Run0<T>(plan, [&](uint32_t r, uint32_t j) { d[P::At(r, j, s)] = v; });
+}
+
+template <typename T, bool isSetMask = true>
+inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t mask,
+                      const uint8_t repeatTime, const uint16_t dstBlockStride,
+                      const uint8_t dstRepeatStride, recsdk::sim::SrcLoc loc = {}) {
+    const auto plan = recsdk::sim::PlanFromCount<T>(mask, repeatTime, isSetMask, "Duplicate", loc);
+    Duplicate0(dst, scalarValue, plan, dstBlockStride, dstRepeatStride, loc);
+}
+template <typename T, bool isSetMask = true>
+inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t mask[],
+                      const uint8_t repeatTime, const uint16_t dstBlockStride,
+                      const uint8_t dstRepeatStride, recsdk::sim::SrcLoc loc = {}) {
+    const auto plan = recsdk::sim::PlanFromBits<T>(mask, repeatTime, isSetMask, "Duplicate", loc);
+    Duplicate0(dst, scalarValue, plan, dstBlockStride, dstRepeatStride, loc);
+}
+
+// ---- unary and scalar instructions, level 0 and count -------------------------------------------
+
+#define RECSDK_SIM_UNARY0(NAME, OK, EXPR)                                                         \
+    template <typename T, typename P>                                                             \
+    inline void NAME##Level0(const LocalTensor<T>& dst, const LocalTensor<T>& src, const P& plan, \
+                             const UnaryRepeatParams& rp, const recsdk::sim::SrcLoc& loc) {       \
+        using namespace recsdk::sim;                                                              \
+        VecType<OK<T>, T>(#NAME, loc);                                                            \
+        const Lane0 sd{rp.dstBlkStride, rp.dstRepStride}, ss{rp.srcBlkStride, rp.srcRepStride};   \
+        Operand0(src, plan, ss, Acc::kRead, #NAME, loc);                                          \
+        Operand0(dst, plan, sd, Acc::kWrite, #NAME, loc);                                         \
+        T* d = dst.SimData();                                                                     \
+        const T* a = src.SimData();                                                               \
+        Run0<T>(plan, [&](uint32_t r, uint32_t j) {                                               \
+            const float x = static_cast<float>(a[P::At(r, j, ss)]);                               \
+            d[P::At(r, j, sd)] = static_cast<T>(EXPR);                                            \
+        });                                                                                       \
+    }                                                                                             \
+    template <typename T, bool isSetMask = true>                                                  \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask[],       \
+                     const uint8_t repeatTime, const UnaryRepeatParams& repeatParams,             \
+                     recsdk::sim::SrcLoc loc = {}) {                                              \
+        NAME##Level0(dst, src,                                                                    \
+                     recsdk::sim::PlanFromBits<T>(mask, repeatTime, isSetMask, #NAME, loc),       \
+                     repeatParams, loc);                                                          \
+    }                                                                                             \
+    template <typename T, bool isSetMask = true>                                                  \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask,         \
+                     const uint8_t repeatTime, const UnaryRepeatParams& repeatParams,             \
+                     recsdk::sim::SrcLoc loc = {}) {                                              \
+        NAME##Level0(dst, src,                                                                    \
+                     recsdk::sim::PlanFromCount<T>(mask, repeatTime, isSetMask, #NAME, loc),      \
+                     repeatParams, loc);                                                          \
+    }                                                                                             \
+    template <typename T, bool isReuseSource = false>                                             \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& count,  \
+                     recsdk::sim::SrcLoc loc = {}) {                                              \
+        using namespace recsdk::sim;                                                              \
+        VecType<OK<T>, T>(#NAME, loc);                                                            \
+        VecOperand(dst, count, #NAME, loc);                                                       \
+        VecOperand(src, count, #NAME, loc);                                                       \
+        VecReadSrc(src, dst, count, #NAME, loc);                                                  \
+        VecWrite(dst, count, #NAME, loc);                                                         \
+        T* d = dst.SimData();                                                                     \
+        const T* a = src.SimData();                                                               \
+        for (int32_t i = 0; i < count; ++i) {                                                     \
+            const float x = static_cast<float>(a[i]);                                             \
+            d[i] = static_cast<T>(EXPR);                                                          \
+        }                                                                                         \
+        VecDone(count, sizeof(T));                                                                \
+    }
+
+namespace detail {
+template <typename T>
+constexpr bool kAbsType = recsdk::sim::kHalfFloat<T>;
+template <typename T>
+constexpr bool kReluType = recsdk::sim::kHalfFloat<T> || std::is_same_v<T, int32_t>;
+}  // namespace detail
+
+RECSDK_SIM_UNARY0(Exp, recsdk::sim::kHalfFloat, std::exp(x))
+RECSDK_SIM_UNARY0(Ln, recsdk::sim::kHalfFloat, std::log(x))
+RECSDK_SIM_UNARY0(Abs, detail::kAbsType, std::fabs(x))
+RECSDK_SIM_UNARY0(Reciprocal, recsdk::sim::kHalfFloat, 1.0f / x)
+RECSDK_SIM_UNARY0(Relu, detail::kReluType, (x > 0.0f ? x : 0.0f))
+#undef RECSDK_SIM_UNARY0
+
+// Sqrt: vector.h has the count form.
+template <typename T, typename P>
+inline void SqrtLevel0(const LocalTensor<T>& dst, const LocalTensor<T>& src, const P& plan,
+                       const UnaryRepeatParams& rp, const recsdk::sim::SrcLoc& loc) {
+    using namespace recsdk::sim;
+    VecType<kHalfFloat<T>, T>("Sqrt", loc);
+    const Lane0 sd{rp.dstBlkStride, rp.dstRepStride}, ss{rp.srcBlkStride, rp.srcRepStride};
+    Operand0(src, plan, ss, Acc::kRead, "Sqrt", loc);
+    Operand0(dst, plan, sd, Acc::kWrite, "Sqrt", loc);
+    T* d = dst.SimData();
+    const T* a = src.SimData();
+    Run0<T>(plan, [&](uint32_t r, uint32_t j) {
+        d[P::At(r, j, sd)] = static_cast<T>(std::sqrt(static_cast<float>(a[P::At(r, j, ss)])));
+    });
+}
+template <typename T, bool isSetMask = true>
+inline void Sqrt(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask[],
+                 const uint8_t repeatTime, const UnaryRepeatParams& repeatParams,
+                 recsdk::sim::SrcLoc loc = {}) {
+    SqrtLevel0(dst, src, recsdk::sim::PlanFromBits<T>(mask, repeatTime, isSetMask, "Sqrt", loc),
+               repeatParams, loc);
+}
+template <typename T, bool isSetMask = true>
+inline void Sqrt(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask,
+                 const uint8_t repeatTime, const UnaryRepeatParams& repeatParams,
+                 recsdk::sim::SrcLoc loc = {}) {
+    SqrtLevel0(dst, src, recsdk::sim::PlanFromCount<T>(mask, repeatTime, isSetMask, "Sqrt", loc),
+               repeatParams, loc);
+}
+
+// Scalar instructions (Adds, Muls, Maxs, Mins, LeakyRelu) at level 0; count forms of the first
+// four are in vector.h.
+#define RECSDK_SIM_SCALAR0(NAME, OK, EXPR)                                                       \
+    template <typename T, typename P>                                                            \
+    inline void NAME##Level0(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& sv,  \
+                             const P& plan, const UnaryRepeatParams& rp,                         \
+                             const recsdk::sim::SrcLoc& loc) {                                   \
+        using namespace recsdk::sim;                                                             \
+        VecType<OK<T>, T>(#NAME, loc);                                                           \
+        const Lane0 sd{rp.dstBlkStride, rp.dstRepStride}, ss{rp.srcBlkStride, rp.srcRepStride};  \
+        Operand0(src, plan, ss, Acc::kRead, #NAME, loc);                                         \
+        Operand0(dst, plan, sd, Acc::kWrite, #NAME, loc);                                        \
+        T* d = dst.SimData();                                                                    \
+        const T* a = src.SimData();                                                              \
+        const T s = sv;                                                                          \
+        Run0<T>(plan, [&](uint32_t r, uint32_t j) {                                              \
+            const T x = a[P::At(r, j, ss)];                                                      \
+            d[P::At(r, j, sd)] = static_cast<T>(EXPR);                                           \
+        });                                                                                      \
+    }                                                                                            \
+    template <typename T, bool isSetMask = true>                                                 \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue, \
+                     uint64_t mask[], const uint8_t repeatTime,                                  \
+                     const UnaryRepeatParams& repeatParams, recsdk::sim::SrcLoc loc = {}) {      \
+        NAME##Level0(dst, src, scalarValue,                                                      \
+                     recsdk::sim::PlanFromBits<T>(mask, repeatTime, isSetMask, #NAME, loc),      \
+                     repeatParams, loc);                                                         \
+    }                                                                                            \
+    template <typename T, bool isSetMask = true>                                                 \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue, \
+                     uint64_t mask, const uint8_t repeatTime,                                    \
+                     const UnaryRepeatParams& repeatParams, recsdk::sim::SrcLoc loc = {}) {      \
+        NAME##Level0(dst, src, scalarValue,                                                      \
+                     recsdk::sim::PlanFromCount<T>(mask, repeatTime, isSetMask, #NAME, loc),     \
+                     repeatParams, loc);                                                         \
+    }
+
+RECSDK_SIM_SCALAR0(Adds, recsdk::sim::kArithType, x + s)
+RECSDK_SIM_SCALAR0(Muls, recsdk::sim::kArithType, x* s)
+RECSDK_SIM_SCALAR0(Maxs, recsdk::sim::kArithType, (x < s ? s : x))
+RECSDK_SIM_SCALAR0(Mins, recsdk::sim::kArithType, (s < x ? s : x))
+RECSDK_SIM_SCALAR0(LeakyRelu, recsdk::sim::kHalfFloat,
+                   (float(x) >= 0.0f ? float(x) : float(x) * float(s)))
+#undef RECSDK_SIM_SCALAR0
+
+template <typename T, typename U>
+inline void LeakyRelu(const LocalTensor<T>& dst, const LocalTensor<T>& src, const U& scalarValue,
+                      const int32_t& count, recsdk::sim::SrcLoc loc = {}) {
+    using namespace recsdk::sim;
+    VecType<kHalfFloat<T>, T>("LeakyRelu", loc);
+    VecOperand(dst, count, "LeakyRelu", loc);
+    VecOperand(src, count, "LeakyRelu", loc);
+    VecReadSrc(src, dst, count, "LeakyRelu", loc);
+    VecWrite(dst, count, "LeakyRelu", loc);
+    const float s = static_cast<float>(static_cast<T>(scalarValue));
+    T* d = dst.SimData();
+    const T* a = src.SimData();
+    for (int32_t i = 0; i < count; ++i) {
+        const float x = static_cast<float>(a[i]);
+        d[i] = static_cast<T>(x >= 0.0f ? x : x * s);
+    }
+    VecDone(count, sizeof(T));
+}
+
+// ---- binary instructions, level 0 ---------------------------------------------------------------
+
+#define RECSDK_SIM_BINARY0(NAME, OK, EXPR)                                                   \
+    template <typename T, typename P>                                                        \
+    inline void NAME##Level0(const LocalTensor<T>& dst, const LocalTensor<T>& src0,          \
+                             const LocalTensor<T>& src1, const P& plan,                      \
+                             const BinaryRepeatParams& rp, const recsdk::sim::SrcLoc& loc) { \
+        using namespace recsdk::sim;                                                         \
+        VecType<OK<T>, T>(#NAME, loc);                                                       \
+        const Lane0 sd{rp.dstBlkStride, rp.dstRepStride};                                    \
+        const Lane0 s0{rp.src0BlkStride, rp.src0RepStride},                                  \
+            s1{rp.src1BlkStride, rp.src1RepStride};                                          \
+        Operand0(src0, plan, s0, Acc::kRead, #NAME, loc);                                    \
+        Operand0(src1, plan, s1, Acc::kRead, #NAME, loc);                                    \
+        Operand0(dst, plan, sd, Acc::kWrite, #NAME, loc);                                    \
+        T* d = dst.SimData();                                                                \
+        const T* a = src0.SimData();                                                         \
+        const T* b = src1.SimData();                                                         \
+        Run0<T>(plan, [&](uint32_t r, uint32_t j) {                                          \
+            const T x = a[P::At(r, j, s0)];                                                  \
+            const T y = b[P::At(r, j, s1)];                                                  \
+            d[P::At(r, j, sd)] = static_cast<T>(EXPR);                                       \
+        });                                                                                  \
+    }                                                                                        \
+    template <typename T, bool isSetMask = true>                                             \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0,                  \
+                     const LocalTensor<T>& src1, uint64_t mask[], const uint8_t repeatTime,  \
+                     const BinaryRepeatParams& repeatParams, recsdk::sim::SrcLoc loc = {}) { \
+        NAME##Level0(dst, src0, src1,                                                        \
+                     recsdk::sim::PlanFromBits<T>(mask, repeatTime, isSetMask, #NAME, loc),  \
+                     repeatParams, loc);                                                     \
+    }                                                                                        \
+    template <typename T, bool isSetMask = true>                                             \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0,                  \
+                     const LocalTensor<T>& src1, uint64_t mask, const uint8_t repeatTime,    \
+                     const BinaryRepeatParams& repeatParams, recsdk::sim::SrcLoc loc = {}) { \
+        NAME##Level0(dst, src0, src1,                                                        \
+                     recsdk::sim::PlanFromCount<T>(mask, repeatTime, isSetMask, #NAME, loc), \
+                     repeatParams, loc);                                                     \
+    }
+
+RECSDK_SIM_BINARY0(Add, recsdk::sim::kArithType, x + y)
+RECSDK_SIM_BINARY0(Sub, recsdk::sim::kArithType, x - y)
+RECSDK_SIM_BINARY0(Mul, recsdk::sim::kArithType, x* y)
+RECSDK_SIM_BINARY0(Div, recsdk::sim::kHalfFloat, x / y)
+RECSDK_SIM_BINARY0(Max, recsdk::sim::kArithType, (x < y ? y : x))
+RECSDK_SIM_BINARY0(Min, recsdk::sim::kArithType, (y < x ? y : x))
+#undef RECSDK_SIM_BINARY0
+
+// ---- Copy (UB -> UB on PIPE_V, DataCopy.md Copy) ------------------------------------------------
+
+template <typename T, typename P>
+inline void CopyLevel0(const LocalTensor<T>& dst, const LocalTensor<T>& src, const P& plan,
+                       const CopyRepeatParams& rp, const recsdk::sim::SrcLoc& loc) {
+    using namespace recsdk::sim;
+    VecType<kB16B32<T>, T>("Copy", loc);
+    const Lane0 sd{rp.dstStride, rp.dstRepeatSize}, ss{rp.srcStride, rp.srcRepeatSize};
+    Operand0(src, plan, ss, Acc::kRead, "Copy", loc);
+    Operand0(dst, plan, sd, Acc::kWrite, "Copy", loc);
+    T* d = dst.SimData();
+    const T* a = src.SimData();
+    Run0<T>(plan, [&](uint32_t r, uint32_t j) { d[P::At(r, j, sd)] = a[P::At(r, j, ss)]; });
+}
+template <typename T, bool isSetMask = true>
+inline void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],
+                 const uint8_t repeatTime, const CopyRepeatParams& repeatParams,
+                 recsdk::sim::SrcLoc loc = {}) {
+    CopyLevel0(dst, src, recsdk::sim::PlanFromBits<T>(mask, repeatTime, isSetMask, "Copy", loc),
+               repeatParams, loc);
+}
+template <typename T, bool isSetMask = true>
+inline void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask,
+                 const uint8_t repeatTime, const CopyRepeatParams& repeatParams,
+                 recsdk::sim::SrcLoc loc = {}) {
+    CopyLevel0(dst, src, recsdk::sim::PlanFromCount<T>(mask, repeatTime, isSetMask, "Copy", loc),
+               repeatParams, loc);
+}
+
+// ---- CreateVecIndex (CreateVecIndex.md): dst[i] = firstValue + i; A2 half/int16/float/int32 -----
+
+template <typename T>
+inline void CreateVecIndex(LocalTensor<T> dst, const T& firstValue, uint32_t count,
+                           recsdk::sim::SrcLoc loc = {}) {
+    using namespace recsdk::sim;
+    VecType<kArithType<T>, T>("CreateVecIndex", loc);
+    VecOperand(dst, static_cast<int32_t>(count), "CreateVecIndex", loc);
+    VecWrite(dst, count, "CreateVecIndex", loc);
+    T* d = dst.SimData();
+    for (uint32_t i = 0; i < count; ++i) {
+        if constexpr (std::is_integral_v<T>)
+            d[i] = static_cast<T>(static_cast<int64_t>(firstValue) + int64_t(i));
+        else
+            d[i] = static_cast<T>(static_cast<float>(firstValue) + static_cast<float>(i));
+    }
+    VecDone(static_cast<int32_t>(count), sizeof(T));
+}
+template <typename T, typename P>
+inline void CreateVecIndexLevel0(LocalTensor<T>& dst, const T& firstValue, const P& plan,
+                                 uint16_t blk, uint8_t rep, const recsdk::sim::SrcLoc& loc) {
+    using namespace recsdk::sim;
+    VecType<kArithType<T>, T>("CreateVecIndex", loc);
+    const Lane0 s{blk, rep};
+    Operand0(dst, plan, s, Acc::kWrite, "CreateVecIndex", loc);
+    T* d = dst.SimData();
+    Run0<T>(plan, [&](uint32_t r, uint32_t j) {
+        const int64_t k = int64_t(r) * P::kLanes + j;
+        if constexpr (std::is_integral_v<T>)
+            d[P::At(r, j, s)] = static_cast<T>(static_cast<int64_t>(firstValue) + k);
+        else
+            d[P::At(r, j, s)] = static_cast<T>(static_cast<float>(firstValue) + float(k));
+    });
+}
+template <typename T>
+inline void CreateVecIndex(LocalTensor<T>& dst, const T& firstValue, uint64_t mask,
+                           uint8_t repeatTime, uint16_t dstBlkStride, uint8_t dstRepStride,
+                           recsdk::sim::SrcLoc loc = {}) {
+    CreateVecIndexLevel0(
+        dst, firstValue,
+        recsdk::sim::PlanFromCount<T>(mask, repeatTime, true, "CreateVecIndex", loc), dstBlkStride,
+        dstRepStride, loc);
+}
+template <typename T>
+inline void CreateVecIndex(LocalTensor<T>& dst, const T& firstValue, uint64_t mask[],
+                           uint8_t repeatTime, uint16_t dstBlkStride, uint8_t dstRepStride,
+                           recsdk::sim::SrcLoc loc = {}) {
+    CreateVecIndexLevel0(
+        dst, firstValue,
+        recsdk::sim::PlanFromBits<T>(mask, repeatTime, true, "CreateVecIndex", loc), dstBlkStride,
+        dstRepStride, loc);
+}
+
+// ---- Silu (adv_api activation/silu.h): dst = x / (1 + exp(-x)); half/float ----------------------
+
+template <typename T, bool isReuseSource = false>
+inline void Silu(const LocalTensor<T>& dstLocal, const LocalTensor<T>& srcLocal, uint32_t dataSize,
+                 recsdk::sim::SrcLoc loc = {}) {
+    using namespace recsdk::sim;
+    VecType<kHalfFloat<T>, T>("Silu", loc);
+    const auto count = static_cast<int32_t>(dataSize);
+    VecOperand(dstLocal, count, "Silu", loc);
+    VecOperand(srcLocal, count, "Silu", loc);
+    VecReadSrc(srcLocal, dstLocal, dataSize, "Silu", loc);
+    VecWrite(dstLocal, dataSize, "Silu", loc);
+    T* d = dstLocal.SimData();
+    const T* a = srcLocal.SimData();
+    for (uint32_t i = 0; i < dataSize; ++i) {
+        const float x = static_cast<float>(a[i]);
+        d[i] = static_cast<T>(x / (1.0f + std::exp(-x)));
+    }
+    VecDone(count, sizeof(T));
+}
+
+}  // namespace AscendC
+
+#endif  // RECSDK_SIM_VECTOR_MASKED_H
