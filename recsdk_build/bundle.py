@@ -19,6 +19,7 @@ import gzip
 import io
 import json
 import os
+import re
 import tarfile
 import tempfile
 import zlib
@@ -28,7 +29,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from recsdk_build import __version__
-from recsdk_build.config import Project
+from recsdk_build.config import Project, RuntimePins
 from recsdk_build.errors import BundleError
 from recsdk_build.hashing import sha256_file
 from recsdk_build.interpreters import Interpreter, wheel_misfits
@@ -113,6 +114,43 @@ def _check_complete(project: Project, root: Path, manifest: Manifest, stages: li
             )
 
 
+def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(data, dict):
+        out: dict[str, Any] = {}
+        for key, value in data.items():
+            out.update(_flatten(value, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    return {prefix: data}
+
+
+def _check_pins(project: Project, root: Path, manifest: Manifest) -> None:
+    """The pins the bundle ships (its runtime, INSTALL.md) are the ones the build was made
+    and verified with: a pin changed in recsdk.toml since then makes the build stale."""
+    recorded, current = _flatten(manifest.pins), _flatten(project.pins_summary())
+    changed = sorted(k for k in set(recorded) | set(current) if recorded.get(k) != current.get(k))
+    if changed:
+        key = changed[0]
+        raise BundleError(
+            f"the build in {root} is stale: recsdk.toml's {key} is {current.get(key)!r}, the "
+            f"build was made and verified with {recorded.get(key)!r}"
+            + (f" (and {len(changed) - 1} more pin(s) changed)" if len(changed) > 1 else ""),
+            hint="run `recsdk-build all` again before `dist`",
+        )
+
+
+def runtime_requirements(pins: dict[str, Any], *, with_torch_npu: bool) -> list[str]:
+    """The runtime requirement lines of the pins the build recorded (not the checkout's)."""
+    try:
+        r = dict(pins["runtime"])
+        runtime = RuntimePins(**{**r, "extra": tuple(r.get("extra", ()))})
+        return runtime.requirements(with_torch_npu=with_torch_npu)
+    except (KeyError, TypeError) as exc:
+        raise BundleError(
+            f"the build's manifest has no usable runtime pins ({exc})",
+            hint="run `recsdk-build all` again",
+        ) from None
+
+
 def _build_python(root: Path, manifest: Manifest, wanted: Interpreter | None) -> dict[str, Any]:
     recorded = manifest.python
     if not recorded or "tag" not in recorded:
@@ -167,6 +205,7 @@ def collect(
 
     ``python`` (--python) must be what the build is for, if given."""
     _check_complete(project, root, manifest, stages)
+    _check_pins(project, root, manifest)
     interp = _build_python(root, manifest, python)
     target = _target(manifest)
     wheels, packages = [], []
@@ -206,7 +245,7 @@ def collect(
         "pins": manifest.pins,
         "files": files,
         "install": {
-            "runtime": project.runtime.requirements(with_torch_npu=target == "cann"),
+            "runtime": runtime_requirements(manifest.pins, with_torch_npu=target == "cann"),
             "torchrec": [f"wheels/{w.name}" for w in torchrec],
             "wheels": [f"wheels/{w.name}" for w in others],
             "operator_packages": [
@@ -350,7 +389,9 @@ def _tarinfo(name: str, *, size: int, mode: int, mtime: int, kind: bytes) -> tar
 
 
 def write(release: Release, out_dir: Path) -> Path:
-    """Write the archive under a temporary name in ``out_dir`` and rename it into place."""
+    """Write the archive under a temporary name in ``out_dir`` and rename it into place, then
+    its detached digest ``<bundle>.sha256`` (``sha256sum -c`` format): what a cluster checks
+    the bundle against before opening it (``install --sha256-file``)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     final = out_dir / f"{release.name}{SUFFIX}"
     fd, tmp = tempfile.mkstemp(prefix=f".{release.name}.", suffix=".part", dir=out_dir)
@@ -370,7 +411,13 @@ def write(release: Release, out_dir: Path) -> Path:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    digest_file(final).write_text(f"{sha256_file(final)}  {final.name}\n", encoding="utf-8")
     return final
+
+
+def digest_file(bundle: Path) -> Path:
+    """Where ``dist`` writes the bundle's detached sha256."""
+    return bundle.with_name(bundle.name + ".sha256")
 
 
 def _add_all(tar: tarfile.TarFile, release: Release) -> None:
@@ -398,12 +445,23 @@ def _add_all(tar: tarfile.TarFile, release: Release) -> None:
 # --- reading -----------------------------------------------------------------------------
 
 
+# Caps on what an archive may unpack to, checked against each entry's header before any of
+# its bytes are written: a bundle is a few wheels and operator packages (tens of MB), and a
+# small compressed archive must not fill the disk or memory of the node installing it.
+MAX_MEMBER = 512 << 20
+MAX_TOTAL = 2 << 30
+MAX_ENTRIES = 10_000
+_CHUNK = 1 << 20
+
+
 def unpack(bundle: Path, dest: Path) -> tuple[Path, str | None]:
     """Extract ``bundle`` into ``dest``; its top directory, and what is wrong with the archive
     past its last entry (gzip's checksum), if anything. That is reported only after the files
     were checked against SHA256SUMS, which names the file a changed byte landed in. A damaged
-    entry is refused naming the entry being read when the damage showed."""
+    entry is refused naming the entry being read when the damage showed. Entries are copied
+    in chunks, within MAX_MEMBER each, MAX_TOTAL together and MAX_ENTRIES in number."""
     current = "(the archive header)"
+    total = 0
     try:
         with tarfile.open(bundle, mode="r:gz") as tar:
             members = []
@@ -412,19 +470,34 @@ def unpack(bundle: Path, dest: Path) -> tuple[Path, str | None]:
                 if not (info.isfile() or info.isdir()) or _unsafe(info.name):
                     raise BundleError(f"{bundle.name}: refusing the entry {info.name!r}")
                 members.append(info)
+                if len(members) > MAX_ENTRIES:
+                    raise BundleError(
+                        f"{bundle.name}: more than {MAX_ENTRIES} entries; refusing the bundle"
+                    )
                 if info.isfile():
-                    extracted = tar.extractfile(info)
-                    assert extracted is not None
-                    target = dest / info.name
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    target.write_bytes(extracted.read())
-                    target.chmod(0o755 if info.mode & 0o100 else 0o644)
+                    total += info.size
+                    if info.size > MAX_MEMBER or total > MAX_TOTAL:
+                        raise BundleError(
+                            f"{bundle.name}: {info.name} unpacks to {info.size} bytes "
+                            f"({total} in all so far); a bundle's limit is {MAX_MEMBER} per "
+                            f"file and {MAX_TOTAL} in all: refusing the bundle"
+                        )
+                    _extract(tar, info, dest / info.name)
                 else:
                     (dest / info.name).mkdir(parents=True, exist_ok=True)
             trailer = _trailer(tar)
     except FileNotFoundError as exc:
         raise BundleError(f"--bundle {bundle}: no such file") from exc
-    except (tarfile.TarError, zlib.error, EOFError, OSError) as exc:
+    except OSError as exc:
+        if exc.errno is None:  # gzip's BadGzipFile: the archive, not the system
+            raise BundleError(
+                f"{bundle.name} is damaged: {current}: {exc}",
+                hint="copy the bundle again and compare its sha256 with the published one",
+            ) from exc
+        raise BundleError(
+            f"cannot unpack {bundle.name}: {exc.strerror}: {exc.filename or current}"
+        ) from exc
+    except (tarfile.TarError, zlib.error, EOFError) as exc:
         raise BundleError(
             f"{bundle.name} is damaged: {current}: {exc}",
             hint="copy the bundle again and compare its sha256 with the published one",
@@ -434,6 +507,23 @@ def unpack(bundle: Path, dest: Path) -> tuple[Path, str | None]:
         raise BundleError(f"{bundle.name}: expected one top directory, found {sorted(tops)}")
     damage = f"{bundle.name} is damaged after its last entry: {trailer}" if trailer else None
     return dest / tops.pop(), damage
+
+
+def _extract(tar: tarfile.TarFile, info: tarfile.TarInfo, target: Path) -> None:
+    extracted = tar.extractfile(info)
+    assert extracted is not None
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists():
+        raise BundleError(f"{info.name} appears twice in the archive; refusing the bundle")
+    with target.open("wb") as out:
+        left = info.size
+        while left > 0:
+            chunk = extracted.read(min(_CHUNK, left))
+            if not chunk:
+                raise EOFError(f"{info.name} is truncated")
+            out.write(chunk)
+            left -= len(chunk)
+    target.chmod(0o755 if info.mode & 0o100 else 0o644)
 
 
 def _trailer(tar: tarfile.TarFile) -> str | None:
@@ -466,32 +556,50 @@ def _unsafe(name: str) -> bool:
     return name.startswith("/") or ".." in parts
 
 
-def check_sums(top: Path) -> dict[str, Any]:
-    """Every file of an unpacked bundle against SHA256SUMS (nothing missing, nothing extra,
-    no byte changed); the bundle's manifest when all match."""
+def listed(top: Path) -> dict[str, str]:
+    """SHA256SUMS of an unpacked bundle: {path: sha256}, every path a plain relative one."""
     sums_file = top / SUMS
     if not sums_file.is_file():
         raise BundleError(f"{top.name}: {SUMS} is missing; not a recsdk bundle")
-    listed: dict[str, str] = {}
-    for line in sums_file.read_text(encoding="utf-8").splitlines():
+    try:
+        text = sums_file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise BundleError(f"{top.name}: {SUMS} is not UTF-8 text ({exc.reason})") from None
+    out: dict[str, str] = {}
+    for line in text.splitlines():
         digest, _, name = line.partition("  ")
-        if len(digest) != 64 or not name:
+        if len(digest) != 64 or not _HEX.fullmatch(digest) or not name:
             raise BundleError(f"{top.name}: {SUMS} has a malformed line: {line!r}")
-        listed[name] = digest
-    present = {
-        p.relative_to(top).as_posix() for p in top.rglob("*") if p.is_file() and p.name != SUMS
-    }
-    for name in sorted(set(listed) | present):
+        if _unsafe(name) or name == SUMS or name in out or "\\" in name:
+            raise BundleError(f"{top.name}: {SUMS} lists {name!r}; refusing the bundle")
+        out[name] = digest
+    return out
+
+
+_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+def check_sums(top: Path) -> dict[str, Any]:
+    """Every file of an unpacked bundle against SHA256SUMS (nothing missing, nothing extra,
+    no byte changed); the bundle's manifest when all match. Only the top directory's own
+    SHA256SUMS is exempt: a file of that name anywhere else is one more file."""
+    sums = listed(top)
+    present = {p.relative_to(top).as_posix() for p in top.rglob("*") if p.is_file()}
+    present.discard(SUMS)
+    for name in sorted(set(sums) | present):
         if name not in present:
             raise BundleError(f"{top.name}: {name} is listed in {SUMS} but missing")
-        if name not in listed:
+        if name not in sums:
             raise BundleError(f"{top.name}: {name} is not listed in {SUMS}; refusing it")
-        if sha256_file(top / name) != listed[name]:
+        if sha256_file(top / name) != sums[name]:
             raise BundleError(
                 f"{top.name}: {name} does not match its sha256 in {SUMS}; refusing the bundle",
                 hint="the file was changed or damaged after the bundle was made",
             )
     try:
-        return json.loads((top / MANIFEST).read_text(encoding="utf-8"))
+        data = json.loads((top / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise BundleError(f"{top.name}: {MANIFEST} cannot be read: {exc}") from exc
+    if not isinstance(data, dict):
+        raise BundleError(f"{top.name}: {MANIFEST} is not a JSON object")
+    return data

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import shutil
 import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -16,11 +18,11 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from recsdk_build import __version__, bundle
+from recsdk_build import __version__, bundle, trust
 from recsdk_build import install as installer
 from recsdk_build.config import Project, load_project
 from recsdk_build.doctor import missing_for, run_checks
-from recsdk_build.errors import BundleError, RecsdkError, ToolMissingError
+from recsdk_build.errors import BundleError, RecsdkError, ToolMissingError, UsageError
 from recsdk_build.hashing import sha256_file
 from recsdk_build.options import Options, compute_options, resolve_target
 from recsdk_build.pipeline.atomic import clear_staging
@@ -28,7 +30,7 @@ from recsdk_build.pipeline.lock import LOCK_NAME, BuildLock
 from recsdk_build.pipeline.manifest import Manifest
 from recsdk_build.pipeline.runner import StageReport, report_table, run_stages
 from recsdk_build.pipeline.stage import BuildPaths, Context, Stage
-from recsdk_build.proc import StageLog
+from recsdk_build.signals import terminate_as_interrupt
 from recsdk_build.stages import patch as patch_stage
 from recsdk_build.stages.registry import all_stages, project_stages, resolve, stage_names
 from recsdk_build.stages.verify import verify_installed
@@ -160,18 +162,28 @@ def _guarded(g: Globals, action: Callable[[], dict[str, Any]]) -> None:
         raise typer.Exit(exc.exit_code) from None
     except KeyboardInterrupt:
         g.ui.error("interrupted; outputs of the interrupted stage were not installed")
+        _emit_json(g, {"ok": False, "error": "interrupted"})
         raise typer.Exit(130) from None
-    except Exception as exc:  # a bug, not a user mistake: say so and keep the detail
-        g.ui.error(
-            f"internal error: {type(exc).__name__}: {exc}",
-            "this is a recsdk-build bug; rerun with --verbose for the traceback",
-        )
+    except OSError as exc:  # the system refused (permissions, a full or read-only disk)
+        where = f": {exc.filename}" if exc.filename else ""
+        message = f"{exc.strerror or exc}{where}"
+        g.ui.error(message, "check the permissions and free space of that path")
         if g.ui.verbose:
             g.ui.console.print(traceback.format_exc(), markup=False)
+        _emit_json(g, {"ok": False, "error": message})
+        raise typer.Exit(1) from None
+    except Exception as exc:  # a bug, not a user mistake: say so and keep the detail
+        message = f"internal error: {type(exc).__name__}: {exc}"
+        g.ui.error(message, "this is a recsdk-build bug; rerun with --verbose for the traceback")
+        if g.ui.verbose:
+            g.ui.console.print(traceback.format_exc(), markup=False)
+        _emit_json(g, {"ok": False, "error": message})
         raise typer.Exit(70) from None
     summary.setdefault("ok", True)
     summary["seconds"] = round(time.monotonic() - started, 3)
     _emit_json(g, summary)
+    if summary["ok"] is False:
+        raise typer.Exit(1)
 
 
 def _emit_json(g: Globals, summary: dict[str, Any]) -> None:
@@ -506,7 +518,8 @@ def verify(
     device this host lacks are reported as not run, with the reason. --python names the
     interpreter the environment is created from; an environment `recsdk-build install`
     installed into is verified as it is instead (results under
-    build/verify/installed-cpXY/results, the suite's tools kept outside it).
+    build/verify/installed-cpXY-ENV/results, the suite's tools kept outside it); an
+    environment in a venv that `install` did not install into is refused.
     """
     g = _globals(ctx)
 
@@ -514,6 +527,15 @@ def verify(
         options = _options(g, fresh_env=fresh_env, python=python)
         record = installer.read_record(options.python) if python is not None else None
         if record is None:
+            if python is not None and options.python.in_venv:
+                raise installer.InstallError(
+                    f"the environment of {options.python.path} has no install record "
+                    f"({installer.RECORD}): `recsdk-build install` did not install into it, "
+                    "so there is nothing to verify as installed",
+                    hint="install a bundle into it first (`recsdk-build install --bundle FILE "
+                    "--python PATH`); to verify the build itself, give --python the base "
+                    "interpreter the build is for",
+                )
             return _run(g, [_stage("verify")], {"verify"} if force else set(), options)
         c = _context(g, options)
         with BuildLock(c.paths.root):
@@ -550,7 +572,8 @@ def dist(
     def action() -> dict[str, Any]:
         options = _options(g, python=python)
         c = _context(g, options)
-        with BuildLock(c.paths.root):
+        target_dir = (out or c.paths.root / "bundle").resolve()
+        with _reading(c.paths.root), terminate_as_interrupt():
             release = bundle.collect(
                 c.project,
                 c.paths.root,
@@ -558,27 +581,60 @@ def dist(
                 [s.name for s in project_stages(c.project)],
                 python=options.python if python is not None else None,
             )
-            path = bundle.write(release, (out or c.paths.root / "bundle").resolve())
+            try:
+                path = bundle.write(release, target_dir)
+            except OSError as exc:
+                raise BundleError(
+                    f"cannot write the bundle into {target_dir}: {exc.strerror}",
+                    hint="pass --out DIR, a directory you can write",
+                ) from None
         digest = sha256_file(path)
         g.ui.info(f"bundle: {path}")
         g.ui.info(f"  sha256 {digest}  ({len(release.members)} files)")
-        return {"bundle": str(path), "sha256": digest, "files": len(release.members)}
+        g.ui.info(
+            f"  digest: {bundle.digest_file(path)}; publish it apart from the bundle and "
+            "install with --sha256-file (or --sha256 HEX)"
+        )
+        return {
+            "bundle": str(path),
+            "sha256": digest,
+            "sha256_file": str(bundle.digest_file(path)),
+            "files": len(release.members),
+        }
 
     _guarded(g, action)
+
+
+@contextmanager
+def _reading(root: Path) -> Iterator[None]:
+    """The build lock, for reading the build. A build directory this user cannot write
+    (a CI artifact, another user's build) is read without it: nobody can be writing it
+    through this account, and a read of a half-written build is refused as stale anyway."""
+    try:
+        lock = BuildLock(root)
+        lock.acquire()
+    except OSError as exc:
+        if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            raise
+        yield
+        return
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 @app.command()
 def install(
     ctx: typer.Context,
     python: Annotated[
-        str | None,
+        str,
         typer.Option(
             "--python",
-            help="The interpreter of the environment to install into (a path or a version); "
-            "default: the one running recsdk-build.",
+            help="The interpreter of the environment to install into (a path or a version).",
             metavar="PATH|VERSION",
         ),
-    ] = None,
+    ],
     bundle_file: Annotated[
         Path | None,
         typer.Option(
@@ -587,6 +643,30 @@ def install(
             metavar="FILE",
         ),
     ] = None,
+    sha256: Annotated[
+        str | None,
+        typer.Option(
+            "--sha256",
+            help="The bundle's sha256 as `dist` printed it, from a channel you trust.",
+            metavar="HEX",
+        ),
+    ] = None,
+    sha256_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--sha256-file",
+            help="The bundle's .sha256 file written by `dist` (sha256sum format).",
+            metavar="FILE",
+        ),
+    ] = None,
+    insecure_no_digest: Annotated[
+        bool,
+        typer.Option(
+            "--insecure-no-digest",
+            help="Install a --bundle without checking its sha256 against one given from "
+            "outside it (only damage is detected then, not tampering).",
+        ),
+    ] = False,
     opp_path: Annotated[
         Path | None,
         typer.Option(
@@ -603,7 +683,9 @@ def install(
 ) -> None:
     """Install a bundle (or this build) into an existing environment.
 
-    Every file is checked against SHA256SUMS first. Then: the pinned runtime, torchrec
+    A --bundle is checked against its sha256 (--sha256 or --sha256-file, as `dist` printed
+    and wrote it) before it is opened, then every file against SHA256SUMS and every manifest
+    field against the file list and the environment. Then: the pinned runtime, torchrec
     --no-deps, the extension wheels; on cann each operator package into the OPP vendors
     directory and its vendor first in vendors/config.ini's load_priority. Refuses sim
     artifacts where the real torch_npu is installed and cann artifacts where npu_sim is.
@@ -612,41 +694,55 @@ def install(
     g = _globals(ctx)
 
     def action() -> dict[str, Any]:
-        options = _options(g, python=python or sys.executable)
-        target = options.python
-        with tempfile.TemporaryDirectory(prefix="recsdk-install-") as scratch:
+        options = _options(g, python=python)
+        digest = _expected_digest(g, bundle_file, sha256, sha256_file, insecure_no_digest)
+        with (
+            terminate_as_interrupt(),
+            tempfile.TemporaryDirectory(prefix="recsdk-install-") as scratch,
+        ):
             archive = _bundle_for_install(g, options, bundle_file, Path(scratch))
-            top, data = bundle.open_bundle(archive, Path(scratch) / "unpacked")
-            g.ui.info(f"{data['bundle']}: every file matches {bundle.SUMS}")
-            installer.check_fits(data, target, installer.environment_has(target))
-            opp = opp_path.resolve() if opp_path else None
-            if opp is None and data["install"]["operator_packages"]:
-                opp = installer.default_opp()
-            plan = installer.make_plan(top, data, target, opp=opp)
-            if dry_run:
-                say = g.ui.console.print
-                say(f"# would install {plan.bundle} into the environment of {target.path}")
-                say(f"# commands run in the unpacked bundle ({len(plan.steps)} steps)")
-                for step in plan.steps:
-                    say(step.shell(), markup=False, highlight=False, soft_wrap=True)
-            else:
-                log = StageLog(_build_root(g) / "logs" / "install.log", g.ui)
-                try:
-                    installer.execute(plan, log)
-                finally:
-                    log.close()
-                g.ui.info(
-                    f"installed {plan.bundle}; check it with "
-                    f"`recsdk-build verify --python {target.path}`"
-                )
-        return {
-            "bundle": plan.bundle,
-            "python": target.path,
-            "dry_run": dry_run,
-            "steps": [step.shell() for step in plan.steps],
-        }
+            request = installer.Request(
+                archive=archive,
+                python=options.python,
+                digest=digest,
+                opp=opp_path.resolve() if opp_path else None,
+                dry_run=dry_run,
+            )
+            return installer.install_bundle(request, g.ui, Path(scratch))
 
     _guarded(g, action)
+
+
+def _expected_digest(
+    g: Globals, given: Path | None, hex_digest: str | None, file: Path | None, insecure: bool
+) -> str | None:
+    """The sha256 a --bundle must have; None for this build's own bundle (made here) or
+    with --insecure-no-digest, which is said loudly."""
+    if hex_digest is not None and file is not None:
+        raise UsageError("give --sha256 or --sha256-file, not both")
+    if given is not None and not given.is_file():
+        raise BundleError(f"--bundle {given}: no such file")
+    if given is None:
+        if hex_digest is not None or file is not None:
+            raise UsageError("--sha256/--sha256-file check a --bundle; none was given")
+        return None
+    if hex_digest is not None:
+        return trust.parse_digest(hex_digest, where="--sha256")
+    if file is not None:
+        return trust.read_digest_file(file, given)
+    if not insecure:
+        raise BundleError(
+            f"--bundle {given}: no sha256 to check it against; refusing to trust it on its own "
+            "(its SHA256SUMS and manifest travel inside it: whoever changed one could change "
+            "the other)",
+            hint=f"pass --sha256-file {given}.sha256 (written by `dist`, copied through a "
+            "channel you trust) or --sha256 HEX; --insecure-no-digest skips the check",
+        )
+    g.ui.warn(
+        f"[bold]--insecure-no-digest: {given.name} is NOT checked against a sha256 from "
+        "outside it; a rewritten bundle would be installed[/bold]"
+    )
+    return None
 
 
 def _bundle_for_install(g: Globals, options: Options, given: Path | None, scratch: Path) -> Path:
@@ -656,7 +752,7 @@ def _bundle_for_install(g: Globals, options: Options, given: Path | None, scratc
             raise BundleError(f"--bundle {given}: no such file")
         return given
     c = _context(g, options)
-    with BuildLock(c.paths.root):
+    with _reading(c.paths.root):
         release = bundle.collect(
             c.project, c.paths.root, c.manifest, [s.name for s in project_stages(c.project)]
         )
@@ -757,18 +853,35 @@ def status(ctx: typer.Context) -> None:
         table = Table(title=f"{c.manifest.path}", title_justify="left")
         for col in ("stage", "last status", "when", "artifacts"):
             table.add_column(col)
+        damaged: dict[str, list[str]] = {}
         for name in stage_names():
             rec = c.manifest.stages.get(name)
             if rec is None:
                 table.add_row(name, "[dim]never run[/dim]", "", "")
                 continue
-            arts = ", ".join(a.name for a in rec.artifacts)
+            if rec.status != "failed":
+                bad = [a.path for a in rec.artifacts if not a.intact(c.paths.root)]
+                if bad:
+                    damaged[name] = bad
+            arts = ", ".join(
+                f"[red]{a.name} (changed or missing)[/red]"
+                if a.path in damaged.get(name, [])
+                else a.name
+                for a in rec.artifacts
+            )
             table.add_row(name, rec.status, rec.started_at, arts)
         g.ui.console.print(table)
+        for name, paths in damaged.items():
+            g.ui.error(
+                f"stage '{name}': {', '.join(paths)} no longer matches what the stage recorded",
+                f"run `recsdk-build {name} --force` (or `recsdk-build all`) again",
+            )
         return {
+            "ok": not damaged,
             "stages": {
                 n: (r.status if (r := c.manifest.stages.get(n)) else None) for n in stage_names()
-            }
+            },
+            "damaged": damaged,
         }
 
     _guarded(g, action)

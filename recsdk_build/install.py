@@ -12,19 +12,25 @@ is. The last step writes an install record into the environment, which ``recsdk-
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
+import stat
+import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from recsdk_build import bundle, trust
 from recsdk_build.errors import InstallError
-from recsdk_build.interpreters import Interpreter, wheel_misfits
-from recsdk_build.pipeline.atomic import write_text_atomic
+from recsdk_build.interpreters import Interpreter
 from recsdk_build.proc import StageLog, probe
 from recsdk_build.toolchain import find_cann
+from recsdk_build.trust import Contents, check_environment
+from recsdk_build.ui import UI
 
 RECORD = Path("share") / "recsdk" / "install.json"
 PIP_ENV = {"PIP_NO_INPUT": "1"}
@@ -69,14 +75,25 @@ def record_path(python: Interpreter) -> Path:
 
 
 def read_record(python: Interpreter) -> dict[str, Any] | None:
-    """The install record of ``python``'s environment, if recsdk-build installed into it."""
+    """The install record of ``python``'s environment; None when recsdk-build never installed
+    into it, an InstallError when there is one that cannot be read."""
     path = record_path(python)
-    if not path.is_file():
+    if not path.exists():
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InstallError(
+            f"the install record {path} cannot be read: {exc}",
+            hint="make it readable, or install the bundle again with `recsdk-build install`",
+        ) from None
+    if not (
+        isinstance(record, dict)
+        and isinstance(record.get("bundle"), str)
+        and isinstance(record.get("manifest"), dict)
+    ):
+        raise InstallError(f"the install record {path} is malformed")
+    return record
 
 
 def environment_has(python: Interpreter) -> dict[str, bool]:
@@ -91,17 +108,10 @@ def environment_has(python: Interpreter) -> dict[str, bool]:
     return {k: bool(v) for k, v in found.items()}
 
 
-def check_fits(data: dict[str, Any], python: Interpreter, has: dict[str, bool]) -> None:
+def check_fits(contents: Contents, python: Interpreter, has: dict[str, bool]) -> None:
     """Refuse a bundle that cannot work in this environment, before touching it."""
-    name, target = data["bundle"], data["target"]
-    inst = data["install"]
-    misfits = wheel_misfits([*inst["torchrec"], *inst["wheels"]], python)
-    if misfits:
-        raise InstallError(
-            f"{name} is for {data['python']['tag']} on {data['python']['machine']}; "
-            f"{python.describe()} is {python.tag} on {python.machine}",
-            hint=f"use a bundle made with `recsdk-build all --python {python.short}`",
-        )
+    check_environment(contents, python)
+    name, target = contents.bundle, contents.target
     where = f"the environment of {python.path}"
     if target == "sim" and has.get("torch_npu"):
         raise InstallError(
@@ -126,33 +136,78 @@ def default_opp() -> Path | None:
     return toolkit.root / "opp" if toolkit is not None else None
 
 
+def _vendors_of(line: str) -> list[str]:
+    return [v.strip() for v in line.split("=", 1)[1].split(",") if v.strip()]
+
+
+def merged_config(text: str, ours: Sequence[str]) -> str:
+    """``config.ini`` with our vendors first in ``load_priority=`` (every vendor already
+    listed kept) and every other line as it was."""
+    lines = text.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if line.strip().startswith("load_priority="):
+            existing = _vendors_of(line)
+            order = [*ours, *(v for v in existing if v not in ours)]
+            ending = "\n" if line.endswith("\n") else ""
+            lines[i] = "load_priority=" + ",".join(order) + ending
+            return "".join(lines)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    return "".join(lines) + "load_priority=" + ",".join(ours) + "\n"
+
+
 def merged_priority(config: Path, ours: Sequence[str]) -> str:
-    """``load_priority=`` with our vendors first and every vendor already listed kept."""
-    existing: list[str] = []
-    if config.is_file():
-        for line in config.read_text(encoding="utf-8").splitlines():
-            if line.strip().startswith("load_priority="):
-                existing = [v.strip() for v in line.split("=", 1)[1].split(",") if v.strip()]
-    order = [*ours, *(v for v in existing if v not in ours)]
-    return "load_priority=" + ",".join(order) + "\n"
+    """``config.ini``'s new text (see merged_config)."""
+    text = config.read_text(encoding="utf-8") if config.is_file() else ""
+    return merged_config(text, ours)
+
+
+def write_keeping_mode(path: Path, text: str, *, mode: int = 0o644) -> None:
+    """Replace ``path`` atomically; the new file keeps the old one's permission bits (an OPP
+    tree's config.ini is read by every training user), else gets ``mode``."""
+    owner: tuple[int, int] | None = None
+    with contextlib.suppress(FileNotFoundError):
+        old = path.stat()
+        mode, owner = stat.S_IMODE(old.st_mode), (old.st_uid, old.st_gid)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fchmod(fh.fileno(), mode)
+            if owner is not None and (os.geteuid() == 0 or owner[0] == os.geteuid()):
+                with contextlib.suppress(OSError):  # a group we are not in: keep ours
+                    os.fchown(fh.fileno(), *owner)
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def pip(python: Interpreter, *args: str) -> tuple[str, ...]:
-    return (python.path, "-m", "pip", *args, "--disable-pip-version-check")
+    # The option before the command: after "--" everything is a requirement or a file.
+    return (python.path, "-m", "pip", "--disable-pip-version-check", *args)
 
 
-def make_plan(top: Path, data: dict[str, Any], python: Interpreter, *, opp: Path | None) -> Plan:
-    """Every step, in order; ``opp`` is required when the bundle has operator packages."""
-    inst = data["install"]
-    packages = inst["operator_packages"]
-    if packages and opp is None:
+def make_plan(
+    top: Path, contents: Contents, python: Interpreter, *, opp: Path | None, manifest: dict
+) -> Plan:
+    """Every step, in order, from the derived ``contents``; ``opp`` is required for a cann
+    bundle (its runtime has torch-npu, which needs the toolkit, and its operator packages
+    go into the OPP tree). ``manifest`` only goes into the install record."""
+    packages = contents.operator_packages
+    if contents.target == "cann" and opp is None:
         raise InstallError(
-            f"{data['bundle']} has operator packages but no OPP directory was found "
-            "($ASCEND_OPP_PATH is not set and no CANN toolkit was found)",
-            hint="source <cann>/set_env.sh first, or pass --opp-path DIR",
+            f"{contents.bundle} is a cann bundle (torch-npu, operator packages) but no OPP "
+            "directory was found ($ASCEND_OPP_PATH is not set and no CANN toolkit was found)",
+            hint="install on a host with the CANN toolkit: source <cann>/set_env.sh first, or "
+            "pass --opp-path DIR",
         )
+    # "--" ends pip's options: whatever follows is a requirement or a file, never an option.
     steps = [
-        Step("the pinned runtime", pip(python, "install", *inst["runtime"]), PIP_ENV),
+        Step("the pinned runtime", pip(python, "install", "--", *contents.runtime), PIP_ENV),
         Step(
             "torchrec (--no-deps) and the extension wheels",
             pip(
@@ -160,41 +215,42 @@ def make_plan(top: Path, data: dict[str, Any], python: Interpreter, *, opp: Path
                 "install",
                 "--no-deps",
                 "--force-reinstall",
-                *inst["torchrec"],
-                *inst["wheels"],
+                "--",
+                *(f"./{w}" for w in [*contents.torchrec, *contents.wheels]),
             ),
             PIP_ENV,
         ),
     ]
     if packages:
         assert opp is not None
-        for package in packages:
+        for path, _ in packages:
             steps.append(
                 Step(
-                    f"operator package {Path(package['path']).name}",
-                    ("bash", package["path"], "--quiet", f"--install-path={opp}"),
+                    f"operator package {Path(path).name}",
+                    ("bash", f"./{path}", "--quiet", f"--install-path={opp}"),
                 )
             )
         config = opp / "vendors" / "config.ini"
-        vendors = tuple(p["vendor"] for p in packages)
+        vendors = tuple(v for _, v in packages)
         steps.append(
             Step(
                 "the operators' load priority",
                 write=config,
                 text=merged_priority(config, vendors),
                 vendors=vendors,
+                shown="load_priority=" + ",".join(vendors) + ",<the vendors already listed>",
             )
         )
-    record = {"bundle": data["bundle"], "opp": str(opp) if opp else None, "manifest": data}
+    record = {"bundle": contents.bundle, "opp": str(opp) if opp else None, "manifest": manifest}
     steps.append(
         Step(
             "the install record",
             write=record_path(python),
             text=json.dumps(record, indent=2, sort_keys=True) + "\n",
-            shown=f"the install record of {data['bundle']} (its manifest.json and the OPP path)",
+            shown=f"the install record of {contents.bundle} (its manifest.json and the OPP path)",
         )
     )
-    return Plan(data["bundle"], top, python, opp, tuple(steps))
+    return Plan(contents.bundle, top, python, opp, tuple(steps))
 
 
 def execute(plan: Plan, log: StageLog) -> None:
@@ -202,7 +258,7 @@ def execute(plan: Plan, log: StageLog) -> None:
         with log.ui.status(f"installing {step.what}"):
             if step.write is not None:
                 text = merged_priority(step.write, step.vendors) if step.vendors else step.text
-                write_text_atomic(step.write, text)
+                write_keeping_mode(step.write, text)
                 log.write(f"wrote {step.write}")
             else:
                 log.run(
@@ -213,3 +269,65 @@ def execute(plan: Plan, log: StageLog) -> None:
                     what=f"installing {step.what}",
                 )
         log.ui.info(f"  installed {step.what}")
+
+
+# --- the command ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Request:
+    """What `recsdk-build install` was asked: the archive, how it is trusted, where to."""
+
+    archive: Path
+    python: Interpreter
+    digest: str | None  # the bundle's sha256 from outside it; None: made here, or insecure
+    opp: Path | None
+    dry_run: bool
+
+
+def install_bundle(request: Request, ui: UI, scratch: Path) -> dict[str, Any]:
+    """Check ``request.archive`` (outer digest, then every file, then every manifest field
+    against the file list and the environment), then install it or print the plan."""
+    target = request.python
+    if request.digest is not None:
+        trust.check_digest(request.archive, request.digest)
+        ui.info(f"{request.archive.name}: sha256 matches the one given")
+    top, data = bundle.open_bundle(request.archive, scratch / "unpacked")
+    contents = trust.derive(top, data, sorted(bundle.listed(top)))
+    ui.info(f"{contents.bundle}: every file matches {bundle.SUMS}")
+    check_fits(contents, target, environment_has(target))
+    opp = request.opp
+    if opp is None and contents.target == "cann":
+        opp = default_opp()
+    plan = make_plan(top, contents, target, opp=opp, manifest=data)
+    if request.dry_run:
+        say = ui.console.print
+        say(f"# would install {plan.bundle} into the environment of {target.path}")
+        say(f"# commands run in the unpacked bundle ({len(plan.steps)} steps)")
+        for step in plan.steps:
+            say(step.shell(), markup=False, highlight=False, soft_wrap=True)
+    else:
+        log = StageLog(log_path(target), ui)
+        try:
+            execute(plan, log)
+        finally:
+            log.close()
+        ui.info(
+            f"installed {plan.bundle} (log: {log.path}); check it with "
+            f"`recsdk-build verify --python {target.path}`"
+        )
+    return {
+        "bundle": plan.bundle,
+        "python": target.path,
+        "dry_run": request.dry_run,
+        "digest_checked": request.digest is not None,
+        "steps": [step.shell() for step in plan.steps],
+    }
+
+
+def log_path(python: Interpreter) -> Path:
+    """One log per install, beside the record in the environment it changed (a node that
+    installs has no build directory, and an earlier install's log is kept)."""
+    now = time.time_ns()
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now // 10**9)) + f".{now % 10**9:09d}Z"
+    return Path(python.prefix) / "share" / "recsdk" / "logs" / f"install-{stamp}.log"

@@ -21,7 +21,7 @@ from packaging.requirements import Requirement
 from recsdk_build.config import Project
 from recsdk_build.downloads import download_wheel
 from recsdk_build.errors import VerifyError
-from recsdk_build.hashing import hash_tree
+from recsdk_build.hashing import hash_tree, sha256_text
 from recsdk_build.interpreters import Interpreter, wheel_misfits
 from recsdk_build.pipeline.atomic import new_staging_dir, replace_dir, write_text_atomic
 from recsdk_build.pipeline.manifest import Artifact, StageRecord
@@ -271,6 +271,12 @@ def failure(summary: TestSummary, results: Path, log: StageLog) -> VerifyError:
     )
 
 
+def installed_results(paths: BuildPaths, python: Interpreter) -> Path:
+    """Where the results of verifying an installed environment go: one directory per
+    environment (two environments of one Python do not overwrite each other's)."""
+    return paths.verify / f"installed-{python.tag}-{sha256_text(python.prefix)[:12]}"
+
+
 def verify_installed(
     project: Project, paths: BuildPaths, ui: UI, python: Interpreter, record: dict[str, Any]
 ) -> TestSummary:
@@ -278,7 +284,7 @@ def verify_installed(
 
     The suite's own tools (pytest, hypothesis) go into a directory of the build directory on
     PYTHONPATH, never into the environment under test."""
-    where = paths.verify / f"installed-{python.tag}"
+    where = installed_results(paths, python)
     log = StageLog(paths.logs / "verify-installed.log", ui)
     try:
         tools = where / "tools"

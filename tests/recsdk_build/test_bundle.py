@@ -70,7 +70,14 @@ def test_dist_twice_gives_the_same_bytes(cli: CliRunner, full: Path, tmp_path: P
     code, out = _dist(cli, full, build, "--out", str(tmp_path / "again"))
     assert code == 0, out
     assert _sha(tmp_path / "again" / _name("sim")) == digest
-    assert sorted(p.name for p in (build / "bundle").iterdir()) == [_name("sim")]
+    assert sorted(p.name for p in (build / "bundle").iterdir()) == [
+        _name("sim"),
+        _name("sim") + ".sha256",
+    ]
+    # The detached digest is `sha256sum -c` input for the bundle.
+    assert (
+        build / "bundle" / (_name("sim") + ".sha256")
+    ).read_text() == f"{digest}  {_name('sim')}\n"
 
 
 def test_the_archive_is_sorted_owned_by_root_and_timeless(

@@ -16,12 +16,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from recsdk_build import bundle
+from recsdk_build import bundle, trust
 from recsdk_build import install as installer
 from recsdk_build.errors import InstallError
 from recsdk_build.interpreters import current
 from recsdk_build.pipeline.manifest import Manifest, StageRecord
+from recsdk_build.pipeline.stage import BuildPaths
 from recsdk_build.proc import StageLog
+from recsdk_build.stages.verify import installed_results
 from recsdk_build.ui import UI
 from tests.conftest import invoke
 from tests.recsdk_build.fakebuild import all_stages, make_build
@@ -60,9 +62,20 @@ def env_python(path: Path, *, torch_npu: bool = False, npu_sim: bool = False) ->
 def _dry_install(
     cli: CliRunner, project: Path, bundle: str, python: str, *extra: str
 ) -> tuple[int, str]:
-    """``recsdk-build install --bundle B --python P --dry-run [extra]``: (exit code, output)."""
+    """``recsdk-build install --bundle B --sha256-file B.sha256 --python P --dry-run [extra]``:
+    (exit code, output). ``--insecure-no-digest`` in ``extra`` replaces the digest file."""
+    trusted = () if "--insecure-no-digest" in extra else ("--sha256-file", bundle + ".sha256")
     return invoke(
-        cli, project, "install", "--bundle", bundle, "--python", python, "--dry-run", *extra
+        cli,
+        project,
+        "install",
+        "--bundle",
+        bundle,
+        *trusted,
+        "--python",
+        python,
+        "--dry-run",
+        *extra,
     )
 
 
@@ -78,34 +91,31 @@ def test_dry_run_prints_the_exact_steps_and_changes_nothing(
         "install",
         "--bundle",
         str(archive),
+        "--sha256-file",
+        f"{archive}.sha256",
         "--python",
         str(python),
         "--dry-run",
     )
     assert code == 0, out
+    assert json.loads(out[out.index("{\n") :])["digest_checked"] is True
     steps = json.loads(out[out.index("{\n") :])["steps"]
     wheels = sorted(p.name for p in (tmp_path / "build" / "dist").iterdir())
-    torchrec = "wheels/torchrec-1.1.0+npu-py3-none-any.whl"
-    others = [f"wheels/{w}" for w in wheels if not w.startswith("torchrec-")]
-    pip = f"PIP_NO_INPUT=1 {python} -m pip install"
-    assert (
-        steps[0] == f"{pip} torch==2.6.0 fbgemm-gpu-cpu==1.1.0 torchmetrics==1.0.3 tqdm "
-        "--disable-pip-version-check"
-    )
+    torchrec = "./wheels/torchrec-1.1.0+npu-py3-none-any.whl"
+    others = [f"./wheels/{w}" for w in wheels if not w.startswith("torchrec-")]
+    pip = f"PIP_NO_INPUT=1 {python} -m pip --disable-pip-version-check install"
+    assert steps[0] == f"{pip} -- torch==2.6.0 fbgemm-gpu-cpu==1.1.0 torchmetrics==1.0.3 tqdm"
     assert steps[1] == " ".join(
         [
-            f"{pip} --no-deps --force-reinstall",
+            f"{pip} --no-deps --force-reinstall --",
             shlex.quote(torchrec),
             *map(shlex.quote, others),
-            "--disable-pip-version-check",
         ]
     )
     record = tmp_path / "env" / "share" / "recsdk" / "install.json"
     assert steps[2].startswith(f"write {record}: ")
     assert len(steps) == 3 and not record.exists()
-    code, printed = invoke(
-        cli, project, "install", "--bundle", str(archive), "--python", str(python), "--dry-run"
-    )
+    code, printed = _dry_install(cli, project, str(archive), str(python))
     assert code == 0 and [line for line in printed.splitlines() if line in steps] == steps
 
 
@@ -122,12 +132,10 @@ def test_a_changed_byte_is_refused_naming_the_file(
                 data = bytes([data[0] ^ 0x01]) + data[1:]
             dst.addfile(info, io.BytesIO(data) if data is not None else None)
     python = env_python(tmp_path / "env" / "bin" / "python")
-    code, out = invoke(
-        cli, project, "install", "--bundle", str(tampered), "--python", str(python), "--dry-run"
-    )
+    code, out = _dry_install(cli, project, str(tampered), str(python), "--insecure-no-digest")
     flat = " ".join(out.split())
     assert code == 1 and f"{victim} does not match its sha256 in SHA256SUMS" in flat
-    assert "Traceback" not in out
+    assert "Traceback" not in out and "NOT checked against a sha256" in flat
 
 
 @pytest.mark.parametrize(
@@ -155,14 +163,11 @@ def test_sim_and_cann_artifacts_stay_apart(
 
 
 def test_a_bundle_for_another_python_is_refused(tmp_path: Path) -> None:
-    data = {
-        "bundle": "b",
-        "target": "sim",
-        "python": {"tag": "cp399", "machine": ME.machine},
-        "install": {"torchrec": [], "wheels": [f"wheels/x-1-cp399-cp399-linux_{ME.machine}.whl"]},
-    }
-    with pytest.raises(InstallError, match=f"b is for cp399 .* is {ME.tag}"):
-        installer.check_fits(data, ME, {})
+    contents = trust.Contents("b", "sim", "cp399", ME.machine, (), (), (), ())
+    with pytest.raises(InstallError, match=f"b is for cp399 .*'python.tag'.* is {ME.tag}") as e:
+        installer.check_fits(contents, ME, {})
+    # The hint names the Python the bundle needs, not the environment's own.
+    assert "Python 3.99" in (e.value.hint or "")
 
 
 def test_cann_operator_packages_go_into_the_opp_tree_first_in_load_priority(
@@ -174,7 +179,8 @@ def test_cann_operator_packages_go_into_the_opp_tree_first_in_load_priority(
     (opp / "vendors").mkdir(parents=True)
     (opp / "vendors" / "config.ini").write_text("load_priority=customize,invert_permute\n")
     env = replace(ME, prefix=str(tmp_path / "env"))
-    plan = installer.make_plan(top, data, env, opp=opp)
+    contents = trust.derive(top, data, sorted(bundle.listed(top)))
+    plan = installer.make_plan(top, contents, env, opp=opp, manifest=data)
     # The pip steps need real wheels; the operator steps and the record are what is new here.
     local = replace(plan, steps=tuple(s for s in plan.steps if "pip" not in s.argv))
     log = StageLog(tmp_path / "install.log", UI())
@@ -234,7 +240,8 @@ def test_install_then_verify_the_environment_in_place(
     subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
     python = installer_python(env)
     top, data = bundle.open_bundle(archive, tmp_path / "unpacked")
-    plan = installer.make_plan(top, data, python, opp=None)
+    contents = trust.derive(top, data, sorted(bundle.listed(top)))
+    plan = installer.make_plan(top, contents, python, opp=None, manifest=data)
     assert plan.steps[0].what == "the pinned runtime"
     log = StageLog(tmp_path / "install.log", UI())
     try:
@@ -247,7 +254,7 @@ def test_install_then_verify_the_environment_in_place(
     assert code == 0, out
     summary = json.loads(out[out.index("{\n") :])
     assert (summary["installed"], summary["passed"], summary["not_run"]) == (data["bundle"], 1, 1)
-    results = build / "verify" / f"installed-{python.tag}" / "results" / "junit.xml"
+    results = installed_results(BuildPaths(build), python) / "results" / "junit.xml"
     assert results.is_file()
     listed = subprocess.run(
         [python.path, "-m", "pip", "list", "--format=freeze"], capture_output=True, text=True

@@ -1,0 +1,225 @@
+"""What ``recsdk-build install`` trusts in a bundle, and why.
+
+SHA256SUMS and manifest.json travel inside the archive: whoever can change one can rewrite the
+other, so they detect damage, not tampering. The root of trust is the archive's own sha256,
+published outside it (``dist`` prints it and writes ``<bundle>.sha256``); ``install`` checks it
+before opening the archive. Independently of that, the install plan is derived from the
+bundle's file list rather than read from its manifest: the wheels are the listed files under
+``wheels/`` (plain wheel file names, nothing a shell or pip could read as an option), the
+runtime comes from the typed pins, and every field the manifest states (schema, target,
+Python, architecture, the install recipe) is checked against the file list and the
+environment; a mismatch is refused naming the field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+from recsdk_build.bundle import SCHEMA, runtime_requirements
+from recsdk_build.errors import BundleError, InstallError
+from recsdk_build.interpreters import Interpreter, wheel_misfits
+
+TARGETS = ("sim", "cann", "any")
+_HEX = re.compile(r"[0-9a-fA-F]{64}")
+# A wheel or operator package file name: no path, nothing pip or bash reads as an option.
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+!-]*")
+_VENDOR = re.compile(r"[A-Za-z0-9_]+")
+
+
+# --- the outer digest ----------------------------------------------------------------------
+
+
+def parse_digest(text: str, *, where: str) -> str:
+    """A sha256 given on the command line, or the first one of a ``sha256sum`` file."""
+    token = text.strip().split()[0] if text.strip() else ""
+    if not _HEX.fullmatch(token):
+        raise BundleError(f"{where}: not a sha256 (64 hex digits): {token[:80]!r}")
+    return token.lower()
+
+
+def read_digest_file(path: Path, bundle: Path) -> str:
+    """The digest of ``bundle`` in a ``sha256sum`` file (its line naming the bundle, or its
+    only line)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BundleError(f"--sha256-file {path}: cannot be read: {exc}") from None
+    lines = [line for line in text.splitlines() if line.strip()]
+    for line in lines:
+        digest, _, name = line.strip().partition(" ")
+        if name.strip().lstrip("*") == bundle.name:
+            return parse_digest(digest, where=f"--sha256-file {path}")
+    if len(lines) == 1:
+        return parse_digest(lines[0], where=f"--sha256-file {path}")
+    raise BundleError(f"--sha256-file {path}: no line for {bundle.name}")
+
+
+def check_digest(bundle: Path, expected: str) -> None:
+    """Refuse ``bundle`` unless its sha256 is ``expected``, before any of it is unpacked."""
+    digest = hashlib.sha256()
+    try:
+        with bundle.open("rb") as fh:
+            while chunk := fh.read(1 << 20):
+                digest.update(chunk)
+    except FileNotFoundError:
+        raise BundleError(f"--bundle {bundle}: no such file") from None
+    except OSError as exc:
+        raise BundleError(f"--bundle {bundle}: cannot be read: {exc.strerror}") from None
+    if digest.hexdigest() != expected:
+        raise BundleError(
+            f"{bundle.name}: its sha256 is {digest.hexdigest()}, not the expected {expected}; "
+            "refusing the bundle",
+            hint="the bundle was changed or damaged after `dist` made it: copy it again from "
+            "where it was published, with its .sha256",
+        )
+
+
+# --- the install plan's inputs, derived and cross-checked ------------------------------------
+
+
+@dataclass(frozen=True)
+class Contents:
+    """What install installs, every path relative to the unpacked bundle."""
+
+    bundle: str
+    target: str
+    python_tag: str
+    machine: str
+    runtime: tuple[str, ...]
+    torchrec: tuple[str, ...]
+    wheels: tuple[str, ...]  # the other wheels
+    operator_packages: tuple[tuple[str, str], ...]  # (path, vendor)
+
+
+def _field(top: Path, name: str, problem: str) -> BundleError:
+    return BundleError(
+        f"{top.name}: manifest.json field '{name}' {problem}; refusing the bundle",
+        hint="the bundle was not made by this recsdk-build's `dist`, or was edited",
+    )
+
+
+def _get(top: Path, data: dict[str, Any], dotted: str, kind: type) -> Any:
+    value: Any = data
+    for key in dotted.split("."):
+        if not isinstance(value, dict) or key not in value:
+            raise _field(top, dotted, "is missing")
+        value = value[key]
+    if not isinstance(value, kind):
+        raise _field(top, dotted, f"is not a {kind.__name__}: {value!r}")
+    return value
+
+
+def derive(top: Path, data: dict[str, Any], files: list[str]) -> Contents:
+    """The install plan's inputs from ``files`` (SHA256SUMS, already checked) and the typed
+    fields of ``data``; every field the manifest states must agree with them."""
+    schema = data.get("schema")
+    if schema != SCHEMA:
+        raise _field(top, "schema", f"is {schema!r}; this recsdk-build reads schema {SCHEMA}")
+    name = _get(top, data, "bundle", str)
+    if name != top.name:
+        raise _field(top, "bundle", f"is {name!r} but the archive's directory is {top.name!r}")
+    target = _get(top, data, "target", str)
+    tag = _get(top, data, "python.tag", str)
+    machine = _get(top, data, "python.machine", str)
+    version = _get(top, data, "python.version", list)
+    if target not in TARGETS:
+        raise _field(top, "target", f"is {target!r}, not one of {', '.join(TARGETS)}")
+    if not (len(version) >= 2 and all(isinstance(v, int) for v in version[:2])):
+        raise _field(top, "python.version", f"is {version!r}")
+    if tag != f"cp{version[0]}{version[1]}":
+        raise _field(top, "python.tag", f"is {tag!r} but python.version is {version[:2]}")
+    if not top.name.endswith(f"-{tag}-{machine}"):
+        raise _field(top, "python", f"says {tag} {machine}, the bundle's name {top.name}")
+    variant = top.name.removesuffix(f"-{tag}-{machine}").split("-", 2)[-1]
+    if variant.split("-")[0] != target:
+        raise _field(top, "target", f"is {target!r} but the bundle's name says {variant!r}")
+
+    wheels = sorted(f for f in files if f.startswith("wheels/"))
+    ops = sorted(f for f in files if f.startswith("ops/"))
+    known = {"manifest.json", "INSTALL.md", *wheels, *ops}
+    if extra := [f for f in files if f not in known]:
+        raise BundleError(f"{top.name}: unexpected file {extra[0]} in the bundle; refusing it")
+    for path in [*wheels, *ops]:
+        parts = PurePosixPath(path).parts
+        if len(parts) != 2 or not _SAFE_NAME.fullmatch(parts[1]):
+            raise BundleError(f"{top.name}: refusing the file name {path!r}")
+    for path in wheels:
+        try:
+            parse_wheel_filename(PurePosixPath(path).name)
+        except InvalidWheelFilename:
+            raise BundleError(f"{top.name}: {path} is not a wheel file name") from None
+    if any(not p.endswith(".run") for p in ops):
+        raise BundleError(f"{top.name}: ops/ holds something other than .run operator packages")
+    if (target == "cann") != bool(ops):
+        raise _field(
+            top,
+            "target",
+            f"is {target!r} but the bundle has {len(ops)} operator package(s) under ops/",
+        )
+    shim = Interpreter("", (int(version[0]), int(version[1]), 0), "cpython", machine, "", "", "")
+    misfits = wheel_misfits([PurePosixPath(w).name for w in wheels], shim)
+    if misfits:
+        raise _field(top, "python", f"says {tag} {machine} but {misfits[0]} is not for it")
+
+    torchrec = tuple(w for w in wheels if PurePosixPath(w).name.startswith("torchrec-"))
+    others = tuple(w for w in wheels if w not in torchrec)
+    stated = (
+        _get(top, data, "install.torchrec", list),
+        _get(top, data, "install.wheels", list),
+    )
+    if sorted(stated[0]) != sorted(torchrec) or sorted(stated[1]) != sorted(others):
+        raise _field(top, "install.wheels", "does not list exactly the bundle's wheels/")
+
+    packages = []
+    for entry in _get(top, data, "install.operator_packages", list):
+        path = entry.get("path") if isinstance(entry, dict) else None
+        vendor = entry.get("vendor") if isinstance(entry, dict) else None
+        if path not in ops or not isinstance(vendor, str) or not _VENDOR.fullmatch(vendor):
+            raise _field(top, "install.operator_packages", f"has the entry {entry!r}")
+        packages.append((str(path), vendor))
+    if sorted(p for p, _ in packages) != ops:
+        raise _field(top, "install.operator_packages", "does not list exactly the bundle's ops/")
+
+    pins = _get(top, data, "pins", dict)
+    try:
+        runtime = runtime_requirements(pins, with_torch_npu=target == "cann")
+    except BundleError:
+        raise _field(top, "pins.runtime", "is incomplete") from None
+    for line in runtime:
+        if not _SAFE_NAME.fullmatch(line.replace("==", "")):
+            raise _field(top, "pins.runtime", f"holds {line!r}, not a name or name==version")
+    if _get(top, data, "install.runtime", list) != runtime:
+        raise _field(top, "install.runtime", f"is not the runtime of pins.runtime ({runtime})")
+    return Contents(
+        bundle=name,
+        target=target,
+        python_tag=tag,
+        machine=machine,
+        runtime=tuple(runtime),
+        torchrec=torchrec,
+        wheels=others,
+        operator_packages=tuple(packages),
+    )
+
+
+def check_environment(contents: Contents, python: Interpreter) -> None:
+    """The bundle's Python and architecture are the environment's."""
+    for field_name, ours, theirs in (
+        ("python.tag", contents.python_tag, python.tag),
+        ("python.machine", contents.machine, python.machine),
+    ):
+        if ours != theirs:
+            wanted = f"{contents.python_tag[2]}.{contents.python_tag[3:]}"
+            raise InstallError(
+                f"{contents.bundle} is for {contents.python_tag} on {contents.machine} "
+                f"(manifest field '{field_name}' is {ours}); {python.describe()} is "
+                f"{python.tag} on {python.machine}",
+                hint=f"install into an environment of Python {wanted} on {contents.machine} "
+                f"(--python), or use a bundle made for {python.tag} on {python.machine}",
+            )
