@@ -36,6 +36,7 @@ OPS = [
     "jagged_to_padded_dense",
     "permute2d_sparse_data",
     "permute_multi_embedding",
+    "permute_pooled_embs",
     "split_embedding_backward",
     "split_embedding_forward",
 ]

@@ -1,14 +1,16 @@
-// Sparse features on the npu: fbgemm's cumulative sums, permute_2D_sparse_data,
-// block_bucketize_sparse_features, invert_permute and bounds_check_indices.
+// Sparse features on the npu: fbgemm's cumulative sums, permute_{1D,2D}_sparse_data (and
+// permute_2D_sparse_data_input1D), block_bucketize_sparse_features, invert_permute,
+// bounds_check_indices and permute_pooled_embs(_auto_grad).
 //
 // Dispatch keys follow fbgemm 1.1.0's own: permute_2D_sparse_data has fbgemm's autograd kernel
-// on the Autograd alias key; asynchronous_*_cumsum, bounds_check_indices,
-// block_bucketize_sparse_features and invert_permute have no autograd. bounds_check_indices and
-// block_bucketize_sparse_features are boxed (boxed.h explains why) and read their arguments by
-// name.
+// on the Autograd alias key, as has permute_pooled_embs_auto_grad; asynchronous_*_cumsum,
+// bounds_check_indices, block_bucketize_sparse_features and invert_permute have no autograd.
+// bounds_check_indices and block_bucketize_sparse_features are boxed (boxed.h explains why) and
+// read their arguments by name.
 #include <torch/extension.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <optional>
 #include <tuple>
 #include <utility>
@@ -46,10 +48,11 @@ at::Tensor asynchronous_exclusive_cumsum(const at::Tensor& t_in) {
     return y.narrow(-1, 0, y.size(-1) - 1).contiguous();
 }
 
-std::tuple<at::Tensor, at::Tensor, std::optional<at::Tensor>> permute_2D_sparse_data(
-    const at::Tensor& permute, const at::Tensor& lengths, const at::Tensor& values,
+// Shared by permute_2D_sparse_data, permute_2D_sparse_data_input1D and permute_1D_sparse_data
+// (1-D lengths: one column), which report errors under their own name `op`.
+std::tuple<at::Tensor, at::Tensor, std::optional<at::Tensor>> permute_sparse_data_impl(
+    const char* op, const at::Tensor& permute, const at::Tensor& lengths, const at::Tensor& values,
     const std::optional<at::Tensor>& weights, const std::optional<int64_t>& permuted_lengths_sum) {
-    const char* op = "permute_2D_sparse_data";
     check_npu(op, "permute", permute);
     check_npu(op, "lengths", lengths);
     check_npu(op, "values", values);
@@ -113,6 +116,113 @@ std::tuple<at::Tensor, at::Tensor, std::optional<at::Tensor>> permute_2D_sparse_
     if (permuted_weights.defined())
         out_w = permuted_weights;
     return {permuted_lengths, permuted_values, out_w};
+}
+
+std::tuple<at::Tensor, at::Tensor, std::optional<at::Tensor>> permute_2D_sparse_data(
+    const at::Tensor& permute, const at::Tensor& lengths, const at::Tensor& values,
+    const std::optional<at::Tensor>& weights, const std::optional<int64_t>& permuted_lengths_sum) {
+    return permute_sparse_data_impl("permute_2D_sparse_data", permute, lengths, values, weights,
+                                    permuted_lengths_sum);
+}
+
+// fbgemm views lengths as [T, stride] and returns the permuted lengths flat again.
+std::tuple<at::Tensor, at::Tensor, std::optional<at::Tensor>> permute_2D_sparse_data_input1D(
+    const at::Tensor& permute, const at::Tensor& lengths, const at::Tensor& values, int64_t stride,
+    const std::optional<at::Tensor>& weights, const std::optional<int64_t>& permuted_lengths_sum) {
+    const char* op = "permute_2D_sparse_data_input1D";
+    check_npu(op, "lengths", lengths);
+    TORCH_CHECK_VALUE(stride > 0 && lengths.numel() % stride == 0, op, ": lengths (",
+                      lengths.numel(), " entries) cannot be viewed as rows of stride ", stride);
+    auto [out_lengths, out_values, out_weights] = permute_sparse_data_impl(
+        op, permute, lengths.reshape({-1, stride}), values, weights, permuted_lengths_sum);
+    return {out_lengths.view(-1), out_values, out_weights};
+}
+
+// Every entry of lengths is a row of one column: the permute_2D kernel with 1-D lengths. fbgemm's
+// CPU op permutes float32 weights only; TorchRec also passes integer ones (bucketized
+// positions, as its CUDA kernels permute them), which move in a second pass as values.
+std::tuple<at::Tensor, at::Tensor, std::optional<at::Tensor>> permute_1D_sparse_data(
+    const at::Tensor& permute, const at::Tensor& lengths, const at::Tensor& values,
+    const std::optional<at::Tensor>& weights, const std::optional<int64_t>& permuted_lengths_sum) {
+    const char* op = "permute_1D_sparse_data";
+    check_npu(op, "lengths", lengths);
+    const at::Tensor flat = lengths.reshape({-1});
+    const at::Tensor w = weights.value_or(at::Tensor());
+    if (w.defined()) {
+        check_npu(op, "weights", w);
+        check_dim(op, "weights", w, 1, 1);
+    }
+    if (!w.defined() || at::isFloatingType(w.scalar_type()))
+        return permute_sparse_data_impl(op, permute, flat, values, weights, permuted_lengths_sum);
+    check_dtype(op, "weights", w, kIndexTypes);
+    TORCH_CHECK_VALUE(w.size(0) == values.size(0), op,
+                      ": weights must have as many entries as values (", values.size(0),
+                      "), got shape ", w.sizes());
+    auto first =
+        permute_sparse_data_impl(op, permute, flat, values, std::nullopt, permuted_lengths_sum);
+    const int64_t out_len = std::get<1>(first).size(0);
+    auto second = permute_sparse_data_impl(op, permute, flat, w, std::nullopt, out_len);
+    return {std::get<0>(first), std::get<1>(first), std::get<1>(second)};
+}
+
+// Pooled embeddings [B, D, ...] with their feature blocks reordered: output block i is input
+// block permute_list[i]. The blocks are fbgemm's CPU op's (tensor_split of dim 1 at
+// offset_dim_list[1..T-1], T = permute_list.size(0)); both lists are small and read on the host
+// for clear errors and the output width. inv_offset_dim_list and inv_permute_list are not read
+// (fbgemm's autograd passes them to the backward, which is this operator with the lists swapped).
+at::Tensor permute_pooled_embs(const at::Tensor& pooled_embs, const at::Tensor& offset_dim_list,
+                               const at::Tensor& permute_list,
+                               const at::Tensor& /*inv_offset_dim_list*/,
+                               const at::Tensor& /*inv_permute_list*/) {
+    const char* op = "permute_pooled_embs";
+    check_npu(op, "pooled_embs", pooled_embs);
+    check_npu(op, "offset_dim_list", offset_dim_list);
+    check_npu(op, "permute_list", permute_list);
+    check_same_device(op, pooled_embs, {&offset_dim_list, &permute_list});
+    // fbgemm's own checks, with its messages.
+    TORCH_CHECK(offset_dim_list.scalar_type() == at::kLong,
+                "offset_dim_list needs to have long/int64 type");
+    TORCH_CHECK(permute_list.scalar_type() == at::kLong,
+                "permute_list needs to have long/int64 type");
+    check_dtype(op, "pooled_embs", pooled_embs, kValueTypes);
+    TORCH_CHECK_INDEX(pooled_embs.dim() >= 2, op,
+                      ": pooled_embs must have a feature dimension (dim 1), got shape ",
+                      pooled_embs.sizes());
+    check_dim(op, "offset_dim_list", offset_dim_list, 1, 1);
+    check_dim(op, "permute_list", permute_list, 1, 1);
+    const int64_t blocks = permute_list.size(0);
+    TORCH_CHECK_VALUE(blocks > 0, op, ": permute_list is empty");
+    TORCH_CHECK_INDEX(offset_dim_list.size(0) >= blocks, op, ": offset_dim_list has ",
+                      offset_dim_list.size(0), " entries, fewer than the ", blocks,
+                      " blocks permute_list names");
+    const at::Tensor off_host = offset_dim_list.to(at::kCPU).contiguous();
+    const at::Tensor perm_host = permute_list.to(at::kCPU).contiguous();
+    const int64_t* off = off_host.data_ptr<int64_t>();
+    const int64_t* perm = perm_host.data_ptr<int64_t>();
+    const int64_t cols = pooled_embs.size(1);
+    std::vector<int64_t> widths(blocks);
+    for (int64_t k = 0; k < blocks; ++k) {
+        if (k > 0)
+            TORCH_CHECK_VALUE(off[k] >= 0, op, ": offset_dim_list[", k, "] = ", off[k],
+                              " is negative");
+        const int64_t start = k == 0 ? 0 : std::min(off[k], cols);
+        const int64_t end = k + 1 == blocks ? cols : std::min(off[k + 1], cols);
+        widths[k] = std::max<int64_t>(end - start, 0);
+    }
+    int64_t width = 0;
+    for (int64_t i = 0; i < blocks; ++i) {
+        TORCH_CHECK_VALUE(perm[i] >= 0 && perm[i] < blocks, op, ": permute_list[", i,
+                          "] = ", perm[i], " is not a block (permute_list has ", blocks,
+                          " entries)");
+        width += widths[perm[i]];
+    }
+    std::vector<int64_t> shape(pooled_embs.sizes().begin(), pooled_embs.sizes().end());
+    shape[1] = width;
+    at::Tensor out =
+        at::empty(shape, pooled_embs.options().memory_format(at::MemoryFormat::Contiguous));
+    backend::permute_pooled_embs(pooled_embs.contiguous(), offset_dim_list.contiguous(),
+                                 permute_list.contiguous(), width, out);
+    return out;
 }
 
 void bounds_check_indices(const at::Tensor& rows_per_table, const at::Tensor& indices,
@@ -286,6 +396,12 @@ TORCH_LIBRARY_IMPL(fbgemm, PrivateUse1, m) {
     m.impl("bounds_check_indices",
            torch::CppFunction::makeFromBoxedFunction<&fbgemm_npu::bounds_check_indices_boxed>());
     m.impl("invert_permute", &fbgemm_npu::invert_permute);
+    m.impl("permute_1D_sparse_data", &fbgemm_npu::permute_1D_sparse_data);
+    m.impl("permute_2D_sparse_data_input1D", &fbgemm_npu::permute_2D_sparse_data_input1D);
+    // permute_pooled_embs_auto_grad keeps fbgemm's autograd kernel (Autograd alias key), which
+    // calls permute_pooled_embs; this one serves calls below autograd (no_grad, inference).
+    m.impl("permute_pooled_embs", &fbgemm_npu::permute_pooled_embs);
+    m.impl("permute_pooled_embs_auto_grad", &fbgemm_npu::permute_pooled_embs);
     m.impl("block_bucketize_sparse_features",
            torch::CppFunction::makeFromBoxedFunction<
                &fbgemm_npu::block_bucketize_sparse_features_boxed>());
