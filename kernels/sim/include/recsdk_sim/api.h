@@ -97,6 +97,9 @@ typedef struct RecsdkSimCoreStats {
        between its own phases (HSTU's score blocks), L2-resident on a device */
     uint64_t gm_workspace_read_bytes;
     uint64_t gm_workspace_write_bytes;
+    /* bytes a GM->UB DataCopy read past the end of a tensor within its last 32-byte block (the
+       hardware's burst allows it; a warning, the bytes land as poison) */
+    uint64_t gm_overread_bytes;
 } RecsdkSimCoreStats;
 
 /* The SoC figures the modelled time used (recsdk_sim/runtime.h SocTable; clock and HBM bandwidth

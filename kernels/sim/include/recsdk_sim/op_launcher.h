@@ -275,17 +275,23 @@ inline int32_t LaunchOp(const OpSpec& op, const RecsdkSimTensor* tensors, int32_
         }
 
         // The workspace handed to the kernel starts with the system part (GetLibApiWorkSpaceSize
-        // on a device). Only the user part is backed and registered: touching the system part is
-        // an out-of-bounds access here, since these kernels use no library API that needs it.
+        // on a device, what GetSysWorkSpacePtr returns), then the user part; both are backed and
+        // registered. The system part is not poisoned: it is large (16 MiB on Atlas A2/A3), the
+        // pages of a fresh allocation are only touched if a kernel uses them, and the library APIs
+        // that use it write before they read.
         const uint64_t user = plan.workspace_bytes;
-        std::unique_ptr<uint8_t[]> ws_mem(new uint8_t[user + 64]);
-        uint8_t* user_ptr =
+        const uint64_t sys = soc->sys_workspace;
+        std::unique_ptr<uint8_t[]> ws_mem(new uint8_t[sys + user + 64]);
+        uint8_t* sys_ptr =
             ws_mem.get() + (64 - reinterpret_cast<uintptr_t>(ws_mem.get()) % 64) % 64;
+        uint8_t* user_ptr = sys_ptr + sys;
         if (poison)
             std::memset(user_ptr, kPoison, user);
+        if (sys > 0)
+            run.regions.push_back(GmRegion{sys_ptr, sys, true, "system workspace"});
         if (user > 0)
             run.regions.push_back(GmRegion{user_ptr, user, true, "workspace", true});
-        GM_ADDR workspace = user_ptr - soc->sys_workspace;
+        GM_ADDR workspace = sys_ptr;
         run.sys_workspace_ptr = workspace;
 
         std::unique_ptr<uint8_t[]> tiling_mem(new uint8_t[sizeof(TD) + 64]);
