@@ -49,6 +49,7 @@ COMMON_SOURCES = [
     "csrc/hstu.cpp",
     "csrc/hstu_cpu.cpp",
     "csrc/jagged.cpp",
+    "csrc/keyed.cpp",
     "csrc/module.cpp",
     "csrc/mxrec.cpp",
     "csrc/sparse.cpp",

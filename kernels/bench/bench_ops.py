@@ -293,6 +293,24 @@ def invert_case() -> Case:
     )
 
 
+def permute_multi_embedding_case() -> Case:
+    # One (KT, group) pair of a regroup at the training size: every other of 13 tables of
+    # D = 128 (7 segments of 512 bytes a row) from a KT [4096, 1664] into a group [4096, 896].
+    b, d, tables = 4096, 128, 13
+    x = torch.randn(b, tables * d, generator=GEN)
+    picked = list(range(0, tables, 2))
+    table = torch.tensor([[t * d, i * d, d, 0] for i, t in enumerate(picked)], dtype=torch.int32)
+    y = torch.empty(b, len(picked) * d)
+    return Case(
+        "permute_multi_embedding",
+        f"fp32 KT [{b}, {tables * d}] -> group [{b}, {len(picked) * d}], {len(picked)} segments",
+        2 * nbytes(y) + nbytes(table),
+        lambda ops: ops("permute_multi_embedding").launch(
+            [lib.arg(x), lib.arg(table), lib.arg(y)], [False]
+        ),
+    )
+
+
 CASES = {
     "asynchronous_complete_cumsum": cumsum_case,
     "jagged_to_padded_dense": jagged_case,
@@ -305,6 +323,7 @@ CASES = {
     "split_embedding_backward": tbe_backward_case,
     "block_bucketize_sparse_features": bucketize_case,
     "invert_permute": invert_case,
+    "permute_multi_embedding": permute_multi_embedding_case,
 }
 
 
