@@ -37,6 +37,7 @@ OPS = [
     "permute2d_sparse_data",
     "permute_multi_embedding",
     "permute_pooled_embs",
+    "segment_sum_csr",
     "split_embedding_backward",
     "split_embedding_forward",
 ]

@@ -72,6 +72,7 @@ REGISTERED = {
         "permute_2D_sparse_data_input1D",
         "permute_pooled_embs",
         "permute_pooled_embs_auto_grad",
+        "segment_sum_csr",
         "permute_multi_embedding_function",
         "permute_multi_embedding",
         "kt_regroup_arguments",
@@ -118,6 +119,7 @@ FAMILIES = {
         "permute_2D_sparse_data_input1D",
         "permute_pooled_embs",
         "permute_pooled_embs_auto_grad",
+        "segment_sum_csr",
     },
     "keyed.cpp": {
         "permute_multi_embedding_function",

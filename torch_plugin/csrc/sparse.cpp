@@ -1,6 +1,6 @@
 // Sparse features on the npu: fbgemm's cumulative sums, permute_{1D,2D}_sparse_data (and
 // permute_2D_sparse_data_input1D), block_bucketize_sparse_features, invert_permute,
-// bounds_check_indices and permute_pooled_embs(_auto_grad).
+// bounds_check_indices, permute_pooled_embs(_auto_grad) and segment_sum_csr.
 //
 // Dispatch keys follow fbgemm 1.1.0's own: permute_2D_sparse_data has fbgemm's autograd kernel
 // on the Autograd alias key, as has permute_pooled_embs_auto_grad; asynchronous_*_cumsum,
@@ -225,6 +225,39 @@ at::Tensor permute_pooled_embs(const at::Tensor& pooled_embs, const at::Tensor& 
     return out;
 }
 
+// out[i] = sum of values[csr_seg[i] * batch_size : csr_seg[i + 1] * batch_size], values read
+// flat, in fbgemm's order and precision. csr_seg is read on the host for clear errors where
+// fbgemm's CPU op would read outside values.
+at::Tensor segment_sum_csr(int64_t batch_size, const at::Tensor& csr_seg,
+                           const at::Tensor& values) {
+    const char* op = "segment_sum_csr";
+    check_npu(op, "csr_seg", csr_seg);
+    check_npu(op, "values", values);
+    check_same_device(op, csr_seg, {&values});
+    // fbgemm's own errors: csr_seg is read as int32, values dispatched over its five dtypes.
+    TORCH_CHECK(csr_seg.scalar_type() == at::kInt, "expected scalar type Int but found ",
+                csr_seg.scalar_type());
+    const auto dtype = values.scalar_type();
+    TORCH_CHECK(std::find(kValueTypes.begin(), kValueTypes.end(), dtype) != kValueTypes.end(),
+                "\"_segment_sum_csr_cpu\" not implemented for '", c10::toString(dtype), "'");
+    check_dim(op, "csr_seg", csr_seg, 1, 1);
+    TORCH_CHECK_VALUE(csr_seg.size(0) >= 1, op, ": csr_seg must have at least one entry");
+    TORCH_CHECK_VALUE(batch_size >= 0, op, ": batch_size must be >= 0, got ", batch_size);
+    const at::Tensor host = csr_seg.to(at::kCPU).contiguous();
+    const int32_t* c = host.data_ptr<int32_t>();
+    TORCH_CHECK_VALUE(c[0] >= 0, op, ": csr_seg[0] = ", c[0], " must be >= 0");
+    for (int64_t i = 1; i < host.size(0); ++i) {
+        TORCH_CHECK_VALUE(c[i] >= c[i - 1], op, ": csr_seg must be non-decreasing, but csr_seg[", i,
+                          "] = ", c[i], " < csr_seg[", i - 1, "] = ", c[i - 1]);
+    }
+    const int64_t last = static_cast<int64_t>(c[host.size(0) - 1]) * batch_size;
+    TORCH_CHECK_VALUE(last <= values.numel(), op, ": csr_seg[-1] * batch_size = ", last,
+                      " points past the end of values (", values.numel(), " elements)");
+    at::Tensor out = at::empty({csr_seg.size(0) - 1}, values.options());
+    backend::segment_sum_csr(csr_seg.contiguous(), values.contiguous(), batch_size, out);
+    return out;
+}
+
 void bounds_check_indices(const at::Tensor& rows_per_table, const at::Tensor& indices,
                           const at::Tensor& offsets, int64_t bounds_check_mode,
                           const at::Tensor& warning, const std::optional<at::Tensor>& weights,
@@ -402,6 +435,7 @@ TORCH_LIBRARY_IMPL(fbgemm, PrivateUse1, m) {
     // calls permute_pooled_embs; this one serves calls below autograd (no_grad, inference).
     m.impl("permute_pooled_embs", &fbgemm_npu::permute_pooled_embs);
     m.impl("permute_pooled_embs_auto_grad", &fbgemm_npu::permute_pooled_embs);
+    m.impl("segment_sum_csr", &fbgemm_npu::segment_sum_csr);
     m.impl("block_bucketize_sparse_features",
            torch::CppFunction::makeFromBoxedFunction<
                &fbgemm_npu::block_bucketize_sparse_features_boxed>());
