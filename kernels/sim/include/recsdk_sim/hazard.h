@@ -343,10 +343,15 @@ inline std::string Where(const HazardRanges& r, uintptr_t a, uintptr_t b) {
     Report(h, r, s, a, b, p, k, q, m, call, loc);
 }
 
-// Is P's access ordered after `m`? (The common answer, yes, without a call.)
+// Is P's access ordered after `m`? (The common answer, yes, without a call.) The scalar unit
+// issues every pipe's instructions in program order, so what it has waited for (a WaitFlag to
+// PIPE_S, the compiler's V->S pair before a GetValue) is finished for every later instruction of
+// any pipe.
 inline void Order(HazardState& h, const HazardRanges& r, const HzSeg& s, uintptr_t a, uintptr_t b,
                   Pipe p, Kind k, Pipe q, const HzMark& m, const char* call, const SrcLoc& loc) {
-    if (m.epoch == 0 || h.know[static_cast<int>(p)][static_cast<int>(q)] >= m.epoch)
+    const int qi = static_cast<int>(q);
+    if (m.epoch == 0 || h.know[static_cast<int>(p)][qi] >= m.epoch ||
+        h.know[static_cast<int>(Pipe::S)][qi] >= m.epoch)
         return;
     Unordered(h, r, s, a, b, p, k, q, m, call, loc);
 }

@@ -248,6 +248,21 @@ public:
         return Tensor<T>(s);
     }
 
+    // DeQue.md: the forms that fill a tensor the caller holds and that return the buffer's handle
+    // (TBufHandle, the buffer's address: here the host address of its unified-buffer bytes).
+    template <typename T>
+    void DeQue(LocalTensor<T>& tensor, recsdk::sim::SrcLoc loc = {}) {
+        tensor = DeQue<T>(loc);
+    }
+    TBufHandle DeQue(recsdk::sim::SrcLoc loc = {}) {
+        return reinterpret_cast<TBufHandle>(DeQue<uint8_t>(loc).SimData());
+    }
+    // AllocTensor.md: the form that fills a tensor the caller holds.
+    template <typename T>
+    void AllocTensor(LocalTensor<T>& tensor, recsdk::sim::SrcLoc loc = {}) {
+        tensor = AllocTensor<T>(loc);
+    }
+
     template <TPosition srcUserPos, TPosition dstUserPos, typename T>
     LocalTensor<T> DeQue(recsdk::sim::SrcLoc loc = {}) {
         auto& q = State("TQue::DeQue", loc);
@@ -427,6 +442,25 @@ public:
         }
         return LocalTensor<T>(reinterpret_cast<T*>(recsdk::sim::Core().ub + s.offset + bufOffset),
                               size, &s, s.gen, pos);
+    }
+
+    // kernel_tbuf_impl.h: a TBuf's queue interface is its one buffer - AllocTensor and DeQue
+    // return Get(), EnQue and FreeTensor do nothing (a TBuf has no events).
+    template <typename T>
+    LocalTensor<T> AllocTensor(recsdk::sim::SrcLoc loc = {}) {
+        return Get<T>(loc);
+    }
+    template <typename T>
+    void FreeTensor(LocalTensor<T>&, recsdk::sim::SrcLoc loc = {}) {
+        Slot("TBuf::FreeTensor", loc);
+    }
+    template <typename T>
+    void EnQue(const LocalTensor<T>&, recsdk::sim::SrcLoc loc = {}) {
+        Slot("TBuf::EnQue", loc);
+    }
+    template <typename T>
+    LocalTensor<T> DeQue(recsdk::sim::SrcLoc loc = {}) {
+        return Get<T>(loc);
     }
 
     std::shared_ptr<recsdk::sim::QueueState> sim_state;

@@ -42,6 +42,24 @@ enum class TPosition : uint8_t {
 };
 using QuePosition = TPosition;
 
+// kernel_tensor_base.h: a queue buffer's handle is its address.
+using TBufHandle = uint8_t*;
+
+// What LocalTensor::GetPhyAddr returns: on the device the unified-buffer address as a uint64_t,
+// which kernels also cast to a __ubuf__ pointer and dereference. Here it converts implicitly to
+// the UB offset (arithmetic, alignment tests) and explicitly to a pointer to the host bytes of
+// the unified buffer (a C-style or static_cast). Accesses through such a pointer are not checked
+// (bounds, hazards), as scalar pointer code on the device is not.
+struct UbAddr {
+    uint64_t offset;
+    void* host;
+    operator uint64_t() const { return offset; }  // NOLINT: the device's type
+    template <typename U>
+    explicit operator U*() const {
+        return static_cast<U*>(host);
+    }
+};
+
 inline const char* PositionName(TPosition p) {
     // The positions a user queue or buffer can name; the rest print as "other".
     static constexpr std::pair<TPosition, const char*> kNames[] = {
@@ -165,8 +183,10 @@ public:
         }
         elems_ = size;
     }
-    uint64_t GetPhyAddr() const { return UbOffset(); }
-    uint64_t GetPhyAddr(const uint32_t offset) const { return UbOffset() + offset * sizeof(T); }
+    UbAddr GetPhyAddr() const { return UbAddr{UbOffset(), static_cast<void*>(ptr_)}; }
+    UbAddr GetPhyAddr(const uint32_t offset) const {
+        return UbAddr{UbOffset() + offset * sizeof(T), static_cast<void*>(ptr_ + offset)};
+    }
     int32_t GetPosition() const { return static_cast<int32_t>(pos_); }
 
     // ---- simulator internals ----

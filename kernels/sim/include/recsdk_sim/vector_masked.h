@@ -24,12 +24,17 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "recsdk_sim/pipe.h"
 #include "recsdk_sim/sync.h"
 #include "recsdk_sim/vector.h"
 
 namespace AscendC {
+
+// kernel_reg.h: the mask argument of a call that uses the mask registers (isSetMask = false).
+constexpr uint64_t MASK_PLACEHOLDER = 0;
+constexpr uint64_t MASK_PLACEHOLDER_LIST[2] = {0, 0};
 
 constexpr uint32_t DEFAULT_BLK_NUM = 8;
 constexpr uint16_t DEFAULT_BLK_STRIDE = 1;
@@ -550,6 +555,148 @@ RECSDK_SIM_BINARY0(Div, recsdk::sim::kHalfFloat, x / y)
 RECSDK_SIM_BINARY0(Max, recsdk::sim::kArithType, (x < y ? y : x))
 RECSDK_SIM_BINARY0(Min, recsdk::sim::kArithType, (y < x ? y : x))
 #undef RECSDK_SIM_BINARY0
+
+// ---- reductions per repeat (WholeReduceSum.md, BlockReduceSum.md): A2/A3 half/float ------------
+//
+// WholeReduceSum: repeat r's selected lanes summed into dst[r * dstRepStride] (dstRepStride in
+// elements: one result per repeat). BlockReduceSum: each 32-byte block of repeat r summed into
+// dst[r * dstRepStride * (32 / sizeof(T)) + b] (dstRepStride in 32-byte blocks). Sums run in
+// float, pairwise as the hardware's adder tree (the order is not documented; results can differ
+// from a sequential sum in the last bits).
+
+template <typename T, typename P, typename Out>
+inline void ReduceLevel0(const char* call, const LocalTensor<T>& src, const P& plan,
+                         const recsdk::sim::Lane0& ss, Out&& out, const recsdk::sim::SrcLoc& loc) {
+    using namespace recsdk::sim;
+    VecType<kHalfFloat<T>, T>(call, loc);
+    Operand0(src, plan, ss, Acc::kRead, call, loc);
+    const T* a = src.SimData();
+    for (uint32_t r = 0; r < plan.repeats; ++r) {
+        float lanes[P::kLanes];
+        bool on[P::kLanes];
+        for (uint32_t j = 0; j < P::kLanes; ++j) {
+            on[j] = plan.On(r, j);
+            lanes[j] = on[j] ? static_cast<float>(a[P::At(r, j, ss)]) : 0.0f;
+        }
+        out(r, lanes, on);
+    }
+    auto& s = Stats();
+    s.vector_elements += uint64_t(plan.repeats) * P::kLanes;
+    s.vector_repeats += plan.repeats;
+    ++s.vector_instrs;
+}
+
+inline float PairwiseSum(const float* v, uint32_t n) {
+    if (n == 1)
+        return v[0];
+    const uint32_t h = n / 2;
+    return PairwiseSum(v, h) + PairwiseSum(v + h, n - h);
+}
+
+template <typename T, typename P>
+inline void WholeReduceSumLevel0(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                 const P& plan, int32_t dstRepStride, int32_t srcBlkStride,
+                                 int32_t srcRepStride, const recsdk::sim::SrcLoc& loc) {
+    using namespace recsdk::sim;
+    const char* call = "WholeReduceSum";
+    dst.Validate(call, loc);
+    dst.InUb(call, loc);
+    if (plan.repeats > 0) {
+        const uint64_t end = uint64_t(plan.repeats - 1) * uint64_t(dstRepStride) + 1;
+        dst.CheckSpan(end, call, loc);
+    }
+    const Lane0 ss{uint64_t(srcBlkStride), uint64_t(srcRepStride)};
+    std::vector<T> results(plan.repeats);
+    ReduceLevel0(
+        call, src, plan, ss,
+        [&](uint32_t r, const float* v, const bool*) {
+            results[r] = static_cast<T>(PairwiseSum(v, P::kLanes));
+        },
+        loc);
+    if (plan.repeats > 0) {
+        const uint64_t end = uint64_t(plan.repeats - 1) * uint64_t(dstRepStride) + 1;
+        dst.SimAccess(0, end * sizeof(T), Pipe::V, Acc::kWrite, call, loc);
+    }
+    T* d = dst.SimData();
+    for (uint32_t r = 0; r < plan.repeats; ++r)
+        d[uint64_t(r) * uint64_t(dstRepStride)] = results[r];
+}
+
+template <typename T, bool isSetMask = true>
+inline void WholeReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                           const uint64_t mask[], const int32_t repeatTime,
+                           const int32_t dstRepStride, const int32_t srcBlkStride,
+                           const int32_t srcRepStride, recsdk::sim::SrcLoc loc = {}) {
+    WholeReduceSumLevel0(dst, src,
+                         recsdk::sim::PlanFromBits<T>(mask, static_cast<uint8_t>(repeatTime),
+                                                      isSetMask, "WholeReduceSum", loc),
+                         dstRepStride, srcBlkStride, srcRepStride, loc);
+}
+template <typename T, bool isSetMask = true, typename U = T>
+inline void WholeReduceSum(const LocalTensor<U>& dst, const LocalTensor<T>& src, const int32_t mask,
+                           const int32_t repeatTime, const int32_t dstRepStride,
+                           const int32_t srcBlkStride, const int32_t srcRepStride,
+                           recsdk::sim::SrcLoc loc = {}) {
+    static_assert(std::is_same_v<T, U>,
+                  "WholeReduceSum: on Atlas A2/A3 the destination has the source's type");
+    WholeReduceSumLevel0(
+        dst, src,
+        recsdk::sim::PlanFromCount<T>(static_cast<uint64_t>(mask), static_cast<uint8_t>(repeatTime),
+                                      isSetMask, "WholeReduceSum", loc),
+        dstRepStride, srcBlkStride, srcRepStride, loc);
+}
+
+template <typename T, typename P>
+inline void BlockReduceSumLevel0(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                 const P& plan, int32_t dstRepStride, int32_t srcBlkStride,
+                                 int32_t srcRepStride, const recsdk::sim::SrcLoc& loc) {
+    using namespace recsdk::sim;
+    const char* call = "BlockReduceSum";
+    dst.Validate(call, loc);
+    dst.InUb(call, loc);
+    CheckUbAligned(dst.SimData(), call, loc, "destination");
+    const uint64_t per = uint64_t(dstRepStride) * P::kBlk;
+    const uint64_t end = plan.repeats == 0 ? 0 : (plan.repeats - 1) * per + 8;
+    dst.CheckSpan(end, call, loc);
+    const Lane0 ss{uint64_t(srcBlkStride), uint64_t(srcRepStride)};
+    std::vector<T> results(uint64_t(plan.repeats) * 8);
+    ReduceLevel0(
+        call, src, plan, ss,
+        [&](uint32_t r, const float* v, const bool*) {
+            for (uint32_t b = 0; b < 8; ++b)
+                results[r * 8 + b] = static_cast<T>(PairwiseSum(v + b * P::kBlk, P::kBlk));
+        },
+        loc);
+    if (end > 0)
+        dst.SimAccess(0, end * sizeof(T), Pipe::V, Acc::kWrite, call, loc);
+    T* d = dst.SimData();
+    for (uint32_t r = 0; r < plan.repeats; ++r) {
+        for (uint32_t b = 0; b < 8; ++b)
+            d[r * per + b] = results[r * 8 + b];
+    }
+}
+
+template <typename T, bool isSetMask = true>
+inline void BlockReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                           const int32_t repeatTime, const uint64_t mask[],
+                           const int32_t dstRepStride, const int32_t srcBlkStride,
+                           const int32_t srcRepStride, recsdk::sim::SrcLoc loc = {}) {
+    BlockReduceSumLevel0(dst, src,
+                         recsdk::sim::PlanFromBits<T>(mask, static_cast<uint8_t>(repeatTime),
+                                                      isSetMask, "BlockReduceSum", loc),
+                         dstRepStride, srcBlkStride, srcRepStride, loc);
+}
+template <typename T, bool isSetMask = true>
+inline void BlockReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                           const int32_t repeatTime, const int32_t mask, const int32_t dstRepStride,
+                           const int32_t srcBlkStride, const int32_t srcRepStride,
+                           recsdk::sim::SrcLoc loc = {}) {
+    BlockReduceSumLevel0(
+        dst, src,
+        recsdk::sim::PlanFromCount<T>(static_cast<uint64_t>(mask), static_cast<uint8_t>(repeatTime),
+                                      isSetMask, "BlockReduceSum", loc),
+        dstRepStride, srcBlkStride, srcRepStride, loc);
+}
 
 // ---- Copy (UB -> UB on PIPE_V, DataCopy.md Copy) ------------------------------------------------
 
