@@ -33,6 +33,7 @@ from recsdk_build.config import Project, RuntimePins
 from recsdk_build.errors import BundleError
 from recsdk_build.hashing import sha256_file
 from recsdk_build.interpreters import Interpreter, wheel_misfits
+from recsdk_build.lock import LOCK
 from recsdk_build.pipeline.manifest import Manifest
 
 SCHEMA = 1
@@ -40,6 +41,7 @@ MANIFEST = "manifest.json"
 SUMS = "SHA256SUMS"
 INSTALL = "INSTALL.md"
 SUFFIX = ".tar.gz"
+ENVIRONMENT = "environment.txt"
 
 
 @dataclass(frozen=True)
@@ -232,6 +234,7 @@ def collect(
         project.torchrec.version, _variant(manifest, target), interp["tag"], interp["machine"]
     )
     members = [Member(f"wheels/{w.name}", source=root / w.path) for w in [*torchrec, *others]]
+    members += _verified(root, manifest, stages)
     operators = _operators(manifest)
     for package in sorted(packages, key=lambda p: p.name):
         members.append(Member(f"ops/{package.name}", source=root / package.path, executable=True))
@@ -246,6 +249,7 @@ def collect(
         "files": files,
         "install": {
             "runtime": runtime_requirements(manifest.pins, with_torch_npu=target == "cann"),
+            "runtime_lock": LOCK,
             "torchrec": [f"wheels/{w.name}" for w in torchrec],
             "wheels": [f"wheels/{w.name}" for w in others],
             "operator_packages": [
@@ -266,6 +270,23 @@ def collect(
         manifest=data,
         mtime=project.torchrec.commit_time,
     )
+
+
+def _verified(root: Path, manifest: Manifest, stages: list[str]) -> list[Member]:
+    """The runtime lock and the environment listing the verify stage recorded: what the
+    suite ran against, shipped so that install installs exactly that."""
+    record = manifest.successful("verify") if "verify" in stages else None
+    found = {Path(a.path).name: a for a in record.artifacts} if record is not None else {}
+    if LOCK not in found:
+        raise BundleError(
+            f"the build in {root} has no runtime lock (its verify stage predates it, or the "
+            "project has no verify stage): there is no verified runtime to ship",
+            hint="run `recsdk-build verify --force` (or `recsdk-build all`)",
+        )
+    members = [Member(LOCK, source=root / found[LOCK].path)]
+    if ENVIRONMENT in found:
+        members.append(Member(ENVIRONMENT, source=root / found[ENVIRONMENT].path))
+    return members
 
 
 def _recorded_tools(manifest: Manifest) -> dict[str, str]:
@@ -311,7 +332,7 @@ def install_md(data: dict[str, Any]) -> str:
     py = data["python"]
     inst = data["install"]
     wheels = "\n".join(f"- `{w}`" for w in [*inst["torchrec"], *inst["wheels"]])
-    runtime = " ".join(f"'{r}'" for r in inst["runtime"])
+    extra = [r for r in inst["runtime"] if r.startswith("torch-npu==")]
     lines = [
         f"# {name}",
         "",
@@ -333,7 +354,8 @@ def install_md(data: dict[str, Any]) -> str:
         "",
         "```bash",
         f"sha256sum -c {SUMS}",
-        f"python -m pip install {runtime}",
+        f"python -m pip install --require-hashes --no-deps -r {LOCK}",
+        *(f"python -m pip install '{r}'" for r in extra),
         "python -m pip install --no-deps --force-reinstall "
         + " ".join([*inst["torchrec"], *inst["wheels"]]),
     ]
@@ -350,7 +372,14 @@ def install_md(data: dict[str, Any]) -> str:
     lines += [
         "",
         "torchrec is always installed `--no-deps`: every torchrec release requires the CUDA "
-        "`fbgemm-gpu`; the runtime line installs `fbgemm-gpu-cpu` instead.",
+        f"`fbgemm-gpu`; `{LOCK}` has `fbgemm-gpu-cpu` instead: the runtime exactly as the "
+        "verification suite ran against it, every distribution pinned with the sha256 of its "
+        f"file (`{ENVIRONMENT}` lists that whole environment)."
+        + (
+            " torch-npu is not in it (no host-only suite can run it) and is not hash-locked."
+            if extra
+            else ""
+        ),
         "",
         "## Contents",
         "",

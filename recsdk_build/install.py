@@ -27,6 +27,7 @@ from typing import Any
 from recsdk_build import bundle, trust
 from recsdk_build.errors import InstallError
 from recsdk_build.interpreters import Interpreter
+from recsdk_build.lock import LOCK
 from recsdk_build.proc import StageLog, probe
 from recsdk_build.toolchain import find_cann
 from recsdk_build.trust import Contents, check_environment
@@ -206,8 +207,20 @@ def make_plan(
             "pass --opp-path DIR",
         )
     # "--" ends pip's options: whatever follows is a requirement or a file, never an option.
-    steps = [
-        Step("the pinned runtime", pip(python, "install", "--", *contents.runtime), PIP_ENV),
+    steps: list[Step] = []
+    if contents.locked:
+        steps.append(
+            Step(
+                "the verified runtime (hash-locked)",
+                pip(python, "install", "--require-hashes", "--no-deps", "-r", f"./{LOCK}"),
+                PIP_ENV,
+            )
+        )
+    if npu := [r for r in contents.runtime if r.startswith("torch-npu==")]:
+        steps.append(
+            Step("torch-npu (pinned, not hash-locked)", pip(python, "install", "--", *npu), PIP_ENV)
+        )
+    steps += [
         Step(
             "torchrec (--no-deps) and the extension wheels",
             pip(

@@ -19,11 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
-from recsdk_build.bundle import SCHEMA, runtime_requirements
+from recsdk_build.bundle import ENVIRONMENT, SCHEMA, runtime_requirements
 from recsdk_build.errors import BundleError, InstallError
 from recsdk_build.interpreters import Interpreter, wheel_misfits
+from recsdk_build.lock import LOCK, Locked, LockError
+from recsdk_build.lock import parse as parse_lock
 
 TARGETS = ("sim", "cann", "any")
 _HEX = re.compile(r"[0-9a-fA-F]{64}")
@@ -91,7 +93,8 @@ class Contents:
     target: str
     python_tag: str
     machine: str
-    runtime: tuple[str, ...]
+    runtime: tuple[str, ...]  # the pins' requirement lines (what the lock must agree with)
+    locked: tuple[Locked, ...]  # runtime.lock: what is installed, with --require-hashes
     torchrec: tuple[str, ...]
     wheels: tuple[str, ...]  # the other wheels
     operator_packages: tuple[tuple[str, str], ...]  # (path, vendor)
@@ -142,7 +145,7 @@ def derive(top: Path, data: dict[str, Any], files: list[str]) -> Contents:
 
     wheels = sorted(f for f in files if f.startswith("wheels/"))
     ops = sorted(f for f in files if f.startswith("ops/"))
-    known = {"manifest.json", "INSTALL.md", *wheels, *ops}
+    known = {"manifest.json", "INSTALL.md", LOCK, ENVIRONMENT, *wheels, *ops}
     if extra := [f for f in files if f not in known]:
         raise BundleError(f"{top.name}: unexpected file {extra[0]} in the bundle; refusing it")
     for path in [*wheels, *ops]:
@@ -196,16 +199,49 @@ def derive(top: Path, data: dict[str, Any], files: list[str]) -> Contents:
             raise _field(top, "pins.runtime", f"holds {line!r}, not a name or name==version")
     if _get(top, data, "install.runtime", list) != runtime:
         raise _field(top, "install.runtime", f"is not the runtime of pins.runtime ({runtime})")
+    if _get(top, data, "install.runtime_lock", str) != LOCK or LOCK not in files:
+        raise _field(top, "install.runtime_lock", f"is not {LOCK}, a file of the bundle")
+    locked = _check_lock(top, runtime)
     return Contents(
         bundle=name,
         target=target,
         python_tag=tag,
         machine=machine,
         runtime=tuple(runtime),
+        locked=tuple(locked),
         torchrec=torchrec,
         wheels=others,
         operator_packages=tuple(packages),
     )
+
+
+def _check_lock(top: Path, runtime: list[str]) -> list[Locked]:
+    """runtime.lock, strictly parsed (only ``name==version --hash=sha256:…`` lines: pip reads
+    options in a requirements file), agreeing with the pins: every runtime requirement the
+    verify environment had is locked, at the pinned version where there is one."""
+    try:
+        text = (top / LOCK).read_text(encoding="utf-8")
+        locked = parse_lock(text, where=f"{top.name}/{LOCK}")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BundleError(f"{top.name}: {LOCK} cannot be read: {exc}") from None
+    except LockError as exc:
+        raise BundleError(exc.message + "; refusing the bundle") from None
+    if not locked:
+        return []  # a project whose suite runs without the pinned runtime
+    versions = {e.name: e.version for e in locked}
+    for line in runtime:
+        name, _, version = line.partition("==")
+        name = canonicalize_name(name)
+        if name == "torch-npu":
+            continue  # not in a host verify environment: installed by its pin
+        if name not in versions:
+            raise BundleError(f"{top.name}: {LOCK} does not lock {name}; refusing the bundle")
+        if version and versions[name] != version:
+            raise BundleError(
+                f"{top.name}: {LOCK} locks {name} {versions[name]}, the pins say {version}; "
+                "refusing the bundle"
+            )
+    return locked
 
 
 def check_environment(contents: Contents, python: Interpreter) -> None:

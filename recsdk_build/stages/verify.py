@@ -23,6 +23,7 @@ from recsdk_build.downloads import download_wheel
 from recsdk_build.errors import VerifyError
 from recsdk_build.hashing import hash_tree, sha256_text
 from recsdk_build.interpreters import Interpreter, wheel_misfits
+from recsdk_build.lock import LOCK, make_lock, render
 from recsdk_build.pipeline.atomic import new_staging_dir, replace_dir, write_text_atomic
 from recsdk_build.pipeline.manifest import Artifact, StageRecord
 from recsdk_build.pipeline.outputs import PluginOutput, StageOutput, VerifyOutput, WheelsOutput
@@ -156,13 +157,29 @@ class VerifyStage(Stage):
             upstream=upstream,
             wheels=[str(ctx.paths.root / a.path) for a in wheels],
         )
+        if summary.ok:
+            # What passed, locked with hashes: dist ships it, install installs exactly it.
+            roots = ctx.project.runtime.requirements() if ctx.project.verify.install_runtime else []
+            with ctx.ui.status("locking the verified runtime (pip download, hashes)"):
+                locked = make_lock(
+                    log,
+                    venv_python(venv),
+                    roots,
+                    staging,
+                    VerifyError,
+                    cache=ctx.paths.verify / "lock-hashes.json",
+                )
+            (staging / LOCK).write_text(render(locked), encoding="utf-8")
         results = ctx.paths.verify / "results"
         replace_dir(staging, results)
         report(ctx.ui, summary)
         if not summary.ok:
             raise failure(summary, results, log)
         return Outcome(
-            artifacts=[Artifact.of(ctx.paths.root, results / "junit.xml", kind="report")],
+            artifacts=[
+                Artifact.of(ctx.paths.root, results / name, kind="report")
+                for name in ("junit.xml", LOCK, "environment.txt")
+            ],
             provenance={
                 "environment": str(venv),
                 "environment_reused": reused,

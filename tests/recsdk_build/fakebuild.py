@@ -18,6 +18,20 @@ from recsdk_build.stagenames import STAGE_NAMES
 
 COMMIT_TIME = 1738261401  # the synthetic project's torchrec.commit_time
 
+# What the verify stage would lock for the synthetic project's runtime pins (hashes made up).
+LOCKED = {
+    "torch": "2.6.0",
+    "fbgemm-gpu-cpu": "1.1.0",
+    "torchmetrics": "1.0.3",
+    "tqdm": "4.67.1",
+    "numpy": "2.1.3",
+}
+LOCK_TEXT = "# the verified runtime\n" + "".join(
+    f"{name}=={version} --hash=sha256:{hashlib.sha256(name.encode()).hexdigest()}\n"
+    for name, version in sorted(LOCKED.items())
+)
+ENVIRONMENT_TEXT = "".join(f"{n}=={v}\n" for n, v in sorted(LOCKED.items())) + "pytest==8.3.4\n"
+
 
 def all_stages(project: Path) -> Path:
     """Make the synthetic project declare every stage, as the real one does."""
@@ -97,6 +111,9 @@ def make_build(project: Path, build: Path, *, target: str = "sim") -> Manifest:
     manifest.stages["patch"].outputs = {"patches": ["0001-npu.patch"]}
     report = _file(build, "verify/results/junit.xml", b"<testsuites/>\n")
     manifest.stages["verify"].artifacts.append(Artifact.of(build, report, kind="report"))
+    for name, text in (("runtime.lock", LOCK_TEXT), ("environment.txt", ENVIRONMENT_TEXT)):
+        path = _file(build, f"verify/results/{name}", text.encode())
+        manifest.stages["verify"].artifacts.append(Artifact.of(build, path, kind="report"))
     manifest.stages["verify"].outputs = {
         "summary": {"passed": 3, "failed": 0, "errors": 0, "not_run": 1}
     }

@@ -20,7 +20,7 @@ from recsdk_build import bundle, trust
 from recsdk_build import install as installer
 from recsdk_build.errors import InstallError
 from recsdk_build.interpreters import current
-from recsdk_build.pipeline.manifest import Manifest, StageRecord
+from recsdk_build.pipeline.manifest import Artifact, Manifest, StageRecord
 from recsdk_build.pipeline.stage import BuildPaths
 from recsdk_build.proc import StageLog
 from recsdk_build.stages.verify import installed_results
@@ -104,7 +104,7 @@ def test_dry_run_prints_the_exact_steps_and_changes_nothing(
     torchrec = "./wheels/torchrec-1.1.0+npu-py3-none-any.whl"
     others = [f"./wheels/{w}" for w in wheels if not w.startswith("torchrec-")]
     pip = f"PIP_NO_INPUT=1 {python} -m pip --disable-pip-version-check install"
-    assert steps[0] == f"{pip} -- torch==2.6.0 fbgemm-gpu-cpu==1.1.0 torchmetrics==1.0.3 tqdm"
+    assert steps[0] == f"{pip} --require-hashes --no-deps -r ./runtime.lock"
     assert steps[1] == " ".join(
         [
             f"{pip} --no-deps --force-reinstall --",
@@ -163,7 +163,7 @@ def test_sim_and_cann_artifacts_stay_apart(
 
 
 def test_a_bundle_for_another_python_is_refused(tmp_path: Path) -> None:
-    contents = trust.Contents("b", "sim", "cp399", ME.machine, (), (), (), ())
+    contents = trust.Contents("b", "sim", "cp399", ME.machine, (), (), (), (), ())
     with pytest.raises(InstallError, match=f"b is for cp399 .*'python.tag'.* is {ME.tag}") as e:
         installer.check_fits(contents, ME, {})
     # The hint names the Python the bundle needs, not the environment's own.
@@ -217,19 +217,24 @@ def test_a_missing_bundle_is_one_line(cli: CliRunner, project: Path, tmp_path: P
 def test_install_then_verify_the_environment_in_place(
     cli: CliRunner, project: Path, tmp_path: Path, upstream: Upstream
 ) -> None:
-    """The synthetic pipeline end to end: its build bundled, installed into a fresh venv (less
-    the pinned runtime, which the synthetic suite does not need), and `verify --python` runs
-    the suite in that venv without installing pytest into it."""
+    """The synthetic pipeline end to end: its build bundled, installed into a fresh venv (its
+    runtime lock is empty: the synthetic suite does not need the pinned runtime), and
+    `verify --python` runs the suite in that venv without installing pytest into it."""
     build = tmp_path / "build"
     run(project, build, "fetch", "patch", "wheels", source=str(upstream.repo))
     # The verify stage's own environment is tested elsewhere; recorded as passed here.
+    # The synthetic suite runs without the pinned runtime: its lock is empty.
     manifest = Manifest.load(build)
+    lock = build / "verify" / "results" / "runtime.lock"
+    lock.parent.mkdir(parents=True)
+    lock.write_text("# nothing: the suite ran without the pinned runtime\n")
     manifest.stages["verify"] = StageRecord(
         "verify",
         "ran",
         "f",
         "now",
         0.0,
+        artifacts=[Artifact.of(build, lock, kind="report")],
         outputs={"summary": {"passed": 1, "failed": 0, "errors": 0, "not_run": 1}},
     )
     manifest.save()
@@ -242,10 +247,10 @@ def test_install_then_verify_the_environment_in_place(
     top, data = bundle.open_bundle(archive, tmp_path / "unpacked")
     contents = trust.derive(top, data, sorted(bundle.listed(top)))
     plan = installer.make_plan(top, contents, python, opp=None, manifest=data)
-    assert plan.steps[0].what == "the pinned runtime"
+    assert plan.steps[0].what.startswith("torchrec")  # an empty lock installs nothing
     log = StageLog(tmp_path / "install.log", UI())
     try:
-        installer.execute(replace(plan, steps=plan.steps[1:]), log)
+        installer.execute(plan, log)
     finally:
         log.close()
     code, out = invoke(

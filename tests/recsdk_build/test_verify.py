@@ -70,3 +70,8 @@ def test_a_reused_environment_drops_what_earlier_runs_added(project: Path, tmp_p
     assert "leftover" not in installed
     assert "torchrec @" in installed or "torchrec==1.1.0+npu" in installed
     assert json.loads((build / "verify" / "results" / "summary.json").read_text())["passed"] == 1
+    # The synthetic suite runs without the pinned runtime: nothing to lock, but a lock.
+    lock = (build / "verify" / "results" / "runtime.lock").read_text()
+    assert [line for line in lock.splitlines() if not line.startswith("#")] == []
+    artifacts = {Path(a.path).name for a in record.artifacts}
+    assert {"junit.xml", "runtime.lock", "environment.txt"} <= artifacts
