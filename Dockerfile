@@ -45,7 +45,8 @@ COPY --from=sim-build /bundle /bundle
 COPY --from=sim-build /src /opt/recsdk-build
 RUN python3 -m pip install --no-cache-dir /opt/recsdk-build \
     && cd /opt/recsdk-build \
-    && recsdk-build --build-dir /tmp/recsdk install --bundle /bundle/recsdk-*.tar.gz --python python3 \
+    && recsdk-build --build-dir /tmp/recsdk install --bundle /bundle/recsdk-*.tar.gz \
+       --sha256-file /bundle/recsdk-*.tar.gz.sha256 --python python3 \
     && rm -rf /tmp/recsdk /root/.cache/pip
 
 # --- cann ---------------------------------------------------------------------------------
@@ -83,5 +84,6 @@ SHELL ["/bin/bash", "-c"]
 RUN python3 -m pip install --no-cache-dir /opt/recsdk-build \
     && source /usr/local/Ascend/ascend-toolkit/set_env.sh \
     && cd /opt/recsdk-build \
-    && recsdk-build --build-dir /tmp/recsdk install --bundle /bundle/recsdk-*.tar.gz --python python3 \
+    && recsdk-build --build-dir /tmp/recsdk install --bundle /bundle/recsdk-*.tar.gz \
+       --sha256-file /bundle/recsdk-*.tar.gz.sha256 --python python3 \
     && rm -rf /tmp/recsdk /root/.cache/pip
