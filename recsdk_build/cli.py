@@ -558,6 +558,15 @@ def dist(
             file_okay=False,
         ),
     ] = None,
+    sign_key: Annotated[
+        str | None,
+        typer.Option(
+            "--sign-key",
+            help="Also sign <bundle>.sha256 with this gpg key (an armored detached signature, "
+            "<bundle>.sha256.asc, checked by `install --signature --keyring`).",
+            metavar="KEYID",
+        ),
+    ] = None,
 ) -> None:
     """Pack the build into one release bundle for a cluster.
 
@@ -589,16 +598,20 @@ def dist(
                     hint="pass --out DIR, a directory you can write",
                 ) from None
         digest = sha256_file(path)
+        signature = trust.sign_digest_file(bundle.digest_file(path), sign_key) if sign_key else None
         g.ui.info(f"bundle: {path}")
         g.ui.info(f"  sha256 {digest}  ({len(release.members)} files)")
         g.ui.info(
             f"  digest: {bundle.digest_file(path)}; publish it apart from the bundle and "
             "install with --sha256-file (or --sha256 HEX)"
         )
+        if signature is not None:
+            g.ui.info(f"  signed by {sign_key}: {signature}")
         return {
             "bundle": str(path),
             "sha256": digest,
             "sha256_file": str(bundle.digest_file(path)),
+            "signature": str(signature) if signature else None,
             "files": len(release.members),
         }
 
@@ -659,6 +672,23 @@ def install(
             metavar="FILE",
         ),
     ] = None,
+    signature: Annotated[
+        Path | None,
+        typer.Option(
+            "--signature",
+            help="An OpenPGP signature of the --sha256-file (dist --sign-key writes "
+            "<bundle>.sha256.asc), checked with gpgv against --keyring.",
+            metavar="FILE",
+        ),
+    ] = None,
+    keyring: Annotated[
+        Path | None,
+        typer.Option(
+            "--keyring",
+            help="The public keys trusted to sign bundles (`gpg --export KEYID > FILE`).",
+            metavar="FILE",
+        ),
+    ] = None,
     insecure_no_digest: Annotated[
         bool,
         typer.Option(
@@ -695,6 +725,12 @@ def install(
 
     def action() -> dict[str, Any]:
         options = _options(g, python=python)
+        if (signature is None) != (keyring is None) or (signature and sha256_file is None):
+            raise UsageError("--signature needs --keyring and the --sha256-file it signs")
+        if signature is not None and keyring is not None and sha256_file is not None:
+            with tempfile.TemporaryDirectory(prefix="recsdk-gpgv-") as home:
+                key = trust.verify_signature(sha256_file, signature, keyring, Path(home))
+            g.ui.info(f"{sha256_file.name}: good signature by {key}")
         digest = _expected_digest(g, bundle_file, sha256, sha256_file, insecure_no_digest)
         with (
             terminate_as_interrupt(),

@@ -14,7 +14,9 @@ environment; a mismatch is refused naming the field.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -259,3 +261,71 @@ def check_environment(contents: Contents, python: Interpreter) -> None:
                 hint=f"install into an environment of Python {wanted} on {contents.machine} "
                 f"(--python), or use a bundle made for {python.tag} on {python.machine}",
             )
+
+
+# --- signatures ----------------------------------------------------------------------------
+#
+# Optional, on top of the digest: an OpenPGP detached signature of ``<bundle>.sha256``, made by
+# ``gpg`` and checked by ``gpgv`` against a keyring the installer names, the way apt checks a
+# Debian archive's signed checksum files (gpgv trusts exactly the keys in that keyring: no
+# trust database, no key servers, works offline). What it adds to the digest: the digest file
+# may travel with the bundle, because whoever rewrites it cannot sign it.
+
+
+def _tool(argv: list[str], what: str, **kw: Any) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, check=False, **kw)
+    except FileNotFoundError:
+        raise BundleError(
+            f"{what} needs `{argv[0]}`, which is not installed",
+            hint="install GnuPG (Debian: apt-get install gnupg gpgv)",
+        ) from None
+
+
+def sign_digest_file(digest_file: Path, key: str) -> Path:
+    """``<digest_file>.asc``: an armored detached signature by ``key`` (a gpg key id)."""
+    signature = digest_file.with_name(digest_file.name + ".asc")
+    done = _tool(
+        [
+            *("gpg", "--batch", "--yes", "--armor", "--local-user", key, "--detach-sign"),
+            *("--output", str(signature), str(digest_file)),
+        ],
+        "--sign-key",
+    )
+    if done.returncode != 0:
+        signature.unlink(missing_ok=True)
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise BundleError(f"signing {digest_file.name} with the key {key!r} failed: {last}")
+    return signature
+
+
+def verify_signature(data: Path, signature: Path, keyring: Path, scratch: Path) -> str:
+    """The fingerprint of the key in ``keyring`` whose good signature of ``data`` is
+    ``signature``; a BundleError otherwise. ``keyring``: public keys as ``gpg --export`` writes
+    them (binary, or armored)."""
+    for path, option in ((signature, "--signature"), (keyring, "--keyring")):
+        if not path.is_file():
+            raise BundleError(f"{option} {path}: no such file")
+    ring = keyring.resolve()
+    if ring.read_bytes()[:64].lstrip().startswith(b"-----BEGIN PGP"):
+        ring = scratch / "keyring.gpg"
+        dearmored = _tool(
+            ["gpg", "--batch", "--yes", "--dearmor", "--output", str(ring), str(keyring)],
+            "--keyring",
+        )
+        if dearmored.returncode != 0:
+            raise BundleError(f"--keyring {keyring}: not an OpenPGP key file")
+    done = _tool(
+        ["gpgv", "--status-fd", "1", "--keyring", str(ring), str(signature), str(data)],
+        "--signature",
+        env={**os.environ, "GNUPGHOME": str(scratch)},
+    )
+    valid = [line.split()[2] for line in done.stdout.splitlines() if " VALIDSIG " in line]
+    if done.returncode != 0 or not valid:
+        said = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise BundleError(
+            f"{data.name}: {signature.name} is not a good signature by a key of {keyring} "
+            f"({said}); refusing the bundle",
+            hint="the digest file was changed, or signed by a key you do not trust",
+        )
+    return valid[0]

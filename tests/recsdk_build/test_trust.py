@@ -12,10 +12,12 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import signal
+import subprocess
 import tarfile
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -474,3 +476,87 @@ def test_sigterm_during_install_removes_the_unpacked_bundle(
     code, out = _install(cli, project, archive, python, "--sha256-file", f"{archive}.sha256")
     assert code == 130 and "interrupted" in out
     assert list(scratch.iterdir()) == []
+
+
+@pytest.fixture
+def gnupg(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], str]]:
+    """A throwaway GnuPG home (short path: gpg-agent's socket lives in it); makes keys."""
+    home = Path(tempfile.mkdtemp(prefix="g", dir="/tmp"))
+    monkeypatch.setenv("GNUPGHOME", str(home))
+
+    def key(uid: str) -> str:
+        subprocess.run(
+            [*("gpg", "--batch", "--passphrase", "", "--quick-gen-key"), uid, "ed25519", "sign"],
+            check=True,
+            capture_output=True,
+        )
+        listed = subprocess.run(
+            ["gpg", "--with-colons", "--list-keys", uid], check=True, capture_output=True, text=True
+        ).stdout
+        return next(line.split(":")[9] for line in listed.splitlines() if line.startswith("fpr"))
+
+    try:
+        yield key
+    finally:
+        subprocess.run(["gpgconf", "--kill", "gpg-agent"], check=False, capture_output=True)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.mark.skipif(not shutil.which("gpgv"), reason="GnuPG is not installed")
+def test_a_signed_digest_file(
+    cli: CliRunner, project: Path, tmp_path: Path, gnupg: Callable[[str], str]
+) -> None:
+    release = gnupg("release <release@example.invalid>")
+    other = gnupg("mallory <mallory@example.invalid>")
+    keyring = tmp_path / "release.gpg"
+    keyring.write_bytes(
+        subprocess.run(["gpg", "--export", release], check=True, capture_output=True).stdout
+    )
+    build = tmp_path / "build"
+    make_build(all_stages(project), build)
+    code, out = invoke(cli, project, "--build-dir", str(build), "dist", "--sign-key", release)
+    assert code == 0, out
+    archive = next((build / "bundle").glob("*.tar.gz"))
+    digest, signature = Path(f"{archive}.sha256"), Path(f"{archive}.sha256.asc")
+    assert signature.read_text().startswith("-----BEGIN PGP SIGNATURE-----")
+    python = env_python(tmp_path / "env" / "bin" / "python")
+    trusted = ("--sha256-file", str(digest), "--signature", str(signature))
+    code, out = _install(cli, project, archive, python, *trusted, "--keyring", str(keyring))
+    assert code == 0 and "good signature" in out, out
+    # An armored keyring works the same.
+    armored = tmp_path / "release.asc"
+    armored.write_bytes(
+        subprocess.run(["gpg", "--armor", "--export", release], capture_output=True).stdout
+    )
+    code, out = _install(cli, project, archive, python, *trusted, "--keyring", str(armored))
+    assert code == 0, out
+    # A crafted bundle with its own digest file: the release key's signature does not cover it.
+    crafted = craft(archive, tmp_path / "crafted.tar.gz", _manifest(_old_torch))
+    forged = tmp_path / "forged.sha256"
+    forged.write_text(f"{hashlib.sha256(crafted.read_bytes()).hexdigest()}  {archive.name}\n")
+    code, out = _install(
+        cli,
+        project,
+        crafted,
+        python,
+        *("--sha256-file", str(forged), "--signature", str(signature)),
+        *("--keyring", str(keyring)),
+    )
+    assert code == 1 and "not a good signature" in " ".join(out.split()), out
+    # Signed, but by a key the keyring does not hold.
+    subprocess.run(
+        ["gpg", "--batch", "--yes", "--armor", "--local-user", other, "--detach-sign", str(forged)],
+        check=True,
+        capture_output=True,
+    )
+    code, out = _install(
+        cli,
+        project,
+        crafted,
+        python,
+        *("--sha256-file", str(forged), "--signature", f"{forged}.asc"),
+        *("--keyring", str(keyring)),
+    )
+    assert code == 1 and "not a good signature" in " ".join(out.split()), out
+    code, out = _install(cli, project, archive, python, *trusted)
+    assert code == 2 and "--signature needs --keyring" in out
