@@ -25,6 +25,8 @@ from recsdk_build.ui import UI
 
 OPS = [
     "asynchronous_complete_cumsum",
+    "batch_index_select_dim0",
+    "batch_index_select_dim0_backward",
     "block_bucketize_sparse_features",
     "bounds_check_indices",
     "dense_to_jagged",
@@ -164,6 +166,7 @@ def test_shape_like_generates_the_whole_op_host_source(specs) -> None:
         codegen.op_host_source(specs["permute2d_sparse_data"])
     generated = {n for n, s in specs.items() if s.infers_shape}
     assert generated == {
+        "batch_index_select_dim0_backward",
         "bounds_check_indices",
         "gather_for_rank1",
         "index_select_for_rank1_backward",
