@@ -527,7 +527,9 @@ def verify(
         options = _options(g, fresh_env=fresh_env, python=python)
         record = installer.read_record(options.python) if python is not None else None
         if record is None:
-            if python is not None and options.python.in_venv:
+            # A path to a virtual environment's interpreter names an environment to verify
+            # as installed; a version (3.10) or a base interpreter, the one to build for.
+            if python is not None and "/" in python and options.python.in_venv:
                 raise installer.InstallError(
                     f"the environment of {options.python.path} has no install record "
                     f"({installer.RECORD}): `recsdk-build install` did not install into it, "
