@@ -301,6 +301,17 @@ def verify_installed(
 
     The suite's own tools (pytest, hypothesis) go into a directory of the build directory on
     PYTHONPATH, never into the environment under test."""
+    manifest = record["manifest"]
+    try:
+        pins = dict(manifest["pins"])
+        wheels = [
+            str(w) for w in (*manifest["install"]["torchrec"], *manifest["install"]["wheels"])
+        ]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise VerifyError(
+            f"the install record of {python.path} is malformed (no {exc})",
+            hint="install the bundle again with `recsdk-build install`",
+        ) from None
     where = installed_results(paths, python)
     log = StageLog(paths.logs / "verify-installed.log", ui)
     try:
@@ -324,15 +335,14 @@ def verify_installed(
             replace_dir(staged, tools)
         upstream = upstream_wheel(project, paths.downloads, log)
         staging = new_staging_dir(paths.root, "verify-installed")
-        manifest = record["manifest"]
         summary, _ = run_suite(
             log,
             python.path,
             project,
             staging=staging,
-            pins=manifest["pins"],
+            pins=pins,
             upstream=upstream,
-            wheels=[*manifest["install"]["torchrec"], *manifest["install"]["wheels"]],
+            wheels=wheels,
             pythonpath=str(tools),
         )
         results = where / "results"

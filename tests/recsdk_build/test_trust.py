@@ -351,6 +351,9 @@ def test_verify_python_needs_an_install_record(
     record.write_text("{not json")
     code, out = invoke(cli, project, *args)
     assert code == 1 and "cannot be read" in out and "cached" not in out
+    record.write_text(json.dumps({"bundle": "b", "manifest": {"pins": {}}}))
+    code, out = invoke(cli, project, *args)
+    assert code == 1 and "is malformed" in out and "internal error" not in out
 
 
 def test_results_of_two_environments_are_kept_apart(tmp_path: Path) -> None:
