@@ -23,7 +23,7 @@ namespace mxrec {
 
 template <AscendC::HardEvent E>
 __aicore__ inline void PipeSync() {
-    const int32_t id = static_cast<int32_t>(AscendC::GetTPipePtr()->FetchEventID(E));
+    const int32_t id = static_cast<int32_t>(::GetTPipePtr()->FetchEventID(E));
     AscendC::SetFlag<E>(id);
     AscendC::WaitFlag<E>(id);
 }

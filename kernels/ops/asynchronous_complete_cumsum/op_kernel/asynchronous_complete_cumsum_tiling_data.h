@@ -13,7 +13,7 @@ struct AsynchronousCompleteCumsumTilingData {
 };
 
 // Tiling keys.
-constexpr uint64_t CUMSUM_KEY_SCAN = 1;  // every core scans a slice of each row; SyncAll per step
-constexpr uint64_t CUMSUM_KEY_ROWS = 2;  // rows are split over cores; each core scans whole rows
+#define CUMSUM_KEY_SCAN 1  // every core scans a slice of each row; SyncAll per step
+#define CUMSUM_KEY_ROWS 2  // rows are split over cores; each core scans whole rows
 
 #endif  // ASYNCHRONOUS_COMPLETE_CUMSUM_TILING_DATA_H

@@ -29,9 +29,12 @@ public:
                                 GM_ADDR /*weights*/, GM_ADDR bOffsets, GM_ADDR /*bTMap*/,
                                 GM_ADDR workspace, const BoundsCheckIndicesTilingData& td,
                                 TPipe* pipe) {
-        none_ = TILING_KEY_IS(BCI_KEY_NONE);  // nothing to check (the tiling says why)
-        if (none_)
+        if (TILING_KEY_IS(BCI_KEY_NONE)) {
+            none_ = true;  // nothing to check (the tiling says why)
             return;
+        } else if (TILING_KEY_IS(BCI_KEY_CHECK)) {
+            none_ = false;
+        }
         td_ = td;
         me_ = GetBlockIdx();
         rowsGm_.SetGlobalBuffer((__gm__ int64_t*)rows, td.tables);

@@ -22,7 +22,7 @@ struct BoundsCheckIndicesTilingData {
     uint32_t reserved;
 };
 
-constexpr uint64_t BCI_KEY_CHECK = 1;
-constexpr uint64_t BCI_KEY_NONE = 2;  // mode 3 (none): nothing to do
+#define BCI_KEY_CHECK 1
+#define BCI_KEY_NONE 2  // mode 3 (none): nothing to do
 
 #endif  // BOUNDS_CHECK_INDICES_TILING_DATA_H

@@ -26,7 +26,11 @@ public:
         pipe->InitBuffer(inQue_, 2, td.idxBufBytes);  // double buffered: DMA overlaps the gather
         pipe->InitBuffer(outQue_, 2, td.outBufBytes);
         pipe->InitBuffer(offBuf_, td.offBufBytes);
-        resident_ = TILING_KEY_IS(GATHER_KEY_UB);
+        if (TILING_KEY_IS(GATHER_KEY_UB)) {
+            resident_ = true;
+        } else if (TILING_KEY_IS(GATHER_KEY_GM)) {
+            resident_ = false;
+        }
         if (resident_) {
             pipe->InitBuffer(xBuf_, td.xBufBytes);
             LocalTensor<T> xs = xBuf_.Get<T>();

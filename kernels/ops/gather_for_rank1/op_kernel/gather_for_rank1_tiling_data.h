@@ -15,7 +15,7 @@ struct GatherForRank1TilingData {
     uint32_t offBufBytes;  // int32 byte offsets for the vector Gather
 };
 
-constexpr uint64_t GATHER_KEY_UB = 1;  // x fits in UB: loaded once per core, gathered in UB
-constexpr uint64_t GATHER_KEY_GM = 2;  // x too large: scalar reads of x in global memory
+#define GATHER_KEY_UB 1  // x fits in UB: loaded once per core, gathered in UB
+#define GATHER_KEY_GM 2  // x too large: scalar reads of x in global memory
 
 #endif  // GATHER_FOR_RANK1_TILING_DATA_H

@@ -25,7 +25,11 @@ public:
                                 GM_ADDR workspace, const IndexSelectForRank1BackwardTilingData& td,
                                 TPipe* pipe) {
         td_ = td;
-        resident_ = TILING_KEY_IS(ISB_KEY_UB);
+        if (TILING_KEY_IS(ISB_KEY_UB)) {
+            resident_ = true;
+        } else if (TILING_KEY_IS(ISB_KEY_ATOMIC)) {
+            resident_ = false;
+        }
         gradGm_.SetGlobalBuffer((__gm__ TG*)grad, td.gradLen);
         idxGm_.SetGlobalBuffer((__gm__ TI*)index, td.gradLen);
         outGm_.SetGlobalBuffer((__gm__ TG*)out, td.outLen);

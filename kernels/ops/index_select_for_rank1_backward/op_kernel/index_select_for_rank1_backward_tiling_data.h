@@ -17,7 +17,7 @@ struct IndexSelectForRank1BackwardTilingData {
     uint32_t castChunk;  // float32 elements per cast step (16-bit outputs)
 };
 
-constexpr uint64_t ISB_KEY_UB = 1;      // accumulate in UB per core, then one atomic add per core
-constexpr uint64_t ISB_KEY_ATOMIC = 2;  // N too large for UB: one atomic add per gradient element
+#define ISB_KEY_UB 1      // accumulate in UB per core, then one atomic add per core
+#define ISB_KEY_ATOMIC 2  // N too large for UB: one atomic add per gradient element
 
 #endif  // INDEX_SELECT_FOR_RANK1_BACKWARD_TILING_DATA_H

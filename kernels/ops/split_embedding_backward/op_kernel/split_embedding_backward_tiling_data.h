@@ -37,6 +37,7 @@ struct SplitEmbeddingBackwardTilingData {
     uint32_t windowBytes;  // one UB window over sorted_positions (and one over sorted_bags)
 };
 
-constexpr uint64_t SEB_KEY_DEFAULT = 1;
+// One kernel binary (no TILING_KEY_IS): CANN's operator compiler keys it 0.
+#define SEB_KEY_DEFAULT 0
 
 #endif  // SPLIT_EMBEDDING_BACKWARD_TILING_DATA_H

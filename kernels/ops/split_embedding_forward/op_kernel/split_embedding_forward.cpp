@@ -77,7 +77,11 @@ public:
                                 const SplitEmbeddingForwardTilingData& td, TPipe* pipe) {
         td_ = td;
         me_ = GetBlockIdx();
-        pooled_ = TILING_KEY_IS(SEF_KEY_POOLED);
+        if (TILING_KEY_IS(SEF_KEY_POOLED)) {
+            pooled_ = true;
+        } else if (TILING_KEY_IS(SEF_KEY_NOBAG)) {
+            pooled_ = false;
+        }
         wGm_.SetGlobalBuffer((__gm__ TW*)weights, td.weightsLen);
         woGm_.SetGlobalBuffer((__gm__ int64_t*)weightsOffsets, td.tables);
         doGm_.SetGlobalBuffer((__gm__ int32_t*)dOffsets, td.tables + 1);

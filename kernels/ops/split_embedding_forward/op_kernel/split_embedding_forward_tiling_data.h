@@ -27,7 +27,7 @@ struct SplitEmbeddingForwardTilingData {
     uint32_t reserved;
 };
 
-constexpr uint64_t SEF_KEY_POOLED = 1;  // sum or mean
-constexpr uint64_t SEF_KEY_NOBAG = 2;   // none
+#define SEF_KEY_POOLED 1  // sum or mean
+#define SEF_KEY_NOBAG 2   // none
 
 #endif  // SPLIT_EMBEDDING_FORWARD_TILING_DATA_H

@@ -742,15 +742,17 @@ private:
     void* prev_ = nullptr;
 };
 
-// 资源管理/GetTPipePtr.md: the kernel's current TPipe.
-inline TPipe* GetTPipePtr() {
+}  // namespace AscendC
+
+// 资源管理/GetTPipePtr.md: the kernel's current TPipe. Declared in the global namespace, where
+// CANN's kernel_common.h declares it (a call spelled AscendC::GetTPipePtr() does not compile
+// against the real headers).
+inline AscendC::TPipe* GetTPipePtr() {
     auto& c = recsdk::sim::Core();
     if (c.pipe == nullptr)
         recsdk::sim::Fail("GetTPipePtr", recsdk::sim::SrcLoc(), "no TPipe exists");
-    return static_cast<TPipe*>(c.pipe);
+    return static_cast<AscendC::TPipe*>(c.pipe);
 }
-
-}  // namespace AscendC
 
 namespace recsdk::sim {
 
