@@ -131,6 +131,7 @@ def _options(g: Globals, **words: Any) -> Options:
     root = (g.build_dir or project.root / "build").resolve()
     return compute_options(
         **words,
+        project_root=project.root,
         python_requires=project.runtime.python,
         python_recorded=Manifest.load(root).python,
     )
@@ -254,6 +255,17 @@ SocOpt = Annotated[
     str | None,
     typer.Option("--soc", help="Ascend SoC the operators are built for (default Ascend910B1)."),
 ]
+AscendcHeadersOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--ascendc-headers",
+        help="AscendC API headers (an asc-devkit tree or a CANN install) every kernel is "
+        "type-checked against before it is built. Default: $ASCEND_HOME_PATH, else "
+        "../shared/ascendc/asc-devkit beside the project; with none the check is reported "
+        "as not run.",
+        metavar="DIR",
+    ),
+]
 PythonOpt = Annotated[
     str | None,
     typer.Option(
@@ -295,6 +307,7 @@ def all_cmd(
     target: TargetOpt = "auto",
     python: PythonOpt = None,
     soc: SocOpt = None,
+    ascendc_headers: AscendcHeadersOpt = None,
 ) -> None:
     """Run every stage in order, skipping those whose inputs are unchanged."""
     g = _globals(ctx)
@@ -310,6 +323,7 @@ def all_cmd(
             fresh_env=fresh_env,
             target=target,
             soc=soc,
+            ascendc_headers=str(ascendc_headers) if ascendc_headers else None,
         )
         return _run(g, None, forced, options)
 
@@ -368,18 +382,30 @@ def ops(
             help="Write the generated projects, print the exact build commands, compile nothing.",
         ),
     ] = False,
+    ascendc_headers: AscendcHeadersOpt = None,
     force: ForceOpt = False,
 ) -> None:
     """Build the AscendC operators of kernels/ops.
 
     cann: mxrec_opp_OP.run per operator, built by the CANN toolkit and installed into a
     staging OPP tree. sim: mxrec_opp_OP_sim.so, the same kernels compiled against the host
-    emulation of AscendC (only operators whose sources changed are rebuilt).
+    emulation of AscendC (only operators whose sources changed are rebuilt). Both targets
+    first check every kernel by CANN's rules: tiling keys as CANN's operator compiler accepts
+    them, and every dtype variant type-checked against the real AscendC headers
+    (--ascendc-headers), or reported as not run when there are none.
     """
     g = _globals(ctx)
 
     def action() -> dict[str, Any]:
-        options = _options(g, target=target, soc=soc, only=only, jobs=jobs, dry_run=dry_run)
+        options = _options(
+            g,
+            target=target,
+            soc=soc,
+            only=only,
+            jobs=jobs,
+            dry_run=dry_run,
+            ascendc_headers=str(ascendc_headers) if ascendc_headers else None,
+        )
         return _run(g, [_stage("ops")], {"ops"} if force else set(), options)
 
     _guarded(g, action)

@@ -10,11 +10,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from enum import Enum
+from pathlib import Path
 from typing import Any
 
 from recsdk_build import interpreters
 from recsdk_build.errors import ToolMissingError, UsageError
 from recsdk_build.interpreters import Interpreter
+from recsdk_build.ops.cann_check import HeaderTree, NoHeaders, find_headers
 from recsdk_build.ops.cannproject import DEFAULT_SOC, check_soc
 from recsdk_build.toolchain import DEFAULT_CANN_ROOTS, TARGETS, find_cann
 
@@ -87,6 +89,12 @@ class OpsOptions:
     only: tuple[str, ...] | None = None  # operator or group names; None: every operator
     jobs: int = field(default_factory=default_jobs)
     dry_run: bool = False
+    # The AscendC headers every kernel is type-checked against before it is built
+    # (--ascendc-headers, else $ASCEND_HOME_PATH, else the pinned export beside the project),
+    # or why there are none: then the check is reported as not run.
+    headers: HeaderTree | NoHeaders = field(
+        default_factory=lambda: NoHeaders("no AscendC header tree was looked for")
+    )
 
 
 @dataclass(frozen=True)
@@ -128,6 +136,8 @@ def compute_options(
     only: list[str] | tuple[str, ...] | None = None,
     jobs: int | None = None,
     dry_run: bool = False,
+    ascendc_headers: str | None = None,
+    project_root: Path | None = None,
     python: str | None = None,
     python_requires: str = ">=3.10",
     python_recorded: dict[str, Any] | None = None,
@@ -136,12 +146,19 @@ def compute_options(
 
     ``python`` is --python (a path or a version); ``python_requires`` recsdk.toml's
     runtime.python; ``python_recorded`` the interpreter the build directory was made for,
-    the default when --python is not given."""
+    the default when --python is not given. ``ascendc_headers`` is --ascendc-headers;
+    ``project_root`` the checkout, beside which the pinned header export is looked for."""
     chosen_soc = soc or DEFAULT_SOC
     check_soc(chosen_soc)
     if jobs is not None and jobs < 1:
         raise UsageError(f"--jobs {jobs}: must be at least 1")
     choice = resolve_target(target, require_toolkit=not dry_run)
+    explicit = Path(ascendc_headers).expanduser() if ascendc_headers else None
+    headers: HeaderTree | NoHeaders = (
+        find_headers(explicit, project_root)
+        if project_root is not None or explicit is not None
+        else NoHeaders("no project to look for AscendC headers beside")
+    )
     return Options(
         fetch=FetchOptions(source=source, fallback=fallback, discard_local=discard_local),
         patch=PatchOptions(discard_local=discard_local),
@@ -151,6 +168,7 @@ def compute_options(
             only=tuple(only) if only else None,
             jobs=jobs or default_jobs(),
             dry_run=dry_run,
+            headers=headers,
         ),
         env=EnvOptions(fresh=fresh_env),
         plugin=PluginOptions(target=choice),

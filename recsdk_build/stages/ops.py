@@ -2,14 +2,17 @@
 
 How is the target's business (recsdk_build/targets): cann operator packages by the toolkit, or
 sim libraries against the AscendC emulation. This stage owns what both share: which operators
-(``--only``), what the build depends on, and when a previous build can be kept.
+(``--only``), what the build depends on, and when a previous build can be kept, and the
+check of every chosen kernel by CANN's own rules before either target builds it
+(ops/cann_check.py: tiling keys, and the type-check against the real AscendC headers, recorded
+as checked or as not run with the reason).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from recsdk_build.ops import cannproject, catalogue, codegen, simbuild
+from recsdk_build.ops import cann_check, cannproject, catalogue, codegen, simbuild
 from recsdk_build.pipeline.manifest import StageRecord
 from recsdk_build.pipeline.outputs import OpsOutput
 from recsdk_build.pipeline.stage import Context, Outcome, Stage
@@ -22,7 +25,7 @@ class OpsStage(Stage):
     name = "ops"
     summary = "AscendC operators (cann packages or sim libraries)"
     produces = OpsOutput
-    helpers = (catalogue, codegen, simbuild, cannproject, sim_target, cann_target)
+    helpers = (catalogue, codegen, simbuild, cannproject, cann_check, sim_target, cann_target)
 
     @staticmethod
     def _job(ctx: Context) -> OpsJob:
@@ -40,6 +43,7 @@ class OpsStage(Stage):
             "soc": job.options.soc,
             "only": [s.name for s in job.chosen],
             "dry_run": job.options.dry_run,
+            "cann_check": cann_check.inputs(job.kernels, job.options.headers),
             **backend(job.options.target.target).ops_inputs(job),
         }
 
@@ -51,4 +55,28 @@ class OpsStage(Stage):
     def run(self, ctx: Context) -> Outcome:
         choice = ctx.options.ops.target
         ctx.ui.info(f"  target: [bold]{choice.target.value}[/bold]{choice.why}")
-        return backend(choice.target).build_ops(ctx, self._job(ctx))
+        job = self._job(ctx)
+        report = self._cann_check(ctx, job)
+        outcome = backend(choice.target).build_ops(ctx, job)
+        outcome.provenance["cann_check"] = report.record()
+        return outcome
+
+    @staticmethod
+    def _cann_check(ctx: Context, job: OpsJob) -> cann_check.CheckReport:
+        """Every chosen kernel by CANN's rules, before anything is built (a dry run checks
+        the tiling keys only: it is for reading the commands)."""
+        headers = job.options.headers
+        if job.options.dry_run:
+            headers = cann_check.NoHeaders("--dry-run (the type-check runs on a real build)")
+        elif isinstance(headers, cann_check.HeaderTree):
+            ctx.ui.info(f"  AscendC headers: {headers.root} ({headers.origin})")
+        what = f"checking {len(job.chosen)} kernel(s) against CANN's rules"
+        with ctx.ui.status(what):
+            report = cann_check.check_catalogue(
+                job.chosen, job.kernels, headers, jobs=job.options.jobs
+            )
+        if report.typecheck == "checked":
+            ctx.ui.info(f"  CANN check: {report.summary()}")
+        else:
+            ctx.ui.warn(f"CANN check: {report.summary()}")
+        return report
