@@ -1,7 +1,8 @@
 """fbgemm operators torchrec's sharding reaches, on the npu device, against fbgemm's CPU kernels.
 
 KeyedTensor.regroup (permute_pooled_embs_auto_grad, forward and backward), the variable-batch
-paths (permute_1D_sparse_data, segment_sum_csr) and permute_2D_sparse_data_input1D: every result
+paths (permute_1D_sparse_data, segment_sum_csr, expand_into_jagged_permute),
+permute_2D_sparse_data_input1D and the position-weighted features' offsets_range: every result
 equal to fbgemm's CPU result on the same inputs, and bad arguments refused with a clear error
 before any kernel runs.
 """
@@ -205,3 +206,52 @@ def test_segment_sum_csr_refuses_bad_offsets() -> None:
         fbgemm.segment_sum_csr(1, torch.tensor([0, 5, 2], dtype=torch.int32).to(NPU), values)
     with pytest.raises(ValueError, match="past the end of values"):
         fbgemm.segment_sum_csr(3, torch.tensor([0, 2, 4], dtype=torch.int32).to(NPU), values)
+
+
+# ---- offsets_range / expand_into_jagged_permute -----------------------------------------------
+
+
+@pytest.mark.requires_npu_ops("fbgemm::offsets_range")
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+def test_offsets_range_matches_cpu(dtype: torch.dtype) -> None:
+    lengths = torch.randint(0, 9, (300,), generator=torch.Generator().manual_seed(7))
+    offsets = torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)[:-1]]).to(dtype)
+    size = int(lengths.sum())
+    expected = fbgemm.offsets_range(offsets, size)
+    assert_same(fbgemm.offsets_range(offsets.to(NPU), size), expected)
+
+
+@pytest.mark.requires_npu_ops("fbgemm::offsets_range")
+def test_offsets_range_refuses_what_the_cpu_op_leaves_undefined() -> None:
+    with pytest.raises(RuntimeError, match="to have one of the following scalar types: Long, Int"):
+        fbgemm.offsets_range(torch.tensor([0.0, 2.0]).to(NPU), 4)
+    with pytest.raises(ValueError, match=r"offsets\[0\] = 1 must be 0"):
+        fbgemm.offsets_range(torch.tensor([1, 2]).to(NPU), 4)
+    with pytest.raises(ValueError, match="non-decreasing"):
+        fbgemm.offsets_range(torch.tensor([0, 3, 2]).to(NPU), 4)
+
+
+@pytest.mark.requires_npu_ops("fbgemm::expand_into_jagged_permute")
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+def test_expand_into_jagged_permute_matches_cpu(dtype: torch.dtype) -> None:
+    gen = torch.Generator().manual_seed(8)
+    lengths = torch.randint(0, 20, (48,), generator=gen)
+    permute = torch.randperm(48, generator=gen)
+    zero = torch.zeros(1, dtype=torch.int64)
+    input_offset = torch.cat([zero, lengths.cumsum(0)]).to(dtype)
+    output_offset = torch.cat([zero, lengths[permute].cumsum(0)]).to(dtype)
+    size = int(output_offset[-1])
+    args = (permute.to(dtype), input_offset, output_offset)
+    expected = fbgemm.expand_into_jagged_permute(*args, size)
+    assert_same(fbgemm.expand_into_jagged_permute(*(t.to(NPU) for t in args), size), expected)
+
+
+@pytest.mark.requires_npu_ops("fbgemm::expand_into_jagged_permute")
+def test_expand_into_jagged_permute_refuses_bad_arguments() -> None:
+    permute, offsets = torch.tensor([1, 0]).to(NPU), torch.tensor([0, 2, 5]).to(NPU)
+    with pytest.raises(RuntimeError, match=r"Expected permute.numel\(\) > 0"):
+        fbgemm.expand_into_jagged_permute(permute[:0], offsets[:1], offsets[:1], 0)
+    with pytest.raises(RuntimeError, match="expected scalar type Long but found Int"):
+        fbgemm.expand_into_jagged_permute(permute, offsets.int(), offsets, 5)
+    with pytest.raises(ValueError, match=r"permute\[1\] = 2 is not a segment"):
+        fbgemm.expand_into_jagged_permute(torch.tensor([1, 2]).to(NPU), offsets, offsets, 5)

@@ -311,6 +311,71 @@ def permute_multi_embedding_case() -> Case:
     )
 
 
+def permute_pooled_embs_case() -> Case:
+    # KeyedTensor.regroup of a DLRM batch: B = 4096, 26 features of D 64 or 128, fp32.
+    dims = torch.randint(1, 3, (26,), generator=GEN).mul(64).tolist()
+    pooled = torch.randn(4096, sum(dims), generator=GEN)
+    offsets = torch.tensor([0, *torch.tensor(dims).cumsum(0).tolist()])
+    permute = torch.randperm(26, generator=GEN)
+    out = torch.empty_like(pooled)
+    return Case(
+        "permute_pooled_embs",
+        f"fp32 [4096, {sum(dims)}], 26 feature blocks of D 64/128 permuted",
+        2 * nbytes(pooled) + nbytes(offsets, permute),
+        lambda ops: ops("permute_pooled_embs").launch(
+            [lib.arg(pooled), lib.arg(offsets), lib.arg(permute), lib.arg(out)], [-1]
+        ),
+    )
+
+
+def segment_sum_csr_case() -> Case:
+    # length_per_key of a variable-batch KJT: 4096 keys of 1-800 samples each, int64 lengths.
+    strides = torch.randint(1, 800, (4096,), generator=GEN)
+    csr = torch.cat([torch.zeros(1, dtype=torch.int64), strides.cumsum(0)]).int()
+    lengths = torch.randint(0, 20, (int(csr[-1]),), generator=GEN)
+    out = torch.empty(4096, dtype=torch.int64)
+    return Case(
+        "segment_sum_csr",
+        f"int64 lengths [{lengths.numel()}] in 4096 segments of 1-800",
+        nbytes(csr, lengths, out),
+        lambda ops: ops("segment_sum_csr").launch(
+            [lib.arg(csr), lib.arg(lengths), lib.arg(out)], [1]
+        ),
+    )
+
+
+def offsets_range_case() -> Case:
+    # A position-weighted feature: B = 65536 bags of 0-60 ids, int64.
+    lengths = torch.randint(0, 61, (65536,), generator=GEN)
+    offsets = torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)[:-1]])
+    size = int(lengths.sum())
+    out = torch.empty(size, dtype=torch.int64)
+    return Case(
+        "offsets_range",
+        f"int64 offsets [65536] -> range [{size}]",
+        nbytes(offsets, out),
+        lambda ops: ops("offsets_range").launch([lib.arg(offsets), lib.arg(out)], [size]),
+    )
+
+
+def expand_into_jagged_permute_case() -> Case:
+    # The recat of a variable-batch all-to-all: 64 ranks x 26 features of 0-4000 ids, int32.
+    lengths = torch.randint(0, 4001, (64 * 26,), generator=GEN)
+    permute = torch.randperm(lengths.numel(), generator=GEN)
+    zero = torch.zeros(1, dtype=torch.int64)
+    input_offset = torch.cat([zero, lengths.cumsum(0)]).int()
+    output_offset = torch.cat([zero, lengths[permute].cumsum(0)]).int()
+    size = int(output_offset[-1])
+    out = torch.empty(size, dtype=torch.int32)
+    tensors = [permute.int(), input_offset, output_offset, out]
+    return Case(
+        "expand_into_jagged_permute",
+        f"int32, {lengths.numel()} segments -> [{size}]",
+        nbytes(*tensors),
+        lambda ops: ops("expand_into_jagged_permute").launch([lib.arg(t) for t in tensors], [size]),
+    )
+
+
 CASES = {
     "asynchronous_complete_cumsum": cumsum_case,
     "jagged_to_padded_dense": jagged_case,
@@ -324,6 +389,10 @@ CASES = {
     "block_bucketize_sparse_features": bucketize_case,
     "invert_permute": invert_case,
     "permute_multi_embedding": permute_multi_embedding_case,
+    "permute_pooled_embs": permute_pooled_embs_case,
+    "segment_sum_csr": segment_sum_csr_case,
+    "offsets_range": offsets_range_case,
+    "expand_into_jagged_permute": expand_into_jagged_permute_case,
 }
 
 

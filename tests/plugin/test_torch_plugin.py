@@ -73,6 +73,8 @@ REGISTERED = {
         "permute_pooled_embs",
         "permute_pooled_embs_auto_grad",
         "segment_sum_csr",
+        "offsets_range",
+        "expand_into_jagged_permute",
         "permute_multi_embedding_function",
         "permute_multi_embedding",
         "kt_regroup_arguments",
@@ -120,6 +122,8 @@ FAMILIES = {
         "permute_pooled_embs",
         "permute_pooled_embs_auto_grad",
         "segment_sum_csr",
+        "offsets_range",
+        "expand_into_jagged_permute",
     },
     "keyed.cpp": {
         "permute_multi_embedding_function",

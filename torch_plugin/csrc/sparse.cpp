@@ -1,6 +1,7 @@
 // Sparse features on the npu: fbgemm's cumulative sums, permute_{1D,2D}_sparse_data (and
 // permute_2D_sparse_data_input1D), block_bucketize_sparse_features, invert_permute,
-// bounds_check_indices, permute_pooled_embs(_auto_grad) and segment_sum_csr.
+// bounds_check_indices, permute_pooled_embs(_auto_grad), segment_sum_csr, offsets_range and
+// expand_into_jagged_permute.
 //
 // Dispatch keys follow fbgemm 1.1.0's own: permute_2D_sparse_data has fbgemm's autograd kernel
 // on the Autograd alias key, as has permute_pooled_embs_auto_grad; asynchronous_*_cumsum,
@@ -258,6 +259,81 @@ at::Tensor segment_sum_csr(int64_t batch_size, const at::Tensor& csr_seg,
     return out;
 }
 
+// Each position's index within its segment (TorchRec's position-weighted features). offsets
+// are read on the host: fbgemm's CPU op leaves positions before offsets[0] uninitialised and
+// writes outside its output for offsets that decrease or pass range_size; those are refused.
+at::Tensor offsets_range(const at::Tensor& offsets, int64_t range_size) {
+    const char* op = "offsets_range";
+    check_npu(op, "offsets", offsets);
+    // fbgemm's own checks, with its messages.
+    TORCH_CHECK(offsets.dim() == 1, "Tensor 'offsets' must have 1 dimension(s). Found ",
+                offsets.dim());
+    TORCH_CHECK(offsets.scalar_type() == at::kLong || offsets.scalar_type() == at::kInt,
+                "Expected tensor for argument #1 'offsets' to have one of the following scalar "
+                "types: Long, Int; but got ",
+                offsets.scalar_type(),
+                " instead (while checking arguments for _offsets_range_cpu)");
+    TORCH_CHECK(range_size >= 0, "Trying to create tensor with negative dimension ", range_size,
+                ": [", range_size, "]");
+    at::Tensor range = at::empty({range_size}, offsets.options());
+    if (range_size == 0)
+        return range;
+    TORCH_CHECK_VALUE(offsets.size(0) >= 1, op, ": offsets is empty, so no position of the ",
+                      range_size, " has a segment");
+    const at::Tensor host = check_offsets(op, "offsets", offsets);
+    const int64_t* o = host.data_ptr<int64_t>();
+    TORCH_CHECK_VALUE(o[0] == 0, op, ": offsets[0] = ", o[0],
+                      " must be 0 (positions before it would belong to no segment)");
+    TORCH_CHECK_VALUE(o[host.size(0) - 1] <= range_size, op,
+                      ": offsets[-1] = ", o[host.size(0) - 1], " passes range_size ", range_size);
+    backend::offsets_range(offsets.contiguous(), range_size, range);
+    return range;
+}
+
+// TorchRec's variable-batch recat: a permutation of T segments expanded to one of their
+// elements. permute and output_offsets are read on the host: fbgemm's CPU op reads and writes
+// out of bounds for entries outside [0, T) or offsets that decrease or pass output_size.
+at::Tensor expand_into_jagged_permute(const at::Tensor& permute, const at::Tensor& input_offsets,
+                                      const at::Tensor& output_offsets, int64_t output_size) {
+    const char* op = "expand_into_jagged_permute";
+    check_npu(op, "permute", permute);
+    check_npu(op, "input_offset", input_offsets);
+    check_npu(op, "output_offset", output_offsets);
+    check_same_device(op, permute, {&input_offsets, &output_offsets});
+    // fbgemm's own checks, with its messages.
+    TORCH_CHECK(permute.numel() > 0);
+    TORCH_CHECK(permute.numel() == input_offsets.numel() - 1);
+    TORCH_CHECK(permute.numel() == output_offsets.numel() - 1);
+    const auto dtype = permute.scalar_type();
+    TORCH_CHECK(dtype == at::kInt || dtype == at::kLong,
+                "\"expand_into_jagged_permute_cpu\" not implemented for '", c10::toString(dtype),
+                "'");
+    for (const at::Tensor* t : {&input_offsets, &output_offsets}) {
+        TORCH_CHECK(t->scalar_type() == dtype, "expected scalar type ", dtype, " but found ",
+                    t->scalar_type());
+    }
+    TORCH_CHECK(output_size >= 0, "Trying to create tensor with negative dimension ", output_size,
+                ": [", output_size, "]");
+    check_dim(op, "permute", permute, 1, 1);
+    const int64_t segments = permute.size(0);
+    const at::Tensor out_host = check_offsets(op, "output_offset", output_offsets.reshape({-1}));
+    const int64_t* o = out_host.data_ptr<int64_t>();
+    TORCH_CHECK_VALUE(o[0] == 0 && o[segments] == output_size, op,
+                      ": output_offset must run from 0 to output_size = ", output_size, ", got ",
+                      o[0], " .. ", o[segments]);
+    const at::Tensor perm_host = permute.to(at::kCPU, at::kLong).contiguous();
+    const int64_t* p = perm_host.data_ptr<int64_t>();
+    for (int64_t t = 0; t < segments; ++t) {
+        TORCH_CHECK_VALUE(p[t] >= 0 && p[t] < segments, op, ": permute[", t, "] = ", p[t],
+                          " is not a segment (", segments, " segments)");
+    }
+    at::Tensor out = at::empty({output_size}, input_offsets.options());
+    backend::expand_into_jagged_permute(
+        permute.contiguous(), input_offsets.reshape({-1}).contiguous(),
+        output_offsets.reshape({-1}).contiguous(), output_size, out);
+    return out;
+}
+
 void bounds_check_indices(const at::Tensor& rows_per_table, const at::Tensor& indices,
                           const at::Tensor& offsets, int64_t bounds_check_mode,
                           const at::Tensor& warning, const std::optional<at::Tensor>& weights,
@@ -436,6 +512,8 @@ TORCH_LIBRARY_IMPL(fbgemm, PrivateUse1, m) {
     m.impl("permute_pooled_embs", &fbgemm_npu::permute_pooled_embs);
     m.impl("permute_pooled_embs_auto_grad", &fbgemm_npu::permute_pooled_embs);
     m.impl("segment_sum_csr", &fbgemm_npu::segment_sum_csr);
+    m.impl("offsets_range", &fbgemm_npu::offsets_range);
+    m.impl("expand_into_jagged_permute", &fbgemm_npu::expand_into_jagged_permute);
     m.impl("block_bucketize_sparse_features",
            torch::CppFunction::makeFromBoxedFunction<
                &fbgemm_npu::block_bucketize_sparse_features_boxed>());

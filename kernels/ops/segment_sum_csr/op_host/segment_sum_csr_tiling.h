@@ -33,9 +33,12 @@ inline TilingPlan<SegmentSumCsrTilingData> SegmentSumCsrTiling(const SegmentSumC
     td.batchSize = a.batchSize;
     td.valueBufBytes = static_cast<uint32_t>(UbShare(p, 2));
     td.outBufBytes = static_cast<uint32_t>(UbShare(p, 8));
-    td.windowBytes = static_cast<uint32_t>(UbShare(p, 8));
     const int64_t bytes = td.valueCount * DTypeSize(a.values.dtype) + segments * 8;
     SetCoreNum(plan, CoresForBytes(p, bytes));
+    // A window load reads a whole window: about a core's share of csr_seg keeps the cores from
+    // each reading far past their own segments.
+    td.windowBytes = static_cast<uint32_t>(
+        Min64(UbShare(p, 8), AlignedBytes(CeilDiv(segments + 1, td.coreNum) + 8, 4)));
     return plan;
 }
 

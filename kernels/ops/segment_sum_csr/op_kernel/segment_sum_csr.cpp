@@ -72,6 +72,7 @@ public:
         const int64_t last = idx == td_.coreNum - 1 ? s : FirstStartingAt(share.end);
         if (idx == 0 && csrGm_.GetValue(0) < 0)
             Trap();
+        CheckNonDecreasing();
         if (first < last)
             valuesEnd_ = mxrec::Min64(Start(last), td_.valueCount);  // no piece reads past it
         SumSegments(first, last);
@@ -82,6 +83,16 @@ private:
 
     __aicore__ inline int64_t Start(int64_t i) {
         return static_cast<int64_t>(csrGm_.GetValue(i)) * td_.batchSize;
+    }
+
+    // Core c checks the pairs (i, i + 1) of its even share of csr_seg, so that every pair is
+    // checked once (the binary searches assume order; the walks cover only a core's segments).
+    __aicore__ inline void CheckNonDecreasing() {
+        const mxrec::Span pairs = mxrec::SplitEven(td_.segments, td_.coreNum, GetBlockIdx());
+        for (int64_t i = pairs.begin; i < pairs.end; ++i) {
+            if (csrWin_.Get(i + 1) < csrWin_.Get(i))
+                Trap();  // csr_seg decreases
+        }
     }
 
     // The first segment in [0, S] whose start is >= v (csr_seg is non-decreasing; a core whose
