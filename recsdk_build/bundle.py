@@ -342,17 +342,23 @@ def install_md(data: dict[str, Any]) -> str:
         "",
         "## Install",
         "",
-        "With recsdk-build (checks every file against SHA256SUMS first; `--dry-run` prints "
-        "the steps):",
+        f"The bundle's own sha256 is in `{name}{SUFFIX}.sha256`, written beside it by `dist` "
+        "and published apart from it: check the bundle against that copy, not against "
+        "anything inside the bundle.",
+        "",
+        "With recsdk-build (checks the bundle's sha256, then every file against SHA256SUMS "
+        "and every manifest field; `--dry-run` prints the steps):",
         "",
         "```bash",
-        f"recsdk-build install --bundle {name}{SUFFIX} --python /path/to/env/bin/python",
+        f"recsdk-build install --bundle {name}{SUFFIX} --sha256-file {name}{SUFFIX}.sha256 "
+        "--python /path/to/env/bin/python",
         "recsdk-build verify --python /path/to/env/bin/python",
         "```",
         "",
-        "By hand, from the unpacked bundle, with the environment's Python as `python`:",
+        "By hand, with the environment's Python as `python`:",
         "",
         "```bash",
+        f"sha256sum -c {name}{SUFFIX}.sha256 && tar xzf {name}{SUFFIX} && cd {name}",
         f"sha256sum -c {SUMS}",
         f"python -m pip install --require-hashes --no-deps -r {LOCK}",
         *(f"python -m pip install '{r}'" for r in extra),

@@ -98,8 +98,17 @@ def test_the_archive_is_sorted_owned_by_root_and_timeless(
         }
     wheels = sorted(p.name for p in (build / "dist").iterdir())
     assert sorted(files) == sorted(
-        ["INSTALL.md", "SHA256SUMS", "manifest.json", *(f"wheels/{w}" for w in wheels)]
+        [
+            "INSTALL.md",
+            "SHA256SUMS",
+            "manifest.json",
+            "runtime.lock",
+            "environment.txt",
+            *(f"wheels/{w}" for w in wheels),
+        ]
     )
+    # The runtime as verified, shipped byte for byte.
+    assert files["runtime.lock"] == (build / "verify" / "results" / "runtime.lock").read_bytes()
     sums = dict(reversed(line.split("  ")) for line in files["SHA256SUMS"].decode().splitlines())
     assert sums == {n: hashlib.sha256(b).hexdigest() for n, b in files.items() if n != "SHA256SUMS"}
     data = json.loads(files["manifest.json"])
@@ -114,6 +123,8 @@ def test_the_archive_is_sorted_owned_by_root_and_timeless(
     text = files["INSTALL.md"].decode()
     assert f"recsdk-build install --bundle {_name('sim')}" in text
     assert all(w in text for w in wheels) and "sha256sum -c SHA256SUMS" in text
+    assert f"--sha256-file {_name('sim')}.sha256" in text
+    assert "pip install --require-hashes --no-deps -r runtime.lock" in text
 
 
 def test_a_cann_bundle_carries_the_operator_packages(
@@ -208,3 +219,15 @@ def test_a_changed_byte_is_named_by_file_or_as_damage(
         with pytest.raises(BundleError, match=r"damaged|does not match|missing|not listed"):
             bundle.open_bundle(damaged, tmp_path / f"out-{offset}")
     assert gzip.decompress(path.read_bytes())  # the original is intact
+
+
+def test_a_build_without_a_runtime_lock_is_refused(
+    cli: CliRunner, full: Path, tmp_path: Path
+) -> None:
+    build = tmp_path / "build"
+    manifest = make_build(full, build)
+    verify = manifest.stages["verify"]
+    verify.artifacts = [a for a in verify.artifacts if not a.path.endswith("runtime.lock")]
+    manifest.save()
+    code, out = _dist(cli, full, build)
+    assert code == 1 and "has no runtime lock" in " ".join(out.split())
