@@ -7,7 +7,8 @@
 // Matmul-Tiling类/TCubeTiling结构体.md (table 2, "TCubeTiling约束条件", and the recommended values:
 // base (128, 256, 64), dbL0A = dbL0B = 2, depthA1 / (stepM * stepKa) = 2, stepKa/stepKb so that K
 // is loaded whole first). The choices follow what MultiCoreMatmulTiling/GetTiling are documented to
-// produce (singleCoreK = K, usedCoreNum = (M / singleCoreM) * (N / singleCoreN) <= the AIC count);
+// produce (singleCoreK = K, usedCoreNum = (M / singleCoreM) * (N / singleCoreN) <= the cores of
+// SetDim: AIVs in MIX mode, AICs in pure Cube mode);
 // the toolkit's own search is not public and is not reproduced, so on the cann target an operator
 // may also take its TCubeTiling from matmul_tiling::MultiCoreMatmulTiling: the field names and
 // layout are the toolkit's (kernel_tiling/kernel_tiling.h).
@@ -173,7 +174,12 @@ struct MatmulTilingArgs {
     int64_t baseM = 0;
     int64_t baseN = 0;
     int64_t baseK = 0;
-    uint32_t cores = 0;  // AICs to spread over; 0: PlatformInfo::cube_cores
+    // SetDim (Matmul-Tiling类/SetDim.md): the cores the tiling may spread the tiles over, one tile
+    // each. In MIX mode (the API driven from the AIVs, `mix`) they are AIVs - SetDim(
+    // GetCoreNumAiv()), usedCoreNum the AIVs that call, blockDim CeilDiv(usedCoreNum, 2) AI cores
+    // at AIC:AIV 1:2 -; in pure Cube mode (ASCENDC_CUBE_ONLY) AICs. 0: all of the platform's.
+    uint32_t cores = 0;
+    bool mix = true;
 };
 
 struct MatmulTiling {
@@ -210,9 +216,10 @@ inline MatmulTiling MatmulApiTiling(const MatmulTilingArgs& a, const PlatformInf
         return fail("M, N and K must be positive");
     if (a.m > INT32_MAX || a.n > INT32_MAX || a.k > INT32_MAX)
         return fail("M, N and K must fit in int32");
-    const uint32_t cores = a.cores != 0 ? a.cores : p.cube_cores;
-    if (cores == 0)
+    if (p.cube_cores == 0)
         return fail("the platform has no cube cores");
+    const uint32_t platformCores = a.mix ? p.vector_cores : p.cube_cores;
+    const uint32_t cores = a.cores != 0 ? a.cores : platformCores;
     CubeTile t;
     t.aBytes = DTypeSize(a.a);
     t.bBytes = DTypeSize(a.b);
@@ -253,7 +260,7 @@ inline MatmulTiling MatmulApiTiling(const MatmulTilingArgs& a, const PlatformInf
     const int64_t used = CeilDiv(a.m, sM) * CeilDiv(a.n, sN);
     if (used > cores)
         return fail("singleCoreM/N " + std::to_string(sM) + "/" + std::to_string(sN) + " need " +
-                    std::to_string(used) + " cores, the platform has " + std::to_string(cores));
+                    std::to_string(used) + " cores, SetDim allows " + std::to_string(cores));
 
     const int64_t kAlign = BaseKAlign(t);
     const bool f32 = a.a == DType::kFloat32;

@@ -142,31 +142,67 @@ def test_iterate_and_async(mm: Lib, extra) -> None:
     assert bool(((c.double() - a64 @ b64).abs() <= fp32_bound(a64, b64, k)).all())
 
 
-def test_get_tensor_c_into_unified_buffer(mm: Lib) -> None:
-    """Iterate + GetTensorC into a VECIN tensor, doubled by the vector unit, copied out by row."""
+def run_to_ub(mm: Lib, extra: int):
     m, n, k = 150, 200, 40  # tails in every block direction
     a, b, a64, b64 = operands(m, n, k, torch.float16)
     c = torch.full((m, n), float("nan"))
-    case = make_case("mm_to_ub", a, b, c, blocks=2, tiles=3)
+    case = make_case("mm_to_ub", a, b, c, blocks=2, tiles=3, extra=extra)
     tiling = mm.tiling(case)
     tiling.update({"baseM": 64, "baseN": 64})
-    result = mm.run(case, tiling)
+    return mm.run(case, tiling), c, a64, b64, k
+
+
+def test_get_tensor_c_into_unified_buffer(mm: Lib) -> None:
+    """Iterate + GetTensorC(ub, 0, enSequentialWrite = true) into a VECIN tensor (the official
+    samples' call), doubled by the vector unit, copied out by row."""
+    result, c, a64, b64, k = run_to_ub(mm, 0)
     assert result.ok, result.message
     assert bool(((c.double() - 2 * (a64 @ b64)).abs() <= 2 * fp32_bound(a64, b64, k)).all())
 
 
-def test_async_iterate_all_lands_at_wait(mm: Lib) -> None:
-    """IterateAll<false>(..., waitIterateAll = true) stores C at WaitIterateAll, the latest a device
-    would: a read before the wait sees the old contents."""
+def test_get_tensor_c_non_sequential_goes_to_its_place_in_the_tile(mm: Lib) -> None:
+    """enSequentialWrite = false writes the block at its place in [singleCoreM, N] (GetTensorC.md):
+    a baseM x baseN tensor cannot take the second block."""
+    result, *_ = run_to_ub(mm, 2)
+    assert result.status == CHECK_FAILED
+    msg = result.message
+    assert "Matmul::GetTensorC" in msg and "enSequentialWrite = true" in msg, msg
+
+
+def test_get_tensor_c_into_ub_is_an_mte2_write(mm: Lib) -> None:
+    """The block reaches the unified buffer by the AIV's MTE2 (ordered before its vector pipe by the
+    API only): copying it straight out with MTE3 is a race."""
+    result, *_ = run_to_ub(mm, 1)
+    assert result.status == CHECK_FAILED
+    msg = result.message
+    assert "read-after-write" in msg and "Matmul::GetTensorC" in msg and "PIPE_MTE2" in msg, msg
+    assert "DataCopyPad" in msg, msg
+
+
+def async_peek(mm: Lib, extra: int):
     m, n, k = 32, 32, 32
     a, b, a64, b64 = operands(m, n, k, torch.float16)
     c = torch.full((m, n), 7.0)
     out = torch.full((2,), -1, dtype=torch.int64)
-    case = make_case("mm_async_peek", a, b, c, out=out, blocks=1, tiles=1)
-    result = mm.run(case, mm.tiling(case))
+    case = make_case("mm_async_peek", a, b, c, out=out, blocks=1, tiles=1, extra=extra)
+    return mm.run(case, mm.tiling(case)), c, out, a64, b64, k
+
+
+def test_async_iterate_all_read_after_wait(mm: Lib) -> None:
+    result, c, out, a64, b64, k = async_peek(mm, 1)
     assert result.ok, result.message
-    assert out.tolist() == [1, 0]
+    assert out.tolist() == [-1, 0]
     assert bool(((c.double() - a64 @ b64).abs() <= fp32_bound(a64, b64, k)).all())
+
+
+def test_async_iterate_all_read_before_wait_is_reported(mm: Lib) -> None:
+    """IterateAll<false>(..., waitIterateAll = true) has finished only at WaitIterateAll: reading C
+    before it is a race, named with both calls."""
+    result, *_ = async_peek(mm, 0)
+    assert result.status == CHECK_FAILED
+    msg = result.message
+    assert "GlobalTensor::GetValue" in msg and "Matmul::IterateAll at matmul_kernels.cpp:" in msg
+    assert "WaitIterateAll" in msg, msg
 
 
 def test_atomic_add_across_calls(mm: Lib) -> None:
@@ -363,6 +399,23 @@ def test_mixed_kernel_cube_to_vector(mm: Lib, blocks) -> None:
     assert all(x["vector_elements"] > 0 for x in result.kind(AIV))
     assert all(x["cube_macs"] > 0 for x in result.kind(AIC))
     assert sum(x["cross_core_flags"] for x in result.kind(AIC)) == blocks
+
+
+def test_mixed_kernel_without_cross_core_sync_is_reported(mm: Lib) -> None:
+    """The AIC signals through a word in global memory the AIVs poll: nothing orders the Cube's
+    write of the workspace before their reads (CrossCoreSetFlag/WaitFlag would)."""
+    m, n, k = 32, 32, 32
+    a, b, _, _ = operands(m, n, k, torch.float16)
+    c = torch.zeros(m, n)
+    ws = torch.zeros(m, n)
+    out = torch.zeros(2, dtype=torch.int64)
+    case = make_case("mix_postprocess", a, b, c, ws=ws, out=out, blocks=2, tiles=1, extra=2)
+    result = mm.run(case, mm.tiling(case))
+    assert result.status == CHECK_FAILED
+    msg = result.message
+    assert "DataCopy" in msg and "AIV core" in msg and "'workspace'" in msg, msg
+    assert "Matmul::IterateAll at matmul_kernels.cpp:" in msg and "AIC core" in msg, msg
+    assert "CrossCoreSetFlag" in msg, msg
 
 
 def test_mixed_kernel_missing_set_is_a_deadlock(mm: Lib) -> None:

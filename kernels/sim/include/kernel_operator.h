@@ -20,5 +20,6 @@
 #include "recsdk_sim/vector_masked.h"
 #include "kernel_log.h"
 #include "recsdk_sim/mix.h"
+#include "recsdk_sim/cube_basic.h"
 
 #endif  // RECSDK_SIM_KERNEL_OPERATOR_H

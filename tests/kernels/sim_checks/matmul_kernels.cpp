@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <thread>
 
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
@@ -151,7 +152,9 @@ void MmCube() {  // ASCENDC_CUBE_ONLY, KERNEL_TYPE_AIC_ONLY: each AIC computes i
 
 // The mixed kernel of the brief: per AI core, the AIC writes C_blk = A_blk * B to the workspace
 // (fp32) and sets flag 3 (mode 2); each AIV waits for it and writes 2 * x + 1 for its half of the
-// block's rows into C. extra = 1: the AIC forgets the flag (the AIVs would wait forever).
+// block's rows into C. extra = 1: the AIC forgets the flag (the AIVs would wait forever); 2: the
+// AIC signals through a word in global memory that the AIVs poll, which does not order the Cube's
+// write before their reads.
 void MixPostprocess() {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
     constexpr uint16_t kReady = 3;
@@ -179,11 +182,23 @@ void MixPostprocess() {
             mm.IterateAll(ws[r0 * N]);
             mm.End();
         }
-        if (g->extra != 1)
+        if (g->extra == 2) {  // a flag in GM instead of a cross-core flag (orders nothing)
+            GlobalTensor<int64_t> done;
+            done.SetGlobalBuffer((__gm__ int64_t*)g->out, g->out_len);
+            done.SetValue(block, 1);
+        } else if (g->extra != 1) {
             CrossCoreSetFlag<2, PIPE_FIX>(kReady);
+        }
         return;
     }
-    CrossCoreWaitFlag(kReady);
+    if (g->extra == 2) {
+        GlobalTensor<int64_t> done;
+        done.SetGlobalBuffer((__gm__ int64_t*)g->out, g->out_len);
+        while (done.GetValue(block) == 0)
+            std::this_thread::yield();
+    } else {
+        CrossCoreWaitFlag(kReady);
+    }
     const int64_t half0 = (rows + 1) / 2;
     const int64_t mine0 = r0 + (GetSubBlockIdx() == 0 ? 0 : half0);
     const int64_t mine = GetSubBlockIdx() == 0 ? half0 : rows - half0;
@@ -243,7 +258,10 @@ void MixFlagModes() {
 }
 
 // C through the unified buffer: each block of every AIV's tile comes out of GetTensorC into a
-// VECIN tensor (row stride baseN), is doubled on the vector unit and copied to C row by row.
+// VECIN tensor (enSequentialWrite: rows of the block's width), is doubled on the vector unit and
+// copied to C row by row. extra 1: the block is also copied out before EnQue/DeQue (a hazard);
+// 2: enSequentialWrite = false, which puts the block at its place in the tile (too big for the
+// baseM x baseN tensor).
 void MmToUb() {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
     using AT = MatmulType<TPosition::GM, CubeFormat::ND, half>;
@@ -278,8 +296,17 @@ void MmToUb() {
         const int64_t bn = std::min<int64_t>(t.baseN, (n + 15) / 16 * 16);
         const int64_t mBlocks = (m + bm - 1) / bm;
         for (int64_t i = 0; mm.Iterate(); ++i) {
+            const int64_t r0 = m0 + (i % mBlocks) * bm, c0 = n0 + (i / mBlocks) * bn;
+            const int64_t rows = std::min<int64_t>(bm, m0 + m - r0),
+                          cols = std::min<int64_t>(bn, n0 + n - c0);
+            DataCopyExtParams row{1, static_cast<uint32_t>(cols * sizeof(float)), 0, 0, 0};
             LocalTensor<float> x = inQ.AllocTensor<float>();
-            mm.GetTensorC(x);
+            // GetTensorC.md: enSequentialWrite = true packs the block as [rows, cols].
+            mm.GetTensorC(x, 0, g->extra != 2);
+            if (g->extra == 1) {  // straight out again: MTE3 after the API's MTE2, unordered
+                for (int64_t r = 0; r < rows; ++r)
+                    DataCopyPad(c[(r0 + r) * N + c0], x[r * cols], row);
+            }
             inQ.EnQue(x);
             LocalTensor<float> y = inQ.DeQue<float>();
             LocalTensor<float> z = outQ.AllocTensor<float>();
@@ -287,20 +314,16 @@ void MmToUb() {
             inQ.FreeTensor(y);
             outQ.EnQue(z);
             LocalTensor<float> w = outQ.DeQue<float>();
-            const int64_t r0 = m0 + (i % mBlocks) * bm, c0 = n0 + (i / mBlocks) * bn;
-            const int64_t rows = std::min<int64_t>(bm, m0 + m - r0),
-                          cols = std::min<int64_t>(bn, n0 + n - c0);
-            DataCopyExtParams row{1, static_cast<uint32_t>(cols * sizeof(float)), 0, 0, 0};
             for (int64_t r = 0; r < rows; ++r)
-                DataCopyPad(c[(r0 + r) * N + c0], w[r * t.baseN], row);
+                DataCopyPad(c[(r0 + r) * N + c0], w[r * cols], row);
             outQ.FreeTensor(w);
         }
         mm.End();
     }
 }
 
-// An asynchronous IterateAll with waitIterateAll: C (filled with 7 by the test) is read before and
-// after WaitIterateAll; out[0], out[1] = 1 where it still held 7.
+// An asynchronous IterateAll with waitIterateAll: C (filled with 7 by the test) is read before
+// (extra 0: a race the checker reports) and after WaitIterateAll; out[i] = 1 where it held 7.
 void MmAsyncPeek() {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
     using AT = MatmulType<TPosition::GM, CubeFormat::ND, half>;
@@ -323,7 +346,8 @@ void MmAsyncPeek() {
     mm.SetTensorA(a);
     mm.SetTensorB(b);
     mm.template IterateAll<false>(c, 0, false, true);
-    out.SetValue(0, c.GetValue(0) == 7.0f ? 1 : 0);
+    if (g->extra == 0)
+        out.SetValue(0, c.GetValue(0) == 7.0f ? 1 : 0);
     mm.WaitIterateAll();
     out.SetValue(1, c.GetValue(0) == 7.0f ? 1 : 0);
     mm.End();
@@ -729,8 +753,9 @@ struct MmOpTilingData {
     TCubeTiling cube;
 };
 
-// The tiling an operator's op_host would have: the Matmul tiling over the platform's AI cores,
-// blockDim = the AI cores it uses.
+// The tiling an operator's op_host would have (Matmul-Tiling类/SetDim.md, MIX mode): the Matmul
+// tiling over the platform's AIVs (SetDim(GetCoreNumAiv())), one tile per AIV, blockDim the AI
+// cores holding them (two AIVs each).
 mxrec::TilingPlan<MmOpTilingData> MmOpTiling(const mxrec::OpArgs& args,
                                              const mxrec::PlatformInfo& p) {
     const mxrec::TensorDesc& a = args.inputs[0];
@@ -750,11 +775,12 @@ mxrec::TilingPlan<MmOpTilingData> MmOpTiling(const mxrec::OpArgs& args,
         return mxrec::Reject(t.error);
     mxrec::TilingPlan<MmOpTilingData> plan;
     plan.data.cube = t.tiling;
-    plan.block_dim = static_cast<uint32_t>(t.tiling.usedCoreNum);
+    plan.block_dim = static_cast<uint32_t>((t.tiling.usedCoreNum + 1) / 2);
     return plan;
 }
 
-// Sub-block 0 of each AI core drives its AI core's tile (the other AIV would take vector work).
+// Each AIV drives its tile (GetBlockIdx() in [0, 2 * blockDim)); an odd usedCoreNum leaves the
+// last AIV idle.
 void mm_op(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR workspace, GM_ADDR tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
     GET_TILING_DATA_WITH_STRUCT(MmOpTilingData, td, tiling);
@@ -765,10 +791,10 @@ void mm_op(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR workspace, GM_ADDR tiling) {
     if (GetSysWorkSpacePtr() == nullptr)
         Trap();
     REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &td.cube);
-    if (GetSubBlockIdx() != 0)
-        return;
     const TCubeTiling& t = td.cube;
-    const int64_t tile = GetBlockIdx() / GetTaskRation();
+    const int64_t tile = GetBlockIdx();
+    if (tile >= t.usedCoreNum)
+        return;
     const int64_t nTiles = (t.N + t.singleCoreN - 1) / t.singleCoreN;
     const int64_t m0 = tile / nTiles * t.singleCoreM, n0 = tile % nTiles * t.singleCoreN;
     GlobalTensor<half> ga, gb;

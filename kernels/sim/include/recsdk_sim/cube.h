@@ -256,6 +256,7 @@ inline void CheckGmMatrix(const T* p, uint64_t size, int64_t rows, int64_t cols,
                           bool write, const char* what, const char* call, const SrcLoc& loc) {
     if (rows <= 0 || cols <= 0)
         return;
+    const CubeGmScope cube;  // the Cube's own accesses: not the cross-core check's (mix.h)
     const uint64_t span = uint64_t(rows - 1) * uint64_t(ld) + uint64_t(cols);
     if (span > size) {
         Fail(call, loc,

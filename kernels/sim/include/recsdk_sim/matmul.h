@@ -238,7 +238,14 @@ public:
                       MM_CFG.scheduleType == ScheduleType::INNER_PRODUCT,
                   "Matmul emulation: MixDualMaster, intraBlockPartSum, NBatch and OUTER_PRODUCT "
                   "are not emulated");
-    static_assert(MM_CB::kNone, "Matmul emulation: MatmulCallBackFunc callbacks are not emulated");
+    // The callbacks replace the API's own GM -> L1 loads (CopyA1/CopyB1, into L1 buffers the API
+    // owns, in its NZ chunking) and its L0C -> GM store (DataCopyOut, from a CO1 tensor): the
+    // emulation computes from whole operands and has no such buffers to hand out.
+    static_assert(MM_CB::kNone,
+                  "Matmul emulation: MatmulCallBackFunc (user DataCopyOut / CopyA1 / CopyB1 "
+                  "callbacks) is not emulated: the emulated Matmul has no L1/CO1 chunk buffers to "
+                  "pass them (MatmulCallBackFunc.md); load the operands yourself (TSCM inputs) or "
+                  "write the Cube code with the low-level API (LoadData/Mmad/Fixpipe)");
 
     Matmul() = default;
     Matmul(const Matmul&) = delete;
@@ -292,10 +299,18 @@ public:
                      " must be multiples of 16 (TCubeTiling结构体.md: base blocks align to the NZ "
                      "fractal)");
         }
-        if (l.aic_per_block > 0 && static_cast<uint32_t>(t.usedCoreNum) > l.soc->cube_cores) {
+        // Matmul-Tiling类/SetDim.md: in MIX mode (separated AIC/AIV, the API driven from the AIVs)
+        // the tiling's cores are AIVs (SetDim(GetCoreNumAiv()), usedCoreNum the AIVs that call),
+        // blockDim the AI cores; in pure Cube mode (ASCENDC_CUBE_ONLY, AIC-only kernels) AICs.
+        const bool mixAiv = l.aic_per_block > 0 && l.aiv_per_block > 0 && !CubeOnly();
+        const uint32_t maxCores = mixAiv ? l.soc->vector_cores : l.soc->cube_cores;
+        if (l.aic_per_block > 0 && static_cast<uint32_t>(t.usedCoreNum) > maxCores) {
             Fail(call, loc,
                  "TCubeTiling::usedCoreNum " + std::to_string(t.usedCoreNum) + " exceeds the " +
-                     std::to_string(l.soc->cube_cores) + " cube cores of " + l.soc->name);
+                     std::to_string(maxCores) +
+                     (mixAiv ? " vector cores (AIV) of " : " cube cores (AIC) of ") + l.soc->name +
+                     (mixAiv ? " (MIX mode: SetDim counts AIVs, Matmul-Tiling类/SetDim.md)"
+                             : " (pure Cube mode: SetDim counts AICs, Matmul-Tiling类/SetDim.md)"));
         }
         tiling_ = t;
         orgM_ = t.M;
@@ -309,6 +324,18 @@ public:
         inited_ = true;
         ResetIterate();
     }
+
+    // SetSelfDefineData.md / SetUserDefInfo.md: data and tiling for the callbacks, which only a
+    // MatmulCallBackFunc uses (refused above, so the values have no effect here). The template
+    // prototype does not exist on Atlas A2/A3.
+    void SetSelfDefineData(const uint64_t dataPtr) { selfData_ = dataPtr; }
+    template <typename T>
+    void SetSelfDefineData(T) {
+        static_assert(sizeof(T) == 0,
+                      "Matmul::SetSelfDefineData(T dataPtr): Atlas A2/A3 support only "
+                      "SetSelfDefineData(const uint64_t) (SetSelfDefineData.md)");
+    }
+    void SetUserDefInfo(const uint64_t tilingPtr) { userInfo_ = tilingPtr; }
 
     void SetSubBlockIdx(uint8_t) {}
     void SetWorkspace(GlobalTensor<uint8_t>&) {}
@@ -431,15 +458,16 @@ public:
     void DisableBias() { bias_ = nullptr; }
     void ClearBias() { bias_ = nullptr; }
 
-    // IterateAll.md.
+    // IterateAll.md. enSequentialWrite = false: C is the [singleCoreM, singleCoreN] tile at gm,
+    // row stride N (or Kc); true: the base blocks one after another at gm, baseM x baseN elements
+    // apart in iteration order, each with rows of its own width (the server's offsets,
+    // matmul_server_impl_c220.h GetOffsetSize).
     template <bool sync = true>
     void IterateAll(const GlobalTensor<DstT>& gm, uint8_t enAtomic = 0,
                     bool enSequentialWrite = false, bool waitIterateAll = false,
                     bool fakeMsg = false, recsdk::sim::SrcLoc loc = {}) {
         using namespace recsdk::sim;
         const char* call = "Matmul::IterateAll";
-        if (enSequentialWrite)
-            Fail(call, loc, "enSequentialWrite is not emulated");
         if (fakeMsg)
             Fail(call, loc, "fakeMsg (IBShare / IntraBlockPartSum) is not emulated");
         CheckAtomic(enAtomic, call, loc);
@@ -450,47 +478,75 @@ public:
         }
         const int64_t ldc = orgKc_ > 0 ? orgKc_ : orgN_;
         const MmOperands<SrcAT, SrcBT, BiasT> x = Operands(call, loc);
-        CheckGmMatrix(gm.SimData(), gm.GetSize(), x.m, x.n, ldc, true, "C", call, loc);
-        std::vector<float> tile(static_cast<size_t>(x.m * x.n));
+        const int64_t bmMax = mxrec::Min64(tiling_.baseM, mxrec::AlignUp(x.m, 16));
+        const int64_t bnMax = mxrec::Min64(tiling_.baseN, mxrec::AlignUp(x.n, 16));
+        const int64_t mBlocks = mxrec::CeilDiv(x.m, bmMax), nBlocks = mxrec::CeilDiv(x.n, bnMax);
+        if (enSequentialWrite) {
+            const int64_t span = (mBlocks * nBlocks - 1) * int64_t(tiling_.baseM) * tiling_.baseN +
+                                 mxrec::Min64(bmMax, x.m - (mBlocks - 1) * bmMax) *
+                                     mxrec::Min64(bnMax, x.n - (nBlocks - 1) * bnMax);
+            CheckGmMatrix(gm.SimData(), gm.GetSize(), 1, span, span, true, "C (sequential blocks)",
+                          call, loc);
+        } else {
+            CheckGmMatrix(gm.SimData(), gm.GetSize(), x.m, x.n, ldc, true, "C", call, loc);
+        }
+        // The blocks in iteration order, each as the float the FIX pipe converts.
+        std::vector<Block> blocks(static_cast<size_t>(mBlocks * nBlocks));
         {
             CubeExec e = AcquireCube(CubeOnly(), call, loc);
             Account(e, x);
-            const int64_t bmMax = mxrec::Min64(tiling_.baseM, mxrec::AlignUp(x.m, 16));
-            const int64_t bnMax = mxrec::Min64(tiling_.baseN, mxrec::AlignUp(x.n, 16));
-            const int64_t mBlocks = mxrec::CeilDiv(x.m, bmMax),
-                          nBlocks = mxrec::CeilDiv(x.n, bnMax);
-            std::vector<float> acc(static_cast<size_t>(bmMax * bnMax));
             uint64_t macs = 0;
             for (int64_t b = 0; b < mBlocks * nBlocks; ++b) {
+                Block& blk = blocks[static_cast<size_t>(b)];
                 const int64_t mi = tiling_.iterateOrder == 1 ? b / nBlocks : b % mBlocks;
                 const int64_t ni = tiling_.iterateOrder == 1 ? b % nBlocks : b / mBlocks;
-                const int64_t m0 = mi * bmMax, n0 = ni * bnMax;
-                const int64_t bm = mxrec::Min64(bmMax, x.m - m0),
-                              bn = mxrec::Min64(bnMax, x.n - n0);
-                MmBlock(x, tiling_, m0, n0, bm, bn, false, acc.data(), e.stats(), &macs);
-                for (int64_t i = 0; i < bm; ++i) {
-                    std::memcpy(&tile[(m0 + i) * x.n + n0], &acc[i * bn], sizeof(float) * bn);
-                }
-                e.stats().l0c_out_bytes += uint64_t(bm * bn) * sizeof(DstT);
+                blk.m0 = mi * bmMax;
+                blk.n0 = ni * bnMax;
+                blk.bm = mxrec::Min64(bmMax, x.m - blk.m0);
+                blk.bn = mxrec::Min64(bnMax, x.n - blk.n0);
+                blk.acc.resize(static_cast<size_t>(blk.bm * blk.bn));
+                MmBlock(x, tiling_, blk.m0, blk.n0, blk.bm, blk.bn, false, blk.acc.data(),
+                        e.stats(), &macs);
+                e.stats().l0c_out_bytes += uint64_t(blk.bm * blk.bn) * sizeof(DstT);
                 ++e.stats().dma_transfers;
             }
             const uint32_t rate = CubeMacsPerCycle<SrcAT>(*e.soc);
             e.stats().cube_cycles += (macs + rate - 1) / rate;
         }
         DstT* dst = gm.SimData();
-        const int64_t m = x.m, n = x.n;
-        auto store = [this, dst, m, n, ldc, enAtomic, tile = std::move(tile)](const char* c,
-                                                                              const SrcLoc& l) {
+        const int64_t blockElems = int64_t(tiling_.baseM) * tiling_.baseN;
+        const bool seqW = enSequentialWrite;
+        auto store = [this, dst, ldc, enAtomic, seqW, blockElems, blocks = std::move(blocks)](
+                         const char* c, const SrcLoc& l) {
             CubeExec e = AcquireCube(CubeOnly(), c, l);
-            StoreTile(dst, ldc, tile.data(), m, n, n, enAtomic);
-            recsdk::sim::CountGmWrite(e.stats(), dst, uint64_t(m * n) * sizeof(DstT));
-            if (enAtomic != 0)
-                e.stats().atomic_write_bytes += uint64_t(m * n) * sizeof(DstT);
+            for (size_t b = 0; b < blocks.size(); ++b) {
+                const Block& blk = blocks[b];
+                DstT* to = seqW ? dst + int64_t(b) * blockElems : dst + blk.m0 * ldc + blk.n0;
+                StoreTile(to, seqW ? blk.bn : ldc, blk.acc.data(), blk.bm, blk.bn, blk.bn,
+                          enAtomic);
+                const uint64_t bytes = uint64_t(blk.bm * blk.bn) * sizeof(DstT);
+                recsdk::sim::CountGmWrite(e.stats(), to, bytes);
+                if (enAtomic != 0)
+                    e.stats().atomic_write_bytes += bytes;
+            }
         };
-        if (!sync && waitIterateAll) {
+        // What the Cube wrote, for the cross-core ordering check (mix.h): known to this core when
+        // the call returns, or at WaitIterateAll.
+        const bool later = !sync && waitIterateAll;
+        uint32_t seq = 0;
+        if (seqW) {
+            for (int64_t b = 0; b < mBlocks * nBlocks; ++b)
+                seq = XcoreCubeWrote(dst + b * blockElems, 1, uint64_t(blockElems) * sizeof(DstT),
+                                     uint64_t(blockElems) * sizeof(DstT), later, call, loc);
+        } else {
+            seq = XcoreCubeWrote(dst, x.m, uint64_t(x.n) * sizeof(DstT),
+                                 uint64_t(ldc) * sizeof(DstT), later, call, loc);
+        }
+        if (later) {
             pending_ = std::move(store);
             pendingWait_ = true;
             pendingAt_ = loc.str();
+            pendingSeq_ = seq;
         } else {
             store(call, loc);
         }
@@ -517,6 +573,7 @@ public:
         pending_ = nullptr;
         pendingWait_ = false;
         store(call, loc);
+        XcoreCubeLanded(pendingSeq_);
     }
 
     // Iterate.md: the next baseM x baseN block; false once the tile is done.
@@ -559,21 +616,30 @@ public:
         return true;
     }
 
-    // GetTensorC.md: the block of the last Iterate into its place in the tile in gm (row stride N
-    // or Kc).
+    // GetTensorC.md: the block of the last Iterate into gm. enSequentialWrite = false (the
+    // default, "非连续写"): at its place in the [singleCoreM, singleCoreN] tile, row stride N (or
+    // Kc); true ("连续写"): [baseM, baseN] at gm's start, rows of the block's width one after
+    // another (impl copy_cube_out: stride = the block's N when sequential).
     template <bool sync = true>
     void GetTensorC(const GlobalTensor<DstT>& gm, uint8_t enAtomic = 0,
                     bool enSequentialWrite = false, recsdk::sim::SrcLoc loc = {}) {
         using namespace recsdk::sim;
         const char* call = "Matmul::GetTensorC";
-        if (enSequentialWrite)
-            Fail(call, loc, "enSequentialWrite is not emulated");
         CheckAtomic(enAtomic, call, loc);
         const Block blk = Fetch<sync>(call, loc);
-        const int64_t ldc = orgKc_ > 0 ? orgKc_ : orgN_;
-        DstT* dst = gm.SimData() + blk.m0 * ldc + blk.n0;
-        CheckGmMatrix(dst, gm.GetSize() - uint64_t(blk.m0 * ldc + blk.n0), blk.bm, blk.bn, ldc,
-                      true, "C block", call, loc);
+        const int64_t ldc = enSequentialWrite ? blk.bn : (orgKc_ > 0 ? orgKc_ : orgN_);
+        const int64_t off = enSequentialWrite ? 0 : blk.m0 * ldc + blk.n0;
+        DstT* dst = gm.SimData() + off;
+        if (uint64_t(off) > gm.GetSize()) {
+            Fail(call, loc,
+                 "the block at rows " + std::to_string(blk.m0) + ", columns " +
+                     std::to_string(blk.n0) + " of the tile starts at element " +
+                     std::to_string(off) + ", past the " + std::to_string(gm.GetSize()) +
+                     " elements of C (enSequentialWrite = false writes each block at its place "
+                     "in the tile, GetTensorC.md)");
+        }
+        CheckGmMatrix(dst, gm.GetSize() - uint64_t(off), blk.bm, blk.bn, ldc, true, "C block", call,
+                      loc);
         CubeExec e = AcquireCube(CubeOnly(), call, loc);
         StoreTile(dst, ldc, blk.acc.data(), blk.bm, blk.bn, blk.bn, enAtomic);
         const uint64_t bytes = uint64_t(blk.bm * blk.bn) * sizeof(DstT);
@@ -582,18 +648,23 @@ public:
         if (enAtomic != 0)
             e.stats().atomic_write_bytes += bytes;
         ++e.stats().dma_transfers;
+        XcoreCubeWrote(dst, blk.bm, uint64_t(blk.bn) * sizeof(DstT), uint64_t(ldc) * sizeof(DstT),
+                       false, call, loc);
     }
 
-    // The block into a VECIN tensor of at least baseM x baseN elements, row stride baseN (the
-    // calling AIV's unified buffer; MTE2 writes it, as the MIX client copies it in from the
-    // workspace).
+    // The block into a VECIN tensor (at least baseM x baseN elements). On Atlas A2/A3 the Cube
+    // cannot write the unified buffer: the AIC's FixPipe writes the block to global memory and
+    // the calling AIV copies the tensor's c.GetSize() elements in with MTE2, then waits on
+    // HardEvent::MTE2_V (matmul_client.h GetTensorC / CopyToUB). So the write is the AIV's MTE2
+    // over the whole tensor, ordered before its vector pipe only; what enSequentialWrite
+    // places where is as for GM: true packs the block at the tensor's start (rows of the block's
+    // width), false puts it at its place in the [singleCoreM, N] tile, which the tensor must then
+    // hold (the official samples pass true with a baseM x baseN tensor).
     template <bool sync = true>
     void GetTensorC(const LocalTensor<DstT>& co2Local, uint8_t enAtomic = 0,
                     bool enSequentialWrite = false, recsdk::sim::SrcLoc loc = {}) {
         using namespace recsdk::sim;
         const char* call = "Matmul::GetTensorC";
-        if (enSequentialWrite)
-            Fail(call, loc, "enSequentialWrite is not emulated");
         if (enAtomic != 0)
             Fail(call, loc, "enAtomic into a local tensor is not emulated");
         if (Core().core_type != kAiv)
@@ -601,11 +672,27 @@ public:
         const uint64_t need = uint64_t(tiling_.baseM) * uint64_t(tiling_.baseN);
         co2Local.CheckSpan(need, call, loc);
         const Block blk = Fetch<sync>(call, loc);
+        const int64_t ldc = enSequentialWrite ? blk.bn : (orgKc_ > 0 ? orgKc_ : orgN_);
+        const int64_t off = enSequentialWrite ? 0 : blk.m0 * ldc + blk.n0;
+        const uint64_t span = uint64_t(off) + uint64_t((blk.bm - 1) * ldc + blk.bn);
+        if (span > co2Local.GetSize()) {
+            Fail(call, loc,
+                 "with enSequentialWrite = false the block (rows " + std::to_string(blk.m0) +
+                     "..., columns " + std::to_string(blk.n0) +
+                     "...) goes to its place in the tile, row stride " + std::to_string(ldc) +
+                     ", up to element " + std::to_string(span) + ", but the tensor holds " +
+                     std::to_string(co2Local.GetSize()) +
+                     " (GetTensorC.md: 非连续写 writes into [singleCoreM, singleCoreN]; pass "
+                     "enSequentialWrite = true to get the block as [baseM, baseN])");
+        }
+        co2Local.SimAccess(0, uint64_t(co2Local.GetSize()) * sizeof(DstT), Pipe::MTE2, Acc::kWrite,
+                           call, loc);
+        HzOrder(Pipe::MTE2, Pipe::V);  // the client's SetFlag/WaitFlag<HardEvent::MTE2_V>
         CubeExec e = AcquireCube(CubeOnly(), call, loc);
-        DstT* d = co2Local.SimData();
+        DstT* d = co2Local.SimData() + off;
         for (int64_t i = 0; i < blk.bm; ++i) {
             for (int64_t j = 0; j < blk.bn; ++j)
-                d[i * tiling_.baseN + j] = static_cast<DstT>(blk.acc[i * blk.bn + j]);
+                d[i * ldc + j] = static_cast<DstT>(blk.acc[i * blk.bn + j]);
         }
         e.stats().l0c_out_bytes += uint64_t(blk.bm * blk.bn) * sizeof(DstT);
     }
@@ -904,9 +991,16 @@ private:
     std::function<void(const char*, const recsdk::sim::SrcLoc&)> pending_;
     bool pendingWait_ = false;
     std::string pendingAt_;
+    uint32_t pendingSeq_ = 0;  // its write number (mix.h XcoreCubeWrote)
+    uint64_t selfData_ = 0;    // SetSelfDefineData / SetUserDefInfo (for callbacks)
+    uint64_t userInfo_ = 0;
 };
 
 }  // namespace AscendC
+
+// include/adv_api/matmul/matmul.h: "Compatible with the previously used matmul namespace" - the
+// official samples write matmul::Matmul / matmul::MatmulType or `using namespace matmul;`.
+namespace matmul = AscendC;
 
 namespace recsdk::sim {
 

@@ -28,6 +28,8 @@
 #define RECSDK_SIM_MIX_H
 
 #include <array>
+#include <deque>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -51,6 +53,90 @@ enum KernelMetaType : uint8_t {
 };
 
 namespace recsdk::sim {
+
+// The Cube's memories that the low-level Cube API's queues live in (recsdk_sim/cube_basic.h,
+// TPipe::CarveCube): the AI core's L1 (A1/B1/C1), and the AIC's L0A (A2), L0B (B2) and L0C (CO1).
+// A core's L1 store (CoreState::tscm) holds the L1 and, after it, L0A, L0B and L0C.
+enum class CubeMem : uint8_t { kNone, kL1, kL0A, kL0B, kL0C };
+
+inline CubeMem CubeMemOf(AscendC::TPosition p) {
+    using AscendC::TPosition;
+    switch (p) {
+        case TPosition::A1:
+        case TPosition::B1:
+        case TPosition::C1:
+            return CubeMem::kL1;
+        case TPosition::A2:
+            return CubeMem::kL0A;
+        case TPosition::B2:
+            return CubeMem::kL0B;
+        case TPosition::CO1:
+            return CubeMem::kL0C;
+        default:
+            return CubeMem::kNone;
+    }
+}
+
+inline const char* CubeMemName(CubeMem m) {
+    static const char* const names[] = {"?", "L1", "L0A", "L0B", "L0C"};
+    return names[static_cast<int>(m)];
+}
+
+inline const char* CubePosName(AscendC::TPosition p) {
+    using AscendC::TPosition;
+    switch (p) {
+        case TPosition::A1:
+            return "A1";
+        case TPosition::B1:
+            return "B1";
+        case TPosition::C1:
+            return "C1";
+        case TPosition::A2:
+            return "A2";
+        case TPosition::B2:
+            return "B2";
+        case TPosition::CO1:
+            return "CO1";
+        case TPosition::CO2:
+            return "CO2";
+        case TPosition::TSCM:
+            return "TSCM";
+        case TPosition::GM:
+            return "GM";
+        default:
+            return "VECIN/VECOUT/VECCALC";
+    }
+}
+
+inline uint64_t CubeMemBytes(const SocInfo& s, CubeMem m) {
+    switch (m) {
+        case CubeMem::kL1:
+            return s.l1_bytes;
+        case CubeMem::kL0A:
+            return s.l0a_bytes;
+        case CubeMem::kL0B:
+            return s.l0b_bytes;
+        case CubeMem::kL0C:
+            return s.l0c_bytes;
+        default:
+            return 0;
+    }
+}
+
+// Where a memory starts in the core's L1 store.
+inline uint64_t CubeMemBase(const SocInfo& s, CubeMem m) {
+    uint64_t at = 0;
+    for (CubeMem k : {CubeMem::kL1, CubeMem::kL0A, CubeMem::kL0B, CubeMem::kL0C}) {
+        if (k == m)
+            return at;
+        at += CubeMemBytes(s, k);
+    }
+    return at;
+}
+
+inline uint64_t CubeStoreBytes(const SocInfo& s) {
+    return CubeMemBase(s, CubeMem::kNone);
+}
 
 inline const char* KernelTypeName(int32_t t) {
     switch (t) {
@@ -116,13 +202,46 @@ struct CubeCore {
     }
 };
 
+// What a core knows of the others' Cube results in global memory: by writer slot, the newest
+// write of that core known to have landed (a vector clock; see XcoreGmAccess below).
+using XClock = std::vector<uint32_t>;
+
+// A Cube result in global memory [begin, end): the core whose call wrote it, that core's write
+// number, the SyncAll generation then, the call, and whether the caller has yet to wait for it
+// (asynchronous IterateAll before WaitIterateAll).
+struct XWrite {
+    uintptr_t end = 0;
+    uint32_t writer = 0;
+    uint32_t seq = 0;
+    uint64_t generation = 0;
+    std::string site;
+    bool pending = false;
+};
+
 struct CubeLaunchState {
     explicit CubeLaunchState(uint32_t slots, uint32_t aics)
-        : counter(slots), pending(slots), active(slots, nullptr), cubes(aics) {}
+        : counter(slots),
+          pending(slots),
+          active(slots, nullptr),
+          cubes(aics),
+          know(slots, XClock(slots, 0)),
+          seq(slots, 0),
+          setSnaps(slots),
+          inbox(slots) {}
     std::vector<std::array<int32_t, 16>> counter;  // by slot: the counter CrossCoreWaitFlag reads
     std::vector<std::array<int32_t, 16>> pending;  // by slot: sets still waiting for the partners
     std::vector<const void*> active;               // by slot: the Matmul object in use until End()
     std::vector<CubeCore> cubes;                   // by AIC
+    // Cross-core ordering of Cube results in global memory, guarded by xmu (taken after
+    // LaunchState::mu where both are held).
+    std::mutex xmu;
+    std::map<uintptr_t, XWrite> writes;  // by first byte, disjoint
+    std::vector<XClock> know;            // by slot
+    std::vector<uint32_t> seq;           // by slot: Cube results its calls wrote
+    // The clocks travelling with cross-core flags: by slot and flagId, those of the sets still
+    // waiting for their partners, and those delivered and not yet consumed by a wait.
+    std::vector<std::array<std::deque<XClock>, 16>> setSnaps;
+    std::vector<std::array<std::deque<XClock>, 16>> inbox;
 };
 
 // The counters a Cube call adds to (CubeExec::stats), merged into the AIC's report entry.
@@ -162,6 +281,183 @@ inline uint32_t AivSlot(const LaunchState& l, uint32_t block, uint32_t sub) {
 
 inline const char* CoreTypeName(uint8_t t) {
     return t == kAic ? "AIC" : "AIV";
+}
+
+// ---- Cross-core ordering of Cube results in global memory ----------------------------------
+// A Cube result (Matmul IterateAll / GetTensorC into GM, Fixpipe L0C -> GM) lands in global
+// memory through the AIC's FIX pipe; another core that reads it needs an ordering between the two
+// cores, or it may read the old contents: CrossCoreSetFlag after the write and CrossCoreWaitFlag
+// before the read (CrossCoreSetFlag_ISASI.md: the set waits for the named pipe's earlier
+// instructions), or a SyncAll both pass (SyncAll.md), or, for the core whose synchronous Matmul
+// call wrote it, the call's return (the Matmul client waits for the AIC's message). An
+// asynchronous IterateAll<false>(..., waitIterateAll = true) is complete only at WaitIterateAll
+// (WaitIterateAll.md). Model: a vector clock per core (XClock: the newest Cube write of each core
+// known to have landed), carried by the cross-core flags from set to wait; a read of a recorded
+// Cube result is ordered when the reader's clock covers it, or when a SyncAll completed after the
+// write (a core cannot write while it waits in SyncAll, so the writer met the reader there after
+// the write). Writes are recorded by row (a tile of C is rows apart in a wider matrix), and
+// overwritten by later writes to the same bytes. The Cube's own operand reads are the API's
+// (CubeGmScope), not checked.
+inline thread_local int tl_cube_gm = 0;
+
+// " (byte N of 'tensor')" for an address in the tensors passed to the kernel.
+inline std::string DescribeGm(const void* p) {
+    const auto a = reinterpret_cast<uintptr_t>(p);
+    for (const auto& r : Core().launch->regions) {
+        const auto b = reinterpret_cast<uintptr_t>(r.base);
+        if (a >= b && a < b + r.bytes)
+            return " (byte " + std::to_string(a - b) + " of '" + r.name + "')";
+    }
+    return "";
+}
+
+struct CubeGmScope {
+    CubeGmScope() { ++tl_cube_gm; }
+    ~CubeGmScope() { --tl_cube_gm; }
+    CubeGmScope(const CubeGmScope&) = delete;
+    CubeGmScope& operator=(const CubeGmScope&) = delete;
+};
+
+inline void XMerge(XClock& into, const XClock& from) {
+    for (size_t i = 0; i < into.size() && i < from.size(); ++i)
+        into[i] = into[i] < from[i] ? from[i] : into[i];
+}
+
+// Removes [a, b) from the records (under xmu).
+inline void XCarve(std::map<uintptr_t, XWrite>& w, uintptr_t a, uintptr_t b) {
+    auto it = w.upper_bound(a);
+    if (it != w.begin()) {
+        auto prev = std::prev(it);
+        if (prev->second.end > a) {
+            if (prev->second.end > b) {  // [a, b) inside one record: split it
+                XWrite right = prev->second;
+                w.emplace(b, right);
+            }
+            prev->second.end = a;
+        }
+    }
+    it = w.lower_bound(a);
+    while (it != w.end() && it->first < b) {
+        if (it->second.end > b) {
+            XWrite rest = it->second;
+            w.emplace(b, rest);
+            w.erase(it);
+            break;
+        }
+        it = w.erase(it);
+    }
+}
+
+inline void XcoreGmAccess(const void* p, uint64_t bytes, bool write, const char* call,
+                          const SrcLoc& loc) {
+    if (tl_cube_gm > 0)
+        return;
+    CoreState& c = Core();
+    LaunchState& l = *c.launch;
+    CubeLaunchState& x = *l.cube;
+    const auto a = reinterpret_cast<uintptr_t>(p);
+    const uintptr_t b = a + bytes;
+    XWrite hit;
+    uintptr_t hitBegin = 0;
+    bool found = false;
+    {
+        std::lock_guard<std::mutex> hold(x.xmu);
+        if (x.writes.empty())
+            return;
+        if (write) {  // the bytes are this core's now (a race with the Cube's write is not checked)
+            XCarve(x.writes, a, b);
+            return;
+        }
+        auto it = x.writes.upper_bound(a);
+        if (it != x.writes.begin() && std::prev(it)->second.end > a)
+            --it;
+        const XClock& k = x.know[c.slot];
+        for (; it != x.writes.end() && it->first < b; ++it) {
+            const XWrite& w = it->second;
+            if (w.pending || k[w.writer] < w.seq) {
+                hit = w;
+                hitBegin = it->first;
+                found = true;
+                break;
+            }
+        }
+    }
+    if (!found)
+        return;
+    uint64_t generation = 0;
+    {
+        std::lock_guard<std::mutex> hold(l.mu);
+        generation = l.generation;
+    }
+    const std::string what = "global memory" + DescribeGm(reinterpret_cast<const void*>(hitBegin));
+    if (hit.pending) {
+        Fail(call, loc,
+             "reads " + what + " that the asynchronous " + hit.site +
+                 " is still writing: IterateAll<false>(..., waitIterateAll = true) has finished "
+                 "only after WaitIterateAll (IterateAll.md, WaitIterateAll.md); the read may see "
+                 "the old contents");
+    }
+    if (generation > hit.generation)
+        return;
+    Fail(call, loc,
+         "reads " + what + " that " + hit.site +
+             " wrote as a Cube result (through the AIC's FIX pipe), and nothing orders that write "
+             "before this read on another core: set a flag after the write and wait for it "
+             "before the read (CrossCoreSetFlag<mode, PIPE_FIX> / CrossCoreWaitFlag, "
+             "CrossCoreSetFlag_ISASI.md), or meet in SyncAll; without it the core may read the "
+             "old contents");
+}
+
+// Records a Cube result in global memory: `rows` rows of `rowBytes` bytes, `ld` bytes apart,
+// written by the calling core's call (known to it at once unless `pending`). Returns the write's
+// number.
+inline uint32_t XcoreCubeWrote(const void* p, int64_t rows, uint64_t rowBytes, uint64_t ld,
+                               bool pending, const char* call, const SrcLoc& loc) {
+    CoreState& c = Core();
+    LaunchState& l = *c.launch;
+    CubeLaunchState& x = *l.cube;
+    if (rows <= 0 || rowBytes == 0)
+        return 0;
+    uint64_t generation = 0;
+    {
+        std::lock_guard<std::mutex> hold(l.mu);
+        generation = l.generation;
+    }
+    std::lock_guard<std::mutex> hold(x.xmu);
+    XWrite w;
+    w.writer = c.slot;
+    w.seq = ++x.seq[c.slot];
+    w.generation = generation;
+    w.site = std::string(call) + " at " + loc.str() + " (" + CoreName(c) + ")";
+    w.pending = pending;
+    const auto base = reinterpret_cast<uintptr_t>(p);
+    if (ld == rowBytes) {
+        rowBytes *= uint64_t(rows);
+        rows = 1;
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+        const uintptr_t a = base + uintptr_t(r) * ld;
+        XCarve(x.writes, a, a + rowBytes);
+        w.end = a + rowBytes;
+        x.writes.emplace(a, w);
+    }
+    if (!pending)
+        x.know[c.slot][c.slot] = w.seq;
+    l.gm_hook.store(&XcoreGmAccess, std::memory_order_release);
+    return w.seq;
+}
+
+// WaitIterateAll: the asynchronous write `seq` of the calling core has landed.
+inline void XcoreCubeLanded(uint32_t seq) {
+    CoreState& c = Core();
+    CubeLaunchState& x = *c.launch->cube;
+    std::lock_guard<std::mutex> hold(x.xmu);
+    for (auto& [begin, w] : x.writes) {
+        if (w.writer == c.slot && w.seq == seq)
+            w.pending = false;
+    }
+    if (x.know[c.slot][c.slot] < seq)
+        x.know[c.slot][c.slot] = seq;
 }
 
 }  // namespace recsdk::sim
@@ -272,13 +568,21 @@ inline void CrossCoreSetFlag(uint16_t flagId, recsdk::sim::SrcLoc loc = {}) {
             receivers.push_back(AivSlot(l, c.block, s));
     }
     ++x.pending[c.slot][flagId];
+    std::lock_guard<std::mutex> xhold(x.xmu);
+    x.setSnaps[c.slot][flagId].push_back(x.know[c.slot]);
     bool all = true;
     for (uint32_t p : partners)
         all = all && x.pending[p][flagId] > 0;
     if (!all)
         return;
-    for (uint32_t p : partners)
+    XClock carried(x.know.size(), 0);
+    for (uint32_t p : partners) {
         --x.pending[p][flagId];
+        XMerge(carried, x.setSnaps[p][flagId].front());
+        x.setSnaps[p][flagId].pop_front();
+    }
+    for (uint32_t r : receivers)
+        x.inbox[r][flagId].push_back(carried);
     for (uint32_t r : receivers) {
         if (++x.counter[r][flagId] > 15) {
             lock.unlock();
@@ -316,6 +620,14 @@ inline void CrossCoreWaitFlag(uint16_t flagId, recsdk::sim::SrcLoc loc = {}) {
                    " waits for a CrossCoreSetFlag",
                call, loc);
     --n;
+    // What the setting cores knew of Cube results in global memory is now known here.
+    CubeLaunchState& x = *l.cube;
+    std::lock_guard<std::mutex> xhold(x.xmu);
+    auto& box = x.inbox[c.slot][flagId];
+    if (!box.empty()) {
+        XMerge(x.know[c.slot], box.front());
+        box.pop_front();
+    }
 }
 
 }  // namespace AscendC

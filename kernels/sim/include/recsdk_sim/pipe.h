@@ -497,6 +497,12 @@ public:
 
     template <class Q>
     bool InitBuffer(Q& que, uint8_t num, uint32_t len, recsdk::sim::SrcLoc loc = {}) {
+        if (recsdk::sim::CubeMemOf(QuePos(que)) != recsdk::sim::CubeMem::kNone) {
+            auto st = CarveCube("TPipe::InitBuffer", loc, que.sim_state, num, len, QuePos(que));
+            st->depth = QueDepth(que);
+            st->events = recsdk::sim::QueueEvent(QuePos(que), QueDst(que), &st->prod, &st->cons);
+            return true;
+        }
         const bool l1 = QueDst(que) == TPosition::TSCM;
         auto st = l1 ? CarveL1("TPipe::InitBuffer", loc, que.sim_state, num, len, QuePos(que))
                      : Carve("TPipe::InitBuffer", loc, que.sim_state, num, len, "TQue");
@@ -671,11 +677,7 @@ private:
             }
             cube.tscm[who] = c.tscm_top + need;
         }
-        if (c.tscm == nullptr) {
-            c.tscm_store.assign(l1 + 64, 0xA7);  // datacopy.h kPoison: bytes nobody wrote
-            const auto at = reinterpret_cast<uintptr_t>(c.tscm_store.data());
-            c.tscm = c.tscm_store.data() + ((64 - at % 64) % 64);
-        }
+        L1Store(c);
         auto st = std::make_shared<QueueState>();
         st->kind = "TSCM";
         st->len = rounded;
@@ -694,6 +696,94 @@ private:
             st->slots.push_back(std::move(s));
         }
         c.tscm_top += static_cast<uint32_t>(need);
+        c.buffers += num;
+        c.queues.push_back(st);
+        handle = st;
+        return st;
+    }
+
+    // The core's L1 store, with the AIC's L0A, L0B and L0C after the L1 (cube_basic.h CubeMemBase).
+    static void L1Store(recsdk::sim::CoreState& c) {
+        if (c.tscm == nullptr) {
+            const recsdk::sim::SocInfo& soc = *c.launch->soc;
+            c.tscm_store.assign(recsdk::sim::CubeStoreBytes(soc) + 64,
+                                0xA7);  // datacopy.h kPoison: bytes nobody wrote
+            const auto at = reinterpret_cast<uintptr_t>(c.tscm_store.data());
+            c.tscm = c.tscm_store.data() + ((64 - at % 64) % 64);
+        }
+    }
+
+    // Queues on the Cube's positions for the low-level Cube API (cube_basic.h): A1/B1/C1 in the AI
+    // core's L1 (as TSCM buffers, on the same ledger), A2 in L0A, B2 in L0B, CO1 in L0C - the
+    // AIC's own buffers, by capacity of the SoC.
+    std::shared_ptr<recsdk::sim::QueueState> CarveCube(
+        const char* call, const recsdk::sim::SrcLoc& loc,
+        std::shared_ptr<recsdk::sim::QueueState>& handle, uint32_t num, uint32_t len,
+        TPosition pos) {
+        using namespace recsdk::sim;
+        const CubeMem mem = CubeMemOf(pos);
+        if (mem == CubeMem::kL1) {
+            auto st = CarveL1(call, loc, handle, num, len, TPosition::GM);
+            st->pos = pos;
+            st->kind = "TQue";
+            for (auto& s : st->slots) {
+                s->pos = pos;
+                s->owner = CubePosName(pos);
+                s->hz.owner = CubePosName(pos);
+            }
+            return st;
+        }
+        auto& c = Core();
+        if (c.core_type != kAic) {
+            Fail(call, loc,
+                 std::string("TPosition::") + CubePosName(pos) + " is the " + CubeMemName(mem) +
+                     " of the AIC's Cube; a vector core has none (guard Cube code with `if "
+                     "ASCEND_IS_AIC`)");
+        }
+        if (handle && handle->alive) {
+            Fail(call, loc,
+                 "InitBuffer on a queue/TBuf that already has buffers (Reset the pipe first)");
+        }
+        if (num == 0)
+            Fail(call, loc, "InitBuffer with num == 0");
+        if (c.buffers + num > 64)
+            Fail(call, loc, "more than 64 buffers initialised in one kernel");
+        L1Store(c);
+        const SocInfo& soc = *c.launch->soc;
+        const uint64_t base = CubeMemBase(soc, mem), cap = CubeMemBytes(soc, mem);
+        uint64_t top = base;  // after the live buffers of this memory
+        for (const auto& q : c.queues) {
+            if (!q->alive || q->slots.empty() || CubeMemOf(q->pos) != mem)
+                continue;
+            top = std::max<uint64_t>(top, q->slots.back()->offset + q->slots.back()->bytes);
+        }
+        const uint32_t rounded = (len + 31u) / 32u * 32u;
+        const uint64_t need = uint64_t(rounded) * num;
+        if (top + need > base + cap) {
+            Fail(call, loc,
+                 std::string(CubeMemName(mem)) + " overflow: " + std::to_string(num) + " x " +
+                     std::to_string(rounded) + " bytes requested with " +
+                     std::to_string(top - base) + " in use; it holds " + std::to_string(cap) +
+                     " bytes on " + soc.name);
+        }
+        auto st = std::make_shared<QueueState>();
+        st->kind = "TQue";
+        st->len = rounded;
+        st->pipe = this;
+        st->pos = pos;
+        for (uint32_t i = 0; i < num; ++i) {
+            auto s = std::make_unique<BufSlot>();
+            s->offset = static_cast<uint32_t>(top + uint64_t(i) * rounded);
+            s->bytes = rounded;
+            s->owner = CubePosName(pos);
+            s->l1 = true;
+            s->pos = pos;
+            s->hz.base = reinterpret_cast<uintptr_t>(c.tscm + s->offset);
+            s->hz.base_offset = s->offset - base;
+            s->hz.mem = CubeMemName(mem);
+            s->hz.owner = CubePosName(pos);
+            st->slots.push_back(std::move(s));
+        }
         c.buffers += num;
         c.queues.push_back(st);
         handle = st;

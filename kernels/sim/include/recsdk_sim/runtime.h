@@ -16,6 +16,7 @@
 #define RECSDK_SIM_RUNTIME_H
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
@@ -221,6 +222,9 @@ struct LaunchState : LaunchDesc {
     std::shared_ptr<CubeLaunchState> cube;
     std::vector<Waiter*> waiters;  // cores in BlockUntil (under mu)
     bool sync_aiv_only = true;     // the SyncAll barrier being filled counts AIVs only
+    // Cross-core ordering of global memory a Cube wrote (recsdk_sim/mix.h XcoreGmAccess): set by
+    // the first such write, then CheckGm hands it every access of a core.
+    std::atomic<void (*)(const void*, uint64_t, bool, const char*, const SrcLoc&)> gm_hook{nullptr};
 
     // SyncAll barrier and failure propagation.
     std::mutex mu;
@@ -281,7 +285,7 @@ extern RECSDK_SIM_RUNTIME_API thread_local CoreState* g_core;
 // The layout of the structures operator libraries and the runtime share. An operator library
 // built against other headers than the runtime it finds is refused at launch instead of
 // misreading the runtime's structures (see LaunchOp).
-constexpr uint64_t kRuntimeLayout = (uint64_t{5} << 56) ^ (uint64_t{sizeof(LaunchState)} << 40) ^
+constexpr uint64_t kRuntimeLayout = (uint64_t{6} << 56) ^ (uint64_t{sizeof(LaunchState)} << 40) ^
                                     (uint64_t{sizeof(CoreState)} << 24) ^
                                     (uint64_t{sizeof(GmRegion)} << 12) ^
                                     uint64_t { sizeof(RecsdkSimReport) };
@@ -415,6 +419,8 @@ inline void CheckGm(const void* p, uint64_t bytes, bool write, const char* call,
                          " bytes into read-only input '" + r.name + "' at offset " +
                          std::to_string(a - b));
             }
+            if (auto hook = l->gm_hook.load(std::memory_order_acquire))
+                hook(p, bytes, write, call, loc);
             return;
         }
     }
