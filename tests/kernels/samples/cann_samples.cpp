@@ -46,7 +46,8 @@ struct SampleCase {
     void* c;
     void* ws;
     int64_t ws_bytes;
-    int64_t extra;  // mmad_custom: 1 no ordering of LoadData before Mmad, 2 SetFlag/WaitFlag
+    int64_t extra;  // mmad_custom: 1 no ordering of LoadData before Mmad, 2 SetFlag/WaitFlag,
+                    // 3 A given as Zz fractals in GM and loaded GM -> L0A
 };
 }
 
@@ -239,7 +240,8 @@ struct MmadTiling {
     int32_t M, N, K;
     int32_t bandM;   // rows per AIC (a multiple of 16)
     int32_t sliceK;  // K per Mmad (a multiple of 16)
-    int32_t extra;   // 1: L0A/L0B not ordered before Mmad; 2: ordered by HardEvent::MTE1_M
+    int32_t extra;   // 1: L0A/L0B not ordered before Mmad; 2: ordered by HardEvent::MTE1_M;
+                     // 3: A is Zz in GM
 };
 
 extern "C" __global__ __aicore__ void mmad_custom(GM_ADDR a, GM_ADDR b, GM_ADDR c,
@@ -291,6 +293,12 @@ extern "C" __global__ __aicore__ void mmad_custom(GM_ADDR a, GM_ADDR b, GM_ADDR 
         LocalTensor<half> a2 = inQueueA2.AllocTensor<half>();
         LocalTensor<half> b2 = inQueueB2.AllocTensor<half>();
         for (int32_t i = 0; i < mB; ++i) {
+            if (t.extra == 3) {  // A already Zz in GM (M, K multiples of 16): GM -> L0A
+                LoadData(a2[i * kb * 256], aGm,
+                         LoadData2DParams(static_cast<uint16_t>((r0 / 16 + i) * kB + k0),
+                                          static_cast<uint8_t>(kb), 1, 0, 0, false, 0));
+                continue;
+            }
             LoadData(a2[i * kb * 256], a1,
                      LoadData2DParams(static_cast<uint16_t>(k0 * mB + i), static_cast<uint8_t>(kb),
                                       static_cast<uint16_t>(mB), 0, 0, false, 0));
@@ -299,6 +307,10 @@ extern "C" __global__ __aicore__ void mmad_custom(GM_ADDR a, GM_ADDR b, GM_ADDR 
             LoadData(b2[q * nB * 256], b1,
                      LoadData2DParams(static_cast<uint16_t>(k0 + q), static_cast<uint8_t>(nB),
                                       static_cast<uint16_t>(kB), 0, 0, true, 0));
+        }
+        if (t.extra == 3) {  // the A2 queue's event is MTE1 -> M; A came on MTE2
+            SetFlag<HardEvent::MTE2_M>(EVENT_ID0);
+            WaitFlag<HardEvent::MTE2_M>(EVENT_ID0);
         }
         if (t.extra == 2) {  // the queue's event by hand
             SetFlag<HardEvent::MTE1_M>(EVENT_ID0);

@@ -51,8 +51,15 @@ def samples(request: pytest.FixtureRequest) -> ctypes.CDLL:
     return dll
 
 
+def zz(a: torch.Tensor) -> torch.Tensor:
+    """a [M, K] (multiples of 16) as Zz fractals of 16 x 16: rows of fractals, each row-major."""
+    m, k = a.shape
+    return a.reshape(m // 16, 16, k // 16, 16).permute(0, 2, 1, 3).contiguous()
+
+
 def run(dll: ctypes.CDLL, kernel: str, m: int, n: int, k: int, *, dim: int = 0, scale=1.0, extra=0):
     a = torch.randn(m, k, generator=GEN).half()
+    a_arg = zz(a) if extra == 3 else a
     b = torch.randn(k, n, generator=GEN).half()
     bias = torch.randn(n, generator=GEN)
     c = torch.full((m, n), float("nan"))
@@ -65,7 +72,7 @@ def run(dll: ctypes.CDLL, kernel: str, m: int, n: int, k: int, *, dim: int = 0, 
         k=k,
         dim=dim,
         scale=scale,
-        a=a.data_ptr(),
+        a=a_arg.data_ptr(),
         b=b.data_ptr(),
         bias=bias.data_ptr(),
         c=c.data_ptr(),
@@ -168,3 +175,10 @@ def test_low_level_mmad_unordered_after_load_data_is_reported(samples) -> None:
     msg = result.message
     assert "read-after-write" in msg and "Mmad at cann_samples.cpp:" in msg, msg
     assert "LoadData(L1->L0A/L0B) at cann_samples.cpp:" in msg and "MTE1_M" in msg, msg
+
+
+def test_low_level_load_data_from_gm(samples) -> None:
+    """LoadData GM -> L0A of A already in Zz fractals (MTE2), B through L1 as before."""
+    result, c, a64, b64, _ = run(samples, "mmad_custom", 128, 32, 48, extra=3)
+    assert result.ok, result.message
+    assert bool(((c.double() - a64 @ b64).abs() <= fp32_bound(a64, b64, 48)).all())

@@ -17,9 +17,9 @@
 // Pipe hazards (recsdk_sim/hazard.h): the Matmul API moves its operands through L1/L0 and
 // synchronises MTE2/MTE1/M/FIX itself, and kernels never touch those buffers, so the emulation
 // records no Cube-pipe accesses there (they could only ever be ordered). What a kernel does see is
-// recorded: GetTensorC into a VECIN tensor is an MTE2 write of the AIV's unified buffer. The global
-// memory a Cube result passes through (workspace, CrossCoreSetFlag/WaitFlag) is not tracked by the
-// hazard checker; the cross-core flags are checked for pairing and deadlock (mix.h).
+// recorded: GetTensorC into a VECIN tensor is an MTE2 write of the AIV's unified buffer, and a
+// Cube result in global memory is checked against the other cores' reads (mix.h, cross-core
+// ordering). The low-level Cube API (cube_basic.h) records its L1/L0 accesses on MTE1/M/FIX.
 //
 // Not modelled: the order in which the hardware sums the products of one element (the emulation
 // adds them in increasing k, each product rounded to float first: exact for half/bfloat16 inputs,

@@ -341,6 +341,43 @@ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src,
     Core().stats->l1_to_l0_bytes += uint64_t(p.repeatTimes) * kFrac;
 }
 
+// LoadData_2D.md, GM -> L0A / L0B on MTE2 (no transpose on this path).
+template <typename T>
+inline void LoadData(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
+                     const LoadData2DParams& p, recsdk::sim::SrcLoc loc = {}) {
+    using namespace recsdk::sim;
+    const char* call = "LoadData(GM->L0A/L0B)";
+    NeedAic(call, loc);
+    NeedMem(dst, {CubeMem::kL0A, CubeMem::kL0B}, "the destination", 512, call, loc);
+    if (p.ifTranspose)
+        Fail(call, loc, "ifTranspose is for L1 -> L0A/L0B only (LoadData_2D.md)");
+    if (p.repeatTimes == 0)
+        return;
+    constexpr uint64_t kFrac = 512;
+    const uint64_t dstSpan = (uint64_t(p.repeatTimes - 1) * (1 + p.dstGap) + 1) * kFrac;
+    NeedBytes(dst, dstSpan, "the destination fractals", call, loc);
+    const auto* s = reinterpret_cast<const uint8_t*>(src.SimData());
+    for (uint32_t i = 0; i < p.repeatTimes; ++i) {
+        const uint64_t at = (p.startIndex + uint64_t(i) * p.srcStride) * kFrac;
+        if (at + kFrac > uint64_t(src.GetSize()) * sizeof(T)) {
+            Fail(call, loc,
+                 "fractal " + std::to_string(p.startIndex + uint64_t(i) * p.srcStride) +
+                     " is past the end of the GlobalTensor");
+        }
+        CheckGm(s + at, kFrac, false, call, loc);
+    }
+    for (uint32_t i = 0; i < p.repeatTimes; ++i)
+        dst.SimAccess(uint64_t(i) * (1 + p.dstGap) * kFrac, kFrac, Pipe::MTE2, Acc::kWrite, call,
+                      loc);
+    auto* d = reinterpret_cast<uint8_t*>(dst.SimData());
+    for (uint32_t i = 0; i < p.repeatTimes; ++i)
+        std::memcpy(d + uint64_t(i) * (1 + p.dstGap) * kFrac,
+                    s + (p.startIndex + uint64_t(i) * p.srcStride) * kFrac, kFrac);
+    RecsdkSimCoreStats& st = *Core().stats;
+    CountGmRead(st, s, uint64_t(p.repeatTimes) * kFrac);
+    st.dma_transfers += 1;
+}
+
 template <typename T>
 inline void LoadDataWithTranspose(const LocalTensor<T>&, const LocalTensor<T>&,
                                   const LoadData2dTransposeParams&, recsdk::sim::SrcLoc loc = {}) {

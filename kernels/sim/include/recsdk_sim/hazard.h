@@ -19,11 +19,13 @@
 //   HzOrder(q, p)   an ordering the toolchain inserts by itself (Q's work so far completes
 //                   before P's next instruction).
 // Memory spaces plug in by owning a HazardRanges per buffer: UB buffers get theirs from
-// TPipe::InitBuffer (BufSlot::hz); L1/L0A/L0B/L0C buffers would do the same with their pipes
-// (MTE2 GM->L1, MTE1 L1->L0A/L0B, M reading L0A/L0B and writing L0C, FIX reading L0C; queue
-// events for those positions are in pipe.h QueueEvent). A HazardRanges belongs to the core that
-// carved its buffer (it caches that core's state). The Matmul emulation records only its
-// unified-buffer accesses (GetTensorC into VECIN): its L1/L0 traffic is the library's own.
+// TPipe::InitBuffer (BufSlot::hz), and so do the L1/L0A/L0B/L0C buffers of the low-level Cube API
+// (cube_basic.h: MTE2 GM->L1, MTE1 L1->L0A/L0B, M reading L0A/L0B and writing L0C, FIX reading
+// L0C; queue events for those positions are in pipe.h QueueEvent). A HazardRanges belongs to the
+// core that carved its buffer (it caches that core's state). The Matmul emulation records only its
+// unified-buffer accesses (GetTensorC into VECIN, MTE2) and its TSCM operand reads (MTE1): its own
+// L1/L0 traffic is the library's. Global memory across cores (a Cube result read by another core)
+// is checked apart, in mix.h (XcoreGmAccess).
 //
 // ---- The model (vector clocks over epochs) ------------------------------------------------
 // Each pipe P has an epoch counter; an access is recorded as (pipe, epoch). know[P][Q] is the

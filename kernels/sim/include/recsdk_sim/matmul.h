@@ -31,11 +31,11 @@
 //   TSCM queue and read in place; the matrix must be there whole ("全载").
 //
 // Emulated: ND format in GM, NZ in TSCM for A/B, Bias in GM, C in GM (IterateAll, GetTensorC) or
-// VECIN (GetTensorC), the Norm configuration, inputs float/half/bfloat16_t. Refused at compile time
-// or with a check failure: NZ in GM, VECOUT operands, scalar A/B, callbacks, IBShare,
-// MixDualMaster, batch, HF32, sequential write. Asynchronous IterateAll with waitIterateAll stores
-// its result only at WaitIterateAll (the latest a device would), so a vector core reading it
-// earlier sees the old contents.
+// VECIN (GetTensorC), enSequentialWrite, the Norm configuration, inputs float/half/bfloat16_t.
+// Refused at compile time or with a check failure: NZ in GM, VECOUT operands, scalar A/B,
+// callbacks (MatmulCallBackFunc), IBShare, MixDualMaster, batch, HF32. Asynchronous IterateAll
+// with waitIterateAll stores its result at WaitIterateAll, and a read of C before it is reported
+// (mix.h, cross-core ordering of Cube results).
 #ifndef RECSDK_SIM_MATMUL_H
 #define RECSDK_SIM_MATMUL_H
 
