@@ -62,6 +62,9 @@ struct bfloat16_t {
     bfloat16_t& operator*=(bfloat16_t o) { return *this = bfloat16_t(float(*this) * float(o)); }
 };
 
+// The AI core compiler's name for float, which kernels use beside half and bfloat16_t.
+using float32_t = float;
+
 static_assert(sizeof(half) == 2 && sizeof(bfloat16_t) == 2, "16-bit types must be 2 bytes");
 static_assert(std::is_trivial_v<half> && std::is_trivial_v<bfloat16_t>,
               "memcpy-able like the device types");
