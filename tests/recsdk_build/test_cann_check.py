@@ -7,6 +7,7 @@ skipped, with that reason, where it is absent."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from pathlib import Path
@@ -350,3 +351,38 @@ def test_the_stage_fingerprint_follows_the_headers(tmp_path: Path) -> None:
     assert first["headers_digest"] != second["headers_digest"]
     assert first["stubs"] == second["stubs"] and first["checker"] == second["checker"]
     shutil.rmtree(home)
+
+
+def test_the_stage_records_the_check(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cann dry run (no toolkit needed) checks the tiling keys, records the type-check as
+    not run with the reason, and still writes the projects; a broken key stops the stage."""
+    from tests.stagehelp import run
+
+    monkeypatch.delenv("ASCEND_HOME_PATH", raising=False)
+    shutil.copytree(
+        KERNELS / "ops" / "invert_permute", project / "kernels" / "ops" / "invert_permute"
+    )
+    for sub in ("common", "cmake", cann_check.STUBS_DIR):
+        shutil.copytree(KERNELS / sub, project / "kernels" / sub)
+    build = tmp_path / "build"
+    options = {"target": "cann", "dry_run": True, "project_root": project}
+    [report] = run(project, build, "ops", **options)
+    assert report.status == "ran"
+    record = json.loads((build / "manifest.json").read_text())["stages"]["ops"]["provenance"]
+    assert record["cann_check"] == {
+        "operators": 1,
+        "tiling_keys": "checked",
+        "typecheck": "not run",
+        "reason": "--dry-run (the type-check runs on a real build)",
+    }
+
+    data = project / "kernels" / "ops" / "invert_permute" / "op_kernel" / "invert_permute.cpp"
+    data.write_text(
+        data.read_text().replace("Process() {", "Process() {\n        Touch(TILING_KEY_IS(1));", 1)
+    )
+    with pytest.raises(
+        cann_check.CannCheckError, match=r"invert_permute\.cpp:[0-9]+: TILING_KEY_IS only"
+    ):
+        run(project, build, "ops", **options)
