@@ -348,17 +348,27 @@ def _variant_name(spec: OpSpec, combo: dict[str, str]) -> str:
     return ", ".join(f"{n}={combo[n]}" for n in free) or "the only variant"
 
 
-def _diagnostics(output: str) -> str:
-    """The first compiler errors (with the lines that locate them), trimmed."""
+_SNIPPET = re.compile(r"^\s*\d*\s*\|")
+
+
+def _diagnostics(output: str, ours: tuple[Path, ...] = ()) -> str:
+    """The first compiler errors with their source lines, and, for an error inside CANN's
+    headers, the lines of our code whose instantiations led there ("required from")."""
     lines = output.splitlines()
-    first = next((i for i, line in enumerate(lines) if ": error:" in line), None)
-    if first is None:
-        return "\n".join(lines[:_DIAGNOSTIC_LINES])
-    start = first
-    while start > 0 and lines[start - 1].startswith(("In file included", "                 from")):
-        start -= 1
-    errors = [line for line in lines[first:] if ": error:" in line or line.startswith(" ")]
-    return "\n".join(lines[start:first] + errors[:_DIAGNOSTIC_LINES])
+    keep: list[str] = []
+    errors = 0
+    for i, line in enumerate(lines):
+        if ": error:" in line or ": fatal error:" in line:
+            errors += 1
+            if errors > 4:
+                break
+            keep.append(line)
+            keep += [s for s in lines[i + 1 : i + 4] if _SNIPPET.match(s)][:2]
+        elif "required from" in line and any(str(d) in line for d in ours):
+            keep.append(line)  # where our code instantiated the failing template
+    if not keep:
+        keep = lines[:_DIAGNOSTIC_LINES]
+    return "\n".join(keep[: 3 * _DIAGNOSTIC_LINES])
 
 
 PCH_HEADER = "recsdk_cann_api.h"
@@ -529,7 +539,8 @@ def typecheck_op(
             failed = "all variants together"
         raise CannCheckError(
             f"{spec.name} ({failed}) does not type-check against CANN's AscendC headers "
-            f"({tree.root}, CPU debug mode):\n" + _indent(_diagnostics(proc.stderr)),
+            f"({tree.root}, CPU debug mode):\n"
+            + _indent(_diagnostics(proc.stderr, (kernels, gen))),
             hint=_fix_hint(proc.stderr, tree),
         )
     return TypeCheckResult(spec.name, len(variants), time.monotonic() - started)
