@@ -1,0 +1,219 @@
+// Kernels for the tests of the emulated AscendC APIs added for vendor kernels
+// (tests/kernels/test_sim_api_vector.py): each case writes its results to the output tensor,
+// whose expected values the test works out by hand or with torch.
+//
+// recsdk_sim_api_case(name, out, out_elems, report) runs one case on one core.
+#include <cstring>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "kernel_operator.h"
+#include "recsdk_sim/launch.h"
+
+using namespace AscendC;
+
+namespace {
+
+float* g_out = nullptr;
+constexpr uint32_t kOut = 512;
+
+GlobalTensor<float> Out() {
+    GlobalTensor<float> gt;
+    gt.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(g_out), kOut);
+    return gt;
+}
+
+// Writes `n` floats of `t` to out[at...] (V -> MTE3 ordered by a barrier).
+void Store(const LocalTensor<float>& t, uint32_t n, uint32_t at = 0) {
+    PipeBarrier<PIPE_ALL>();
+    DataCopy(Out()[at], t, n);
+    PipeBarrier<PIPE_ALL>();
+}
+
+LocalTensor<float> Zeroed(TPipe& pipe, TBuf<TPosition::VECCALC>& buf, uint32_t n) {
+    pipe.InitBuffer(buf, n * sizeof(float));
+    LocalTensor<float> t = buf.Get<float>();
+    Duplicate<float>(t, 0.0f, static_cast<int32_t>(n));
+    return t;
+}
+
+void dup_mask_bits() {  // lanes 0, 1, 3 of two repeats
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    LocalTensor<float> t = Zeroed(pipe, buf, 128);
+    uint64_t mask[2] = {0b1011, 0};
+    Duplicate<float>(t, 7.0f, mask, 2, 1, 8);
+    Store(t, 128);
+}
+
+void dup_mask_count_strides() {  // 10 lanes, blocks 2 apart, repeats 16 blocks apart
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    LocalTensor<float> t = Zeroed(pipe, buf, 256);
+    Duplicate<float>(t, 5.0f, 10, 2, 2, 16);
+    Store(t, 256);
+}
+
+void add_level0() {  // dst = src0 + src1 over 2 repeats of 64 lanes
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a, b, c;
+    LocalTensor<float> x = Zeroed(pipe, a, 128), y = Zeroed(pipe, b, 128), z = Zeroed(pipe, c, 128);
+    CreateVecIndex(x, 0.0f, 128);
+    Duplicate<float>(y, 100.0f, 128);
+    BinaryRepeatParams rp;
+    Add(z, x, y, 64, 2, rp);
+    Store(z, 128);
+}
+
+void counter_mode() {  // Adds on the first 70 elements, the count in the mask register
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a, b;
+    LocalTensor<float> x = Zeroed(pipe, a, 128), y = Zeroed(pipe, b, 128);
+    CreateVecIndex(x, 0.0f, 128);
+    SetMaskCount();
+    SetVectorMask<float, MaskMode::COUNTER>(0, 70);
+    UnaryRepeatParams rp;
+    Adds<float, false>(y, x, 1.0f, MASK_PLACEHOLDER, 1, rp);
+    SetMaskNorm();
+    ResetMask();
+    Store(y, 128);
+}
+
+void whole_reduce_sum() {  // 1..128: one sum per repeat of 64
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a, b;
+    LocalTensor<float> x = Zeroed(pipe, a, 128), y = Zeroed(pipe, b, 8);
+    CreateVecIndex(x, 1.0f, 128);
+    WholeReduceSum<float>(y, x, 64, 2, 1, 1, 8);
+    Store(y, 8);
+}
+
+void block_reduce_sum() {  // 1..64: one sum per 32-byte block
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a, b;
+    LocalTensor<float> x = Zeroed(pipe, a, 64), y = Zeroed(pipe, b, 8);
+    CreateVecIndex(x, 1.0f, 64);
+    BlockReduceSum<float>(y, x, 1, 64, 1, 1, 8);
+    Store(y, 8);
+}
+
+void activations() {  // x = -4 + i / 8 for 64 elements: Silu, Relu, LeakyRelu(0.1), Exp
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a, b;
+    LocalTensor<float> x = Zeroed(pipe, a, 64), y = Zeroed(pipe, b, 256);
+    CreateVecIndex(x, 0.0f, 64);
+    Muls(x, x, 0.125f, 64);
+    Adds(x, x, -4.0f, 64);
+    Silu(y, x, 64);
+    Relu(y[64], x, 64);
+    LeakyRelu(y[128], x, 0.1f, 64);
+    Exp(y[192], x, 64);
+    Store(y, 256);
+}
+
+void atomic_max_min() {  // out[0..8) = max(0, v), then out[8..16) = min(0, v)
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a;
+    LocalTensor<float> v = Zeroed(pipe, a, 8);
+    const float vals[8] = {-1, 5, 2, -3, 0.5f, -0.5f, 9, -9};
+    for (int i = 0; i < 8; ++i)
+        v.SetValue(i, vals[i]);
+    PipeBarrier<PIPE_ALL>();
+    SetAtomicMax<float>();
+    DataCopy(Out(), v, 8);
+    SetAtomicMin<float>();
+    DataCopy(Out()[8], v, 8);
+    DisableDmaAtomic();
+}
+
+void flags_ordered() {  // V writes, set_flag/wait_flag V -> MTE3, then the store
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a;
+    pipe.InitBuffer(a, 64 * sizeof(float));
+    LocalTensor<float> t = a.Get<float>();
+    Duplicate<float>(t, 3.0f, 64);
+    set_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+    wait_flag(PIPE_V, PIPE_MTE3, EVENT_ID0);
+    DataCopy(Out(), t, 64);
+}
+
+void flags_missing() {  // the same without the flag: the store races the vector write
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a;
+    pipe.InitBuffer(a, 64 * sizeof(float));
+    LocalTensor<float> t = a.Get<float>();
+    Duplicate<float>(t, 3.0f, 64);
+    DataCopy(Out(), t, 64);
+}
+
+void phy_addr_and_queues() {  // GetPhyAddr as a pointer and an offset; DeQue forms
+    TPipe pipe;
+    TQue<TPosition::VECOUT, 1> q;
+    pipe.InitBuffer(q, 1, 64 * sizeof(float));
+    LocalTensor<float> t = q.AllocTensor<float>();
+    Duplicate<float>(t, 0.0f, 64);
+    PipeBarrier<PIPE_ALL>();
+    __ubuf__ float* p = (__ubuf__ float*)t.GetPhyAddr();
+    p[2] = 42.0f;
+    const uint64_t addr = t.GetPhyAddr();
+    q.EnQue(t);
+    LocalTensor<float> u;
+    q.DeQue(u);
+    u.SetValue(3, static_cast<float>(addr % 32));  // 0: the buffer is 32-byte aligned
+    PipeBarrier<PIPE_ALL>();
+    DataCopy(Out(), u, 64);
+    q.FreeTensor(u);
+    GlobalTensor<float> out = Out();
+    out(10) = 11.0f;  // GlobalTensor::operator()
+}
+
+void assert_fails() {
+    ASCENDC_ASSERT(GetBlockNum() == 2, KERNEL_LOG(KERNEL_ERROR, "expected %d cores", 2));
+}
+
+void mask_count_too_large() {  // 65 lanes of float in normal mode
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a;
+    LocalTensor<float> t = Zeroed(pipe, a, 128);
+    Duplicate<float>(t, 1.0f, 65, 1, 1, 8);
+}
+
+const std::map<std::string, std::function<void()>>& Cases() {
+    static const std::map<std::string, std::function<void()>> cases = {
+        {"dup_mask_bits", dup_mask_bits},
+        {"dup_mask_count_strides", dup_mask_count_strides},
+        {"add_level0", add_level0},
+        {"counter_mode", counter_mode},
+        {"whole_reduce_sum", whole_reduce_sum},
+        {"block_reduce_sum", block_reduce_sum},
+        {"activations", activations},
+        {"atomic_max_min", atomic_max_min},
+        {"flags_ordered", flags_ordered},
+        {"flags_missing", flags_missing},
+        {"phy_addr_and_queues", phy_addr_and_queues},
+        {"assert_fails", assert_fails},
+        {"mask_count_too_large", mask_count_too_large},
+    };
+    return cases;
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int32_t
+recsdk_sim_api_case(const char* name, float* out, int32_t out_elems, RecsdkSimReport* report) {
+    std::memset(report, 0, sizeof(*report));
+    auto it = Cases().find(name);
+    if (it == Cases().end() || out_elems < static_cast<int32_t>(kOut)) {
+        std::snprintf(report->message, sizeof(report->message), "no case %s", name);
+        return report->status = RECSDK_SIM_INTERNAL;
+    }
+    g_out = out;
+    recsdk::sim::KernelRun run;
+    run.kernel = name;
+    run.soc = recsdk::sim::FindSoc("Ascend910B1");
+    run.block_dim = 1;
+    run.regions = {recsdk::sim::GmRegion{reinterpret_cast<const uint8_t*>(out),
+                                         kOut * sizeof(float), true, "output out"}};
+    return recsdk::sim::RunKernel(run, it->second, report);
+}

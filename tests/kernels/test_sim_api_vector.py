@@ -1,0 +1,113 @@
+"""The AscendC APIs the emulation gained for Huawei's vendor kernels (level-0 vector forms with
+masks and repeat strides, counter mode, reductions, activations, atomic max/min, set_flag,
+GetPhyAddr, the DeQue forms, ASCENDC_ASSERT), on kernels whose results are worked out by hand
+or with torch (sim_checks/api_kernels.cpp)."""
+
+from __future__ import annotations
+
+import ctypes
+from pathlib import Path
+
+import pytest
+from kernel_testlib import build_test_library, simrun
+
+torch = pytest.importorskip("torch")
+
+SRC = Path(__file__).resolve().parent / "sim_checks" / "api_kernels.cpp"
+OUT = 512
+
+
+@pytest.fixture(scope="module")
+def api_library(request: pytest.FixtureRequest) -> Path:
+    cache = Path(request.config.cache.mkdir("recsdk-sim")) / "ops"
+    return build_test_library(SRC, cache)
+
+
+def run(lib: Path, name: str) -> tuple[int, str, torch.Tensor]:
+    dll = ctypes.CDLL(str(lib))
+    out = torch.zeros(OUT)
+    report = simrun._Report()
+    status = dll.recsdk_sim_api_case(
+        name.encode(),
+        ctypes.c_void_p(out.data_ptr()),
+        OUT,
+        ctypes.byref(report),
+    )
+    return status, report.message.decode(), out
+
+
+def ok(lib: Path, name: str) -> torch.Tensor:
+    status, message, out = run(lib, name)
+    assert status == 0, message
+    return out
+
+
+def test_duplicate_mask_bits(api_library: Path) -> None:
+    out = ok(api_library, "dup_mask_bits")[:128]
+    expected = torch.zeros(128)
+    expected[[0, 1, 3, 64, 65, 67]] = 7
+    assert torch.equal(out, expected)
+
+
+def test_duplicate_mask_count_and_strides(api_library: Path) -> None:
+    out = ok(api_library, "dup_mask_count_strides")[:256]
+    expected = torch.zeros(256)
+    # lanes 0-7 in block 0, lanes 8-9 in block 1 placed 2 blocks on; repeat 1 16 blocks on
+    expected[[*range(8), 16, 17, *range(128, 136), 144, 145]] = 5
+    assert torch.equal(out, expected)
+
+
+def test_add_level0(api_library: Path) -> None:
+    out = ok(api_library, "add_level0")[:128]
+    assert torch.equal(out, torch.arange(128.0) + 100)
+
+
+def test_counter_mode(api_library: Path) -> None:
+    out = ok(api_library, "counter_mode")[:128]
+    expected = torch.zeros(128)
+    expected[:70] = torch.arange(70.0) + 1
+    assert torch.equal(out, expected)
+
+
+def test_whole_and_block_reduce_sum(api_library: Path) -> None:
+    out = ok(api_library, "whole_reduce_sum")
+    assert out[:2].tolist() == [sum(range(1, 65)), sum(range(65, 129))]
+    out = ok(api_library, "block_reduce_sum")
+    assert out[:8].tolist() == [sum(range(8 * b + 1, 8 * b + 9)) for b in range(8)]
+
+
+def test_activations(api_library: Path) -> None:
+    out = ok(api_library, "activations")
+    x = torch.arange(64, dtype=torch.float64) / 8 - 4
+    torch.testing.assert_close(out[:64].double(), x / (1 + torch.exp(-x)), rtol=1e-6, atol=1e-6)
+    assert torch.equal(out[64:128].double(), x.clamp(min=0))
+    torch.testing.assert_close(out[128:192].double(), torch.where(x >= 0, x, 0.1 * x))
+    torch.testing.assert_close(out[192:256].double(), torch.exp(x), rtol=1e-6, atol=0)
+
+
+def test_atomic_max_min(api_library: Path) -> None:
+    out = ok(api_library, "atomic_max_min")
+    v = torch.tensor([-1, 5, 2, -3, 0.5, -0.5, 9, -9])
+    assert torch.equal(out[:8], v.clamp(min=0))
+    assert torch.equal(out[8:16], v.clamp(max=0))
+
+
+def test_set_flag_orders_and_its_absence_races(api_library: Path) -> None:
+    assert torch.equal(ok(api_library, "flags_ordered")[:64], torch.full((64,), 3.0))
+    status, message, _ = run(api_library, "flags_missing")
+    assert status == 2 and "read-after-write hazard" in message, message
+
+
+def test_phy_addr_deque_forms_and_gm_operator(api_library: Path) -> None:
+    out = ok(api_library, "phy_addr_and_queues")
+    assert out[2] == 42 and out[3] == 0 and out[10] == 11
+
+
+def test_ascendc_assert_stops_the_kernel(api_library: Path) -> None:
+    status, message, _ = run(api_library, "assert_fails")
+    assert status == 3 and "assertion failed: GetBlockNum() == 2" in message, message
+
+
+def test_mask_count_out_of_range_is_refused(api_library: Path) -> None:
+    status, message, _ = run(api_library, "mask_count_too_large")
+    assert status == 2 and "mask 65 is outside [1, 64]" in message, message
