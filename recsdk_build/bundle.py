@@ -125,6 +125,10 @@ def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix: data}
 
 
+# Which stages read each group of pins (their fingerprints include them).
+_PIN_STAGES = {"runtime": ("env", "plugin", "verify"), "torchrec": ("fetch", "patch", "wheels")}
+
+
 def _check_pins(project: Project, root: Path, manifest: Manifest) -> None:
     """The pins the bundle ships (its runtime, INSTALL.md) are the ones the build was made
     and verified with: a pin changed in recsdk.toml since then makes the build stale."""
@@ -132,9 +136,11 @@ def _check_pins(project: Project, root: Path, manifest: Manifest) -> None:
     changed = sorted(k for k in set(recorded) | set(current) if recorded.get(k) != current.get(k))
     if changed:
         key = changed[0]
+        stages = _PIN_STAGES.get(key.split(".")[0], ("all",))
         raise BundleError(
             f"the build in {root} is stale: recsdk.toml's {key} is {current.get(key)!r}, the "
-            f"build was made and verified with {recorded.get(key)!r}"
+            f"build was made and verified with {recorded.get(key)!r} "
+            f"(an input of the {', '.join(stages)} stages)"
             + (f" (and {len(changed) - 1} more pin(s) changed)" if len(changed) > 1 else ""),
             hint="run `recsdk-build all` again before `dist`",
         )
