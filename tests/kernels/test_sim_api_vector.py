@@ -19,8 +19,13 @@ OUT = 512
 
 @pytest.fixture(scope="module")
 def api_library(request: pytest.FixtureRequest) -> Path:
-    cache = Path(request.config.cache.mkdir("recsdk-sim")) / "ops"
-    return build_test_library(SRC, cache)
+    cache = getattr(request.config, "cache", None)
+    root = (
+        Path(cache.mkdir("recsdk-sim"))
+        if cache is not None
+        else Path(request.config.rootpath) / ".pytest_cache" / "recsdk-sim"
+    )
+    return build_test_library(SRC, root / "ops")
 
 
 def run(lib: Path, name: str) -> tuple[int, str, torch.Tensor]:
