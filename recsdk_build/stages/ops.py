@@ -59,6 +59,12 @@ class OpsStage(Stage):
         report = self._cann_check(ctx, job)
         outcome = backend(choice.target).build_ops(ctx, job)
         outcome.provenance["cann_check"] = report.record()
+        checked = (
+            f"{report.variants} variant(s) type-check against CANN's headers"
+            if report.typecheck == "checked"
+            else "CANN header check not run"
+        )
+        outcome.note = f"{outcome.note}; {checked}" if outcome.note else checked
         return outcome
 
     @staticmethod
