@@ -187,6 +187,13 @@ def find(spec: str, *, requires: str) -> Interpreter:
             )
         found = examine(path)
         if found is None:
+            # Python 2 runs, but not the probe (no sys.implementation): say which it is.
+            said = (probe([path, "-c", "import sys; print(sys.version.split()[0])"]) or "").strip()
+            if re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+\S*", said.splitlines()[-1] if said else ""):
+                raise UsageError(
+                    f"--python {spec} is Python {said.splitlines()[-1]}; "
+                    f"recsdk-build needs Python {requires}"
+                )
             raise ToolMissingError(f"--python {spec}: does not run as a Python interpreter")
     check_supported(found, requires, spec=spec)
     return found

@@ -563,3 +563,18 @@ def test_a_signed_digest_file(
     assert code == 1 and "not a good signature" in " ".join(out.split()), out
     code, out = _install(cli, project, archive, python, *trusted)
     assert code == 2 and "--signature needs --keyring" in out
+
+
+def test_python_2_is_named_not_called_a_non_interpreter(tmp_path: Path) -> None:
+    from recsdk_build.errors import UsageError
+    from recsdk_build.interpreters import find
+
+    py2 = tmp_path / "python2.7"
+    py2.write_text(
+        "#!/bin/sh\n"
+        'case "$2" in *implementation*) echo "AttributeError: implementation" >&2; exit 1;;\n'
+        '  *) echo "2.7.18";; esac\n'
+    )
+    py2.chmod(0o755)
+    with pytest.raises(UsageError, match=r"is Python 2\.7\.18; recsdk-build needs Python >=3\.10"):
+        find(str(py2), requires=">=3.10")
