@@ -30,6 +30,7 @@ is reported as not run, with the reason; never as passed.
 from __future__ import annotations
 
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -44,6 +45,7 @@ from recsdk_build.errors import BuildError, UsageError
 from recsdk_build.hashing import hash_tree, sha256_file, sha256_text
 from recsdk_build.ops import codegen
 from recsdk_build.ops.catalogue import DTYPES, OpSpec
+from recsdk_build.toolchain import find_cann
 
 STUBS_DIR = "cann_cpu_stubs"  # under kernels/
 # CANN's CPU debug mode for the 910B (Atlas A2: dav-2201); -fsyntax-only: nothing is generated.
@@ -153,14 +155,20 @@ class NoHeaders:
     reason: str
 
 
+def _tikcfw_dirs(path: Path) -> list[Path]:
+    """Where a CANN install keeps tikcfw (asc-devkit's cmake/asc/legacy_modules/function.cmake
+    looks in the host architecture's directory first)."""
+    return [path / f"{platform.machine()}-linux" / "tikcpp" / "tikcfw", path / _TIKCFW]
+
+
 def _devkit_root(path: Path) -> tuple[Path, str] | None:
     for sub in _DEVKIT_SUBDIRS:
         root = (path / sub).resolve()
         if (root / "include" / "kernel_operator.h").is_file() and (root / "impl").is_dir():
             return root, "devkit"
-    tik = path / _TIKCFW
-    if (tik / "kernel_operator.h").is_file():
-        return tik.resolve(), "tikcfw"
+    for tik in _tikcfw_dirs(path):
+        if (tik / "kernel_operator.h").is_file():
+            return tik.resolve(), "tikcfw"
     return None
 
 
@@ -182,18 +190,22 @@ def headers_from(path: Path, origin: str) -> HeaderTree:
             hint="pass an asc-devkit checkout or a CANN toolkit root",
         )
     root, layout = found
-    tikcfw = path / _TIKCFW
-    extra = (tikcfw.resolve(),) if layout == "devkit" and (tikcfw / "lib").is_dir() else ()
+    libs = [d for d in _tikcfw_dirs(path) if (d / "lib").is_dir()]
+    extra = (libs[0].resolve(),) if layout == "devkit" and libs else ()
     return HeaderTree(root, origin, layout, _toolkit_cpu_library(path), extra)
 
 
 def find_headers(explicit: Path | None, project_root: Path | None) -> HeaderTree | NoHeaders:
-    """--ascendc-headers, else $ASCEND_HOME_PATH, else the pinned export beside the project."""
+    """--ascendc-headers, else $ASCEND_HOME_PATH (or the toolkit --target finds), else the
+    pinned export beside the project."""
     if explicit is not None:
         return headers_from(explicit, "--ascendc-headers")
     home = os.environ.get("ASCEND_HOME_PATH")
     if home and Path(home).is_dir() and _devkit_root(Path(home)) is not None:
         return headers_from(Path(home), "$ASCEND_HOME_PATH")
+    toolkit = find_cann()  # the toolkit --target auto/cann finds (set_env.sh, default roots)
+    if toolkit is not None and _devkit_root(toolkit.root) is not None:
+        return headers_from(toolkit.root, f"the CANN toolkit ({toolkit.root})")
     looked = ["--ascendc-headers (not given)"]
     looked.append(
         f"$ASCEND_HOME_PATH ({home}: no AscendC headers)" if home else "$ASCEND_HOME_PATH (unset)"
