@@ -22,9 +22,9 @@ Two checks, per operator of the catalogue:
   ships but the dev kit lacks, the declaration-only stand-ins in kernels/cann_cpu_stubs.
 
 Where the headers come from (``find_headers``): ``--ascendc-headers DIR`` (an asc-devkit tree,
-or a CANN install), else a toolkit's ``$ASCEND_HOME_PATH``, else the pinned export beside the
-project (``<project>/../shared/ascendc/asc-devkit``, how CI finds it). With none, the type-check
-is reported as not run, with the reason; never as passed.
+or a CANN install), else a toolkit's ``$ASCEND_HOME_PATH`` (or the toolkit ``--target`` finds),
+else the pinned export beside the project (``<project>/../shared/ascendc/asc-devkit``, how CI
+finds it). With none, the type-check is reported as not run, with the reason; never as passed.
 """
 
 from __future__ import annotations
@@ -612,9 +612,9 @@ def _strip_comments(text: str) -> str:
 
     def blank(m: re.Match[str]) -> str:
         s = m.group(0)
-        if s.startswith(("/",)):
+        if s.startswith("/"):  # a comment: spaces, its newlines kept
             return re.sub(r"[^\n]", " ", s)
-        return '"' + " " * (len(s) - 2) + '"' if s.startswith('"') else s
+        return '"' + " " * (len(s) - 2) + '"'
 
     return re.sub(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"', blank, text, flags=re.S)
 
