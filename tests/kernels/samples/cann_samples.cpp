@@ -345,6 +345,71 @@ extern "C" __global__ __aicore__ void mmad_custom(GM_ADDR a, GM_ADDR b, GM_ADDR 
     outQueueCO1.FreeTensor(c1);
 }
 
+// LoadDataWithTranspose of float squares into L0A, observed through the Cube: C = A * I with A
+// the L0A contents read as Zz (m x k) and I a k x k identity given as Zn fractals in GM (loaded GM
+// -> L0B). The squares come from GM through A1 unchanged.
+struct LdtTiling {
+    int32_t m, k;      // A as Zz: m x k
+    int32_t srcElems;  // floats copied GM -> A1
+    int32_t startIndex, repeatTimes, srcStride, dstGap, dstFracGap;
+};
+
+extern "C" __global__ __aicore__ void ldt_custom(GM_ADDR src, GM_ADDR eye, GM_ADDR c,
+                                                 GM_ADDR tilingGm) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIC_ONLY);
+    GET_TILING_DATA_WITH_STRUCT(LdtTiling, t, tilingGm);
+    GlobalTensor<float> srcGm, eyeGm, cGm;
+    srcGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(src), t.srcElems);
+    eyeGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(eye), t.k * t.k);
+    cGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(c), t.m * t.k);
+    TPipe pipe;
+    TQue<TPosition::A1, 1> qA1;
+    TQue<TPosition::A2, 1> qA2;
+    TQue<TPosition::B2, 1> qB2;
+    TQue<TPosition::CO1, 1> qC;
+    pipe.InitBuffer(qA1, 1, t.srcElems * sizeof(float));
+    pipe.InitBuffer(qA2, 1, t.m * t.k * sizeof(float));
+    pipe.InitBuffer(qB2, 1, t.k * t.k * sizeof(float));
+    pipe.InitBuffer(qC, 1, t.m * t.k * sizeof(float));
+    LocalTensor<float> a1 = qA1.AllocTensor<float>();
+    DataCopy(a1, srcGm, static_cast<uint32_t>(t.srcElems));
+    qA1.EnQue(a1);
+    a1 = qA1.DeQue<float>();
+    LocalTensor<float> a2 = qA2.AllocTensor<float>();
+    LoadDataWithTranspose(a2, a1,
+                          LoadData2dTransposeParams(static_cast<uint16_t>(t.startIndex),
+                                                    static_cast<uint8_t>(t.repeatTimes),
+                                                    static_cast<uint16_t>(t.srcStride),
+                                                    static_cast<uint16_t>(t.dstGap),
+                                                    static_cast<uint16_t>(t.dstFracGap)));
+    LocalTensor<float> b2 = qB2.AllocTensor<float>();
+    LoadData(b2, eyeGm,
+             LoadData2DParams(0, static_cast<uint8_t>(t.k * t.k * sizeof(float) / 512), 1, 0, 0,
+                              false, 0));
+    SetFlag<HardEvent::MTE2_M>(EVENT_ID0);
+    WaitFlag<HardEvent::MTE2_M>(EVENT_ID0);
+    qA2.EnQue(a2);
+    a2 = qA2.DeQue<float>();
+    LocalTensor<float> c1 = qC.AllocTensor<float>();
+    MmadParams mp;
+    mp.m = static_cast<uint16_t>(t.m);
+    mp.n = static_cast<uint16_t>(t.k);
+    mp.k = static_cast<uint16_t>(t.k);
+    Mmad(c1, a2, b2, mp);
+    qA2.FreeTensor(a2);
+    qB2.FreeTensor(b2);
+    qA1.FreeTensor(a1);
+    qC.EnQue(c1);
+    c1 = qC.DeQue<float>();
+    FixpipeParamsV220 fp;
+    fp.nSize = static_cast<uint16_t>(t.k);
+    fp.mSize = static_cast<uint16_t>(t.m);
+    fp.srcStride = static_cast<uint16_t>((t.m + 15) / 16 * 16);
+    fp.dstStride = static_cast<uint32_t>(t.k);
+    Fixpipe<float, float, CFG_ROW_MAJOR>(cGm, c1, fp);
+    qC.FreeTensor(c1);
+}
+
 // ---- the host side ------------------------------------------------------------------------------
 
 namespace {
@@ -397,6 +462,40 @@ int32_t RunMmad(const SampleCase* sc, const recsdk::sim::SocInfo* soc, RecsdkSim
     return recsdk::sim::RunKernel(run, [=] { mmad_custom(a, b, c, tp); }, report);
 }
 
+// ldt_custom's launch: a = the squares, b = the Zn identity, c = [m, k]; m, k, and in n / dim /
+// extra the repeats and strides: n = startIndex, dim = repeatTimes | srcStride << 8 | dstGap << 16
+// | dstFracGap << 24, k the Zz width (m is 16).
+int32_t RunLdt(const SampleCase* sc, const recsdk::sim::SocInfo* soc, RecsdkSimReport* report) {
+    const auto d = static_cast<uint32_t>(sc->dim);
+    LdtTiling t{static_cast<int32_t>(sc->m),
+                static_cast<int32_t>(sc->k),
+                static_cast<int32_t>(sc->extra),
+                static_cast<int32_t>(sc->n),
+                static_cast<int32_t>(d & 0xFF),
+                static_cast<int32_t>((d >> 8) & 0xFF),
+                static_cast<int32_t>((d >> 16) & 0xFF),
+                static_cast<int32_t>((d >> 24) & 0xFF)};
+    recsdk::sim::KernelRun run;
+    run.kernel = sc->kernel;
+    run.soc = soc;
+    run.kernel_type = KERNEL_TYPE_AIC_ONLY;
+    run.block_dim = 1;
+    auto add = [&run](void* p, int64_t bytes, bool writable, const char* name) {
+        run.regions.push_back(
+            recsdk::sim::GmRegion{static_cast<const uint8_t*>(p), uint64_t(bytes), writable, name});
+    };
+    add(&t, sizeof(t), false, "tiling");
+    add(sc->a, int64_t(t.srcElems) * 4, false, "squares");
+    add(sc->b, int64_t(t.k) * t.k * 4, false, "identity");
+    add(sc->c, int64_t(t.m) * t.k * 4, true, "output");
+    auto* a = static_cast<uint8_t*>(sc->a);
+    auto* b = static_cast<uint8_t*>(sc->b);
+    auto* c = static_cast<uint8_t*>(sc->c);
+    auto* tp = reinterpret_cast<uint8_t*>(&t);
+    report->block_dim = 1;
+    return recsdk::sim::RunKernel(run, [=] { ldt_custom(a, b, c, tp); }, report);
+}
+
 }  // namespace
 
 #define RECSDK_SAMPLE_EXPORT extern "C" __attribute__((visibility("default")))
@@ -411,6 +510,8 @@ RECSDK_SAMPLE_EXPORT int32_t recsdk_sim_sample_run(const SampleCase* sc, RecsdkS
     const std::string kernel = sc->kernel;
     if (kernel == "mmad_custom")
         return RunMmad(sc, soc, report);
+    if (kernel == "ldt_custom")
+        return RunLdt(sc, soc, report);
     const bool cubeDriven = kernel == "cube_vector_custom";
     mxrec::MatmulTilingArgs args;
     args.a = args.b = mxrec::DType::kFloat16;

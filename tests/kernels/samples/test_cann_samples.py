@@ -182,3 +182,49 @@ def test_low_level_load_data_from_gm(samples) -> None:
     result, c, a64, b64, _ = run(samples, "mmad_custom", 128, 32, 48, extra=3)
     assert result.ok, result.message
     assert bool(((c.double() - a64 @ b64).abs() <= fp32_bound(a64, b64, 48)).all())
+
+
+def zn_identity(k: int) -> torch.Tensor:
+    """The k x k float identity as Zn fractals (8 x 16, fractals rows-first, columns inside)."""
+    n_blocks = k // 16
+    eye = torch.zeros(k * k)
+    for i in range(k):
+        eye[((i // 8) * n_blocks + i // 16) * 128 + (i % 16) * 8 + i % 8] = 1.0
+    return eye
+
+
+@pytest.mark.parametrize(
+    "start,stride,dst_gap,frac_gap", [(1, 1, 1, 0), (0, 2, 0, 1)], ids=["packed", "frac_gap"]
+)
+def test_load_data_with_transpose_b32(samples, start, stride, dst_gap, frac_gap) -> None:
+    """Two float squares (each two 16 x 8 NZ fractals side by side) transposed into L0A, read back
+    through Mmad with a Zn identity: L0A as Zz is the squares' transposes, their column halves
+    placed by dstGap / dstFracGap (LoadDataWithTranspose.md)."""
+    squares = torch.arange(4 * 256, dtype=torch.float32)
+    eye = zn_identity(32)
+    c = torch.full((16, 32), float("nan"))
+    case = SampleCase(
+        kernel=b"ldt_custom",
+        soc=b"Ascend910B1",
+        m=16,
+        n=start,
+        k=32,
+        dim=2 | stride << 8 | dst_gap << 16 | frac_gap << 24,
+        a=squares.data_ptr(),
+        b=eye.data_ptr(),
+        c=c.data_ptr(),
+        extra=squares.numel(),
+    )
+    report = simrun._Report()
+    samples.recsdk_sim_sample_run(ctypes.byref(case), ctypes.byref(report))
+    assert report.status == 0, report.message.decode()
+    # Square s: columns 0-7 from its first fractal, 8-15 from its second, each 16 x 8 row-major.
+    t = [
+        torch.cat([sq[:128].view(16, 8), sq[128:].view(16, 8)], dim=1).T
+        for sq in (squares[(start + i * stride) * 256 :][:256] for i in range(2))
+    ]
+    if frac_gap == 0:  # repeat i at fractals 2i, 2i + 1
+        expected = torch.cat([t[0], t[1]], dim=1)
+    else:  # repeat i at fractals i and i + 2
+        expected = torch.cat([t[0][:, :8], t[1][:, :8], t[0][:, 8:], t[1][:, 8:]], dim=1)
+    assert torch.equal(c, expected)

@@ -28,9 +28,10 @@
 // MTE2_MTE1 / MTE1_M / M_FIX / ...> must order them. A Fixpipe result in GM is a Cube result for
 // the cross-core check (mix.h).
 //
-// Refused, by name: LoadData 3D and SetFmatrix (img2col of feature maps), LoadDataWithTranspose,
-// Mmad with a bias table (C2) or cmatrixSource, Fixpipe to L1/UB, NZ/DN outputs, channel split and
-// the quantisation modes other than the float casts, int8/int4 inputs.
+// Refused, by name: LoadData 3D and SetFmatrix (img2col of feature maps), LoadDataWithTranspose's
+// V2 parameters and decreasing addresses, Mmad with a bias table (C2) or cmatrixSource, Fixpipe to
+// L1/UB, NZ/DN outputs, channel split and the quantisation modes other than the float casts,
+// int8/int4 inputs.
 #ifndef RECSDK_SIM_CUBE_BASIC_H
 #define RECSDK_SIM_CUBE_BASIC_H
 
@@ -308,7 +309,7 @@ inline void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src,
     if (p.ifTranspose && sizeof(T) != 2) {
         Fail(call, loc,
              "ifTranspose transposes 16 x 16 fractals of b16 types only (LoadData_2D.md); for "
-             "b32 use LoadDataWithTranspose, which is not emulated");
+             "b8/b32 use LoadDataWithTranspose");
     }
     if (p.repeatTimes == 0)
         return;
@@ -378,12 +379,93 @@ inline void LoadData(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
     st.dma_transfers += 1;
 }
 
+// LoadDataWithTranspose.md (LoadData2dTransposeParams; the byte movement of its pseudo-code,
+// load_data_with_transpose.py): repeat i takes square startIndex + i * srcStride of the source
+// (16 x 16 elements for b16/b32, 32 x 32 for b8) and writes its transpose as fractals of 512 bytes
+// from fractal i * (1 + dstGap) of the destination, the square's fractals (1 for b16, 2 for b8
+// and b32) 1 + dstFracGap fractals apart. A b16 or b8 square is row-major; a b32 square is two
+// 16 x 8 fractals side by side (columns 0-7, then 8-15), and its transpose goes out as the 16 x 8
+// fractals of the transposed columns 0-7 and 8-15 (the transposes of the source's rows 0-7 and
+// 8-15). L1 -> L0A/L0B on MTE1.
+template <typename T>
+inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                  const LoadData2dTransposeParams& p,
+                                  recsdk::sim::SrcLoc loc = {}) {
+    using namespace recsdk::sim;
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4,
+                  "LoadDataWithTranspose: b8, b16 or b32 elements (int4b_t is not emulated)");
+    const char* call = "LoadDataWithTranspose";
+    NeedAic(call, loc);
+    NeedMem(dst, {CubeMem::kL0A, CubeMem::kL0B}, "the destination", 512, call, loc);
+    NeedMem(src, {CubeMem::kL1}, "the source", 32, call, loc);
+    if (p.addrMode != 0)
+        Fail(call, loc, "addrMode 1 (decreasing addresses) is not emulated");
+    if (p.repeatTimes == 0)
+        return;
+    constexpr int64_t side = sizeof(T) == 1 ? 32 : 16;  // the square's rows and columns
+    constexpr int64_t fracs = sizeof(T) == 2 ? 1 : 2;   // 512-byte fractals per square
+    constexpr int64_t fracElems = 512 / sizeof(T);
+    constexpr uint64_t squareBytes = uint64_t(fracs) * 512;
+    const uint64_t lastSquare = p.startIndex + uint64_t(p.repeatTimes - 1) * p.srcStride;
+    NeedBytes(src, (lastSquare + 1) * squareBytes, "the source squares", call, loc);
+    const uint64_t lastFrac =
+        uint64_t(p.repeatTimes - 1) * (1 + p.dstGap) + uint64_t(fracs - 1) * (1 + p.dstFracGap);
+    NeedBytes(dst, (lastFrac + 1) * 512, "the destination fractals", call, loc);
+    for (uint32_t i = 0; i < p.repeatTimes; ++i)
+        src.SimAccess((p.startIndex + uint64_t(i) * p.srcStride) * squareBytes, squareBytes,
+                      Pipe::MTE1, Acc::kRead, call, loc);
+    for (uint32_t i = 0; i < p.repeatTimes; ++i) {
+        for (int64_t j = 0; j < fracs; ++j)
+            dst.SimAccess((uint64_t(i) * (1 + p.dstGap) + uint64_t(j) * (1 + p.dstFracGap)) * 512,
+                          512, Pipe::MTE1, Acc::kWrite, call, loc);
+    }
+    std::vector<T> square(static_cast<size_t>(side * side));
+    for (uint32_t i = 0; i < p.repeatTimes; ++i) {
+        const T* s =
+            src.SimData() + (p.startIndex + uint64_t(i) * p.srcStride) * (squareBytes / sizeof(T));
+        // The square as a row-major side x side matrix.
+        for (int64_t r = 0; r < side; ++r) {
+            for (int64_t c = 0; c < side; ++c) {
+                square[r * side + c] =
+                    sizeof(T) == 4 ? s[(c / 8) * 128 + r * 8 + c % 8] : s[r * side + c];
+            }
+        }
+        T* d = dst.SimData() + uint64_t(i) * (1 + p.dstGap) * fracElems;
+        for (int64_t j = 0; j < fracs; ++j) {
+            T* f = d + j * (1 + p.dstFracGap) * fracElems;
+            if constexpr (sizeof(T) == 4) {  // rows c of the transpose, source rows 8j..8j+7
+                for (int64_t c = 0; c < 16; ++c) {
+                    for (int64_t r = 0; r < 8; ++r)
+                        f[c * 8 + r] = square[(8 * j + r) * side + c];
+                }
+            } else {  // rows 16j.. of the transpose, each a column of the square
+                for (int64_t k = 0; k < 16; ++k) {
+                    for (int64_t r = 0; r < side; ++r)
+                        f[k * side + r] = square[r * side + 16 * j + k];
+                }
+            }
+        }
+    }
+    Core().stats->l1_to_l0_bytes += uint64_t(p.repeatTimes) * squareBytes;
+}
+
+struct LoadData2dTransposeParamsV2 {
+    uint16_t startIndex = 0;
+    uint8_t repeatTimes = 0;
+    uint16_t srcStride = 0;
+    uint16_t dstGap = 0;
+    uint16_t dstFracGap = 0;
+    uint16_t srcFracGap = 0;
+    uint8_t addrMode = 0;
+};
+
 template <typename T>
 inline void LoadDataWithTranspose(const LocalTensor<T>&, const LocalTensor<T>&,
-                                  const LoadData2dTransposeParams&, recsdk::sim::SrcLoc loc = {}) {
-    recsdk::sim::Fail("LoadDataWithTranspose", loc,
-                      "not emulated (LoadDataWithTranspose.md: b8/b32 fractal transposes); "
-                      "b16 operands transpose with LoadData's ifTranspose");
+                                  const LoadData2dTransposeParamsV2&,
+                                  recsdk::sim::SrcLoc loc = {}) {
+    static_assert(recsdk::sim::kRefused<T>,
+                  "LoadDataWithTranspose with LoadData2dTransposeParamsV2 is not emulated; "
+                  "LoadData2dTransposeParams is");
 }
 
 template <typename T, typename... Rest>
