@@ -6,7 +6,8 @@
 //   per vector core (the host tiling SetDim(GetCoreNumAiv()), blockDim the AI cores holding
 //   usedCoreNum AIVs), C = A * B + bias by IterateAll;
 // - matmul_leakyrelu_custom: the same with C through the unified buffer, block by block
-//   (GetTensorC<true>(ub, false, true)), LeakyReLU on the vector unit;
+//   (GetTensorC<true>(ub, false, true)), LeakyReLU on the vector unit, in the kernel-launch form
+//   (`__global__ __mix__(1, 2)`, `__kfc_workspace__`, the TCubeTiling by value);
 // - cube_vector_custom: a mixed kernel - each AIC computes its rows of A * B into the workspace
 //   with the Matmul object on the Cube (ASCENDC_CUBE_ONLY), sets a cross-core flag, and its two
 //   AIVs wait for it and post-process (relu(x) * scale) their halves;
@@ -111,11 +112,12 @@ extern "C" __global__ __aicore__ void matmul_custom(GM_ADDR a, GM_ADDR b, GM_ADD
 
 // C through VECIN: each baseM x baseN block packed by GetTensorC (enSequentialWrite = true),
 // LeakyReLU (max(x, alpha * x)) on the vector unit, copied to its place in C row by row.
-extern "C" __global__ __aicore__ void matmul_leakyrelu_custom(GM_ADDR a, GM_ADDR b, GM_ADDR bias,
-                                                              GM_ADDR c, GM_ADDR workspace,
-                                                              GM_ADDR tilingGm) {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
-    GET_TILING_DATA_WITH_STRUCT(TCubeTiling, tiling, tilingGm);
+// In the kernel-launch form of the official sample: `__mix__(1, 2)`, the workspace marked
+// `__kfc_workspace__`, the tiling passed by value.
+__global__ __mix__(1, 2) void matmul_leakyrelu_custom(__gm__ uint8_t* a, __gm__ uint8_t* b,
+                                                      __gm__ uint8_t* bias, __gm__ uint8_t* c,
+                                                      __kfc_workspace__ __gm__ uint8_t* workspace,
+                                                      AscendC::tiling::TCubeTiling tiling) {
     constexpr float alpha = 0.001f;
     TPipe pipe;
     Matmul<AType, BType, MatmulType<TPosition::VECIN, CubeFormat::ND, float>, BiasType> mm;
@@ -574,7 +576,7 @@ RECSDK_SAMPLE_EXPORT int32_t recsdk_sim_sample_run(const SampleCase* sc, RecsdkS
     if (kernel == "matmul_custom") {
         body = [=] { matmul_custom(a, b, bias, c, ws, tp); };
     } else if (kernel == "matmul_leakyrelu_custom") {
-        body = [=] { matmul_leakyrelu_custom(a, b, bias, c, ws, tp); };
+        body = [=] { matmul_leakyrelu_custom(a, b, bias, c, ws, tiling); };
     } else if (cubeDriven) {
         body = [=] { cube_vector_custom(a, b, c, ws, tp, scale); };
     } else {

@@ -658,4 +658,14 @@ inline void CheckKernelType(int32_t declared, SrcLoc loc = {}) {
 
 #define KERNEL_TASK_TYPE_DEFAULT(TYPE) ::recsdk::sim::CheckKernelType(static_cast<int32_t>(TYPE))
 
+// The kernel-launch qualifiers of the official samples (`__global__ __mix__(1, 2) void k(...,
+// __kfc_workspace__ __gm__ uint8_t* workspace, ...)`): the emulation takes the core layout from the
+// launch (KernelRun::kernel_type), so they mark nothing here.
+#ifndef __mix__
+#define __mix__(aic, aiv)
+#endif
+#ifndef __kfc_workspace__
+#define __kfc_workspace__
+#endif
+
 #endif  // RECSDK_SIM_MIX_H
