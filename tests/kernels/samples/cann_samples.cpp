@@ -111,7 +111,7 @@ extern "C" __global__ __aicore__ void matmul_custom(GM_ADDR a, GM_ADDR b, GM_ADD
 }
 
 // C through VECIN: each baseM x baseN block packed by GetTensorC (enSequentialWrite = true),
-// LeakyReLU (max(x, alpha * x)) on the vector unit, copied to its place in C row by row.
+// LeakyRelu on the vector unit, copied to its place in C row by row.
 // In the kernel-launch form of the official sample: `__mix__(1, 2)`, the workspace marked
 // `__kfc_workspace__`, the tiling passed by value.
 __global__ __mix__(1, 2) void matmul_leakyrelu_custom(__gm__ uint8_t* a, __gm__ uint8_t* b,
@@ -138,10 +138,8 @@ __global__ __mix__(1, 2) void matmul_leakyrelu_custom(__gm__ uint8_t* a, __gm__ 
     const int32_t blockElems = tiling.baseM * tiling.baseN;
     TQue<TPosition::VECIN, 1> mmOutQueue;
     TQue<TPosition::VECOUT, 1> reluOutQueue;
-    TBuf<TPosition::VECCALC> scaled;
     pipe.InitBuffer(mmOutQueue, 1, blockElems * sizeof(float));
     pipe.InitBuffer(reluOutQueue, 1, blockElems * sizeof(float));
-    pipe.InitBuffer(scaled, blockElems * sizeof(float));
     const int32_t bm = std::min<int32_t>(tiling.baseM, (o.tailM + 15) / 16 * 16);
     const int32_t bn = std::min<int32_t>(tiling.baseN, (o.tailN + 15) / 16 * 16);
     const int32_t mIters = (o.tailM + bm - 1) / bm;
@@ -154,9 +152,7 @@ __global__ __mix__(1, 2) void matmul_leakyrelu_custom(__gm__ uint8_t* a, __gm__ 
         mmOutQueue.EnQue(mmOut);
         mmOut = mmOutQueue.DeQue<float>();
         LocalTensor<float> reluOut = reluOutQueue.AllocTensor<float>();
-        LocalTensor<float> tmp = scaled.Get<float>();
-        Muls(tmp, mmOut, alpha, blockElems);
-        Max(reluOut, mmOut, tmp, blockElems);
+        LeakyRelu(reluOut, mmOut, alpha, blockElems);
         mmOutQueue.FreeTensor(mmOut);
         reluOutQueue.EnQue(reluOut);
         reluOut = reluOutQueue.DeQue<float>();
