@@ -48,6 +48,7 @@ COMMON_SOURCES = [
     "csrc/checks.cpp",
     "csrc/hstu.cpp",
     "csrc/hstu_cpu.cpp",
+    "csrc/index_select.cpp",
     "csrc/jagged.cpp",
     "csrc/keyed.cpp",
     "csrc/module.cpp",

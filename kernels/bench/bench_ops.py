@@ -376,6 +376,48 @@ def expand_into_jagged_permute_case() -> Case:
     )
 
 
+def _batch_index_select_inputs() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    # 26 tables of 4096 rows x D = 128, B = 2048 Zipf indices each (repeats, as users see).
+    t, rows, d, b = 26, 4096, 128, 2048
+    inputs = torch.randn(t * rows * d, generator=GEN)
+    weights = 1.0 / torch.arange(1, rows + 1, dtype=torch.float64)
+    indices = torch.cat(
+        [torch.multinomial(weights, b, replacement=True, generator=GEN) for _ in range(t)]
+    )
+    tables = torch.tensor(
+        [[i * rows * d, rows, d, i * b, b, i * d, t * d, 0] for i in range(t)], dtype=torch.int64
+    )
+    return inputs, indices, tables
+
+
+def batch_index_select_case() -> Case:
+    inputs, indices, tables = _batch_index_select_inputs()
+    out = torch.empty(indices.numel() * 128)
+    return Case(
+        "batch_index_select_dim0",
+        "fp32 26 tables [4096, 128], 2048 Zipf int64 indices each, interleaved output",
+        nbytes(indices, tables) + 2 * nbytes(out),
+        lambda ops: ops("batch_index_select_dim0").launch(
+            [lib.arg(inputs), lib.arg(indices), lib.arg(tables), lib.arg(out)], [out.numel()]
+        ),
+    )
+
+
+def batch_index_select_backward_case() -> Case:
+    inputs, indices, tables = _batch_index_select_inputs()
+    grad = torch.randn(indices.numel() * 128, generator=GEN)
+    grad_inputs = torch.zeros_like(inputs)
+    # The minimum taken: indices and the gradient read once, one row written per index.
+    return Case(
+        "batch_index_select_dim0_backward",
+        "fp32 gradient of 26 x 2048 rows of D = 128 into 26 tables [4096, 128], Zipf repeats",
+        nbytes(indices, tables) + 2 * nbytes(grad),
+        lambda ops: ops("batch_index_select_dim0_backward").launch(
+            [lib.arg(grad), lib.arg(indices), lib.arg(tables), lib.arg(grad_inputs)]
+        ),
+    )
+
+
 CASES = {
     "asynchronous_complete_cumsum": cumsum_case,
     "jagged_to_padded_dense": jagged_case,
@@ -393,6 +435,8 @@ CASES = {
     "segment_sum_csr": segment_sum_csr_case,
     "offsets_range": offsets_range_case,
     "expand_into_jagged_permute": expand_into_jagged_permute_case,
+    "batch_index_select_dim0": batch_index_select_case,
+    "batch_index_select_dim0_backward": batch_index_select_backward_case,
 }
 
 

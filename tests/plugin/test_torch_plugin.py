@@ -79,6 +79,7 @@ REGISTERED = {
         "permute_multi_embedding",
         "kt_regroup_arguments",
         "regroup_keyed_tensor",
+        "batch_index_select_dim0",
         "split_embedding_codegen_lookup_sgd_function",
         "split_embedding_codegen_lookup_adagrad_function",
         "split_embedding_codegen_lookup_rowwise_adagrad_function",
@@ -86,6 +87,7 @@ REGISTERED = {
         "dense_embedding_codegen_lookup_function",
     },
     ("fbgemm", "AutogradPrivateUse1"): {
+        "batch_index_select_dim0",
         "split_embedding_codegen_lookup_sgd_function",
         "split_embedding_codegen_lookup_adagrad_function",
         "split_embedding_codegen_lookup_rowwise_adagrad_function",
@@ -125,6 +127,7 @@ FAMILIES = {
         "offsets_range",
         "expand_into_jagged_permute",
     },
+    "index_select.cpp": {"batch_index_select_dim0"},
     "keyed.cpp": {
         "permute_multi_embedding_function",
         "permute_multi_embedding",
