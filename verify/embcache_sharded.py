@@ -202,9 +202,10 @@ def run_case(rank: int, world: int, port: int, case: Case, report: str | None = 
                 atol=tolerance[1],
                 msg=lambda m, k=key: f"{k}: {m}",
             )
-        # Each rank's loss over its own bags; the reference's over all bags: the same gradients.
+        # Each rank's loss over its own bags; the reference's over all bags, divided by the
+        # world size: the sharded collection divides its gradients so, as torchrec's do.
         _loss(got).backward()
-        _loss(want_all).backward()
+        _loss(want_all).div(world).backward()
     compare_rows(sharded, reference, rank, world, host, tolerance)
     held = list(table_modules(sharded.local).values())
     if case.policies:  # both policies acted somewhere (the counts are the reference's, summed)
@@ -427,7 +428,7 @@ def _train(sharded: Any, reference: Any, rank: int, worlds: list[int], steps: ra
         world = worlds[step]
         batches = [batch(r, step, 128, False) for r in range(world)]
         want_all = reference(concat(batches))
-        (want_all.values() ** 2).sum().mul(0.5).backward()
+        (want_all.values() ** 2).sum().mul(0.5).div(world).backward()  # torchrec's scale
         if sharded is None:
             continue
         got = sharded(batches[rank])

@@ -19,3 +19,9 @@ class CapacityError(HybridTorchrecError):
     The message names the table, its capacity and the numbers involved. Nothing has changed
     when this is raised: the mapping is as before the batch.
     """
+
+
+class CollectiveError(HybridTorchrecError):
+    """A step that every rank takes together failed on one or more ranks with an error this
+    rank cannot rebuild by type (see hybrid_torchrec.distributed.collective): raised on every
+    rank with the same message, naming the failing ranks and their errors."""

@@ -40,6 +40,7 @@ from torchrec_embcache.errors import (
     CacheCapacityError,
     CacheStateError,
     CheckpointError,
+    CollectiveError,
     DeviceError,
     EmbCacheError,
 )
@@ -82,6 +83,7 @@ __all__ = [
     "CacheCapacityError",
     "CacheStateError",
     "CheckpointError",
+    "CollectiveError",
     "Constant",
     "DeviceError",
     "DynamicEmbedding",

@@ -34,3 +34,9 @@ class DeviceError(EmbCacheError, ValueError):
 class ShardingError(EmbCacheError):
     """A sharded collection was given groups, placements, plans or tables it cannot work
     with; the message names the table or argument and why."""
+
+
+class CollectiveError(EmbCacheError):
+    """A step that every rank takes together failed on one or more ranks with an error this
+    rank cannot rebuild by type (see torchrec_embcache.collective): raised on every rank with
+    the same message, naming the failing ranks and their errors."""

@@ -21,10 +21,12 @@ have different placements.
    carries each bag's gradient to the owners of its ids, whose tables apply their fused
    sparse update.
 
-With SUM pooling this equals the unsharded collection fed every rank's batch (the tables'
-rows start from the same (seed, id) values; admission counts an id's sightings over the whole
-global batch, as one table would). MEAN pooling works only for table-wise tables (one rank
-pools the whole bag): a mean of partial means is not the bag's mean.
+With SUM pooling this equals the unsharded collection fed every rank's batch with the mean of
+the ranks' losses (the tables' rows start from the same (seed, id) values; admission counts an
+id's sightings over the whole global batch, as one table would; the gradients coming back are
+divided by the world size as torchrec's are, see :class:`_DivideGradient`). MEAN pooling
+works only for table-wise tables (one rank pools the whole bag): a mean of partial means is
+not the bag's mean.
 
 :class:`ShardedEmbCacheBase` holds what the bag collection shares with the sequence
 collection's sharding (sharded_sequence.py): groups, placements, the tables a rank holds and
@@ -61,6 +63,7 @@ from torchrec.modules.embedding_modules import get_embedding_names_by_table
 from torchrec.sparse.jagged_tensor import KeyedJaggedTensor, KeyedTensor
 
 from torchrec_embcache.collection import EmbCacheEmbeddingBagCollection
+from torchrec_embcache.collective import collective_step
 from torchrec_embcache.config import Optimizer
 from torchrec_embcache.errors import ShardingError
 from torchrec_embcache.placement import (
@@ -99,6 +102,36 @@ def _cat(parts: list[torch.Tensor], like: torch.Tensor) -> torch.Tensor:
 
 def _group_info(group: Any) -> tuple[int, int]:
     return dist.get_rank(group), dist.get_world_size(group)
+
+
+class _DivideGradient(torch.autograd.Function):
+    """Identity forward; backward divides the gradient by the world size when torchrec's
+    ``comm_ops.GRADIENT_DIVISION`` is on (its default), read at backward time as torchrec's
+    own collectives read it. torchrec's sharded collections divide every embedding gradient
+    that comes back through their output distribution so (DDP averages the dense ones): the
+    job trains on the mean of the ranks' losses. Without it, replacing torchrec's collection
+    by this one would multiply the tables' effective learning rate by the world size."""
+
+    @staticmethod
+    def forward(ctx: Any, values: torch.Tensor, world: int) -> torch.Tensor:
+        ctx.world = world
+        return values.view_as(values)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:
+        from torchrec.distributed.comm_ops import get_gradient_division
+
+        if get_gradient_division() and ctx.world > 1:
+            grad = grad / ctx.world
+        return grad, None
+
+
+def divide_gradient(values: torch.Tensor, world: int) -> torch.Tensor:
+    """``values``, whose gradient is divided by ``world`` as torchrec's sharded collections
+    divide theirs (see :class:`_DivideGradient`)."""
+    if not values.requires_grad:
+        return values
+    return _DivideGradient.apply(values, world)  # type: ignore[no-any-return]
 
 
 def _placements_of(
@@ -334,6 +367,13 @@ class ShardedEmbCacheBase(ShardedModule[Any, Any, Any, Any]):
     def _finish(self, ctx: ShardingContext, output: Any) -> Any:
         raise NotImplementedError
 
+    def _collective_step(self) -> Any:
+        """Around a rank's own lookups, between the input and the output distribution: an
+        error on one rank (a device cache too small for its share of the batch, say) is
+        raised on every rank as the same CollectiveError, instead of leaving the others
+        waiting in the output all-to-all."""
+        return collective_step(self._host_group, "the sharded forward's lookups")
+
     # ---- torchrec's ShardedModule steps -----------------------------------------------------
 
     def create_context(self) -> ShardingContext:
@@ -532,8 +572,9 @@ class ShardedEmbCacheEmbeddingBagCollection(ShardedEmbCacheBase):
         _check_pooling(tables, self.placements)
 
     def compute(self, ctx: ShardingContext, dist_input: KeyedJaggedTensor) -> KeyedTensor:
-        if self._features:
-            return self.local(dist_input)
+        with self._collective_step():
+            if self._features:
+                return self.local(dist_input)
         empty = self._empty_share(sum(ctx.batch_sizes))
         return KeyedTensor(keys=[], length_per_key=[], values=empty)
 
@@ -559,7 +600,7 @@ class ShardedEmbCacheEmbeddingBagCollection(ShardedEmbCacheBase):
         out = torch.empty(sum(receive), dtype=pooled.dtype, device=pooled.device)
         out = all_to_all_single(
             out,
-            pooled.contiguous().view(-1),
+            divide_gradient(pooled, self._world).contiguous().view(-1),
             output_split_sizes=receive,
             input_split_sizes=[b * width for b in batch_sizes],
             group=self._device_group,

@@ -13,8 +13,9 @@ Per batch:
    ``dict[str, JaggedTensor]`` for the rank's own bags. The backward carries every row's
    gradient to its owner, whose table applies its fused sparse update.
 
-This equals the unsharded collection fed every rank's batch: each id's row is looked up by the
-one table that holds it, as the unsharded collection's one table would.
+This equals the unsharded collection fed every rank's batch with the mean of the ranks' losses:
+each id's row is looked up by the one table that holds it, as the unsharded collection's one
+table would, and the gradients coming back are divided by the world size as torchrec's are.
 """
 
 from __future__ import annotations
@@ -30,7 +31,12 @@ from torchrec.sparse.jagged_tensor import JaggedTensor, KeyedJaggedTensor
 from torchrec_embcache.collection import EmbCacheEmbeddingCollection
 from torchrec_embcache.config import Optimizer
 from torchrec_embcache.placement import BucketMap, Placement
-from torchrec_embcache.sharded import EmbCacheSharderBase, ShardedEmbCacheBase, ShardingContext
+from torchrec_embcache.sharded import (
+    EmbCacheSharderBase,
+    ShardedEmbCacheBase,
+    ShardingContext,
+    divide_gradient,
+)
 
 __all__ = ["EmbCacheEmbeddingCollectionSharder", "ShardedEmbCacheEmbeddingCollection"]
 
@@ -94,9 +100,10 @@ class ShardedEmbCacheEmbeddingCollection(ShardedEmbCacheBase):
     def compute(self, ctx: ShardingContext, dist_input: KeyedJaggedTensor) -> torch.Tensor:
         """The row of every id this rank received, [ids, D], sender-major: each sender's ids
         of this rank's features, features in order, in the order they were sent."""
-        if not self._features:
+        with self._collective_step():
+            out = self.local(dist_input) if self._features else None
+        if out is None:
             return self._empty_share(0)
-        out = self.local(dist_input)
         received = ctx.routing.received  # type: ignore[union-attr]
         pieces = [
             out[key].values().split(received[:, f].tolist())
@@ -137,7 +144,7 @@ class ShardedEmbCacheEmbeddingCollection(ShardedEmbCacheBase):
         out = torch.empty(sum(receive), dtype=rows.dtype, device=device)
         out = all_to_all_single(
             out,
-            rows.contiguous().view(-1),
+            divide_gradient(rows, self._world).contiguous().view(-1),
             output_split_sizes=receive,
             input_split_sizes=[int(n) * d for n in received.sum(dim=1).tolist()],
             group=self._device_group,

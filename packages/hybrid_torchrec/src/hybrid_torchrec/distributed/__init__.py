@@ -22,11 +22,13 @@ from hybrid_torchrec.distributed.sharders import (
     UnsupportedShardingError,
     get_default_hybrid_sharders,
 )
+from hybrid_torchrec.errors import CollectiveError
 
 __all__ = [
     "HASH_SHARDING_TYPES",
     "PLAIN_SHARDING_TYPES",
     "CheckpointError",
+    "CollectiveError",
     "HostEnvError",
     "HybridEmbeddingBagCollectionSharder",
     "HybridEmbeddingCollectionSharder",

@@ -63,6 +63,7 @@ from torchrec.modules.embedding_configs import PoolingType
 from torchrec.sparse.jagged_tensor import KeyedJaggedTensor
 
 from hybrid_torchrec.distributed import checkpoint
+from hybrid_torchrec.distributed.collective import collective_step
 from hybrid_torchrec.distributed.host_dist import (
     HOST,
     HashRwSparseFeaturesDist,
@@ -394,7 +395,12 @@ class _Hybrid:
 
     def _to_device(self, kjt: KeyedJaggedTensor) -> KeyedJaggedTensor:
         if self._shard_mapper is not None:
-            kjt = self._shard_mapper(kjt, insert=self.training)
+            # A shard that cannot take its ids (CapacityError) or reads ids it never saw fails
+            # on its rank only: every rank raises the same error here, rather than waiting in
+            # the device's output distribution for the one that stopped.
+            with collective_step(self._host_pg, "mapping a sharded batch's ids to rows"):
+                mapped = self._shard_mapper(kjt, insert=self.training)
+            kjt = mapped
         device = self._device if self._device is not None else HOST
         return kjt.to(device)
 
