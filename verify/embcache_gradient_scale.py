@@ -307,6 +307,28 @@ def run_embcache_rank_fails(rank: int, world: int, port: int) -> None:
     _expect_same_error(
         rank, world, lambda: sharded(kjt), ec.CacheCapacityError, f"rank(s) [{world - 1}]"
     )
+    # A plan torchrec's planner refuses (EmbCache tables are not sharded column-wise): rank 0
+    # plans, and the refusal reaches every rank.
+    from torchrec.distributed.planner import EmbeddingShardingPlanner, Topology
+    from torchrec.distributed.planner.types import ParameterConstraints
+    from torchrec.distributed.types import ShardingEnv
+    from torchrec_embcache.sharded import EmbCacheEmbeddingBagCollectionSharder, collective_plan
+
+    planner = EmbeddingShardingPlanner(
+        topology=Topology(world_size=world, compute_device="cpu"),
+        constraints={"rows": ParameterConstraints(sharding_types=["column_wise"])},
+    )
+    module = ec.EmbCacheEmbeddingBagCollection(configs, device=torch.device("meta"))
+    sharder = EmbCacheEmbeddingBagCollectionSharder(
+        ShardingEnv.from_process_group(dist.group.WORLD)
+    )
+    _expect_same_error(
+        rank,
+        world,
+        lambda: collective_plan(planner, module, [sharder]),
+        RuntimeError,
+        "planning on rank 0 of",
+    )
     dist.barrier()
 
 
@@ -356,5 +378,23 @@ def run_hybrid_rank_fails(rank: int, world: int, port: int) -> None:
     )
     _expect_same_error(
         rank, world, lambda: dmp(kjt).wait(), hy.CapacityError, f"rank(s) [{world - 1}]"
+    )
+    # A plan the planner refuses (no data-parallel Hash tables): rank 0 plans, and the
+    # refusal reaches every rank.
+    from hybrid_torchrec.distributed import collective_plan
+    from torchrec.distributed.planner import EmbeddingShardingPlanner, Topology
+    from torchrec.distributed.planner.types import ParameterConstraints
+
+    planner = EmbeddingShardingPlanner(
+        topology=Topology(world_size=world, compute_device="cpu"),
+        constraints={"big": ParameterConstraints(sharding_types=["data_parallel"])},
+    )
+    module = hy.HashEmbeddingBagCollection(configs, device=torch.device("meta"))
+    _expect_same_error(
+        rank,
+        world,
+        lambda: collective_plan(planner, module, sharders),
+        RuntimeError,
+        "planning on rank 0 of",
     )
     dist.barrier()

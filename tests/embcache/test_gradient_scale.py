@@ -23,6 +23,7 @@ def test_gradients_scale_as_torchrec_sharded_ebc(world: int) -> None:
 
 
 def test_one_rank_failing_raises_the_same_error_on_every_rank() -> None:
+    # Then a plan refused on rank 0 (where torchrec plans) is raised on both ranks too.
     # The last rank's device cache is too small for the batch: before, the other rank waited
     # in the output all-to-all until gloo's timeout (here 60 s, which would fail the test).
     npu_dist.spawn_ranks(worker.run_embcache_rank_fails, 2, "cpu")

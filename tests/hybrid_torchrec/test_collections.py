@@ -195,6 +195,20 @@ def test_eviction_resets_rows_and_optimizer_state(policy: str) -> None:
     assert evictions >= 5
 
 
+def test_a_negative_length_is_refused_naming_the_feature_and_bag() -> None:
+    # Before, it reached the device kernel, which traps on npu without saying which bag.
+    config = hy.HashEmbeddingBagConfig(
+        name="t", embedding_dim=4, num_embeddings=16, feature_names=["f", "g"]
+    )
+    ebc = hy.HashEmbeddingBagCollection([config])
+    kjt = KeyedJaggedTensor(
+        keys=["f", "g"], values=torch.tensor([1, 2, 3]), lengths=torch.tensor([2, 0, 2, -1])
+    )
+    with pytest.raises(ValueError, match=r"feature 'g': bag 1 has length -1"):
+        ebc(kjt)
+    assert ebc.mappers()["t"].state().ids.numel() == 0  # refused before any id was mapped
+
+
 def test_full_table_without_eviction_raises_and_keeps_mapping() -> None:
     tables = [HBC(name="tiny", embedding_dim=2, num_embeddings=3, feature_names=["f"])]
     ebc = hy.HashEmbeddingBagCollection(tables)

@@ -23,6 +23,7 @@ def test_gradients_scale_as_torchrec_sharded_ebc(world: int) -> None:
 
 
 def test_one_rank_failing_raises_the_same_error_on_every_rank() -> None:
+    # Then a plan refused on rank 0 (where torchrec plans) is raised on both ranks too.
     # The last rank's table shard is full (CapacityError): before, the other rank went on into
     # the output all-to-all and waited there (here until the 60 s timeout, failing the test).
     npu_dist.spawn_ranks(worker.run_hybrid_rank_fails, 2, "cpu")

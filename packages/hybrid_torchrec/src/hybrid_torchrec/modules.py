@@ -117,6 +117,17 @@ def _concat(parts: list[torch.Tensor]) -> torch.Tensor:
     return parts[0] if len(parts) == 1 else torch.cat(parts)
 
 
+def _check_lengths(feature: str, lengths: torch.Tensor) -> None:
+    """A negative bag length names itself here, on the host (the ids were mapped there), rather
+    than reaching the device kernel, which on npu traps without saying which."""
+    negative = (lengths < 0).nonzero()
+    if negative.numel():
+        bag = int(negative[0, 0])
+        raise ValueError(
+            f"feature {feature!r}: bag {bag} has length {int(lengths[bag])}; lengths must be >= 0"
+        )
+
+
 def _offsets(lengths: torch.Tensor) -> torch.Tensor:
     offsets = torch.zeros(lengths.numel() + 1, dtype=torch.int64, device=lengths.device)
     torch.cumsum(lengths, 0, out=offsets[1:])
@@ -270,6 +281,8 @@ class HashEmbeddingBagCollection(_HashCollection, EmbeddingBagCollectionInterfac
             inverse_indices=features.inverse_indices_or_none(), feature_names=flat_names
         )
         feature_dict = features.to_dict()
+        for name in flat_names:
+            _check_lengths(name, feature_dict[name].lengths())
         results = self._map(feature_dict)
         pooled: list[torch.Tensor] = []
         for bag, names, result in zip(

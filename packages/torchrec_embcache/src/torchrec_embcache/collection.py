@@ -7,8 +7,9 @@ EmbeddingCollection and its Dict[str, JaggedTensor]. They implement torchrec's c
 interfaces, so torchrec models (e.g. DLRM's SparseArch) accept them.
 
 What changes:
-- ids are arbitrary int64 values; ``num_embeddings`` only sets the default initialisation
-  range (uniform +-sqrt(1/num_embeddings), as torchrec does) - it is not a bound;
+- ids are arbitrary int64 values; ``num_embeddings`` is not a bound but the rows you expect:
+  it sets the default initialisation range (uniform +-sqrt(1/num_embeddings), as torchrec
+  does; 1 would start every row in U(-1, 1), which trains worse) and the planner's estimate;
 - each table is a dynamic table updated in backward by its sparse optimiser (fused, like
   torchrec's fused optimisers), so its rows are not parameters of the dense optimiser;
 - the config classes below add the dynamic-table options to torchrec's configs; plain

@@ -20,7 +20,7 @@ import torch.distributed as dist
 
 from torchrec_embcache.errors import CollectiveError
 
-__all__ = ["CollectiveError", "agree", "collective_step"]
+__all__ = ["CollectiveError", "agree", "collective_plan", "collective_step"]
 
 
 def _error_type(module: str, name: str) -> type[Exception]:
@@ -74,3 +74,28 @@ def collective_step(group: Any, what: str) -> Iterator[None]:
     except Exception as exc:  # every rank must reach agree(); KeyboardInterrupt is not caught
         error = exc
     agree(group, what, error)
+
+
+def collective_plan(planner: Any, module: Any, sharders: list[Any], pg: Any = None) -> Any:
+    """``planner.collective_plan(module, sharders, pg)``, except for a refusal: torchrec plans
+    on the group's rank 0 and broadcasts the plan, so a planner or sharder error (no sharding
+    type left after the constraints, tables that do not fit...) is raised on rank 0 only while
+    the other ranks wait in the broadcast until the process group's timeout. Here it is raised
+    on every rank, the same error: rank 0's exception type with its message."""
+    pg = pg if pg is not None else dist.GroupMember.WORLD
+    rank, world = dist.get_rank(pg), dist.get_world_size(pg)
+    error: Exception | None = None
+    result: list[Any] = [None]
+    if rank == 0:
+        try:
+            result[0] = ("plan", planner.plan(module, sharders))
+        except Exception as exc:
+            error, kind = exc, type(exc)
+            result[0] = ("error", kind.__module__, kind.__qualname__, f"{kind.__name__}: {exc}")
+    if world > 1:
+        dist.broadcast_object_list(result, src=dist.get_global_rank(pg, 0), group=pg)
+    if result[0][0] == "plan":
+        return result[0][1]
+    _, module_name, qualname, message = result[0]
+    cls = _error_type(module_name, qualname)
+    raise cls(f"planning on rank 0 of {world} failed, so every rank stops: {message}") from error

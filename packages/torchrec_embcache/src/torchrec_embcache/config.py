@@ -35,7 +35,9 @@ class SparseSGD:
 
 @dataclass(frozen=True)
 class SparseAdagrad:
-    """torch.optim.Adagrad (no lr decay, no weight decay), per-row sum of squared gradients."""
+    """torch.optim.Adagrad (no lr decay, no weight decay): a sum of squared gradients per
+    element (each row keeps embedding_dim of them, as torch's Adagrad keeps one per weight),
+    not one per row as fbgemm's row-wise Adagrad."""
 
     lr: float = 0.01
     eps: float = 1e-10

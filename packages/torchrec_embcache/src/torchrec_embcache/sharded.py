@@ -63,7 +63,7 @@ from torchrec.modules.embedding_modules import get_embedding_names_by_table
 from torchrec.sparse.jagged_tensor import KeyedJaggedTensor, KeyedTensor
 
 from torchrec_embcache.collection import EmbCacheEmbeddingBagCollection
-from torchrec_embcache.collective import collective_step
+from torchrec_embcache.collective import collective_plan, collective_step
 from torchrec_embcache.config import Optimizer
 from torchrec_embcache.errors import ShardingError
 from torchrec_embcache.placement import (
@@ -88,6 +88,7 @@ __all__ = [
     "ShardingContext",
     "ShardingError",
     "bucket_of",
+    "collective_plan",
     "placement_from_plan",
 ]
 

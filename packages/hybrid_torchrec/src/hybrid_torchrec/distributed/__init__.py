@@ -7,6 +7,7 @@ from hybrid_torchrec.distributed.checkpoint import (
     hash_ranks,
     portable_state_dict,
 )
+from hybrid_torchrec.distributed.collective import collective_plan
 from hybrid_torchrec.distributed.host_dist import UnknownIdError
 from hybrid_torchrec.distributed.pipeline import HybridTrainPipeline
 from hybrid_torchrec.distributed.sharders import (
@@ -40,6 +41,7 @@ __all__ = [
     "UnknownIdError",
     "UnsupportedShardingError",
     "accumulate_gradients",
+    "collective_plan",
     "get_default_hybrid_sharders",
     "hash_ranks",
     "portable_state_dict",
