@@ -126,10 +126,13 @@ std::tuple<at::Tensor, at::Tensor, std::optional<at::Tensor>> permute_2D_sparse_
                                     permuted_lengths_sum);
 }
 
-// fbgemm views lengths as [T, stride] and returns the permuted lengths flat again.
+// fbgemm views lengths as [T, stride] and returns the permuted lengths flat again. stride is
+// taken by reference as fbgemm's CPU kernel takes it: the dispatcher refuses a second kernel
+// whose C++ signature differs.
 std::tuple<at::Tensor, at::Tensor, std::optional<at::Tensor>> permute_2D_sparse_data_input1D(
-    const at::Tensor& permute, const at::Tensor& lengths, const at::Tensor& values, int64_t stride,
-    const std::optional<at::Tensor>& weights, const std::optional<int64_t>& permuted_lengths_sum) {
+    const at::Tensor& permute, const at::Tensor& lengths, const at::Tensor& values,
+    const int64_t& stride, const std::optional<at::Tensor>& weights,
+    const std::optional<int64_t>& permuted_lengths_sum) {
     const char* op = "permute_2D_sparse_data_input1D";
     check_npu(op, "lengths", lengths);
     TORCH_CHECK_VALUE(stride > 0 && lengths.numel() % stride == 0, op, ": lengths (",
