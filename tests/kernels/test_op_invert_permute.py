@@ -120,3 +120,26 @@ def test_one_repeated_entry_anywhere_traps(sim_ops, n, dtype, platform, seed, da
     permute[where] = permute[other]
     with pytest.raises(SimError, match="trap"):
         invert_permute(sim_ops, permute, **platform)
+
+
+@pytest.mark.parametrize("dtype", INDEX_DTYPES)
+def test_scatter_stays_in_ub(sim_ops, dtype) -> None:
+    """200K random entries: permute read once, inv written once, the sorted pairs (4 bytes an
+    entry) written and read once, and a DMA per (piece, chunk) bucket rather than one per entry
+    (a scatter straight to global memory needs about N DMAs, plus 2N elements to check it)."""
+    n = 200_000
+    permute = torch.randperm(n, generator=torch.Generator().manual_seed(7)).to(dtype)
+    inv, result = invert_permute(sim_ops, permute)
+    assert torch.equal(permute[inv.long()], torch.arange(n, dtype=dtype))
+    elem = permute.element_size()
+    pairs = 2 * 4 * n
+    assert result.gm_bytes < 1.05 * (2 * elem * n + pairs)
+    assert result.total("dma_transfers") < n // 20
+
+
+def test_too_large_for_the_bucket_table_is_rejected(sim_ops) -> None:
+    # With 8 KiB of UB a piece holds a few hundred entries and the row of bucket bounds (one per
+    # piece) no longer fits.
+    permute = torch.arange(400_000, dtype=torch.int32)
+    with pytest.raises(SimError, match="unified buffer"):
+        invert_permute(sim_ops, permute, ub_bytes=8 * 1024)
