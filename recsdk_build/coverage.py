@@ -382,6 +382,11 @@ def build_report(
                         f"fbgemm::{op} names AscendC operator {kernel!r}, which has no "
                         f"{OPS_DIR}/{kernel}/op.toml"
                     )
+        elif entry.status == "aten-composition" and op not in registered:
+            problems.append(
+                f"fbgemm::{op} is classified aten-composition but the adapter registers no "
+                f"PrivateUse1 kernel for it"
+            )
         elif entry.status in ("missing", "host-only") and op in registered:
             # Not fatal: an operator's kernel lands in its own commit, and the verify suite
             # already requires the cases that need it to pass from then on.

@@ -86,7 +86,7 @@ def _project(root: Path, data: str) -> Path:
         // m.impl("commented_out", ...) inside no block
         TORCH_LIBRARY_IMPL(fbgemm, PrivateUse1, m) {
             m.impl("op_kernel", &op_kernel);  // "also_in_comment" must not count
-            for (const char* name : {"op_looped_a", "op_looped_b"}) {
+            for (const char* name : {"op_looped_a", "op_looped_b", "op_in_package"}) {
                 m.impl(name, &boxed);
             }
         }
@@ -167,6 +167,7 @@ def test_registrations_parse_device_blocks_only(tmp_path: Path) -> None:
         "op_kernel",
         "op_looped_a",
         "op_looped_b",
+        "op_in_package",
         "op_autograd",
     }
 
@@ -223,6 +224,14 @@ def test_a_consistent_classification_has_no_problems_and_renders(tmp_path: Path)
             ('via = ["op_looped_a", "op_autograd"]', 'via = ["op_looped_a", "op_nowhere"]'),
             "fbgemm::op_via_fbgemm is classified npu-kernel but the adapter registers no "
             "PrivateUse1 kernel for fbgemm::op_nowhere",
+        ),
+        (
+            (
+                '[ops.op_missing]\nstatus = "missing"\n',
+                '[ops.op_missing]\nstatus = "aten-composition"\nreason = "x"\n',
+            ),
+            "fbgemm::op_missing is classified aten-composition but the adapter registers no "
+            "PrivateUse1 kernel for it",
         ),
         (
             ('[ops.op_missing]\nstatus = "missing"\ntraining = true\n', ""),
