@@ -133,6 +133,19 @@ def test_default_initialisation_follows_torchrec_range() -> None:
     assert float(rows.abs().max()) <= bound and float(rows.abs().max()) > 0.9 * bound
 
 
+def test_a_negative_length_is_refused_naming_the_feature_and_bag() -> None:
+    # Before: "Expected i < index_size" from an indexing kernel (a trap on npu).
+    config = ec.EmbCacheEmbeddingBagConfig(
+        name="t", embedding_dim=4, num_embeddings=16, feature_names=["f", "g"]
+    )
+    ebc = ec.EmbCacheEmbeddingBagCollection([config])
+    kjt = KeyedJaggedTensor(
+        keys=["f", "g"], values=torch.tensor([1, 2, 3]), lengths=torch.tensor([2, 0, 2, -1])
+    )
+    with pytest.raises(ValueError, match=r"feature 'g': bag 1 has length -1"):
+        ebc(kjt)
+
+
 def test_weighted_mean_pooling_is_refused() -> None:
     # torch's embedding_bag takes per-sample weights only for sums.
     with pytest.raises(ValueError, match="SUM pooling"):

@@ -139,12 +139,25 @@ def _host_features(features: KeyedJaggedTensor) -> KeyedJaggedTensor:
     return features
 
 
+def _check_lengths(feature: str, lengths: torch.Tensor) -> None:
+    """A negative bag length is named here, on the host, rather than failing in an indexing
+    kernel (on npu: a trap) with no word of which bag."""
+    negative = (lengths < 0).nonzero()
+    if negative.numel():
+        bag = int(negative[0, 0])
+        raise ValueError(
+            f"feature {feature!r}: bag {bag} has length {int(lengths[bag])}; lengths must be >= 0"
+        )
+
+
 def _table_input(
     features: dict[str, JaggedTensor], names: list[str], weighted: bool
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, list[int]]:
     """Values, offsets (with the last offset), weights and bags per feature of one table's
     features, concatenated so that a table does one lookup per batch."""
     jts = [features[name] for name in names]
+    for name, jt in zip(names, jts, strict=True):
+        _check_lengths(name, jt.lengths())
     if len(jts) == 1:
         jt = jts[0]
         return jt.values(), jt.offsets(), jt.weights() if weighted else None, [jt.lengths().numel()]
