@@ -1,5 +1,6 @@
 """fbgemm-ascend's dense_embedding_codegen_lookup_function kernel (one row per index, the
-sequence-embedding lookup), compiled unchanged against the emulation, against a torch gather."""
+sequence-embedding lookup) and its _grad kernel (the rows' gradients scatter-added into the
+table), compiled unchanged against the emulation, against a torch gather and index_add."""
 
 from __future__ import annotations
 
@@ -38,6 +39,16 @@ LOOKUP_OP = VendorOp(
     11,
     ("DTYPE_INDICES=int64_t",),
 )
+GRAD_OP = VendorOp(
+    "dense_embedding_codegen_lookup_function_grad",
+    TilingDef(
+        "DenseEmbeddingCodegenLookupFunctionGradTilingData",
+        "DenseEmbeddingCodegenLookupFunctionGrad",
+        tuple(Field("int32_t", n) for n in FIELDS),
+    ),
+    12,
+    ("DTYPE_INDICES=int64_t",),
+)
 
 
 def tiles(length: int, per_tile: int) -> tuple[int, int, int]:
@@ -47,8 +58,10 @@ def tiles(length: int, per_tile: int) -> tuple[int, int, int]:
     return count, tile, length - (count - 1) * tile
 
 
-def run_lookup(vendor_build, tables: int, rows: int, dim: int, batch: int, seed: int):
-    kernel = vendor_build(LOOKUP_OP)
+def run_lookup(
+    vendor_build, tables: int, rows: int, dim: int, batch: int, seed: int, grad: bool = False
+):
+    kernel = vendor_build(GRAD_OP if grad else LOOKUP_OP)
     g = torch.Generator().manual_seed(seed)
     weights = torch.randn(tables * rows * dim, generator=g)
     weights_offsets = torch.arange(tables, dtype=torch.int64) * rows * dim
@@ -83,13 +96,22 @@ def run_lookup(vendor_build, tables: int, rows: int, dim: int, batch: int, seed:
         "devWeightsLength": tables * rows,
         "alignedEmbedDimLength": aligned,
     }
-    out = torch.empty(n, dim)
-    tensors = [weights, weights_offsets, d_offsets, None, indices, offsets, None, None, None, None]
-    kernel.launch([*tensors, out], [10], fields, block_dim=cores)
-    # fbgemm's CPU dense_embedding_codegen_lookup_function pools even for NONE, so the reference
-    # is the gather itself: index i of table t reads row weights_offsets[t] / D + indices[i].
     table = torch.repeat_interleave(torch.arange(tables), lengths.view(tables, batch).sum(1))
-    expected = weights.view(-1, dim)[weights_offsets[table] // dim + indices]
+    row = weights_offsets[table] // dim + indices  # index i of table t: this row of the weights
+    tensors = [weights_offsets, d_offsets, None, indices, offsets, None, None, None, None]
+    if grad:
+        # The gradient of each looked-up row, scatter-added into a zeroed table-sized output.
+        grads = torch.randn(n, dim, generator=g)
+        out = torch.zeros(tables * rows, dim)
+        kernel.launch([weights, grads, *tensors, out], [11], fields, block_dim=cores)
+        expected = torch.zeros(tables * rows, dim, dtype=torch.float64)
+        expected.index_add_(0, row, grads.double())
+        return out, expected.float()
+    out = torch.empty(n, dim)
+    kernel.launch([weights, *tensors, out], [10], fields, block_dim=cores)
+    # fbgemm's CPU dense_embedding_codegen_lookup_function pools even for NONE, so the reference
+    # is the gather itself.
+    expected = weights.view(-1, dim)[row]
     return out, expected
 
 
@@ -102,3 +124,10 @@ def test_dense_lookup_small_case(vendor_build) -> None:
 def test_dense_lookup_training_batch(vendor_build, dim: int) -> None:
     out, expected = run_lookup(vendor_build, 4, 5000, dim, 1024, seed=dim)
     torch.testing.assert_close(out, expected, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dim", [8, 64])
+def test_dense_lookup_grad(vendor_build, dim: int) -> None:
+    """Hot rows receive many gradients: the atomic adds from all cores must all land."""
+    out, expected = run_lookup(vendor_build, 4, 3000, dim, 1024, seed=dim + 1, grad=True)
+    torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-4)
