@@ -100,9 +100,11 @@ bool covers(std::vector<std::pair<int64_t, int64_t>> spans, int64_t width) {
     return reached >= width;
 }
 
+// The C++ signatures are those of fbgemm's CPU kernels (const references included): the
+// dispatcher refuses a second kernel whose unboxed signature differs from the first's.
 std::vector<at::Tensor> permute_multi_embedding_function(
-    at::TensorList pooled_embs, const at::Tensor& permutes, const at::Tensor& in_shapes,
-    const at::Tensor& out_shapes, at::IntArrayRef out_lengths, bool reverse) {
+    const at::TensorList& pooled_embs, const at::Tensor& permutes, const at::Tensor& in_shapes,
+    const at::Tensor& out_shapes, const c10::IntArrayRef out_lengths, const bool& reverse) {
     const char* op = "permute_multi_embedding";
     TORCH_CHECK_VALUE(!pooled_embs.empty(), op, ": pooled_embs must hold at least one tensor");
     const at::Tensor& first = pooled_embs[0];
@@ -196,11 +198,11 @@ std::vector<at::Tensor> permute_multi_embedding_function(
     return outputs;
 }
 
-std::vector<at::Tensor> permute_multi_embedding(at::TensorList pooled_embs,
+std::vector<at::Tensor> permute_multi_embedding(const at::TensorList& pooled_embs,
                                                 const at::Tensor& permutes,
                                                 const at::Tensor& in_shapes,
                                                 const at::Tensor& out_shapes,
-                                                at::IntArrayRef out_lengths) {
+                                                const c10::IntArrayRef out_lengths) {
     return permute_multi_embedding_function(pooled_embs, permutes, in_shapes, out_shapes,
                                             out_lengths, false);
 }
@@ -224,7 +226,7 @@ RegroupArgs kt_regroup_arguments(const at::Tensor& embs, const Names& keys, cons
     return {permutes.to(device), in_shapes.to(device), out_shapes.to(device), out_lengths};
 }
 
-std::vector<at::Tensor> regroup_keyed_tensor(at::TensorList pooled_embs, const Names& keys,
+std::vector<at::Tensor> regroup_keyed_tensor(const at::TensorList& pooled_embs, const Names& keys,
                                              const Lengths& lengths, const Names& groups) {
     TORCH_CHECK_VALUE(!pooled_embs.empty(), "regroup_keyed_tensor",
                       ": pooled_embs must hold at least one tensor");
