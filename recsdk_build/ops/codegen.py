@@ -571,6 +571,28 @@ def backend_header(specs: list[OpSpec]) -> str:
     return "\n".join(out)
 
 
+# Text of a trap message per string literal: the literals are TORCH_CHECK_VALUE's arguments, which
+# it concatenates, aligned after "    TORCH_CHECK_VALUE(" (22 columns) with quotes and a comma.
+_TRAP_TEXT_WIDTH = _WIDTH - 22 - 4
+
+
+def _text_chunks(text: str, width: int) -> list[str]:
+    """``text`` cut before spaces into pieces of at most ``width`` characters (a longer word
+    stays whole); joined again they are ``text``."""
+    chunks: list[str] = []
+    while len(text) > width:
+        cut = text.rfind(" ", 1, width)
+        if cut <= 0:
+            cut = text.find(" ", width)
+            if cut < 0:
+                break
+        chunks.append(text[:cut])
+        text = text[cut:]
+    if text:
+        chunks.append(text)
+    return chunks
+
+
 def _trap_check(spec: OpSpec) -> list[str]:
     """The ValueError a trap of this operator raises on the sim device ([host] trap_error)."""
     pieces = []
@@ -580,8 +602,7 @@ def _trap_check(spec: OpSpec) -> list[str]:
         if i == len(spec.trap_error) - 1:
             part += " ("
         if i % 2 == 0:
-            if part:
-                pieces.append(_c_str(part))
+            pieces += [_c_str(chunk) for chunk in _text_chunks(part, _TRAP_TEXT_WIDTH)]
         else:
             pieces.append(part)
     pieces += ["std::string(launch.report->message)", '")"']
