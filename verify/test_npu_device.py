@@ -182,14 +182,27 @@ def test_hccl_all_reduce_and_all_to_all_uneven_and_async(tmp_path: Path) -> None
 def test_library_operators_never_fall_back_to_cpu_kernels() -> None:
     import fbgemm_gpu  # noqa: F401
 
-    # An fbgemm operator the adapter does not implement: it must fail loudly on npu, never
-    # run fbgemm's CPU kernel behind the device's back.
-    op = "fbgemm::offsets_range"
-    if torch._C._dispatch_has_kernel_for_dispatch_key(op, "PrivateUse1"):
-        pytest.skip(f"the adapter provides an npu kernel for {op}; pick another operator")
-    offsets = torch.tensor([0, 2, 3], device="npu")
+    # fbgemm operators with a CPU kernel only (no composite that would decompose into npu
+    # kernels): one the adapter does not implement must fail loudly on npu, never run fbgemm's
+    # CPU kernel behind the device's back. The first without an npu kernel is the probe, so a
+    # new npu kernel moves the probe instead of silencing the test.
+    offsets = torch.tensor([0, 2, 4], device="npu")
+    perm = torch.tensor([1, 0], device="npu")
+    candidates = {
+        "permute_duplicate_pooled_embs": lambda: torch.ops.fbgemm.permute_duplicate_pooled_embs(
+            torch.ones(2, 4, device="npu"), offsets, perm, offsets, perm
+        ),
+        "offsets_range": lambda: torch.ops.fbgemm.offsets_range(offsets, 4),
+    }
+    free = [
+        name
+        for name in candidates
+        if not torch._C._dispatch_has_kernel_for_dispatch_key(f"fbgemm::{name}", "PrivateUse1")
+    ]
+    if not free:
+        pytest.skip(f"the adapter has npu kernels for every probe ({', '.join(candidates)})")
     with pytest.raises(NotImplementedError, match="no npu kernel"):
-        torch.ops.fbgemm.offsets_range(offsets, 3)
+        candidates[free[0]]()
 
 
 def test_npu_sim_refuses_to_load_next_to_torch_npu(tmp_path: Path) -> None:
