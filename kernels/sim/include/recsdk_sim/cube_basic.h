@@ -225,9 +225,6 @@ struct LoadData3DParamsV2 {
 
 namespace recsdk::sim {
 
-template <typename... T>
-constexpr bool kRefused = false;
-
 template <typename T>
 constexpr bool kCubeBasicIn =
     std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t> || std::is_same_v<T, float>;

@@ -92,6 +92,23 @@ struct Nd2NzParams {
     uint16_t dstNzMatrixStride = 0;
 };
 
+// The pre-Ext form (kernel_struct_data_copy.h): the value is a raw 64-bit word, written to the
+// move-pad register unconverted (dav_c220 DataCopyPadGm2UBImpl passes it to set_mov_pad_val as it
+// is, where the Ext form converts a T first), so a kernel writes the element's bit pattern.
+struct DataCopyPadParams {
+    DataCopyPadParams() {}
+    DataCopyPadParams(const bool isPadValue, const uint8_t leftPadValue,
+                      const uint8_t rightPadValue, const uint64_t padValue)
+        : isPad(isPadValue),
+          leftPadding(leftPadValue),
+          rightPadding(rightPadValue),
+          paddingValue(padValue) {}
+    bool isPad = false;
+    uint8_t leftPadding = 0;
+    uint8_t rightPadding = 0;
+    uint64_t paddingValue = 0;
+};
+
 template <typename T>
 struct DataCopyPadExtParams {
     DataCopyPadExtParams() {}
@@ -483,6 +500,73 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
     ++Stats().dma_transfers;
 }
 
+// DataCopy_UBToUB (DataCopyParams form): blockCount blocks of blockLen 32-byte units, strides in
+// 32-byte units on both sides; a vector-pipe copy like the count form.
+template <typename T>
+inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p,
+                     recsdk::sim::SrcLoc loc = {}) {
+    using namespace recsdk::sim;
+    const char* call = "DataCopy(UB->UB, DataCopyParams)";
+    const uint64_t block = uint64_t(p.blockLen) * 32;
+    CheckUbBlocks(src, p, p.srcStride, Pipe::V, Acc::kRead, call, loc, "source");
+    CheckUbBlocks(dst, p, p.dstStride, Pipe::V, Acc::kWrite, call, loc, "destination");
+    auto* d = reinterpret_cast<uint8_t*>(dst.SimData());
+    const auto* s = reinterpret_cast<const uint8_t*>(src.SimData());
+    for (uint32_t i = 0; i < p.blockCount; ++i) {
+        std::memmove(d + i * (block + p.dstStride * 32ull), s + i * (block + p.srcStride * 32ull),
+                     block);
+    }
+}
+
+// DataCopy overloads CANN declares for dav_c220 that the emulation refuses where a kernel uses
+// them (the parameter structs they take are not declared either, so those fail at the name).
+struct SliceInfo {
+    SliceInfo() {}
+    SliceInfo(const uint32_t startIndexIn, const uint32_t endIndexIn, const uint32_t strideIn,
+              const uint32_t burstLenIn, const uint32_t shapeValueIn = 0)
+        : startIndex(startIndexIn),
+          endIndex(endIndexIn),
+          stride(strideIn),
+          burstLen(burstLenIn),
+          shapeValue(shapeValueIn) {}
+    uint32_t startIndex = 0;
+    uint32_t endIndex = 31;
+    uint32_t stride = 0;
+    uint32_t burstLen = 32;
+    uint32_t shapeValue = 0;
+};
+
+template <typename T>
+inline void DataCopy(const LocalTensor<T>&, const GlobalTensor<T>&, const SliceInfo[],
+                     const SliceInfo[], const uint32_t = 1) {
+    static_assert(recsdk::sim::kRefused<T>,
+                  "DataCopy with SliceInfo (multi-dimensional slices, GM->UB) is not emulated: "
+                  "copy each slice with DataCopyPad and DataCopyExtParams");
+}
+
+template <typename T>
+inline void DataCopy(const GlobalTensor<T>&, const LocalTensor<T>&, const SliceInfo[],
+                     const SliceInfo[], const uint32_t = 1) {
+    static_assert(recsdk::sim::kRefused<T>,
+                  "DataCopy with SliceInfo (multi-dimensional slices, UB->GM) is not emulated: "
+                  "copy each slice with DataCopyPad and DataCopyExtParams");
+}
+
+// UB->UB between tensors of different types (a reinterpreting copy CANN declares with
+// DataCopyParams): refused rather than guessed.
+template <typename T, typename U, std::enable_if_t<!std::is_same_v<T, U>, bool> = true>
+inline void DataCopy(const LocalTensor<T>&, const LocalTensor<U>&, const DataCopyParams&) {
+    static_assert(recsdk::sim::kRefused<T, U>,
+                  "DataCopy(LocalTensor<T>, LocalTensor<U>, DataCopyParams) between different "
+                  "types is not emulated: ReinterpretCast one tensor first");
+}
+
+template <typename T, uint8_t subBlockId = 0, typename P>
+inline void DataCopyL1ToUB(const LocalTensor<T>&, const LocalTensor<T>&, const P&) {
+    static_assert(recsdk::sim::kRefused<T, P>,
+                  "DataCopyL1ToUB is not emulated: on Atlas A2/A3 the AIV has no path from L1");
+}
+
 // ---- DataCopyPad
 // ----------------------------------------------------------------------------------
 
@@ -510,26 +594,51 @@ inline recsdk::sim::CoreState& CheckPadParams(const LocalTensor<T>& ub, const Da
     return core;
 }
 
+// The move-pad register SetPadValue writes (per core: the thread that runs a core may run others
+// before it). DataCopyPad with isPad=false pads with it once set; unset, padding is undefined.
+struct SimPadRegister {
+    const void* core = nullptr;
+    bool set = false;
+    uint8_t bits[8] = {};
+};
+inline SimPadRegister& SimPadValueRegister() {
+    static thread_local SimPadRegister reg;
+    if (reg.core != &recsdk::sim::Core()) {
+        reg = SimPadRegister{};
+        reg.core = &recsdk::sim::Core();
+    }
+    return reg;
+}
+
+// GM -> UB with padding, both parameter forms: `pad_bits` is the element's bit pattern when the
+// call sets the value itself (isPad), else null.
 template <typename T>
-inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
-                        const DataCopyExtParams& p, const DataCopyPadExtParams<T>& pad,
-                        recsdk::sim::SrcLoc loc = {}) {
+inline void DataCopyPadGmToUb(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
+                              const DataCopyExtParams& p, uint8_t leftPadding, uint8_t rightPadding,
+                              const uint8_t* pad_bits, const char* call, recsdk::sim::SrcLoc loc) {
     using namespace recsdk::sim;
-    const char* call = "DataCopyPad(GM->UB)";
+    if (dst.SimInL1()) {
+        Fail(call, loc,
+             "DataCopyPad GM->L1 (DataCopyPad (GMToL1)) is not emulated: copy 32-byte-aligned "
+             "data with DataCopy, or pad in UB");
+    }
     CheckPadParams(dst, p, call, loc, "destination");
-    if (pad.leftPadding * sizeof(T) > 32 || pad.rightPadding * sizeof(T) > 32) {
+    if (leftPadding * sizeof(T) > 32 || rightPadding * sizeof(T) > 32) {
         Fail(call, loc, "leftPadding/rightPadding exceed 32 bytes");
     }
-    if (sizeof(T) == 8 && pad.isPad) {
-        T zero{};
-        if (std::memcmp(&pad.paddingValue, &zero, sizeof(T)) != 0) {
+    if (sizeof(T) == 8 && pad_bits != nullptr) {
+        static const uint8_t zero[8] = {};
+        if (std::memcmp(pad_bits, zero, sizeof(T)) != 0) {
             Fail(call, loc, "paddingValue of a 64-bit type must be 0");
         }
     }
+    const SimPadRegister& reg = SimPadValueRegister();
+    if (pad_bits == nullptr && reg.set)
+        pad_bits = reg.bits;
     if (p.blockCount == 0 || p.blockLen == 0)
         return;  // NOP on Atlas A2/A3
-    const uint64_t left = pad.leftPadding * sizeof(T);
-    const uint64_t right = pad.rightPadding * sizeof(T);
+    const uint64_t left = leftPadding * sizeof(T);
+    const uint64_t right = rightPadding * sizeof(T);
     const uint64_t ub_block = (left + p.blockLen + right + 31) / 32 * 32;
     const uint64_t ub_stride = ub_block + uint64_t(p.dstStride) * 32;
     const uint64_t ub_span = (p.blockCount - 1) * ub_stride + ub_block;
@@ -544,8 +653,8 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
         std::memcpy(to + left, from, p.blockLen);
         auto fill = [&](uint64_t begin, uint64_t end, bool as_padding) {
             for (uint64_t b = begin; b < end; b += sizeof(T)) {
-                if (pad.isPad) {
-                    std::memcpy(to + b, &pad.paddingValue, sizeof(T));
+                if (pad_bits != nullptr) {
+                    std::memcpy(to + b, pad_bits, sizeof(T));
                 } else if (!as_padding && left == 0 && right == 0) {
                     std::memcpy(to + b, from, sizeof(T));  // dummy repeats the first element
                 } else {
@@ -563,10 +672,53 @@ inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
 }
 
 template <typename T>
-inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
-                        const DataCopyExtParams& p, recsdk::sim::SrcLoc loc = {}) {
+inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
+                        const DataCopyExtParams& p, const DataCopyPadExtParams<T>& pad,
+                        recsdk::sim::SrcLoc loc = {}) {
+    DataCopyPadGmToUb(dst, src, p, pad.leftPadding, pad.rightPadding,
+                      pad.isPad ? reinterpret_cast<const uint8_t*>(&pad.paddingValue) : nullptr,
+                      "DataCopyPad(GM->UB)", loc);
+}
+
+// The DataCopyParams form: the same transfer with 16-bit fields (blockLen and srcStride in bytes,
+// dstStride in 32-byte blocks) and the raw padding word.
+template <typename T>
+inline void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
+                        const DataCopyParams& p, const DataCopyPadParams& pad,
+                        recsdk::sim::SrcLoc loc = {}) {
+    // Little-endian: the low sizeof(T) bytes of the word are the element.
+    uint8_t bits[8];
+    std::memcpy(bits, &pad.paddingValue, 8);
+    DataCopyPadGmToUb(dst, src,
+                      DataCopyExtParams{p.blockCount, p.blockLen, p.srcStride, p.dstStride, 0},
+                      pad.leftPadding, pad.rightPadding, pad.isPad ? bits : nullptr,
+                      "DataCopyPad(GM->UB, DataCopyParams)", loc);
+}
+
+template <typename T, typename P>
+inline void DataCopyPad(const LocalTensor<T>&, const LocalTensor<T>&, const P&,
+                        const Nd2NzParams&) {
+    static_assert(recsdk::sim::kRefused<T, P>,
+                  "DataCopyPad UB->L1 with Nd2NzParams (DataCopyPad (UBToL1)) is not emulated: on "
+                  "Atlas A2/A3 the AIV has no path to L1");
+}
+
+template <typename T, TPosition pos = TPosition::MAX>
+inline void SetPadValue(T paddingValue) {
+    static_assert(pos == TPosition::MAX || pos == TPosition::VECIN || pos == TPosition::VECOUT,
+                  "SetPadValue: on Atlas A2/A3 the pad register serves GM->UB (VECIN/VECOUT)");
+    static_assert(sizeof(T) <= 8, "SetPadValue: an 8-, 16-, 32- or 64-bit type");
+    SimPadRegister& reg = SimPadValueRegister();
+    reg.set = true;
+    std::memset(reg.bits, 0, sizeof(reg.bits));
+    std::memcpy(reg.bits, &paddingValue, sizeof(T));
+}
+
+template <typename T>
+inline void DataCopyPadUbToGm(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
+                              const DataCopyExtParams& p, const char* call,
+                              recsdk::sim::SrcLoc loc) {
     using namespace recsdk::sim;
-    const char* call = "DataCopyPad(UB->GM)";
     auto& core = CheckPadParams(src, p, call, loc, "source");
     if (p.blockCount == 0 || p.blockLen == 0)
         return;
@@ -589,6 +741,21 @@ inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
                 p.blockLen / sizeof(T), call, loc);
     }
     ++Stats().dma_transfers;
+}
+
+template <typename T>
+inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
+                        const DataCopyExtParams& p, recsdk::sim::SrcLoc loc = {}) {
+    DataCopyPadUbToGm(dst, src, p, "DataCopyPad(UB->GM)", loc);
+}
+
+// The DataCopyParams form: blockLen and dstStride in bytes, srcStride in 32-byte blocks.
+template <typename T>
+inline void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
+                        const DataCopyParams& p, recsdk::sim::SrcLoc loc = {}) {
+    DataCopyPadUbToGm(dst, src,
+                      DataCopyExtParams{p.blockCount, p.blockLen, p.srcStride, p.dstStride, 0},
+                      "DataCopyPad(UB->GM, DataCopyParams)", loc);
 }
 
 }  // namespace AscendC

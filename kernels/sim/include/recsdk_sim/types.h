@@ -71,6 +71,11 @@ static_assert(std::is_trivial_v<half> && std::is_trivial_v<bfloat16_t>,
 
 namespace recsdk::sim {
 
+// False, but only once a template using it is instantiated: a refused API's static_assert fires
+// where a kernel calls it, not where the header declares it.
+template <typename... T>
+constexpr bool kRefused = false;
+
 template <typename T>
 inline const char* TypeName() {
     if constexpr (std::is_same_v<T, float>)

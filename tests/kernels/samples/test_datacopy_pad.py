@@ -1,0 +1,93 @@
+"""DataCopyPad's DataCopyParams + DataCopyPadParams forms in both directions, SetPadValue and the
+UB->UB DataCopyParams form (samples/datacopy_pad.cpp), against hand-worked layouts."""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from kernel_testlib import build_test_library, simrun
+
+SRC = Path(__file__).resolve().parent / "datacopy_pad.cpp"
+UNTOUCHED_GM = -7  # the output's fill
+UNTOUCHED_UB = -1  # the UB tensors' fill
+
+
+@pytest.fixture(scope="module")
+def lib(request: pytest.FixtureRequest) -> ctypes.CDLL:
+    cache = getattr(request.config, "cache", None)
+    root = (
+        Path(cache.mkdir("recsdk-sim"))
+        if cache is not None
+        else Path(request.config.rootpath) / ".pytest_cache" / "recsdk-sim"
+    )
+    return ctypes.CDLL(str(build_test_library(SRC, root / "ops")))
+
+
+def run(dll: ctypes.CDLL, name: str) -> tuple[int, str, torch.Tensor]:
+    inp = torch.arange(1, 65, dtype=torch.int32)
+    out = torch.full((256,), UNTOUCHED_GM, dtype=torch.int32)
+    report = simrun._Report()
+    status = dll.recsdk_sim_copy_case(
+        name.encode(),
+        ctypes.c_void_p(inp.data_ptr()),
+        ctypes.c_void_p(out.data_ptr()),
+        ctypes.byref(report),
+    )
+    return status, report.message.decode(), out
+
+
+def ok(dll: ctypes.CDLL, name: str) -> torch.Tensor:
+    status, message, out = run(dll, name)
+    assert status == 0, message
+    return out
+
+
+def test_gm_to_ub_with_datacopy_params_and_pad_params(lib: ctypes.CDLL) -> None:
+    out = ok(lib, "pad_params_gm_to_ub")[:32].tolist()
+    p, u = 0x7F, UNTOUCHED_UB
+    # block 0: pad, in[0..4], pad, then padding up to 32 bytes; the empty dstStride block;
+    # block 1 starts 20 + 4 bytes into GM (in[6] = 7)
+    assert out == [p, 1, 2, 3, 4, 5, p, p, *[u] * 8, p, 7, 8, 9, 10, 11, p, p, *[u] * 8]
+
+
+def test_pad_params_value_is_the_bit_pattern(lib: ctypes.CDLL) -> None:
+    out = ok(lib, "pad_params_raw_bits")[:16]
+    as_float = out.view(torch.float32)
+    assert out[:2].tolist() == [1, 2] and out[8:10].tolist() == [1, 2]
+    assert as_float[2:8].tolist() == [1.0] * 6  # DataCopyPadParams: 0x3F800000
+    assert as_float[10:16].tolist() == [2.0] * 6  # DataCopyPadExtParams<float>: 2.0f
+
+
+def test_dummy_repeats_the_first_element_without_padding(lib: ctypes.CDLL) -> None:
+    out = ok(lib, "pad_params_dummy")[:16].tolist()
+    # blocks of in[2..4] and in[5..7]; their 32-byte units are filled with their first element
+    assert out == [3, 4, 5, 3, 3, 3, 3, 3, 6, 7, 8, 6, 6, 6, 6, 6]
+
+
+def test_set_pad_value_fills_padding_of_a_copy_without_its_own(lib: ctypes.CDLL) -> None:
+    assert ok(lib, "set_pad_value")[:8].tolist() == [1, 2, 3, 9, 9, 9, 9, 9]
+
+
+def test_ub_to_gm_with_datacopy_params(lib: ctypes.CDLL) -> None:
+    out = ok(lib, "pad_params_ub_to_gm")
+    g = UNTOUCHED_GM
+    # UB blocks at elements 0 and 16 (12 bytes + one 32-byte gap); GM blocks 12 + 8 bytes apart
+    assert out[:10].tolist() == [1, 2, 3, g, g, 17, 18, 19, g, g]
+    assert torch.all(out[10:] == g)
+
+
+def test_ub_to_ub_with_datacopy_params(lib: ctypes.CDLL) -> None:
+    out = ok(lib, "params_ub_to_ub")[:32].tolist()
+    assert out == [*range(1, 9), *range(17, 25), *[UNTOUCHED_UB] * 16]
+
+
+def test_padding_wider_than_32_bytes_is_refused(lib: ctypes.CDLL) -> None:
+    status, message, _ = run(lib, "pad_too_wide")
+    assert status != 0 and "DataCopyPad(GM->UB, DataCopyParams)" in message, message
+    assert "leftPadding/rightPadding exceed 32 bytes" in message, message
