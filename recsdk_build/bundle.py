@@ -129,20 +129,140 @@ def _flatten(data: Any, prefix: str = "") -> dict[str, Any]:
 _PIN_STAGES = {"runtime": ("env", "plugin", "verify"), "torchrec": ("fetch", "patch", "wheels")}
 
 
-def _check_pins(project: Project, root: Path, manifest: Manifest) -> None:
+def _check_pins(project: Project, root: Path, manifest: Manifest, names: list[str]) -> None:
     """The pins the bundle ships (its runtime, INSTALL.md) are the ones the build was made
     and verified with: a pin changed in recsdk.toml since then makes the build stale."""
     recorded, current = _flatten(manifest.pins), _flatten(project.pins_summary())
     changed = sorted(k for k in set(recorded) | set(current) if recorded.get(k) != current.get(k))
     if changed:
         key = changed[0]
-        stages = _PIN_STAGES.get(key.split(".")[0], ("all",))
+        readers = _PIN_STAGES.get(key.split(".")[0], ())
+        stages = [n for n in readers if n in names] or names
         raise BundleError(
             f"the build in {root} is stale: recsdk.toml's {key} is {current.get(key)!r}, the "
             f"build was made and verified with {recorded.get(key)!r} "
-            f"(an input of the {', '.join(stages)} stages)"
+            f"(an input of the {', '.join(stages)} stage{'s' if len(stages) > 1 else ''})"
             + (f" (and {len(changed) - 1} more pin(s) changed)" if len(changed) > 1 else ""),
             hint="run `recsdk-build all` again before `dist`",
+        )
+
+
+# Inputs that say how a stage was run rather than what it was made from: where the pinned
+# commit was fetched from (its blobs are verified whatever the source; the commit and the
+# fallback wheel are pins, checked above), and which operators a run chose (--only; a dry
+# run is refused by _target). The command line of the build is not recorded, so they
+# cannot be recomputed as it had them.
+_HOW_RUN = {"fetch": ("source", "fallback_wheel"), "ops": ("only", "dry_run")}
+
+
+@dataclass(frozen=True)
+class StaleInput:
+    """A stage whose input differs from the build's record: ``key`` is the input
+    (``ops.offsets_range`` one level into a dict), None when the record predates per-input
+    digests and only the whole fingerprint can be compared."""
+
+    stage: str
+    key: str | None
+
+    def describe(self) -> str:
+        if self.key is None:
+            return (
+                f"stage '{self.stage}': its inputs changed since the build (its record "
+                "predates per-input digests, so the input cannot be named)"
+            )
+        if self.key == "stage_code":
+            return f"stage '{self.stage}': its code (recsdk-build) changed since the build"
+        return f"stage '{self.stage}': input '{self.key}' changed since the build"
+
+
+def _build_context(project: Project, root: Path, manifest: Manifest) -> Any:
+    """A Context whose options are the build's as its record has them: the interpreter it
+    was made for, the target and SoC its ops and plugin stages recorded."""
+    import dataclasses
+
+    from recsdk_build.options import PluginOptions, Target, TargetChoice, compute_options
+    from recsdk_build.pipeline.stage import BuildPaths, Context
+    from recsdk_build.ui import UI
+
+    options = compute_options(dry_run=True, project_root=project.root)
+    try:
+        python = Interpreter.from_json(manifest.python)
+    except (KeyError, TypeError, ValueError, IndexError):
+        python = options.python  # _build_python refuses such a record first
+    target = _recorded_target(manifest)
+    ops = manifest.successful("ops")
+    soc = str(ops.outputs.get("soc") or options.ops.soc) if ops is not None else options.ops.soc
+    choice = (
+        TargetChoice(target, Target(target))
+        if target in (t.value for t in Target)
+        else options.ops.target
+    )
+    options = dataclasses.replace(
+        options,
+        ops=dataclasses.replace(options.ops, target=choice, soc=soc, dry_run=False),
+        plugin=PluginOptions(target=choice),
+        python=python,
+    )
+    return Context(project, BuildPaths(root), manifest, UI(), options)
+
+
+def stale_inputs(ctx: Any, stages: list[Any]) -> list[StaleInput]:
+    """Every input of ``stages`` (Stage objects, pipeline order) whose digest now differs from
+    the build's record, computed as the pipeline computes them (each stage's ``inputs`` and
+    its code), reading earlier stages' recorded outputs."""
+    from recsdk_build.errors import RecsdkError
+    from recsdk_build.pipeline.manifest import input_digests
+    from recsdk_build.pipeline.stage import fingerprint, stage_code_digest
+
+    stale: list[StaleInput] = []
+    for stage in stages:
+        record = ctx.manifest.successful(stage.name)
+        if record is None:
+            continue  # _check_complete names it
+        try:
+            inputs = {**stage.inputs(ctx), "stage_code": stage_code_digest(stage)}
+        except RecsdkError as exc:
+            raise BundleError(
+                f"cannot tell whether the build is current: the inputs of stage "
+                f"'{stage.name}' cannot be computed: {exc.message}",
+                hint=exc.hint or "run `recsdk-build all` again",
+            ) from None
+        skip = _HOW_RUN.get(stage.name, ())
+        if not record.inputs:
+            if fingerprint(inputs) != record.fingerprint:
+                stale.append(StaleInput(stage.name, None))
+            continue
+        current = input_digests(inputs)
+        changed = sorted(
+            key
+            for key in set(current) | set(record.inputs)
+            if key.split(".")[0] not in skip and current.get(key) != record.inputs.get(key)
+        )
+        stale += [StaleInput(stage.name, key) for key in changed]
+    return stale
+
+
+def _check_inputs(project: Project, root: Path, manifest: Manifest, names: list[str]) -> None:
+    """Every input of every stage the bundle is made from is what the build recorded: a
+    kernel, a patch, the verify suite or any file or setting the pipeline fingerprints,
+    changed since, makes the build stale (the bundle would not be what was verified)."""
+    from recsdk_build.stages.registry import all_stages
+
+    stages = [s for s in all_stages() if s.name in names]
+    stale = stale_inputs(_build_context(project, root, manifest), stages)
+    if stale:
+        first = stale[0]
+        more = stale[1:]
+        also = ""
+        if more:
+            named = ", ".join(f"{s.stage}: {s.key}" if s.key else s.stage for s in more[:4]) + (
+                ", ..." if len(more) > 4 else ""
+            )
+            also = f" (also {named})"
+        raise BundleError(
+            f"the build in {root} is stale: {first.describe()}{also}",
+            hint=f"rebuild with `recsdk-build all` (it reruns {first.stage} and the stages "
+            "after it) before `dist`",
         )
 
 
@@ -186,7 +306,16 @@ def _target(manifest: Manifest) -> str:
                     hint="run `recsdk-build ops --target cann` without --dry-run",
                 )
             return str(record.outputs["target"])
-    return "any"  # a project without operators or device packages
+    return _recorded_target(manifest)
+
+
+def _recorded_target(manifest: Manifest) -> str:
+    """The target the ops or plugin stage recorded; "any" for a project without either."""
+    for stage in ("ops", "plugin"):
+        record = manifest.successful(stage)
+        if record is not None and record.outputs.get("target"):
+            return str(record.outputs["target"])
+    return "any"
 
 
 def _variant(manifest: Manifest, target: str) -> str:
@@ -213,8 +342,9 @@ def collect(
 
     ``python`` (--python) must be what the build is for, if given."""
     _check_complete(project, root, manifest, stages)
-    _check_pins(project, root, manifest)
+    _check_pins(project, root, manifest, stages)
     interp = _build_python(root, manifest, python)
+    _check_inputs(project, root, manifest, stages)
     target = _target(manifest)
     wheels, packages = [], []
     for name in stages:

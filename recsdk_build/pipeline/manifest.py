@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from recsdk_build import __version__
-from recsdk_build.hashing import sha256_file
+from recsdk_build.hashing import sha256_file, sha256_text
 from recsdk_build.pipeline.atomic import write_text_atomic
 
 MANIFEST_NAME = "manifest.json"
@@ -57,6 +57,9 @@ class StageRecord:
     provenance: dict[str, Any] = field(default_factory=dict)
     outputs: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    # The digest of each input the fingerprint was made from (input_digests), so that a
+    # changed input can be named (dist refuses a build whose inputs changed since).
+    inputs: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> StageRecord:
@@ -114,6 +117,23 @@ class Manifest:
 
     def save(self) -> None:
         write_text_atomic(self.path, json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n")
+
+
+def input_digests(inputs: dict[str, Any]) -> dict[str, str]:
+    """The sha256 of each of a stage's inputs, as fingerprint() serializes them; a dict input
+    one level down (``ops.offsets_range``, ``patches.0001-npu.patch``), so that the message
+    can name the operator or file that changed."""
+
+    def digest(value: Any) -> str:
+        return sha256_text(json.dumps(value, sort_keys=True, separators=(",", ":"), default=str))
+
+    out: dict[str, str] = {}
+    for key, value in inputs.items():
+        if isinstance(value, dict) and value:
+            out.update({f"{key}.{sub}": digest(v) for sub, v in value.items()})
+        else:
+            out[key] = digest(value)
+    return out
 
 
 def tool_versions() -> dict[str, str]:

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from rich.table import Table
 
 from recsdk_build.errors import RecsdkError, StageInputError
-from recsdk_build.pipeline.manifest import StageRecord
+from recsdk_build.pipeline.manifest import StageRecord, input_digests
 from recsdk_build.pipeline.stage import Context, Stage, fingerprint, stage_code_digest
 from recsdk_build.proc import StageLog
 
@@ -47,7 +47,8 @@ def run_stages(ctx: Context, stages: list[Stage], force: set[str]) -> list[Stage
 def _run_one(ctx: Context, stage: Stage, force: set[str]) -> StageReport:
     started = time.monotonic()
     _check_requirements(ctx, stage)
-    fp = fingerprint({**stage.inputs(ctx), "stage_code": stage_code_digest(stage)})
+    inputs = {**stage.inputs(ctx), "stage_code": stage_code_digest(stage)}
+    fp = fingerprint(inputs)
     previous = ctx.manifest.successful(stage.name)
     if (
         stage.name not in force
@@ -56,6 +57,7 @@ def _run_one(ctx: Context, stage: Stage, force: set[str]) -> StageReport:
         and stage.intact(ctx, previous)
     ):
         previous.status = "cached"
+        previous.inputs = input_digests(inputs)  # a record older than per-input digests
         ctx.manifest.save()
         return StageReport(stage.name, "cached", time.monotonic() - started)
 
@@ -92,6 +94,7 @@ def _run_one(ctx: Context, stage: Stage, force: set[str]) -> StageReport:
         artifacts=outcome.artifacts,
         provenance=outcome.provenance,
         outputs=outcome.outputs.to_json(),
+        inputs=input_digests(inputs),
     )
     ctx.manifest.save()
     return StageReport(stage.name, "ran", elapsed, outcome.note)

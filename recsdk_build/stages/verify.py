@@ -19,9 +19,10 @@ from typing import Any
 from packaging.requirements import Requirement
 
 from recsdk_build.config import Project
+from recsdk_build.coverage import DATA_FILE as COVERAGE_DATA
 from recsdk_build.downloads import download_wheel
 from recsdk_build.errors import VerifyError
-from recsdk_build.hashing import hash_tree, sha256_text
+from recsdk_build.hashing import hash_tree, sha256_file, sha256_text
 from recsdk_build.interpreters import Interpreter, wheel_misfits
 from recsdk_build.lock import LOCK, make_lock, render
 from recsdk_build.pipeline.atomic import new_staging_dir, replace_dir, write_text_atomic
@@ -93,11 +94,14 @@ class VerifyStage(Stage):
         return [a for k in self.requires(ctx) for a in ctx.artifacts_of(k) if a.kind == "wheel"]
 
     def inputs(self, ctx: Context) -> dict[str, Any]:
+        # The suite reads the coverage data beside it (which operators must run on npu).
+        coverage = ctx.project.verify.suite.parent / COVERAGE_DATA
         return {
             "wheels": {a.name: a.sha256 for a in self._wheels(ctx)},
             "requirements": self._requirements(ctx),
             "upstream": ctx.project.torchrec.fallback_wheel,
             "suite": hash_tree(ctx.project.verify.suite),
+            "coverage": sha256_file(coverage) if coverage.is_file() else None,
             "python": ctx.options.python.sys_version,
         }
 
