@@ -13,7 +13,8 @@ What to build against comes from ``build_config.json`` next to this file (or the
     {"variant": "npu", "catalogue": ["<name>", ...], "operators": ["<name>", ...],
      "decl_include": "<aclnn_<op>_decl.h dir>",
      "include_dirs": [torch_npu and CANN include dirs], "library_dirs": [...],
-     "libraries": ["torch_npu", "nnopbase", ...], "opp": "<installed operator packages>" | null}
+     "libraries": ["torch_npu", "nnopbase", ...], "opp": "<installed operator packages>" | null,
+     "build_check": true | absent}
 
 ``catalogue`` names every operator of kernels/ops: the adapter registers all of them, so a
 configuration whose ``operators`` lack one is an error, not a smaller adapter. The backend glue
@@ -28,6 +29,11 @@ variant the installed operator packages (``vendors/<op>/...`` and ``vendors/conf
 copied to ``fbgemm_npu_api/opp``, where the loader points CANN at them.
 
 The wheel's local version names the variant: ``+sim`` or ``+npu``.
+
+``build_check`` marks a wheel that is built only to prove the npu variant compiles and links
+against torch_npu on a host without CANN, then discarded unrun: it is compiled without
+optimisation (``-O0``), which changes nothing it checks (every source compiles, the library
+links, its undefined symbols) and halves the compile time of the torch-heavy sources.
 """
 
 from __future__ import annotations
@@ -55,6 +61,7 @@ COMMON_SOURCES = [
     "csrc/mxrec.cpp",
     "csrc/sparse.cpp",
     "csrc/tbe.cpp",
+    "csrc/variants.cpp",
 ]
 # Each variant's backend: its hand-written helpers, then the generated per-operator glue.
 BACKEND_SOURCES = {
@@ -65,7 +72,11 @@ GENERATED = {
     "sim": ["csrc/backend_ops.h", "csrc/backend_sim_ops.cpp"],
     "npu": ["csrc/backend_ops.h", "csrc/backend_npu_ops.cpp"],
 }
-COMPILE_ARGS = ["-O2", "-std=c++17", "-Wall", "-Wno-unused-parameter"]
+COMPILE_ARGS = ["-std=c++17", "-Wall", "-Wno-unused-parameter"]
+
+
+def compile_args(config: dict) -> list[str]:
+    return ["-O0" if config.get("build_check") else "-O2", *COMPILE_ARGS]
 
 
 def load_config() -> dict:
@@ -138,7 +149,7 @@ def sim_extension(config: dict) -> CppExtension:
         [*COMMON_SOURCES, *BACKEND_SOURCES["sim"]],
         include_dirs=[str(PACKAGE / "include"), str(PACKAGE / "include" / "ops")],
         define_macros=[("FBGEMM_NPU_API_SIM", "1")],
-        extra_compile_args=COMPILE_ARGS,
+        extra_compile_args=compile_args(config),
         extra_link_args=[*link_flags, "-Wl,-rpath,$ORIGIN/_ops"],
     )
 
@@ -152,7 +163,7 @@ def npu_extension(config: dict) -> CppExtension:
         define_macros=[("FBGEMM_NPU_API_NPU", "1")],
         library_dirs=config["library_dirs"],
         libraries=config["libraries"],
-        extra_compile_args=COMPILE_ARGS,
+        extra_compile_args=compile_args(config),
     )
 
 

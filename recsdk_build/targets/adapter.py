@@ -180,6 +180,8 @@ def npu_build_check(ctx: Context) -> dict[str, Any]:
             libraries=[],
             opp=None,
         )
+        # Discarded unrun: compiled at -O0 (see torch_plugin/setup.py).
+        config["build_check"] = True
         with ctx.ui.status("build check: building the npu adapter against torch_npu"):
             wheel = extension_wheel(
                 ctx,
@@ -207,7 +209,7 @@ def npu_build_check(ctx: Context) -> dict[str, Any]:
         downloaded = ctx.paths.downloads / "torch_npu" / wheel_name
         return {
             "status": "build-checked",
-            "note": "built with setup.py as on cann hosts; not an artifact, not run",
+            "note": "built with setup.py as on cann hosts, at -O0; not an artifact, not run",
             "wheel": wheel.name,
             "torch": info["torch"],
             "torch_npu": version,

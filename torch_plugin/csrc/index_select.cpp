@@ -5,7 +5,7 @@
 // AutogradPrivateUse1 (an autograd function whose backward adds every output row's gradient into
 // the table row it came from). The argument checks and their messages are fbgemm's. The tables'
 // layout comes from fbgemm's host lists (no device read): one [T, 8] descriptor tensor per call.
-#include <torch/extension.h>
+#include <torch/autograd.h>
 #include <torch/library.h>
 
 #include <cstdint>

@@ -5,7 +5,7 @@
 // dense_to_jagged_forward and jagged_to_padded_dense_backward: those inner ops get the npu
 // kernels, and autograd works without an npu autograd kernel of ours. The kernels are boxed
 // (boxed.h explains why) and read their arguments by name.
-#include <torch/extension.h>
+#include <torch/autograd.h>
 #include <torch/library.h>
 
 #include <optional>

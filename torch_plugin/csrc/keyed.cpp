@@ -14,7 +14,7 @@
 // later launch writes the same destination columns (so the result is that of fbgemm's in-order
 // loop, repeated writes and the order of additions included), and segments adjacent in both
 // tensors merge. TorchRec's permutes thus cost one launch per (source, destination) pair.
-#include <torch/extension.h>
+#include <torch/autograd.h>
 #include <torch/library.h>
 
 #include <algorithm>

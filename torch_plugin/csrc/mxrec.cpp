@@ -4,7 +4,7 @@
 // The operators are ours: their schemas are defined here (TORCH_LIBRARY_FRAGMENT, so other
 // libraries extending mxrec still load next to us), with npu kernels for PrivateUse1 and the
 // gather's autograd kernel for AutogradPrivateUse1.
-#include <torch/extension.h>
+#include <torch/autograd.h>
 #include <torch/library.h>
 
 #include <vector>

@@ -8,7 +8,7 @@
 // bounds_check_indices, block_bucketize_sparse_features and invert_permute have no autograd.
 // bounds_check_indices and block_bucketize_sparse_features are boxed (boxed.h explains why) and
 // read their arguments by name.
-#include <torch/extension.h>
+#include <torch/autograd.h>
 #include <torch/library.h>
 
 #include <algorithm>

@@ -15,7 +15,7 @@
 // Each lookup is an autograd function (forward: split_embedding_forward; backward:
 // split_embedding_backward). It is registered for AutogradPrivateUse1 and, for calls below
 // autograd (inference mode), its forward alone for PrivateUse1.
-#include <torch/extension.h>
+#include <torch/autograd.h>
 #include <torch/library.h>
 
 #include <optional>
