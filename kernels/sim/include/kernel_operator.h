@@ -21,5 +21,8 @@
 #include "kernel_log.h"
 #include "recsdk_sim/mix.h"
 #include "recsdk_sim/cube_basic.h"
+#include "recsdk_sim/debug.h"
+// Last: the entry points CANN declares that the emulation refuses by name.
+#include "recsdk_sim/refused.h"
 
 #endif  // RECSDK_SIM_KERNEL_OPERATOR_H

@@ -1,7 +1,9 @@
-// DataCopyPad and DataCopy in the forms CANN declares for dav_c220 (the 910B), written from the
-// documented behaviour (DataCopyPad_GMToUB.md, DataCopyPad_UBToGM.md, SetPadValue(ISASI).md,
-// DataCopy_UBToUB): each case copies a known input and writes what lands in the unified buffer
-// or global memory to the output, whose values test_datacopy_pad.py works out by hand.
+// DataCopyPad and DataCopy in the forms CANN declares for dav_c220 (the 910B), and the APIs the
+// API inventory moved out of the refusal table (WholeReduceMax/Min, DumpTensor, printf), written
+// from the documented behaviour (DataCopyPad_GMToUB.md, DataCopyPad_UBToGM.md,
+// SetPadValue(ISASI).md, DataCopy_UBToUB, ReduceRepeat.md, DumpTensor.md): each case copies a known
+// input and writes what lands in the unified buffer or global memory to the output, whose values
+// test_datacopy_pad.py works out by hand.
 //
 // recsdk_sim_copy_case(name, in, out, report): `in` holds 64 int32 (the test fills i + 1), `out`
 // 256 int32 (the test fills -7: bytes a copy must not touch keep it).
@@ -126,6 +128,38 @@ void pad_too_wide() {
                 DataCopyPadParams{true, 9, 0, 0});
 }
 
+// WholeReduceMax over 2 repeats of 64 float lanes, [value, index] pairs one pair apart; then
+// WholeReduceMin over the first 10 lanes of each repeat, [index, value]. x[j] = (37 j mod 64) - 20
+// in repeat 0 and its negation in repeat 1: the test works the extremes out with the same formula.
+void whole_reduce_max_min() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a, b;
+    pipe.InitBuffer(a, 128 * sizeof(float));
+    LocalTensor<float> x = a.Get<float>();
+    for (uint32_t j = 0; j < 128; ++j) {
+        const float v = static_cast<float>(static_cast<int32_t>((37 * (j % 64)) % 64) - 20);
+        x.SetValue(j, j < 64 ? v : -v);
+    }
+    LocalTensor<int32_t> out = Ub(pipe, b, 8);
+    LocalTensor<float> r = out.ReinterpretCast<float>();
+    WholeReduceMax<float>(r, x, 64, 2, 1, 1, 8);
+    WholeReduceMin<float>(r[4], x, 10, 2, 1, 1, 8, ReduceOrder::ORDER_INDEX_VALUE);
+    Store(out, 8);
+}
+
+// DumpTensor and printf print on the host (the test reads standard output).
+void dump_and_printf() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    LocalTensor<int32_t> ub = Ub(pipe, buf, 8);
+    DataCopy(ub, Gm<int32_t>(g_in, kIn), 8);
+    PipeBarrier<PIPE_ALL>();
+    DumpTensor(ub, 5, 4);
+    printf("block %lld of %lld\n", static_cast<long long>(GetBlockIdx()),
+           static_cast<long long>(GetBlockNum()));
+    PRINTF("value %d\n", ub.GetValue(3));
+}
+
 const std::map<std::string, std::function<void()>>& Cases() {
     static const std::map<std::string, std::function<void()>> cases = {
         {"pad_params_gm_to_ub", pad_params_gm_to_ub},
@@ -135,6 +169,8 @@ const std::map<std::string, std::function<void()>>& Cases() {
         {"pad_params_ub_to_gm", pad_params_ub_to_gm},
         {"params_ub_to_ub", params_ub_to_ub},
         {"pad_too_wide", pad_too_wide},
+        {"whole_reduce_max_min", whole_reduce_max_min},
+        {"dump_and_printf", dump_and_printf},
     };
     return cases;
 }

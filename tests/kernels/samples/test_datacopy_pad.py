@@ -1,5 +1,6 @@
 """DataCopyPad's DataCopyParams + DataCopyPadParams forms in both directions, SetPadValue and the
-UB->UB DataCopyParams form (samples/datacopy_pad.cpp), against hand-worked layouts."""
+UB->UB DataCopyParams form, WholeReduceMax/Min, DumpTensor and printf (samples/datacopy_pad.cpp),
+against hand-worked layouts."""
 
 from __future__ import annotations
 
@@ -91,3 +92,26 @@ def test_padding_wider_than_32_bytes_is_refused(lib: ctypes.CDLL) -> None:
     status, message, _ = run(lib, "pad_too_wide")
     assert status != 0 and "DataCopyPad(GM->UB, DataCopyParams)" in message, message
     assert "leftPadding/rightPadding exceed 32 bytes" in message, message
+
+
+def test_whole_reduce_max_and_min(lib: ctypes.CDLL) -> None:
+    out = ok(lib, "whole_reduce_max_min")[:8]
+    values = out.view(torch.float32)
+    x = [(37 * j) % 64 - 20 for j in range(64)]
+    reps = [x, [-v for v in x]]
+    for r in range(2):  # [value, index] of the maximum over 64 lanes
+        best = max(range(64), key=lambda j: reps[r][j])
+        assert values[2 * r].item() == reps[r][best] and out[2 * r + 1].item() == best
+    for r in range(2):  # [index, value] of the minimum over lanes 0-9
+        best = min(range(10), key=lambda j: reps[r][j])
+        assert out[4 + 2 * r].item() == best and values[5 + 2 * r].item() == reps[r][best]
+
+
+def test_dump_tensor_and_printf_print_on_the_host(
+    lib: ctypes.CDLL, capfd: pytest.CaptureFixture[str]
+) -> None:
+    ok(lib, "dump_and_printf")
+    printed = capfd.readouterr().out
+    assert "DumpTensor: desc=5, addr=" in printed and "data_type=int32, position=VECCALC" in printed
+    assert "dump_size=4\n[1, 2, 3, 4]\n" in printed
+    assert "block 0 of 1\n" in printed and "value 4\n" in printed

@@ -493,6 +493,11 @@ inline void SetSysWorkspace(GM_ADDR) {
     recsdk::sim::Core();
 }
 
+// kernel_operator_sys_var_intf.h: the 32-byte data block.
+inline constexpr int16_t GetDataBlockSizeInBytes() {
+    return 32;
+}
+
 template <uint8_t modeId, pipe_t pipe>
 inline void CrossCoreSetFlag(uint16_t flagId, recsdk::sim::SrcLoc loc = {}) {
     using namespace recsdk::sim;
@@ -631,6 +636,10 @@ inline void CrossCoreWaitFlag(uint16_t flagId, recsdk::sim::SrcLoc loc = {}) {
 }
 
 }  // namespace AscendC
+
+// CANN declares the system-workspace pointer in the global namespace
+// (kernel_operator_swap_mem_intf.h); AscendC:: keeps it for kernels that qualify it.
+using AscendC::GetSysWorkSpacePtr;
 
 // impl/utils/sys_macros.h: `if ASCEND_IS_AIC { ... }` separates the code of the two core types. On
 // a device each is compiled for its core; here they are runtime tests of the core running the

@@ -45,6 +45,14 @@ constexpr int32_t ONE_REPEAT_BYTE_SIZE = 256;
 
 enum class MaskMode : uint8_t { NORMAL = 0, COUNTER };
 
+// Where WholeReduceMax/Min put the value and its index (impl/basic_api/utils/kernel_utils_mode.h).
+enum class ReduceOrder : uint8_t {
+    ORDER_VALUE_INDEX = 0,
+    ORDER_INDEX_VALUE,
+    ORDER_ONLY_VALUE,
+    ORDER_ONLY_INDEX,
+};
+
 struct BinaryRepeatParams {
     BinaryRepeatParams() {}
     BinaryRepeatParams(const uint8_t dstBlkStrideIn, const uint8_t src0BlkStrideIn,
@@ -645,6 +653,115 @@ inline void WholeReduceSum(const LocalTensor<U>& dst, const LocalTensor<T>& src,
                                       isSetMask, "WholeReduceSum", loc),
         dstRepStride, srcBlkStride, srcRepStride, loc);
 }
+
+// WholeReduceMax / WholeReduceMin (ReduceRepeat.md, the MAX/MIN rows): per repeat the extreme of
+// the selected lanes and its lane index (the smallest on ties), stored by `order`: [value, index],
+// [index, value], [value] or [index]; the index is an integer stored in an element of T's size
+// (read it through uint16_t / uint32_t). dstRepStride counts results in the unit of table 3: the
+// pair for the two-element orders, one element for ORDER_ONLY_VALUE, 4 bytes for
+// ORDER_ONLY_INDEX (whose half layout the page does not give: refused for half). A mask or
+// repeatTime of 0 is a no-op on A2/A3.
+template <bool kMax, typename T, typename P>
+inline void WholeReduceExtremeLevel0(const char* call, const LocalTensor<T>& dst,
+                                     const LocalTensor<T>& src, const P& plan, int32_t dstRepStride,
+                                     int32_t srcBlkStride, int32_t srcRepStride, ReduceOrder order,
+                                     const recsdk::sim::SrcLoc& loc) {
+    using namespace recsdk::sim;
+    using Bits = std::conditional_t<sizeof(T) == 2, uint16_t, uint32_t>;
+    dst.Validate(call, loc);
+    dst.InUb(call, loc);
+    if (order == ReduceOrder::ORDER_ONLY_INDEX && sizeof(T) == 2) {
+        Fail(call, loc, "ORDER_ONLY_INDEX for half: its index layout is not documented");
+    }
+    const uint64_t unit =
+        (order == ReduceOrder::ORDER_VALUE_INDEX || order == ReduceOrder::ORDER_INDEX_VALUE)
+            ? 2
+            : 1;  // in elements of T
+    const uint64_t per_result = unit;
+    if (plan.repeats > 0) {
+        dst.CheckSpan(uint64_t(plan.repeats - 1) * uint64_t(dstRepStride) * unit + per_result, call,
+                      loc);
+    }
+    const Lane0 ss{uint64_t(srcBlkStride), uint64_t(srcRepStride)};
+    std::vector<std::pair<T, Bits>> results(plan.repeats);
+    std::vector<bool> any(plan.repeats, false);
+    const T* a = src.SimData();
+    ReduceLevel0(
+        call, src, plan, ss,
+        [&](uint32_t r, const float* v, const bool* on) {
+            float best = 0.0f;
+            for (uint32_t j = 0; j < P::kLanes; ++j) {
+                if (!on[j])
+                    continue;
+                const bool better = kMax ? v[j] > best : v[j] < best;
+                if (!any[r] || better) {
+                    best = v[j];
+                    any[r] = true;
+                    results[r] = {a[P::At(r, j, ss)], static_cast<Bits>(j)};
+                }
+            }
+        },
+        loc);
+    if (plan.repeats > 0) {
+        const uint64_t end =
+            uint64_t(plan.repeats - 1) * uint64_t(dstRepStride) * unit + per_result;
+        dst.SimAccess(0, end * sizeof(T), Pipe::V, Acc::kWrite, call, loc);
+    }
+    T* d = dst.SimData();
+    for (uint32_t r = 0; r < plan.repeats; ++r) {
+        if (!any[r])
+            continue;  // no lane selected: nothing written
+        T* out = d + uint64_t(r) * uint64_t(dstRepStride) * unit;
+        const T value = results[r].first;
+        const Bits index = results[r].second;
+        switch (order) {
+            case ReduceOrder::ORDER_VALUE_INDEX:
+                out[0] = value;
+                std::memcpy(out + 1, &index, sizeof(T));
+                break;
+            case ReduceOrder::ORDER_INDEX_VALUE:
+                std::memcpy(out, &index, sizeof(T));
+                out[1] = value;
+                break;
+            case ReduceOrder::ORDER_ONLY_VALUE:
+                out[0] = value;
+                break;
+            case ReduceOrder::ORDER_ONLY_INDEX:
+                std::memcpy(out, &index, sizeof(T));
+                break;
+        }
+    }
+}
+
+#define RECSDK_SIM_WHOLE_REDUCE(NAME, IS_MAX)                                                      \
+    template <typename T, bool isSetMask = true>                                                   \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[],  \
+                     const int32_t repeatTime, const int32_t dstRepStride,                         \
+                     const int32_t srcBlkStride, const int32_t srcRepStride,                       \
+                     ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX,                           \
+                     recsdk::sim::SrcLoc loc = {}) {                                               \
+        WholeReduceExtremeLevel0<IS_MAX>(                                                          \
+            #NAME, dst, src,                                                                       \
+            recsdk::sim::PlanFromBits<T>(mask, static_cast<uint8_t>(repeatTime), isSetMask, #NAME, \
+                                         loc),                                                     \
+            dstRepStride, srcBlkStride, srcRepStride, order, loc);                                 \
+    }                                                                                              \
+    template <typename T, bool isSetMask = true>                                                   \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t mask,     \
+                     const int32_t repeatTime, const int32_t dstRepStride,                         \
+                     const int32_t srcBlkStride, const int32_t srcRepStride,                       \
+                     ReduceOrder order = ReduceOrder::ORDER_VALUE_INDEX,                           \
+                     recsdk::sim::SrcLoc loc = {}) {                                               \
+        WholeReduceExtremeLevel0<IS_MAX>(                                                          \
+            #NAME, dst, src,                                                                       \
+            recsdk::sim::PlanFromCount<T>(static_cast<uint64_t>(mask),                             \
+                                          static_cast<uint8_t>(repeatTime), isSetMask, #NAME,      \
+                                          loc),                                                    \
+            dstRepStride, srcBlkStride, srcRepStride, order, loc);                                 \
+    }
+RECSDK_SIM_WHOLE_REDUCE(WholeReduceMax, true)
+RECSDK_SIM_WHOLE_REDUCE(WholeReduceMin, false)
+#undef RECSDK_SIM_WHOLE_REDUCE
 
 template <typename T, typename P>
 inline void BlockReduceSumLevel0(const LocalTensor<T>& dst, const LocalTensor<T>& src,

@@ -1,0 +1,225 @@
+// The refusal table: every basic-API entry point CANN declares for dav_c220 (the 910B) that the
+// emulation does not provide. Each is declared here so that a kernel calling it stops at compile
+// time with a message naming the API and why, instead of a silent approximation or a bare
+// "not declared". tests/kernels/test_api_inventory.py parses CANN's interface headers and checks
+// that every entry point is either emulated (declared elsewhere in kernels/sim/include) or listed
+// here, and that each one listed here fails with its message.
+//
+// The refusal is a function template whose static_assert depends on its arguments: it fires only
+// where a kernel calls the API. Explicit template arguments are accepted when they are all types
+// (Name<float>(...)) or all values (Name<PIPE_V>(...)).
+#ifndef RECSDK_SIM_REFUSED_H
+#define RECSDK_SIM_REFUSED_H
+
+#include "recsdk_sim/types.h"
+
+#define RECSDK_SIM_REFUSED(NAME, WHY)                                          \
+    template <typename... RecsdkT, typename... RecsdkA>                        \
+    inline void NAME(RecsdkA&&...) {                                           \
+        static_assert(::recsdk::sim::kRefused<RecsdkT..., RecsdkA...>,         \
+                      "AscendC API " #NAME " is not emulated: " WHY);          \
+    }                                                                          \
+    template <auto RecsdkV0, auto... RecsdkV, typename... RecsdkA>             \
+    inline void NAME(RecsdkA&&...) {                                           \
+        static_assert(::recsdk::sim::kRefused<RecsdkA..., decltype(RecsdkV0)>, \
+                      "AscendC API " #NAME " is not emulated: " WHY);          \
+    }
+
+// Families, with the reason shared by their members.
+#define RECSDK_SIM_WHY_VEC "this vector instruction's semantics are not implemented (yet)"
+#define RECSDK_SIM_WHY_SORT "the region-proposal / sort layouts (Sort, MrgSort) are not emulated"
+#define RECSDK_SIM_WHY_CUBE \
+    "legacy or quantising Cube / Fixpipe control outside the LoadData/Mmad/Fixpipe subset"
+#define RECSDK_SIM_WHY_SPR "a special-purpose or control register the emulation has no model of"
+#define RECSDK_SIM_WHY_CACHE "cache and instruction-prefetch control has no effect to emulate"
+#define RECSDK_SIM_WHY_SYNC "an inter-task or inter-block ordering primitive not modelled"
+
+#ifndef RECSDK_SIM_NO_REFUSALS
+namespace AscendC {
+
+// Vector compute (Memory vector API), refused per name.
+RECSDK_SIM_REFUSED(AbsSub, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(AddDeqRelu, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(AddRelu, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(AddReluCast, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(And, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(Ands, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(Axpy, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(BilinearInterpolation, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(BlockReduceMax, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(BlockReduceMin, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(Brcb, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(CastDeq, "dequantising casts need the DEQSCALE register, not modelled")
+RECSDK_SIM_REFUSED(CastDequant, "dequantising casts need the DEQSCALE register, not modelled")
+RECSDK_SIM_REFUSED(Compare, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(CompareScalar, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(Compares, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(DeInterleave, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(Divs, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(ExpSub, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(FusedAbsSub, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(FusedExpSub, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(FusedMulAdd, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(FusedMulAddRelu, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(FusedMulsCast, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(GatherMask, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(Gatherb, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(GetAccVal, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(GetCmpMask, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(GetGatherMaskRemainCount, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(GetReduceMaxMinCount, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(GetReduceRepeatMaxMinSpr, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(GetReduceRepeatSumSpr, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(Interleave, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(MulAddDst, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(MulAddRelu, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(MulCast, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(Mull, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(MulsCast, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(Neg, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(Not, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(Or, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(Ors, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(PairReduceSum, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(Prelu, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(ReduceDataBlock, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(ReduceMax, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(ReduceMin, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(ReducePairElem, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(ReduceRepeat, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(ReduceSum, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(RepeatReduceSum, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(Rsqrt, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(Scatter, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(Select, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(SetCastOverflowMode, RECSDK_SIM_WHY_SPR)
+RECSDK_SIM_REFUSED(SetCmpMask, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(SetDeqScale, "the DEQSCALE register of dequantising casts is not modelled")
+RECSDK_SIM_REFUSED(ShiftLeft, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(ShiftRight, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(SubRelu, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(SubReluCast, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(Subs, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(TransDataTo5HD, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(Transpose, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(Truncate, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(VectorPadding, RECSDK_SIM_WHY_VEC)
+
+// Sorting and region proposals.
+RECSDK_SIM_REFUSED(Concat, RECSDK_SIM_WHY_SORT)
+RECSDK_SIM_REFUSED(Extract, RECSDK_SIM_WHY_SORT)
+RECSDK_SIM_REFUSED(GetMrgSortResult, RECSDK_SIM_WHY_SORT)
+RECSDK_SIM_REFUSED(GetSortLen, RECSDK_SIM_WHY_SORT)
+RECSDK_SIM_REFUSED(GetSortOffset, RECSDK_SIM_WHY_SORT)
+RECSDK_SIM_REFUSED(MrgSort, RECSDK_SIM_WHY_SORT)
+RECSDK_SIM_REFUSED(MrgSort4, RECSDK_SIM_WHY_SORT)
+RECSDK_SIM_REFUSED(ProposalConcat, RECSDK_SIM_WHY_SORT)
+RECSDK_SIM_REFUSED(ProposalExtract, RECSDK_SIM_WHY_SORT)
+RECSDK_SIM_REFUSED(RpSort16, RECSDK_SIM_WHY_SORT)
+RECSDK_SIM_REFUSED(Sort, RECSDK_SIM_WHY_SORT)
+RECSDK_SIM_REFUSED(Sort32, RECSDK_SIM_WHY_SORT)
+
+// Cube beyond LoadData 2D / Mmad / Fixpipe L0C->GM (recsdk_sim/cube_basic.h).
+RECSDK_SIM_REFUSED(BroadCastVecToMM, RECSDK_SIM_WHY_CUBE)
+RECSDK_SIM_REFUSED(Conv2D, RECSDK_SIM_WHY_CUBE)
+RECSDK_SIM_REFUSED(CreateCubeResGroup, "cube resource groups (core_mng/roc) are not emulated")
+RECSDK_SIM_REFUSED(Fill, RECSDK_SIM_WHY_CUBE)
+RECSDK_SIM_REFUSED(Gemm, RECSDK_SIM_WHY_CUBE)
+RECSDK_SIM_REFUSED(GetConv2dTiling, RECSDK_SIM_WHY_CUBE)
+RECSDK_SIM_REFUSED(GetGemmTiling, RECSDK_SIM_WHY_CUBE)
+RECSDK_SIM_REFUSED(InitConstValue, RECSDK_SIM_WHY_CUBE)
+RECSDK_SIM_REFUSED(LoadDataUnzip, RECSDK_SIM_WHY_CUBE)
+RECSDK_SIM_REFUSED(LoadDataWithSparse, RECSDK_SIM_WHY_CUBE)
+RECSDK_SIM_REFUSED(LoadDataWithStride, RECSDK_SIM_WHY_CUBE)
+RECSDK_SIM_REFUSED(LoadImageToLocal, RECSDK_SIM_WHY_CUBE)
+RECSDK_SIM_REFUSED(LoadUnzipIndex, RECSDK_SIM_WHY_CUBE)
+RECSDK_SIM_REFUSED(MmadMx, RECSDK_SIM_WHY_CUBE)
+RECSDK_SIM_REFUSED(MmadWithSparse, RECSDK_SIM_WHY_CUBE)
+RECSDK_SIM_REFUSED(SetFixPipeAddr, RECSDK_SIM_WHY_CUBE)
+RECSDK_SIM_REFUSED(SetFixPipeClipRelu, RECSDK_SIM_WHY_CUBE)
+RECSDK_SIM_REFUSED(SetFixPipeConfig, RECSDK_SIM_WHY_CUBE)
+RECSDK_SIM_REFUSED(SetFixpipeNz2ndFlag, RECSDK_SIM_WHY_CUBE)
+RECSDK_SIM_REFUSED(SetFixpipePreQuantFlag, RECSDK_SIM_WHY_CUBE)
+RECSDK_SIM_REFUSED(SetHF32Mode, RECSDK_SIM_WHY_CUBE)
+RECSDK_SIM_REFUSED(SetHF32TransMode, RECSDK_SIM_WHY_CUBE)
+RECSDK_SIM_REFUSED(SetLoadDataBoundary, RECSDK_SIM_WHY_CUBE)
+RECSDK_SIM_REFUSED(SetLoadDataPaddingValue, RECSDK_SIM_WHY_CUBE)
+RECSDK_SIM_REFUSED(SetLoadDataRepeat, RECSDK_SIM_WHY_CUBE)
+RECSDK_SIM_REFUSED(SetLoadDataRepeatWithStride, RECSDK_SIM_WHY_CUBE)
+RECSDK_SIM_REFUSED(SetMMColumnMajor, RECSDK_SIM_WHY_CUBE)
+RECSDK_SIM_REFUSED(SetMMLayoutTransform, RECSDK_SIM_WHY_CUBE)
+RECSDK_SIM_REFUSED(SetMMRowMajor, RECSDK_SIM_WHY_CUBE)
+
+// Data movement beyond DataCopy / DataCopyPad.
+RECSDK_SIM_REFUSED(NdDmaDci, "the ND-DMA cache invalidation has nothing to emulate on the host")
+RECSDK_SIM_REFUSED(ResetLoopModePara, "the DMA loop mode (SetLoopModePara) is not emulated")
+RECSDK_SIM_REFUSED(SetLoopModePara, "the DMA loop mode is not emulated")
+
+// Scalar, atomics on GM, registers, caches, profiling, inter-task ordering.
+RECSDK_SIM_REFUSED(Async, RECSDK_SIM_WHY_SYNC)
+RECSDK_SIM_REFUSED(AtomicAdd, "scalar atomics on global memory are not emulated")
+RECSDK_SIM_REFUSED(AtomicCas, "scalar atomics on global memory are not emulated")
+RECSDK_SIM_REFUSED(AtomicExch, "scalar atomics on global memory are not emulated")
+RECSDK_SIM_REFUSED(AtomicMax, "scalar atomics on global memory are not emulated")
+RECSDK_SIM_REFUSED(AtomicMin, "scalar atomics on global memory are not emulated")
+RECSDK_SIM_REFUSED(CheckLocalMemoryIA, RECSDK_SIM_WHY_SPR)
+RECSDK_SIM_REFUSED(ClearSpr, RECSDK_SIM_WHY_SPR)
+RECSDK_SIM_REFUSED(CountBitsCntSameAsSignBit, "the scalar bit instructions are not emulated")
+RECSDK_SIM_REFUSED(CountLeadingZero, "the scalar bit instructions are not emulated")
+RECSDK_SIM_REFUSED(DataCachePreload, RECSDK_SIM_WHY_CACHE)
+RECSDK_SIM_REFUSED(DataSyncBarrier, RECSDK_SIM_WHY_SYNC)
+RECSDK_SIM_REFUSED(DumpAccChkPoint, "accuracy checkpoints need the toolkit's dump tooling")
+RECSDK_SIM_REFUSED(GetArchVersion, RECSDK_SIM_WHY_SPR)
+RECSDK_SIM_REFUSED(GetBitCount, "the scalar bit instructions are not emulated")
+RECSDK_SIM_REFUSED(GetCtrlSpr, RECSDK_SIM_WHY_SPR)
+RECSDK_SIM_REFUSED(GetICachePreloadStatus, RECSDK_SIM_WHY_CACHE)
+RECSDK_SIM_REFUSED(GetProgramCounter, "there is no device program counter on the host")
+RECSDK_SIM_REFUSED(GetRuntimeUBSize, RECSDK_SIM_WHY_SPR)
+RECSDK_SIM_REFUSED(GetSFFValue, "the scalar bit instructions are not emulated")
+RECSDK_SIM_REFUSED(GetSaturationFlag, RECSDK_SIM_WHY_SPR)
+RECSDK_SIM_REFUSED(GetSaturationStrategy, RECSDK_SIM_WHY_SPR)
+RECSDK_SIM_REFUSED(GetSpr, RECSDK_SIM_WHY_SPR)
+RECSDK_SIM_REFUSED(GetSsbufBaseAddr, RECSDK_SIM_WHY_SPR)
+RECSDK_SIM_REFUSED(GetStoreAtomicConfig, RECSDK_SIM_WHY_SPR)
+RECSDK_SIM_REFUSED(GetSystemCycle, "device cycle counts do not exist on the host")
+RECSDK_SIM_REFUSED(GetUBSizeInBytes, RECSDK_SIM_WHY_SPR)
+RECSDK_SIM_REFUSED(GetUintDivMagicAndShift, "the scalar bit instructions are not emulated")
+RECSDK_SIM_REFUSED(GetVecLen, RECSDK_SIM_WHY_SPR)
+RECSDK_SIM_REFUSED(HSetFlag, RECSDK_SIM_WHY_SYNC)
+RECSDK_SIM_REFUSED(HWaitFlag, RECSDK_SIM_WHY_SYNC)
+RECSDK_SIM_REFUSED(IBSet, RECSDK_SIM_WHY_SYNC)
+RECSDK_SIM_REFUSED(IBWait, RECSDK_SIM_WHY_SYNC)
+RECSDK_SIM_REFUSED(ICachePreLoad, RECSDK_SIM_WHY_CACHE)
+RECSDK_SIM_REFUSED(InitDetermineComputeWorkspace, RECSDK_SIM_WHY_SYNC)
+RECSDK_SIM_REFUSED(InitOutput, "not emulated yet: clear the output with DataCopy from UB")
+RECSDK_SIM_REFUSED(MetricsProfStart, "profiling markers need the toolkit's profiler")
+RECSDK_SIM_REFUSED(MetricsProfStop, "profiling markers need the toolkit's profiler")
+RECSDK_SIM_REFUSED(Nop, "pipeline no-ops have no host meaning")
+RECSDK_SIM_REFUSED(NotifyEvent, RECSDK_SIM_WHY_SYNC)
+RECSDK_SIM_REFUSED(NotifyNextBlock, RECSDK_SIM_WHY_SYNC)
+RECSDK_SIM_REFUSED(PrintTimeStamp, "device time stamps do not exist on the host")
+RECSDK_SIM_REFUSED(ReadGmByPassDCache, RECSDK_SIM_WHY_CACHE)
+RECSDK_SIM_REFUSED(ResetCtrlSpr, RECSDK_SIM_WHY_SPR)
+RECSDK_SIM_REFUSED(ScalarCast, "the scalar conversion instructions are not emulated")
+RECSDK_SIM_REFUSED(ScalarCountLeadingZero, "the scalar bit instructions are not emulated")
+RECSDK_SIM_REFUSED(ScalarGetCountOfValue, "the scalar bit instructions are not emulated")
+RECSDK_SIM_REFUSED(ScalarGetSFFValue, "the scalar bit instructions are not emulated")
+RECSDK_SIM_REFUSED(SetAtomicType, "atomic types other than SetAtomicAdd<T>'s are not modelled")
+RECSDK_SIM_REFUSED(SetCtrlSpr, RECSDK_SIM_WHY_SPR)
+RECSDK_SIM_REFUSED(SetNextTaskStart, RECSDK_SIM_WHY_SYNC)
+RECSDK_SIM_REFUSED(SetSaturationFlag, RECSDK_SIM_WHY_SPR)
+RECSDK_SIM_REFUSED(SetSaturationStrategy, RECSDK_SIM_WHY_SPR)
+RECSDK_SIM_REFUSED(SetStoreAtomicConfig, RECSDK_SIM_WHY_SPR)
+RECSDK_SIM_REFUSED(WaitEvent, RECSDK_SIM_WHY_SYNC)
+RECSDK_SIM_REFUSED(WaitPreBlock, RECSDK_SIM_WHY_SYNC)
+RECSDK_SIM_REFUSED(WaitPreTaskEnd, RECSDK_SIM_WHY_SYNC)
+RECSDK_SIM_REFUSED(WriteGmByPassDCache, RECSDK_SIM_WHY_CACHE)
+
+}  // namespace AscendC
+
+// CANN declares these in the global namespace.
+RECSDK_SIM_REFUSED(SetSysWorkSpacePtr, "the launcher sets the system workspace")
+
+#endif  // RECSDK_SIM_NO_REFUSALS
+
+#endif  // RECSDK_SIM_REFUSED_H
