@@ -100,6 +100,29 @@ typedef struct RecsdkSimCoreStats {
     /* bytes a GM->UB DataCopy read past the end of a tensor within its last 32-byte block (the
        hardware's burst allows it; a warning, the bytes land as poison) */
     uint64_t gm_overread_bytes;
+    /* The cost model (recsdk_sim/model.h), in thousandths of a cycle of the SoC clock. busy_*: how
+       long each pipe of the core worked; end_*: when its last instruction on that pipe completed,
+       waits included (pipes in hazard.h order: S, V, M, MTE1, MTE2, MTE3, FIX). */
+    uint64_t model_busy_s;
+    uint64_t model_busy_v;
+    uint64_t model_busy_m;
+    uint64_t model_busy_mte1;
+    uint64_t model_busy_mte2;
+    uint64_t model_busy_mte3;
+    uint64_t model_busy_fix;
+    uint64_t model_end_s;
+    uint64_t model_end_v;
+    uint64_t model_end_m;
+    uint64_t model_end_mte1;
+    uint64_t model_end_mte2;
+    uint64_t model_end_mte3;
+    uint64_t model_end_fix;
+    /* Filled after the launch: the core's modelled time (its critical path, at least its busiest
+       pipe or its GM link), and the launch's memory floor (all cores' bytes over the HBM and L2
+       bandwidths; the same in every entry). */
+    uint64_t model_busy_gm; /* transfers over the core's GM link, which MTE2 and MTE3 share */
+    uint64_t model_core;
+    uint64_t model_floor;
 } RecsdkSimCoreStats;
 
 /* The SoC figures the modelled time used (recsdk_sim/runtime.h SocTable; clock and HBM bandwidth

@@ -32,6 +32,7 @@
 #include <cstring>
 #include <string>
 
+#include "recsdk_sim/model.h"
 #include "recsdk_sim/runtime.h"
 #include "recsdk_sim/tensor.h"
 
@@ -327,6 +328,7 @@ inline void CountGmToL1(const T* gm, uint64_t bytes) {
     recsdk::sim::CountGmRead(s, gm, bytes);
     s.gm_to_l1_bytes += bytes;
     ++s.dma_transfers;
+    recsdk::sim::ModelDma(recsdk::sim::Pipe::MTE2, gm, bytes, 1);
 }
 
 template <typename T>
@@ -416,6 +418,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     auto& s = Stats();
     CountGmRead(s, src.SimData(), bytes);
     ++s.dma_transfers;
+    ModelDma(Pipe::MTE2, src.SimData(), bytes, 1);
 }
 
 template <typename T>
@@ -426,6 +429,7 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
     CheckContiguous(src, dst.SimData(), count, true, call, loc);
     WriteGm(dst.SimData(), src.SimData(), count, call, loc);
     ++Stats().dma_transfers;
+    ModelDma(Pipe::MTE3, dst.SimData(), uint64_t(count) * sizeof(T), 1);
 }
 
 template <typename T>
@@ -442,6 +446,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
     src.SimAccess(0, bytes, Pipe::V, Acc::kRead, call, loc);
     dst.SimAccess(0, bytes, Pipe::V, Acc::kWrite, call, loc);
     std::memmove(dst.SimData(), src.SimData(), bytes);
+    ModelLocalCopy(Pipe::V, bytes);
 }
 
 // ---- DataCopy with block parameters (all units are 32-byte blocks) -----------------------------
@@ -478,6 +483,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, cons
     auto& st = Stats();
     CountGmRead(st, src.SimData(), block * p.blockCount);
     ++st.dma_transfers;
+    ModelDma(Pipe::MTE2, src.SimData(), block, p.blockCount);
 }
 
 template <typename T>
@@ -498,6 +504,7 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, cons
                 block / sizeof(T), call, loc);
     }
     ++Stats().dma_transfers;
+    ModelDma(Pipe::MTE3, dst.SimData(), block, p.blockCount);
 }
 
 // DataCopy_UBToUB (DataCopyParams form): blockCount blocks of blockLen 32-byte units, strides in
@@ -516,6 +523,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const
         std::memmove(d + i * (block + p.dstStride * 32ull), s + i * (block + p.srcStride * 32ull),
                      block);
     }
+    ModelLocalCopy(Pipe::V, block * p.blockCount);
 }
 
 // DataCopy overloads CANN declares for dav_c220 that the emulation refuses where a kernel uses
@@ -669,6 +677,7 @@ inline void DataCopyPadGmToUb(const LocalTensor<T>& dst, const GlobalTensor<T>& 
     auto& st = Stats();
     CountGmRead(st, src.SimData(), uint64_t(p.blockLen) * p.blockCount);
     ++st.dma_transfers;
+    ModelDma(Pipe::MTE2, src.SimData(), p.blockLen, p.blockCount);
 }
 
 template <typename T>
@@ -741,6 +750,7 @@ inline void DataCopyPadUbToGm(const GlobalTensor<T>& dst, const LocalTensor<T>& 
                 p.blockLen / sizeof(T), call, loc);
     }
     ++Stats().dma_transfers;
+    ModelDma(Pipe::MTE3, dst.SimData(), p.blockLen, p.blockCount);
 }
 
 template <typename T>

@@ -178,6 +178,7 @@ using HzClock = std::array<uint32_t, kPipes>;
 struct HzFlag {
     bool set = false;
     HzClock snap{};
+    double t = 0;     // modelled time (cycles) the source pipe had reached at the set (model.h)
     uint32_t by = 0;  // the site of the SetFlag (or queue call) that set it
 };
 
@@ -194,6 +195,9 @@ struct HazardState {
     uint8_t held[kPipes][kPipes] = {};  // AllocEventID'd ids per event (bit i: id i)
     std::vector<HzSite> sites;          // interned call sites
     std::vector<uint32_t> slots;        // open-addressing index into sites (0: empty)
+    // The cost model's pipe timelines (recsdk_sim/model.h): when each pipe's issued work completes
+    // (cycles); every ordering below also orders these times.
+    double t[kPipes] = {};
 
     struct Recent {
         const char* file = nullptr;
@@ -340,6 +344,7 @@ inline std::string Where(const HazardRanges& r, uintptr_t a, uintptr_t b) {
     }
     if (h.auto_sync && (p == Pipe::S || q == Pipe::S)) {  // the compiler's Set/Wait pair
         Merge(h.know[pi], Release(h, q));
+        h.t[pi] = std::max(h.t[pi], h.t[static_cast<int>(q)]);
         return;
     }
     Report(h, r, s, a, b, p, k, q, m, call, loc);
@@ -645,6 +650,7 @@ inline void HzSetFlag(Pipe src, Pipe dst, int32_t id, const char* call, const Sr
     }
     f.set = true;
     f.snap = hz_detail::Release(h, src);
+    f.t = h.t[static_cast<int>(src)];
     f.by = h.Site(call, loc);
 }
 
@@ -658,6 +664,7 @@ inline void HzWaitFlag(Pipe src, Pipe dst, int32_t id, const char* call, const S
     }
     f.set = false;
     hz_detail::Merge(h.know[static_cast<int>(dst)], f.snap);
+    h.t[static_cast<int>(dst)] = std::max(h.t[static_cast<int>(dst)], f.t);
 }
 
 inline void HzBarrier(Pipe p) {
@@ -671,6 +678,7 @@ inline void HzBarrierAll() {
     HazardState& h = Hz();
     for (auto& k : h.know)
         k = h.epoch;
+    std::fill(std::begin(h.t), std::end(h.t), *std::max_element(std::begin(h.t), std::end(h.t)));
     for (auto& e : h.epoch)
         ++e;
 }
@@ -678,6 +686,7 @@ inline void HzBarrierAll() {
 inline void HzOrder(Pipe q, Pipe p) {
     HazardState& h = Hz();
     hz_detail::Merge(h.know[static_cast<int>(p)], hz_detail::Release(h, q));
+    h.t[static_cast<int>(p)] = std::max(h.t[static_cast<int>(p)], h.t[static_cast<int>(q)]);
 }
 
 // TPipe teardown, which also runs while an exception unwinds: the WaitFlag and ReleaseEventID
@@ -690,6 +699,7 @@ inline void HzDrainNoThrow(CoreState& c, Pipe src, Pipe dst, int32_t id) noexcep
     HzFlag& f = h.flags[static_cast<int>(src)][static_cast<int>(dst)][id];
     if (f.set) {
         hz_detail::Merge(h.know[static_cast<int>(dst)], f.snap);
+        h.t[static_cast<int>(dst)] = std::max(h.t[static_cast<int>(dst)], f.t);
         f.set = false;
     }
     uint8_t& held = h.held[static_cast<int>(src)][static_cast<int>(dst)];
@@ -702,6 +712,7 @@ inline void HzBarrierAllNoThrow(CoreState& c) noexcept {
     HazardState& h = *c.hazard;
     for (auto& k : h.know)
         k = h.epoch;
+    std::fill(std::begin(h.t), std::end(h.t), *std::max_element(std::begin(h.t), std::end(h.t)));
     for (auto& e : h.epoch)
         ++e;
 }

@@ -61,12 +61,12 @@ namespace recsdk::sim {
 // - vector bytes per cycle per AIV: Vector指令理论性能汇总.md, Add/Mul/Max on half 128 and on float
 //   64 elements per cycle = 256 bytes (Exp, Ln, Sqrt: 32 elements per cycle; the model uses 256
 //   bytes for every instruction, so it is optimistic for transcendental functions).
-// - clock_hz: ESTIMATE, no AscendC document states it. 1.6 GHz is what makes 24 AIC x 4096 MACs x 2
-//   FLOP x f equal the nominal 313 TFLOPS fp16 of the 910B quoted (unconfirmed) in
-//   /work/shared/research/hstu.md section 6. Ascend310P3: 1.0 GHz, a placeholder.
-// - hbm_bytes_per_s: ESTIMATE, 1.6 TB/s for Atlas A2/A3, the nominal figure hstu.md section 6 uses
-//   (unconfirmed; GetCoreMemBw(HBM) reads the real value on a device). Ascend310P3: 204.8 GB/s
-//   LPDDR4X, also an estimate (no cube kernel runs there).
+// - clock_hz: 1.8 GHz for arch 2201 (Atlas A2/A3): asc-devkit tests/perf/mmad_perf/
+//   generate_roofline.py and fixpipe_perf/generate_roofline.py ("硬件规格（2201 主频 1800 MHz）",
+//   freq 1800 in every dav-2201 scenario). Ascend310P3: 1.0 GHz, a placeholder.
+// - hbm_bytes_per_s: 1.6 TB/s for Atlas A2/A3, docs/zh/guide/.../内存访问/L2-Cache切分.md
+//   ("而GM的带宽约为1.6TB/s"; GetCoreMemBw reads the real value on a device). Ascend310P3:
+//   204.8 GB/s LPDDR4X, an estimate (no cube kernel runs there).
 // No per-core DMA limit is documented; the model (recsdk_sim/model.h) gives each core an equal
 // share of hbm_bytes_per_s over vector_cores, as if every vector core streamed at once.
 struct SocInfo {
@@ -88,8 +88,8 @@ struct SocInfo {
     uint32_t cube_macs_f32;           // float inputs
     uint32_t cube_macs_b8;            // int8 inputs
     uint32_t vector_bytes_per_cycle;  // per AIV
-    double clock_hz;                  // estimate (see above)
-    double hbm_bytes_per_s;           // estimate (see above)
+    double clock_hz;                  // see above
+    double hbm_bytes_per_s;           // see above
 };
 
 inline const SocInfo* SocTable(size_t* count) {
@@ -99,7 +99,7 @@ inline const SocInfo* SocTable(size_t* count) {
     const auto atlas_a2 = [](const char* name, const char* unit, uint32_t aiv, uint32_t aic) {
         return SocInfo{name, unit, aiv, 192 * KiB, 16u << 20, true, true, 8,
                        aic, 512 * KiB, 64 * KiB, 64 * KiB, 128 * KiB, 1 * KiB,
-                       4096, 1024, 8192, 256, 1.6e9, 1.6e12};
+                       4096, 1024, 8192, 256, 1.8e9, 1.6e12};
     };
     static const SocInfo table[] = {
         atlas_a2("Ascend910B1", "ascend910b", 48, 24),

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "recsdk_sim/hazard.h"
+#include "recsdk_sim/model.h"
 #include "recsdk_sim/runtime.h"
 
 namespace AscendC {
@@ -285,6 +286,7 @@ public:
         recsdk::sim::CheckGm(addr_ + offset, sizeof(T), false, "GlobalTensor::GetValue", loc);
         auto& s = recsdk::sim::Stats();
         ++s.scalar_gm_reads;
+        recsdk::sim::ModelScalarGm();
         recsdk::sim::CountGmRead(s, addr_ + offset, sizeof(T));
         return addr_[offset];
     }
@@ -293,6 +295,7 @@ public:
         recsdk::sim::CheckGm(addr_ + offset, sizeof(T), true, "GlobalTensor::SetValue", loc);
         auto& s = recsdk::sim::Stats();
         ++s.scalar_gm_writes;
+        recsdk::sim::ModelScalarGm();
         recsdk::sim::CountGmWrite(s, addr_ + offset, sizeof(T));
         addr_[offset] = value;
     }
@@ -306,6 +309,7 @@ public:
         recsdk::sim::CheckGm(addr_ + offset, sizeof(T), writable, "GlobalTensor::operator()", loc);
         auto& s = recsdk::sim::Stats();
         ++s.scalar_gm_reads;
+        recsdk::sim::ModelScalarGm();
         recsdk::sim::CountGmRead(s, addr_ + offset, sizeof(T));
         return addr_[offset];
     }

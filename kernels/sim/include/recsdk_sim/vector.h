@@ -66,8 +66,10 @@ inline void VecOperand(const AscendC::LocalTensor<T>& t, int32_t count, const ch
 inline void VecDone(int32_t count, uint64_t elem_bytes) {
     auto& s = Stats();
     s.vector_elements += static_cast<uint64_t>(count);
-    s.vector_repeats += (static_cast<uint64_t>(count) * elem_bytes + 255) / 256;
+    const uint64_t repeats = (static_cast<uint64_t>(count) * elem_bytes + 255) / 256;
+    s.vector_repeats += repeats;
     ++s.vector_instrs;
+    ModelVector(repeats);
 }
 
 // The first `count` elements of an operand are read / written on PIPE_V (recsdk_sim/hazard.h).

@@ -265,6 +265,7 @@ inline void Run0(const P& plan, F&& f) {
     s.vector_elements += uint64_t(plan.repeats) * P::kLanes;
     s.vector_repeats += plan.repeats;
     ++s.vector_instrs;
+    recsdk::sim::ModelVector(plan.repeats);
 }
 
 template <typename T>
@@ -592,6 +593,7 @@ inline void ReduceLevel0(const char* call, const LocalTensor<T>& src, const P& p
     s.vector_elements += uint64_t(plan.repeats) * P::kLanes;
     s.vector_repeats += plan.repeats;
     ++s.vector_instrs;
+    recsdk::sim::ModelVector(plan.repeats);
 }
 
 inline float PairwiseSum(const float* v, uint32_t n) {

@@ -1,0 +1,104 @@
+"""The emulator's cost model (recsdk_sim/model.h) on micro-kernels in CANN's idiom
+(sim_checks/cost_kernels.cpp): one big DMA against many small ones moving the same bytes, a
+double-buffered pipeline against a single-buffered one. The expected times are worked out here from
+the vendor's constants (each with its source), not read back from the model."""
+
+from __future__ import annotations
+
+import ctypes
+import math
+from pathlib import Path
+
+import pytest
+from kernel_testlib import build_test_library, simrun
+
+torch = pytest.importorskip("torch")
+
+SRC = Path(__file__).resolve().parent / "sim_checks" / "cost_kernels.cpp"
+ELEMS = 2048 * 8
+
+# The figures the model is pinned to (kernels/bench/README.md lists their sources).
+CLOCK = 1.8e9  # dav-2201, asc-devkit tests/perf/mmad_perf/generate_roofline.py
+HBM = 1.6e12  # docs L2-Cache切分.md
+CORES = 48  # Ascend910B1 vector cores
+ISSUE = 1.0  # scalar cycles per instruction, Vector指令理论性能汇总.md table 4
+HEAD = 28.0  # DMA fixed latency (proxy: load_data_perf README, L1->L0 latency)
+BURST = 32  # bytes
+SHARE = HBM / CORES / CLOCK  # bytes per cycle of one core
+
+
+@pytest.fixture(scope="module")
+def cost_library(request: pytest.FixtureRequest) -> Path:
+    cache = getattr(request.config, "cache", None)
+    root = (
+        Path(cache.mkdir("recsdk-sim"))
+        if cache is not None
+        else Path(request.config.rootpath) / ".pytest_cache" / "recsdk-sim"
+    )
+    return build_test_library(SRC, root / "ops")
+
+
+def run(lib: Path, name: str) -> dict[str, int]:
+    dll = ctypes.CDLL(str(lib))
+    x = torch.rand(ELEMS)
+    y = torch.zeros(ELEMS)
+    report = simrun._Report()
+    status = dll.recsdk_sim_cost_case(
+        name.encode(),
+        ctypes.c_void_p(x.data_ptr()),
+        ctypes.c_void_p(y.data_ptr()),
+        ELEMS,
+        ctypes.byref(report),
+    )
+    assert status == 0, report.message.decode()
+    assert report.peak.clock_hz == CLOCK and report.peak.hbm_bytes_per_s == HBM
+    (core,) = [{f: getattr(report.cores[0], f) for f in simrun.STAT_FIELDS}]
+    return core
+
+
+def cycles(core: dict[str, int], field: str) -> float:
+    return core[field] / 1000.0
+
+
+def dma(nbytes: int) -> float:
+    return HEAD + math.ceil(nbytes / BURST) * BURST / SHARE
+
+
+def test_one_big_dma_against_many_small(cost_library: Path) -> None:
+    big = run(cost_library, "dma_big")
+    small = run(cost_library, "dma_small")
+    # One DMA of 16 KB, issued after one scalar cycle.
+    assert cycles(big, "model_end_mte2") == pytest.approx(ISSUE + dma(16384), abs=0.01)
+    # 512 DMAs of 32 bytes: each pays the head; the scalar unit keeps ahead of MTE2.
+    assert cycles(small, "model_end_mte2") == pytest.approx(ISSUE + 512 * dma(32), abs=0.5)
+    assert cycles(small, "model_busy_s") >= 512 * ISSUE
+    assert small["model_core"] > 15 * big["model_core"]
+
+
+def test_small_dmas_pay_whole_bursts(cost_library: Path) -> None:
+    # 32 bytes cost one burst; the head dominates: 28 + 32 / 18.5 cycles each.
+    assert dma(32) == pytest.approx(28 + 1.728, abs=0.01)
+    small = run(cost_library, "dma_small")
+    assert small["dma_transfers"] == 512
+
+
+def test_double_buffering_overlaps_copies_with_compute(cost_library: Path) -> None:
+    tiles, tile_bytes, adds = 8, 2048 * 4, 28
+    c2 = c3 = dma(tile_bytes)
+    transfer = tile_bytes / SHARE
+    cv = adds * tile_bytes / 256  # one cycle per 256-byte repeat (Vector指令理论性能汇总.md)
+    single = run(cost_library, "pipeline_single")
+    double = run(cost_library, "pipeline_double")
+    assert cycles(single, "model_busy_v") == pytest.approx(tiles * cv)
+    # Single buffering: the vector pipe waits for each tile's copy-in and for the previous tile's
+    # copy-out to free the one output buffer; the next copy-in may start once the compute has freed
+    # the one input buffer, so it runs beside the copy-out.
+    serial = c2 + tiles * cv + (tiles - 1) * max(c2, c3) + c3
+    slack = tiles * (adds + 8) * ISSUE  # issue cycles the model may add on the way
+    assert serial <= cycles(single, "model_core") <= serial + slack
+    # Double buffering: the vector pipe and the core's GM link (MTE2 and MTE3 share it) overlap;
+    # the slower of the two sets the pace, plus filling and draining the pipeline.
+    steady = tiles * max(cv, 2 * transfer)
+    assert cycles(double, "model_busy_gm") == pytest.approx(2 * tiles * transfer, abs=0.01)
+    assert steady <= cycles(double, "model_core") <= steady + c2 + c3 + cv + slack
+    assert cycles(double, "model_core") < 0.75 * cycles(single, "model_core")
