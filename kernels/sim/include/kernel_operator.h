@@ -22,6 +22,7 @@
 #include "recsdk_sim/mix.h"
 #include "recsdk_sim/cube_basic.h"
 #include "recsdk_sim/debug.h"
+#include "recsdk_sim/init_global_memory.h"
 // Last: the entry points CANN declares that the emulation refuses by name.
 #include "recsdk_sim/refused.h"
 

@@ -176,11 +176,14 @@ class VendorKernel:
         workspace: int = 0,
         soc: str = "Ascend910B1",
         check: bool = True,
+        extra: Sequence[torch.Tensor] = (),
     ) -> simrun.LaunchResult:
         """Run the kernel on ``tensors`` (None: a null GM_ADDR); ``outputs``: the indices the
-        kernel may write."""
+        kernel may write; ``extra``: read-only global memory the kernel reaches only through
+        pointers stored in its arguments (the tensors of a ListTensorDesc)."""
         if len(tensors) != self.op.args:
             raise ValueError(f"{self.op.name}: {self.op.args} tensors expected")
+        tensors = [*tensors, *extra]
         n = len(tensors)
         ptrs = (ctypes.c_void_p * n)()
         sizes = (ctypes.c_uint64 * n)()
