@@ -18,9 +18,11 @@ emulator's per-core counters:
   "total" is both;
 - balance: the busiest AI core's Cube cycles over the mean, the busiest vector core's vector
   work over the mean, and the busiest core's global-memory bytes over the mean;
-- modelled time: the emulator's roofline estimate (recsdk_sim/model.h; its bound in brackets)
-  next to the problem's roofline (minimum bytes / HBM bandwidth, kept MACs / Cube peak), with the
-  SoC table's figures (clock and HBM bandwidth are estimates).
+- modelled time: the cost model's time of the launch (recsdk_sim/model.h, per-core pipe timelines;
+  the Matmul API's Cube work is bounded on its AIC from the counters) and what bounds it
+  (costmodel.py), next to the problem's roofline (minimum bytes / HBM bandwidth, kept MACs / Cube
+  peak), with the vendor constants listed in kernels/bench/README.md. The workspace's round trips
+  are priced at the L2 bandwidth when the workspace fits the L2 (192 MB).
 
 The seed's shape (B = 32, S = 8000, N = 4, D = 128) is extrapolated: one head of S = 8000 is
 measured (normal layout, B = N = 1, its rows spread over all cores) and its modelled time scaled
@@ -29,7 +31,7 @@ measured end-to-end training steps (a whole GR step, attention being a part).
 
 Usage (from the repository root, in an environment with torch):
 
-    python kernels/bench/bench_hstu.py [--quick] [--forward-only] [--json]
+    python kernels/bench/bench_hstu.py [--quick] [--forward-only] [--json] [--readme]
 """
 
 from __future__ import annotations
@@ -45,7 +47,9 @@ import torch
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests" / "kernels"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import costmodel  # noqa: E402
 from kernel_testlib import arg, simrun  # noqa: E402
 
 from recsdk_build.ops import catalogue, simbuild  # noqa: E402
@@ -107,7 +111,11 @@ def run(
     per_cycle = peak["cube_macs_f32"] if dtype == torch.float32 else peak["cube_macs_b16"]
     cube_peak = peak["cube_cores"] * per_cycle * peak["clock_hz"]
     roofline = max(minimum / peak["hbm_bytes_per_s"], kept / cube_peak)
+    t = costmodel.timeline(r)
     return {
+        "table": costmodel.row(
+            "hstu_dense_" + ("backward" if backward else "forward"), "", r, minimum, roofline
+        ),
         "op": "backward" if backward else "forward",
         "dtype": str(dtype).removeprefix("torch."),
         "rows": off[-1] if not normal else len(lengths) * s,
@@ -119,8 +127,9 @@ def run(
         "cube_balance": round(balance([c["cube_cycles"] for c in aic]), 4),
         "vector_balance": round(balance([c["vector_repeats"] for c in aiv]), 4),
         "gm_balance": round(r.balance(), 4),
-        "modelled_us": round(r.model.seconds * 1e6, 1),
-        "bound": r.model.bound,
+        "modelled_us": round(t.seconds * 1e6, 1),
+        "bound": t.bound,
+        "old_roofline_model_us": round(r.model.seconds * 1e6, 1),
         "cube_us": round(r.model.cube_seconds * 1e6, 1),
         "vector_us": round(r.model.vector_seconds * 1e6, 1),
         "dma_us": round(r.model.dma_seconds * 1e6, 1),
@@ -133,6 +142,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--quick", action="store_true", help="skip the S = 8000 extrapolation")
+    parser.add_argument(
+        "--readme", action="store_true", help="regenerate the table of kernels/bench/README.md"
+    )
     parser.add_argument("--forward-only", action="store_true", help="skip the backward")
     parser.add_argument(
         "--build-dir", type=Path, default=REPO / "build", help="where build/ops/sim lives"
@@ -160,18 +172,21 @@ def main() -> int:
             for dtype in (torch.float32, torch.bfloat16):
                 backward = op_name == "hstu_dense_backward"
                 row = {"case": name, **run(op, backward, lengths, heads, dim, dtype, normal)}
+                row["table"]["case"] = f"{row['dtype']}, {name}"
                 if normal:
                     row["seed_shape_modelled_ms"] = round(row["modelled_us"] * SEED_HEADS / 1e3, 2)
                     row["seed_shape_roofline_ms"] = round(row["roofline_us"] * SEED_HEADS / 1e3, 2)
                     row["seed_e2e_step_ms"] = SEED_STEPS[row["dtype"]]
                 rows.append(row)
+    if args.readme:
+        costmodel.write_results("hstu", [r["table"] for r in rows])
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
     header = (
         f"{'case':42} {'op':8} {'dtype':8} {'kept/iss':>8} {'tensors':>7} {'wspace':>6} "
         f"{'total':>6} {'cube':>6} "
-        f"{'vector':>6} {'GM':>6} {'model us':>10} {'bound':>6} {'roof us':>9} {'sim s':>6}"
+        f"{'vector':>6} {'GM':>6} {'model us':>10} {'bound':>16} {'roof us':>9} {'sim s':>6}"
     )
     print(header)
     print("-" * len(header))
@@ -180,7 +195,7 @@ def main() -> int:
             f"{r['case']:42} {r['op']:8} {r['dtype']:8} {r['kept_over_issued']:8.3f} "
             f"{r['tensor_traffic_ratio']:7.2f} {r['workspace_traffic_ratio']:6.2f} "
             f"{r['traffic_ratio']:6.2f} {r['cube_balance']:6.3f} {r['vector_balance']:6.3f} "
-            f"{r['gm_balance']:6.3f} {r['modelled_us']:10.1f} {r['bound']:>6} "
+            f"{r['gm_balance']:6.3f} {r['modelled_us']:10.1f} {r['bound']:>16} "
             f"{r['roofline_us']:9.1f} {r['sim_seconds']:6.1f}"
         )
     for r in rows:
@@ -196,9 +211,9 @@ def main() -> int:
         "\nkept/iss: causal MACs over Cube MACs issued; tensors / wspace / total: global-memory "
         "bytes to and from the operator's tensors, its workspace, and both, over the inputs read "
         "and the outputs written once; "
-        "cube / vector / GM: busiest core over the mean; model us: the emulator's roofline "
-        "estimate (bound: its term); roof us: the problem's roofline. Estimates with the SoC "
-        "table's figures, not measurements."
+        "cube / vector / GM: busiest core over the mean; model us: the cost model's time "
+        "(bound: the slowest core's busiest pipe or GM link, or HBM/L2); roof us: the problem's "
+        "roofline. Model figures, not measurements."
     )
     return 0
 

@@ -8,17 +8,20 @@ cores) and reports, from the emulator's per-core counters:
   once (for in-place operators: the bytes that change);
 - core balance: the busiest core's traffic over the mean of the launched cores;
 - blockDim, DMA transfers and scalar global-memory accesses;
-- modelled time: the emulator's roofline estimate of the launch (recsdk_sim/model.h: the slowest
-  core's cube cycles, vector repeats or GM bytes over its share of HBM bandwidth, or all cores' GM
-  bytes over the HBM bandwidth), next to the roofline time of the problem itself (the minimum
-  traffic over the HBM bandwidth, the minimum MACs over the Cube peak), both with the SoC figures of
-  the emulator's table (clock and HBM bandwidth are estimates, see runtime.h SocTable). The ratio
-  modelled / roofline says how far the kernel's work is from the least the problem needs; neither is
-  a measurement.
+- modelled time: the cost model's time of the launch (recsdk_sim/model.h: per-core pipe
+  timelines with the vendor's costs, overlapped as the kernel's synchronisation allows; see
+  kernels/bench/README.md for its constants and their sources) and what bounds it (the slowest
+  core's busiest pipe or GM link, "+ waits" when its pipes mostly waited on one another, or HBM/L2
+  for the launch's memory floor), next to the roofline time of the problem itself (the minimum
+  traffic over the HBM bandwidth, the minimum MACs over the Cube peak). The ratio modelled /
+  roofline says how far the kernel is from the least the problem needs; neither is a measurement.
+
+With --readme the rows also go to kernels/bench/results/ops.json and the one table of
+kernels/bench/README.md is regenerated (with bench_hstu.py's rows).
 
 Usage (from the repository root, in an environment with torch; fbgemm is not needed):
 
-    python kernels/bench/bench_ops.py [--only OP ...] [--json]
+    python kernels/bench/bench_ops.py [--only OP ...] [--json] [--readme]
 
 Libraries are built (or reused) with the ops stage's compiler settings under
 build/ops/sim/<op>/, the directory `recsdk-build ops` fills.
@@ -39,7 +42,9 @@ import torch
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests" / "kernels"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import costmodel  # noqa: E402
 import kernel_testlib as lib  # noqa: E402
 from kernel_testlib import simrun  # noqa: E402
 
@@ -445,6 +450,9 @@ def main() -> int:
     parser.add_argument("--only", nargs="*", choices=sorted(CASES), help="operators to measure")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument(
+        "--readme", action="store_true", help="regenerate the table of kernels/bench/README.md"
+    )
+    parser.add_argument(
         "--build-dir", type=Path, default=REPO / "build", help="where build/ops/sim lives"
     )
     args = parser.parse_args()
@@ -467,44 +475,33 @@ def main() -> int:
         started = time.monotonic()
         result = case.run(ops)
         seconds = time.monotonic() - started
-        rows.append(
-            {
-                "op": name,
-                "case": case.description,
-                "traffic_ratio": round(result.gm_bytes / case.minimum, 4),
-                "core_balance": round(result.balance(), 4),
-                "block_dim": result.block_dim,
-                "gm_bytes": result.gm_bytes,
-                "minimum_bytes": case.minimum,
-                "dma_transfers": result.total("dma_transfers"),
-                "scalar_gm_accesses": result.total("scalar_gm_reads")
-                + result.total("scalar_gm_writes"),
-                "sim_seconds": round(seconds, 2),
-                "modelled_us": round(result.model.seconds * 1e6, 3),
-                "modelled_bound": result.model.bound,
-                "roofline_us": round(roofline_seconds(case, result.model) * 1e6, 3),
-            }
+        r = costmodel.row(
+            name, case.description, result, case.minimum, roofline_seconds(case, result.model)
         )
+        r["sim_seconds"] = round(seconds, 2)
+        rows.append(r)
+    if args.readme:
+        costmodel.write_results("ops", rows)
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
     header = (
         f"{'operator':34} {'traffic':>8} {'balance':>8} {'cores':>5} {'DMAs':>9} {'scalar GM':>9}"
-        f" {'model us':>9} {'bound':>6} {'roof us':>9} {'ratio':>6}  case"
+        f" {'model us':>9} {'roof us':>9} {'ratio':>6}  {'bound':18} case"
     )
     print(header)
     print("-" * len(header))
     for r in rows:
-        ratio = r["modelled_us"] / r["roofline_us"] if r["roofline_us"] else float("nan")
         print(
             f"{r['op']:34} {r['traffic_ratio']:8.3f} {r['core_balance']:8.3f} {r['block_dim']:5d} "
             f"{r['dma_transfers']:9d} {r['scalar_gm_accesses']:9d} {r['modelled_us']:9.1f} "
-            f"{r['modelled_bound']:>6} {r['roofline_us']:9.1f} {ratio:6.2f}  {r['case']}"
+            f"{r['roofline_us']:9.1f} {r['ratio']:6.2f}  {r['bound']:18} {r['case']}"
         )
     print(
-        "\nmodel us: the emulator's roofline estimate of the launch (bound: the term setting it); "
-        "roof us: minimum traffic / HBM bandwidth and minimum MACs / Cube peak. Estimates with the "
-        "SoC table's figures (clock, HBM bandwidth: estimates), not measurements."
+        "\nmodel us: the cost model's time of the launch (recsdk_sim/model.h: per-core pipe "
+        "timelines; bound: what the slowest core was busiest with, or HBM/L2 for the launch's "
+        "memory floor); roof us: minimum traffic / HBM bandwidth and minimum MACs / Cube peak. "
+        "Model figures with the vendor constants of kernels/bench/README.md, not measurements."
     )
     return 0
 

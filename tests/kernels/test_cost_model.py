@@ -102,3 +102,22 @@ def test_double_buffering_overlaps_copies_with_compute(cost_library: Path) -> No
     assert cycles(double, "model_busy_gm") == pytest.approx(2 * tiles * transfer, abs=0.01)
     assert steady <= cycles(double, "model_core") <= steady + c2 + c3 + cv + slack
     assert cycles(double, "model_core") < 0.75 * cycles(single, "model_core")
+
+
+CUBE_MACS_B16 = 16 * 16 * 16  # per cycle, Cube指令理论性能汇总.md
+
+
+def test_cube_bound_against_mte_bound(cost_library: Path) -> None:
+    rounds, k = 256, 256
+    cube = run(cost_library, "cube_bound")
+    mte = run(cost_library, "mte_bound")
+    # Operands loaded once, 256 Mmads of 16 x 16 x 256: the Cube's cycles are the time.
+    cube_cycles = rounds * 16 * 16 * k / CUBE_MACS_B16
+    assert cycles(cube, "model_busy_m") == pytest.approx(cube_cycles)
+    assert cycles(cube, "model_core") == pytest.approx(cube_cycles)
+    # Operands reloaded every round: two DMAs of 8 KB each per round (A to L0A, B to L1) at the
+    # core's share of HBM, which the Cube's work no longer covers.
+    reload = rounds * 2 * dma(16 * k * 2)
+    assert cycles(mte, "model_busy_m") == pytest.approx(cube_cycles)
+    assert cycles(mte, "model_core") == pytest.approx(reload, rel=0.01)
+    assert mte["model_core"] > 10 * cube["model_core"]

@@ -3,8 +3,8 @@
 // so that the model's times can be checked against figures the test works out from the vendor's
 // constants.
 //
-// recsdk_sim_cost_case(name, in, out, elems, report) runs one case on one vector core; in and out
-// hold `elems` floats.
+// recsdk_sim_cost_case(name, in, out, elems, report) runs one case on one core (a vector core, or
+// an AI core's Cube for the cube cases); in and out hold `elems` floats.
 #include <cstring>
 #include <functional>
 #include <map>
@@ -86,12 +86,84 @@ void pipeline() {
     }
 }
 
+// One AI core's Cube on [16, 256] x [256, 16] half tiles, `Rounds` times: A from GM straight to
+// L0A (MTE2), B through L1 (MTE2, then MTE1 to L0B), Mmad accumulating into L0C, Fixpipe out.
+// Reload: the operands are loaded again every round (MTE-bound); otherwise once (Cube-bound).
+constexpr int32_t kCubeK = 256;
+constexpr int32_t kRounds = 256;
+
+template <bool Reload>
+void cube() {
+    GlobalTensor<half> aGm, bGm;
+    GlobalTensor<float> cGm;
+    aGm.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(g_in), 16 * kCubeK);
+    bGm.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(g_in) + 16 * kCubeK, 16 * kCubeK);
+    cGm.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(g_out), 16 * 16);
+    TPipe pipe;
+    TQue<TPosition::B1, 1> qB1;
+    TQue<TPosition::A2, 1> qA2;
+    TQue<TPosition::B2, 1> qB2;
+    TQue<TPosition::CO1, 1> qC;
+    pipe.InitBuffer(qB1, 1, 16 * kCubeK * sizeof(half));
+    pipe.InitBuffer(qA2, 1, 16 * kCubeK * sizeof(half));
+    pipe.InitBuffer(qB2, 1, 16 * kCubeK * sizeof(half));
+    pipe.InitBuffer(qC, 1, 16 * 16 * sizeof(float));
+    LocalTensor<float> c1 = qC.AllocTensor<float>();
+    LocalTensor<half> a2, b2;
+    for (int32_t r = 0; r < kRounds; ++r) {
+        if (Reload || r == 0) {
+            LocalTensor<half> b1 = qB1.AllocTensor<half>();
+            DataCopy(b1, bGm, static_cast<uint32_t>(16 * kCubeK));
+            qB1.EnQue(b1);
+            b1 = qB1.DeQue<half>();
+            a2 = qA2.AllocTensor<half>();
+            b2 = qB2.AllocTensor<half>();
+            if (r > 0) {  // A2's queue event is MTE1 -> M; A comes on MTE2
+                SetFlag<HardEvent::M_MTE2>(EVENT_ID0);
+                WaitFlag<HardEvent::M_MTE2>(EVENT_ID0);
+            }
+            LoadData(a2, aGm, LoadData2DParams(0, kCubeK / 16, 1, 0, 0, false, 0));
+            LoadData(b2, b1, LoadData2DParams(0, kCubeK / 16, 1, 0, 0, false, 0));
+            qB1.FreeTensor(b1);
+            SetFlag<HardEvent::MTE2_M>(EVENT_ID0);
+            WaitFlag<HardEvent::MTE2_M>(EVENT_ID0);
+            qA2.EnQue(a2);
+            qB2.EnQue(b2);
+            a2 = qA2.DeQue<half>();
+            b2 = qB2.DeQue<half>();
+        }
+        if (r > 0)
+            PipeBarrier<PIPE_M>();  // the previous Mmad's sum is this one's input
+        MmadParams mp;
+        mp.m = 16;
+        mp.n = 16;
+        mp.k = kCubeK;
+        mp.cmatrixInitVal = r == 0;
+        Mmad(c1, a2, b2, mp);
+        if (Reload || r == kRounds - 1) {
+            qA2.FreeTensor(a2);
+            qB2.FreeTensor(b2);
+        }
+    }
+    qC.EnQue(c1);
+    c1 = qC.DeQue<float>();
+    FixpipeParamsV220 fp;
+    fp.nSize = 16;
+    fp.mSize = 16;
+    fp.srcStride = 16;
+    fp.dstStride = 16;
+    Fixpipe<float, float, CFG_ROW_MAJOR>(cGm, c1, fp);
+    qC.FreeTensor(c1);
+}
+
 const std::map<std::string, std::function<void()>>& Cases() {
     static const std::map<std::string, std::function<void()>> cases = {
         {"dma_big", dma_big},
         {"dma_small", dma_small},
         {"pipeline_single", pipeline<1>},
         {"pipeline_double", pipeline<2>},
+        {"cube_bound", cube<false>},
+        {"mte_bound", cube<true>},
     };
     return cases;
 }
@@ -113,6 +185,8 @@ extern "C" __attribute__((visibility("default"))) int32_t recsdk_sim_cost_case(
     run.kernel = name;
     run.soc = recsdk::sim::FindSoc("Ascend910B1");
     run.block_dim = 1;
+    if (std::strncmp(name, "cube", 4) == 0 || std::strncmp(name, "mte", 3) == 0)
+        run.kernel_type = KERNEL_TYPE_AIC_ONLY;
     const uint64_t bytes = uint64_t(elems) * sizeof(float);
     run.regions = {
         recsdk::sim::GmRegion{reinterpret_cast<const uint8_t*>(in), bytes, false, "input in"},

@@ -13,12 +13,14 @@
 //     back at once, e.g. between Cube and vector cores);
 //   - a vector instruction: one cycle per 256-byte repeat (kVectorCyclesPerRepeat);
 //   - a scalar global-memory access: kScalarGmCycles on S.
+// MTE2 and MTE3 share the core's bandwidth, so the core's time is also at least the sum of its
+// transfers (its GM link, model_busy_gm).
 // Pipes wait for one another only where the kernel's synchronisation says so: SetFlag/WaitFlag
 // (queues' EnQue/DeQue and AllocTensor/FreeTensor use them), PipeBarrier<PIPE_ALL>, and the
 // compiler's automatic S<->V/MTE synchronisation where instructions depend on each other
 // (hazard.h does the bookkeeping and carries the times along with its knowledge). So a double-
 // buffered pipeline overlaps its copies with its compute, and a single-buffered one does not.
-// A core's time is the latest end of any of its pipes.
+// A core's time is the latest end of any of its pipes, or its GM link's busy time if larger.
 //
 // ---- After the launch (FillModel) ------------------------------------------------------------
 // The work of the Matmul API (matmul.h, which serves AIVs' calls on their AIC) is counted, not
@@ -73,9 +75,9 @@ constexpr double kUbToUbBytesPerCycle = 256.0;
 // L2-Cache切分.md: "L2 Cache大小为192MB，L2 Cache读写混合带宽约为7TB/s，而GM的带宽约为1.6TB/s").
 constexpr double kL2Bytes = 192.0 * 1024 * 1024;
 constexpr double kL2BytesPerS = 7.0e12;
-// Cube (dav-2201): the fixed cost of one Mmad, 21 cycles (asc-devkit tests/perf/mmad_perf/
-// generate_roofline.py, "head: 首指令头开销（cycle），dav-2201=21"); MACs per cycle in SocTable.
-constexpr double kMmadHeadCycles = 21.0;
+// Cube (dav-2201): MACs per cycle in SocTable (Cube指令理论性能汇总.md). The fixed cost
+// of one Mmad, 21 cycles (asc-devkit tests/perf/mmad_perf/generate_roofline.py, "dav-2201=21"),
+// is not charged: the Matmul API's counters do not say how many Mmad it issued.
 // MTE1 L1->L0B: 128 bytes per cycle (L0A: 256), latency 28 (load_data_perf/README.md scenarios 1,
 // 2). The Matmul counters do not split A from B, so all of it goes at the slower L0B rate.
 constexpr double kMte1BytesPerCycle = 128.0;
