@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import json
-import shutil
 import sys
 import tempfile
 import time
@@ -21,18 +20,19 @@ from rich.table import Table
 from recsdk_build import __version__, bundle, trust
 from recsdk_build import install as installer
 from recsdk_build.config import Project, load_project
-from recsdk_build.doctor import missing_for, run_checks
-from recsdk_build.errors import BundleError, RecsdkError, ToolMissingError, UsageError
+from recsdk_build.doctor import doctor_report
+from recsdk_build.errors import BundleError, RecsdkError, UsageError
 from recsdk_build.hashing import sha256_file
-from recsdk_build.options import Options, compute_options, resolve_target
+from recsdk_build.options import Options, compute_options
 from recsdk_build.pipeline.atomic import clear_staging
-from recsdk_build.pipeline.lock import LOCK_NAME, BuildLock
+from recsdk_build.pipeline.housekeeping import clean_build, status_report
+from recsdk_build.pipeline.lock import BuildLock
 from recsdk_build.pipeline.manifest import Manifest
 from recsdk_build.pipeline.runner import StageReport, report_table, run_stages
 from recsdk_build.pipeline.stage import BuildPaths, Context, Stage
 from recsdk_build.signals import terminate_as_interrupt
 from recsdk_build.stages import patch as patch_stage
-from recsdk_build.stages.registry import all_stages, project_stages, resolve, stage_names
+from recsdk_build.stages.registry import all_stages, project_stages, resolve
 from recsdk_build.stages.verify import verify_installed
 from recsdk_build.toolchain import TARGETS
 from recsdk_build.ui import UI
@@ -835,34 +835,7 @@ def doctor(
     Exits nonzero when a tool needed by the requested target is missing.
     """
     g = _globals(ctx)
-
-    def action() -> dict[str, Any]:
-        checks = run_checks(_build_root(g))
-        # doctor reports a missing toolkit itself (with the full table), so "cann" is not
-        # required here.
-        chosen = resolve_target(target, require_toolkit=False).target.value
-        table = Table(title="host", title_justify="left")
-        for col in ("check", "status", "detail", "needed by"):
-            table.add_column(col)
-        for c in checks:
-            status = (
-                "[green]ok[/green]"
-                if c.found
-                else ("[red]missing[/red]" if chosen in c.needed_by else "[dim]absent[/dim]")
-            )
-            table.add_row(c.name, status, c.detail, ", ".join(c.needed_by) or "-")
-        g.ui.console.print(table)
-        how = "auto picks" if target == "auto" else "requested"
-        g.ui.info(f"target: [bold]{chosen}[/bold] ({how})")
-        missing = missing_for(checks, chosen)
-        if missing:
-            raise ToolMissingError(
-                f"target {chosen} needs: " + ", ".join(f"{m.name} ({m.detail})" for m in missing),
-                hint="install the missing tools (see README.md, 'Requirements')",
-            )
-        return {"target": chosen, "checks": [c.__dict__ for c in checks]}
-
-    _guarded(g, action)
+    _guarded(g, lambda: doctor_report(g.ui, _build_root(g), target))
 
 
 @app.command()
@@ -875,80 +848,14 @@ def clean(
 ) -> None:
     """Remove the build directory (outputs, logs, manifest, source tree)."""
     g = _globals(ctx)
-
-    def action() -> dict[str, Any]:
-        c = _context(g)
-        root = c.paths.root
-        if not root.exists():
-            g.ui.info(f"nothing to clean: {root} does not exist")
-            return {"removed": []}
-        removed = []
-        with BuildLock(root):
-            for child in sorted(root.iterdir()):
-                if child.name == LOCK_NAME:
-                    continue
-                if keep_env and child == c.paths.verify:
-                    for sub in child.iterdir():
-                        if sub.name != "venv":
-                            _remove(sub)
-                    continue
-                _remove(child)
-                removed.append(child.name)
-        g.ui.info(f"cleaned {root}" + (" (kept the verify environment)" if keep_env else ""))
-        return {"removed": removed}
-
-    _guarded(g, action)
-
-
-def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    else:
-        path.unlink()
+    _guarded(g, lambda: clean_build(g.ui, _context(g).paths, keep_env=keep_env))
 
 
 @app.command()
 def status(ctx: typer.Context) -> None:
     """Show what the last runs recorded in the manifest, stage by stage."""
     g = _globals(ctx)
-
-    def action() -> dict[str, Any]:
-        c = _context(g)
-        table = Table(title=f"{c.manifest.path}", title_justify="left")
-        for col in ("stage", "last status", "when", "artifacts"):
-            table.add_column(col)
-        damaged: dict[str, list[str]] = {}
-        for name in stage_names():
-            rec = c.manifest.stages.get(name)
-            if rec is None:
-                table.add_row(name, "[dim]never run[/dim]", "", "")
-                continue
-            if rec.status != "failed":
-                bad = [a.path for a in rec.artifacts if not a.intact(c.paths.root)]
-                if bad:
-                    damaged[name] = bad
-            arts = ", ".join(
-                f"[red]{a.name} (changed or missing)[/red]"
-                if a.path in damaged.get(name, [])
-                else a.name
-                for a in rec.artifacts
-            )
-            table.add_row(name, rec.status, rec.started_at, arts)
-        g.ui.console.print(table)
-        for name, paths in damaged.items():
-            g.ui.error(
-                f"stage '{name}': {', '.join(paths)} no longer matches what the stage recorded",
-                f"run `recsdk-build {name} --force` (or `recsdk-build all`) again",
-            )
-        return {
-            "ok": not damaged,
-            "stages": {
-                n: (r.status if (r := c.manifest.stages.get(n)) else None) for n in stage_names()
-            },
-            "damaged": damaged,
-        }
-
-    _guarded(g, action)
+    _guarded(g, lambda: status_report(g.ui, _context(g)))
 
 
 @app.command()

@@ -7,9 +7,15 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from rich.table import Table
+
+from recsdk_build.errors import ToolMissingError
+from recsdk_build.options import resolve_target
 from recsdk_build.proc import probe
 from recsdk_build.toolchain import dist_version, find_cann, npu_soc
+from recsdk_build.ui import UI
 
 
 @dataclass(frozen=True)
@@ -118,3 +124,32 @@ def run_checks(build_dir: Path | None = None) -> list[Check]:
 
 def missing_for(checks: list[Check], target: str) -> list[Check]:
     return [c for c in checks if not c.found and target in c.needed_by]
+
+
+def doctor_report(ui: UI, build_dir: Path, target: str) -> dict[str, Any]:
+    """Print the host table and the target ``target`` resolves to; refuse when that target
+    lacks a tool it cannot work without."""
+    checks = run_checks(build_dir)
+    # doctor reports a missing toolkit itself (with the full table), so the toolkit is not
+    # required to resolve the target here.
+    chosen = resolve_target(target, require_toolkit=False).target.value
+    table = Table(title="host", title_justify="left")
+    for col in ("check", "status", "detail", "needed by"):
+        table.add_column(col)
+    for c in checks:
+        status = (
+            "[green]ok[/green]"
+            if c.found
+            else ("[red]missing[/red]" if chosen in c.needed_by else "[dim]absent[/dim]")
+        )
+        table.add_row(c.name, status, c.detail, ", ".join(c.needed_by) or "-")
+    ui.console.print(table)
+    how = "auto picks" if target == "auto" else "requested"
+    ui.info(f"target: [bold]{chosen}[/bold] ({how})")
+    missing = missing_for(checks, chosen)
+    if missing:
+        raise ToolMissingError(
+            f"target {chosen} needs: " + ", ".join(f"{m.name} ({m.detail})" for m in missing),
+            hint="install the missing tools (see README.md, 'Requirements')",
+        )
+    return {"target": chosen, "checks": [c.__dict__ for c in checks]}
