@@ -118,7 +118,9 @@ class RegroupModel(nn.Module):
 
         pooled = self.ebc(batch.sparse)
         groups = KeyedTensor.regroup([pooled], GROUPS)
-        hidden = torch.cat([torch.relu(t(g)) for t, g in zip(self.towers, groups, strict=True)], 1)
+        # Indexed, not iterated: TrainPipelineSparseDist traces this forward with torch.fx,
+        # where the regrouped list is a Proxy (a Proxy cannot be iterated).
+        hidden = torch.cat([torch.relu(t(groups[i])) for i, t in enumerate(self.towers)], 1)
         logits = self.over(hidden).squeeze(1)
         loss = F.binary_cross_entropy_with_logits(logits, batch.labels)
         return loss, logits.detach()

@@ -42,6 +42,13 @@ INNER_OPS = {
     "permute_multi_embedding": ("permute_multi_embedding_function",),
 }
 OP_IN_ERROR = re.compile(r"fbgemm::([A-Za-z_][A-Za-z0-9_]*)")
+# The adapter's refusals of a feature it does not implement yet, by the coverage entry that
+# names the feature: variable batch per feature in the TBE lookups (fbgemm's VBE metadata).
+REFUSALS = {
+    re.compile(r"variable batch sizes per feature \(VBE\) are not supported on npu"): (
+        "generate_vbe_metadata"
+    ),
+}
 
 
 OPT_IN = "RECSDK_VERIFY_UPSTREAM"
@@ -60,23 +67,76 @@ def require_opt_in() -> None:
         )
 
 
-def _select_npu_device() -> None:
-    """MultiProcessContext picks cuda:rank when CUDA is there, else the CPU; pick npu:rank."""
+def _npu_placements(plan: Any) -> Any:
+    """``plan`` with every shard placed on ``cuda:i`` placed on ``npu:i`` instead."""
     import torch
-    from torchrec.distributed.test_utils import multi_process
+
+    for module_plan in plan.plan.values():
+        for sharding in module_plan.values():
+            spec = sharding.sharding_spec
+            for shard in getattr(spec, "shards", None) or ():
+                device = shard.placement.device()
+                if device.type == "cuda":
+                    shard.placement = torch.distributed._remote_device(
+                        f"rank:{shard.placement.rank()}/npu:{device.index}"
+                    )
+    return plan
+
+
+def _select_npu_device() -> None:
+    """Upstream's device choices, made for npu:
+
+    - MultiProcessContext picks cuda:rank when CUDA is there, else the CPU: it picks npu:rank
+      here (with the hccl backend);
+    - sharding_single_rank_test, "simulating multiple nodes on a single node", rewrites the
+      shard placements of table-row-wise, table-column-wise and grid plans to the literal
+      ``rank:r/cuda:r`` for any device but the CPU: its DistributedModelParallel and
+      DMPCollection get those placements back on ``npu:r`` (the shards live there, and
+      ShardedTensor requires the placement to be the tensor's device).
+
+    Each context also records what the rank ran on (``EVIDENCE``): the process group's
+    backend and the device, which the test checks after every example.
+    """
+    import torch
+    import torch.distributed as dist
+    from torchrec.distributed.test_utils import multi_process, test_sharding
 
     original = multi_process.MultiProcessContext.__init__
     if getattr(original, "_recsdk_npu", False):
         return
+    original_enter = multi_process.MultiProcessContext.__enter__
 
     def init(self: Any, rank: int, world_size: int, backend: str = "gloo", *a: Any, **k: Any):
         original(self, rank, world_size, backend, *a, **k)
         if backend == "hccl":
             self.device = torch.device("npu", rank % torch.npu.device_count())
             torch.npu.set_device(self.device)
+        EVIDENCE["device"] = str(self.device)
+
+    def enter(self: Any) -> Any:
+        entered = original_enter(self)
+        EVIDENCE["backend"] = str(dist.get_backend(self.pg))
+        return entered
 
     init._recsdk_npu = True  # type: ignore[attr-defined]
     multi_process.MultiProcessContext.__init__ = init  # type: ignore[method-assign]
+    multi_process.MultiProcessContext.__enter__ = enter  # type: ignore[method-assign]
+
+    class NpuDistributedModelParallel(test_sharding.DistributedModelParallel):  # type: ignore[misc, name-defined]
+        def __init__(self, *args: Any, plan: Any = None, **kwargs: Any) -> None:
+            super().__init__(*args, plan=plan and _npu_placements(plan), **kwargs)
+
+    class NpuDMPCollection(test_sharding.DMPCollection):  # type: ignore[misc, name-defined]
+        def __init__(self, *args: Any, plan: Any = None, **kwargs: Any) -> None:
+            super().__init__(*args, plan=plan and _npu_placements(plan), **kwargs)
+
+    test_sharding.DistributedModelParallel = NpuDistributedModelParallel
+    test_sharding.DMPCollection = NpuDMPCollection
+
+
+# What a rank ran on, written beside its report: the test requires the hccl backend and an
+# npu device of every rank of every example (not a silent fall back to gloo and the CPU).
+EVIDENCE: dict[str, Any] = {}
 
 
 def rank_entry(*, _target: Callable[..., None], _report_dir: str, **kwargs: Any) -> None:
@@ -91,6 +151,13 @@ def rank_entry(*, _target: Callable[..., None], _report_dir: str, **kwargs: Any)
             npu_dist.import_npu_provider()
             _select_npu_device()
         _target(**kwargs)
+        if kwargs.get("backend") == "hccl":
+            import torch
+
+            EVIDENCE["npu_bytes_peak"] = int(torch.npu.max_memory_allocated(EVIDENCE["device"]))
+        (Path(_report_dir) / f"evidence{rank}.json").write_text(
+            json.dumps(EVIDENCE), encoding="utf-8"
+        )
     except BaseException as exc:  # reported to the parent, which decides what it means
         code = 1
         report = {
@@ -113,13 +180,26 @@ def read_reports(report_dir: Path) -> list[dict[str, Any]]:
     ]
 
 
-def missing_ops_in(reports: Iterable[dict[str, Any]]) -> set[str]:
-    """fbgemm operators the ranks failed on for want of an npu kernel."""
+def ops_in_error(kind: str, message: str) -> set[str]:
+    """The fbgemm operators (coverage-data names) an error says the npu lacks: a missing
+    kernel's NotImplementedError, or the adapter's refusal of a feature it does not implement
+    yet (``REFUSALS``)."""
+    if kind == "NotImplementedError":
+        return set(OP_IN_ERROR.findall(message))
+    return {op for pattern, op in REFUSALS.items() if pattern.search(message)}
+
+
+def missing_ops_in(reports: Iterable[dict[str, Any]]) -> tuple[set[str], list[int]]:
+    """fbgemm operators the ranks failed on for want of an npu kernel, and the ranks whose
+    failure is not such a want (any of which makes the failure a bug, not an expectation)."""
     found: set[str] = set()
+    unexplained: list[int] = []
     for report in reports:
-        if report["type"] == "NotImplementedError":
-            found.update(OP_IN_ERROR.findall(report["message"]))
-    return found
+        ops = ops_in_error(report["type"], report["message"])
+        found.update(ops)
+        if not ops:
+            unexplained.append(report["rank"])
+    return found, unexplained
 
 
 @lru_cache(maxsize=1)
