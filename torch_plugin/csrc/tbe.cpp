@@ -96,6 +96,10 @@ Lookup read_lookup(const Args& a) {
     l.output_dtype = a.integer_or("output_dtype", 0);
 
     const char* op = l.op;
+    // First: with VBE, offsets hold each feature's own batch, which the checks below (B * T + 1
+    // offsets) would report as a malformed input instead of the missing feature.
+    TORCH_CHECK_VALUE(!a.has("B_offsets") || a.get("B_offsets").isNone(), op,
+                      ": variable batch sizes per feature (VBE) are not supported on npu yet");
     for (auto [name, t] : {std::pair<const char*, const at::Tensor*>{"dev_weights", &l.weights},
                            {"weights_offsets", &l.weights_offsets},
                            {"D_offsets", &l.d_offsets},
@@ -142,8 +146,6 @@ Lookup read_lookup(const Args& a) {
         l.offsets = l.offsets.to(l.indices.scalar_type());
     }
     output_scalar_type(op, l.output_dtype);
-    TORCH_CHECK_VALUE(!a.has("B_offsets") || a.get("B_offsets").isNone(), op,
-                      ": variable batch sizes per feature (VBE) are not supported on npu yet");
     TORCH_CHECK_VALUE(!l.indice_weights.defined() || !l.indice_weights.requires_grad() ||
                           !at::GradMode::is_enabled(),
                       op,
