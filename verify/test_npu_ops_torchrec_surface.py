@@ -255,3 +255,201 @@ def test_expand_into_jagged_permute_refuses_bad_arguments() -> None:
         fbgemm.expand_into_jagged_permute(permute, offsets.int(), offsets, 5)
     with pytest.raises(ValueError, match=r"permute\[1\] = 2 is not a segment"):
         fbgemm.expand_into_jagged_permute(torch.tensor([1, 2]).to(NPU), offsets, offsets, 5)
+
+
+# ---- variants on existing kernels (torch_plugin/csrc/variants.cpp) -----------------------------
+
+
+def grads_match(op, args: tuple, grad: torch.Tensor) -> None:
+    """op on npu and on the CPU, forward and the gradient of args[0], equal."""
+    cpu_in = args[0].clone().requires_grad_()
+    cpu_out = op(cpu_in, *args[1:])
+    cpu_out.backward(grad)
+    npu_in = args[0].to(NPU).requires_grad_()
+    npu_out = op(npu_in, *(t.to(NPU) for t in args[1:]))
+    npu_out.backward(grad.to(NPU))
+    assert_same(npu_out.detach(), cpu_out.detach())
+    assert npu_in.grad is not None
+    assert_same(npu_in.grad, cpu_in.grad)
+
+
+@pytest.mark.requires_npu_ops("fbgemm::permute_pooled_embs_auto_grad_split")
+def test_permute_pooled_embs_split_variants_match_cpu() -> None:
+    args = pooled_case(16, [8, 4, 12, 4, 2])
+    for name in ("permute_pooled_embs_split", "permute_pooled_embs_auto_grad_split"):
+        op = getattr(fbgemm, name)
+        assert_same(op(*(t.to(NPU) for t in args)), op(*args))
+    grad = torch.randn(16, 30, generator=torch.Generator().manual_seed(4))
+    grads_match(fbgemm.permute_pooled_embs_auto_grad_split, args, grad)
+
+
+@pytest.mark.requires_npu_ops("fbgemm::permute_duplicate_pooled_embs")
+def test_permute_duplicate_pooled_embs_matches_cpu() -> None:
+    """Repeated and unused blocks, more and fewer entries than blocks, a block past the
+    columns: every block of offset_dim_list can be named."""
+    pooled = torch.randn(6, 10, generator=torch.Generator().manual_seed(5))
+    offsets = torch.tensor([0, 2, 3, 7, 10])
+    for permute in ([2, 0, 0, 3], [1], [3, 3, 3, 3, 3, 3, 0], [4, 0, 4], [0, 1, 2, 3, 4]):
+        perm = torch.tensor(permute)
+        for name in ("permute_duplicate_pooled_embs", "permute_duplicate_pooled_embs_split"):
+            op = getattr(fbgemm, name)
+            expected = op(pooled, offsets, perm, offsets, perm)
+            got = op(pooled.to(NPU), offsets.to(NPU), perm.to(NPU), offsets, perm)
+            assert_same(got, expected)
+    bad = torch.tensor([5]).to(NPU)  # fbgemm's CPU op reads outside its blocks here
+    with pytest.raises(ValueError, match=r"permute_list\[0\] = 5 is not a block"):
+        fbgemm.permute_duplicate_pooled_embs(pooled.to(NPU), offsets.to(NPU), bad, bad, bad)
+
+
+@pytest.mark.requires_npu_ops("fbgemm::permute_duplicate_pooled_embs_auto_grad")
+def test_permute_duplicate_pooled_embs_autograd_like_cpu() -> None:
+    pooled = torch.randn(4, 6, generator=torch.Generator().manual_seed(6))
+    offsets, perm = torch.tensor([0, 2, 3, 6]), torch.tensor([2, 0, 0])
+    inv_offsets, inv = torch.tensor([0, 3, 5, 6]), torch.tensor([1, 2, 0])
+    x = pooled.to(NPU).requires_grad_()
+    lists = [t.to(NPU) for t in (offsets, perm, inv_offsets, inv)]
+    out = fbgemm.permute_duplicate_pooled_embs_auto_grad(x, *lists)
+    assert_same(
+        out.detach(),
+        fbgemm.permute_duplicate_pooled_embs_auto_grad(pooled, offsets, perm, inv_offsets, inv),
+    )
+    # fbgemm's refusal, with its message.
+    with pytest.raises(RuntimeError, match="does not support allow_duplicates in backward"):
+        out.sum().backward()
+    # The split build's backward runs the operator with the inverse lists, as fbgemm's does.
+    perm, inv = torch.tensor([2, 0, 1]), torch.tensor([1, 2, 0])
+    grad = torch.randn(4, 6, generator=torch.Generator().manual_seed(7))
+    grads_match(
+        fbgemm.permute_duplicate_pooled_embs_auto_grad_split,
+        (pooled, offsets, perm, inv_offsets, inv),
+        grad,
+    )
+
+
+@pytest.mark.requires_npu_ops("fbgemm::batch_index_select_dim0_tensor")
+@pytest.mark.parametrize("permute", [False, True])
+def test_batch_index_select_dim0_tensor_matches_cpu(permute: bool) -> None:
+    gen = torch.Generator().manual_seed(8)
+    rows, cols = [5, 3, 7], [4, 8, 2]
+    num = [6, 6, 6] if permute else [2, 6, 4]
+    inputs = torch.randn(sum(r * c for r, c in zip(rows, cols, strict=True)), generator=gen)
+    indices = torch.cat(
+        [torch.randint(0, r, (n,), generator=gen) for r, n in zip(rows, num, strict=True)]
+    )
+    lists = (torch.tensor(num), torch.tensor(rows), torch.tensor(cols))
+
+    def op(x: torch.Tensor, idx: torch.Tensor, *ls: torch.Tensor) -> torch.Tensor:
+        return fbgemm.batch_index_select_dim0_tensor(x, idx, *ls, permute)
+
+    expected = op(inputs, indices, *lists)
+    grads_match(op, (inputs, indices, *lists), torch.randn(expected.shape, generator=gen))
+    with torch.inference_mode():
+        assert_same(op(inputs.to(NPU), indices.to(NPU), *lists), expected)
+    # fbgemm's check, with its message.
+    with pytest.raises(RuntimeError, match="input_rows must have the same length"):
+        op(inputs.to(NPU), indices.to(NPU), lists[0], lists[1][:2], lists[2])
+
+
+@pytest.mark.requires_npu_ops("fbgemm::jagged_2d_to_dense")
+def test_jagged_2d_to_dense_matches_cpu() -> None:
+    """torchrec's GAUC metric: below autograd (the npu kernel of the operator) and with gradients
+    (fbgemm's autograd kernel over the npu forward/backward)."""
+    gen = torch.Generator().manual_seed(9)
+    offsets = torch.tensor([0, 3, 3, 8, 9])
+    values = torch.randn(9, 4, generator=gen)
+    for max_len in (1, 4, 7):
+        expected = fbgemm.jagged_2d_to_dense(values, offsets, max_len)
+        with torch.inference_mode():  # below autograd: the operator's own npu kernel
+            assert_same(
+                fbgemm.jagged_2d_to_dense(values.to(NPU), offsets.to(NPU), max_len), expected
+            )
+        grads_match(
+            lambda v, o, n=max_len: fbgemm.jagged_2d_to_dense(v, o, n),
+            (values, offsets),
+            torch.randn(expected.shape, generator=gen),
+        )
+
+
+@pytest.mark.requires_npu_ops("fbgemm::group_index_select_dim0")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_group_index_select_dim0_matches_cpu(dtype: torch.dtype) -> None:
+    """torchrec's process_pooled_embeddings (EmbeddingBagCollection with inverse indices):
+    forward and the gradients of every group (repeated indices add up). fbgemm's CPU backward
+    takes every input to have the first one's rank, so each group here has one rank."""
+    gen = torch.Generator().manual_seed(10)
+    groups = [
+        [torch.randn(6, d, generator=gen).to(dtype) for d in (4, 8, 2)],
+        [torch.randn(5, 2, d, generator=gen).to(dtype) for d in (3, 1)],
+    ]
+    for inputs in groups:
+        indices = [torch.randint(0, x.size(0), (9,), generator=gen) for x in inputs]
+        indices[1] = indices[1].int()
+        cpu_in = [x.clone().requires_grad_() for x in inputs]
+        cpu_out = fbgemm.group_index_select_dim0(cpu_in, indices)
+        grads = [torch.randn(o.shape, generator=gen).to(dtype) for o in cpu_out]
+        torch.autograd.backward(cpu_out, grads)
+        npu_in = [x.to(NPU).requires_grad_() for x in inputs]
+        npu_out = fbgemm.group_index_select_dim0(npu_in, [i.to(NPU) for i in indices])
+        torch.autograd.backward(npu_out, [g.to(NPU) for g in grads])
+        for got, want in zip(npu_out, cpu_out, strict=True):
+            assert_same(got.detach(), want.detach())
+        for got, want in zip(npu_in, cpu_in, strict=True):
+            assert got.grad is not None
+            # Repeated indices: the cores' order of additions, not index_add's.
+            tol = 2e-2 if dtype == torch.bfloat16 else 1e-5
+            torch.testing.assert_close(got.grad.cpu(), want.grad, atol=tol, rtol=tol)
+        with torch.inference_mode():
+            got = fbgemm.group_index_select_dim0(
+                [x.to(NPU) for x in inputs], [i.to(NPU) for i in indices]
+            )
+            for g, want in zip(got, cpu_out, strict=True):
+                assert_same(g, want.detach())
+
+
+@pytest.mark.requires_npu_ops("fbgemm::jagged_index_select_2d_forward")
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.float32, torch.float16])
+def test_jagged_index_select_2d_forward_v2_matches_cpu(dtype: torch.dtype) -> None:
+    """torchrec's jagged_index_select_with_empty: KJT values (ids, [N, 1]) of selected bags."""
+    from torchrec.modules.utils import jagged_index_select_with_empty
+
+    gen = torch.Generator().manual_seed(11)
+    lengths = torch.tensor([3, 0, 2, 5, 1, 4])
+    high = 1 << 40 if dtype == torch.int64 else 1000
+    values = torch.randint(0, high, (int(lengths.sum()), 3), generator=gen).to(dtype)
+    ids = torch.tensor([3, 0, 1, 5, 3])
+    in_off = torch.cumsum(lengths, 0)
+    out_off = torch.cumsum(lengths[ids], 0)
+    expected = fbgemm.jagged_index_select_2d_forward_v2(values, ids, in_off, out_off)
+    got = fbgemm.jagged_index_select_2d_forward_v2(
+        *(t.to(NPU) for t in (values, ids, in_off, out_off))
+    )
+    assert_same(got, expected)
+    if dtype == torch.int64:
+        flat = values[:, 0].contiguous()
+        want = jagged_index_select_with_empty(flat, ids, in_off, out_off)
+        have = jagged_index_select_with_empty(*(t.to(NPU) for t in (flat, ids, in_off, out_off)))
+        assert_same(have, want)
+
+
+@pytest.mark.requires_npu_ops("fbgemm::block_bucketize_sparse_features_inference")
+def test_block_bucketize_inference_matches_cpu() -> None:
+    lengths = torch.tensor([2, 3, 1, 2])
+    indices = torch.tensor([1, 9, 4, 13, 7, 2, 11, 5])
+    block_sizes = torch.tensor([5, 7])
+    kw = {"bucketize_pos": True, "sequence": True, "block_sizes": block_sizes, "my_size": 2}
+    expected = fbgemm.block_bucketize_sparse_features_inference(lengths, indices, **kw)
+    got = fbgemm.block_bucketize_sparse_features_inference(
+        lengths.to(NPU), indices.to(NPU), **{**kw, "block_sizes": block_sizes.to(NPU)}
+    )
+    assert len(got) == len(expected) == 6
+    for g, e in zip(got, expected, strict=True):
+        assert (g is None) == (e is None)
+        if e is not None:
+            assert_same(g, e)
+    with pytest.raises(NotImplementedError, match="return_bucket_mapping=True"):
+        fbgemm.block_bucketize_sparse_features_inference(
+            lengths.to(NPU),
+            indices.to(NPU),
+            **{**kw, "block_sizes": block_sizes.to(NPU)},
+            return_bucket_mapping=True,
+        )

@@ -178,41 +178,42 @@ at::Tensor permute_duplicate_pooled_embs_auto_grad_split(const at::Tensor& poole
 
 // --- batch_index_select_dim0_tensor ---------------------------------------------------------
 
-std::vector<c10::SymInt> sym_list(const at::Tensor& t) {
+std::vector<int64_t> host_list(const at::Tensor& t) {
     // fbgemm reads the lists with data_ptr<int64_t>(): other dtypes fail there.
     TORCH_CHECK(t.scalar_type() == at::kLong, "expected scalar type Long but found ",
                 t.scalar_type());
     const at::Tensor host = t.to(at::kCPU).contiguous();
     const int64_t* d = host.data_ptr<int64_t>();
-    return std::vector<c10::SymInt>(d, d + host.numel());
+    return std::vector<int64_t>(d, d + host.numel());
+}
+
+// The operators called through the dispatcher are called boxed: fbgemm's kernels and the
+// adapter's differ in their C++ signatures (by-value tensors, SymInt or int64_t), which a typed
+// call would have to match.
+at::Tensor call_boxed(const char* name, torch::jit::Stack stack) {
+    const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow(name, "");
+    op.callBoxed(&stack);
+    return stack[0].toTensor();
 }
 
 at::Tensor batch_index_select_dim0_tensor(const at::Tensor& inputs, const at::Tensor& indices,
                                           const at::Tensor& input_num_indices,
                                           const at::Tensor& input_rows,
                                           const at::Tensor& input_columns, bool permute) {
-    static auto op =
-        c10::Dispatcher::singleton()
-            .findSchemaOrThrow("fbgemm::batch_index_select_dim0", "")
-            .typed<at::Tensor(const at::Tensor&, const at::Tensor&, c10::SymIntArrayRef,
-                              c10::SymIntArrayRef, c10::SymIntArrayRef, bool)>();
-    const std::vector<c10::SymInt> num = sym_list(input_num_indices);
-    const std::vector<c10::SymInt> rows = sym_list(input_rows);
-    const std::vector<c10::SymInt> cols = sym_list(input_columns);
-    return op.call(inputs, indices, num, rows, cols, permute);
+    return call_boxed("fbgemm::batch_index_select_dim0",
+                      {inputs, indices, host_list(input_num_indices), host_list(input_rows),
+                       host_list(input_columns), permute});
 }
 
 // --- jagged_2d_to_dense ---------------------------------------------------------------------
 
-at::Tensor jagged_2d_to_dense(const at::Tensor& values, const at::Tensor& offsets,
+// By-value tensors: fbgemm's kernels of this operator take them so, and the dispatcher requires
+// one C++ signature per operator.
+at::Tensor jagged_2d_to_dense(at::Tensor values, at::Tensor offsets,
                               c10::SymInt max_sequence_length) {
-    static auto op =
-        c10::Dispatcher::singleton()
-            .findSchemaOrThrow("fbgemm::jagged_to_padded_dense_forward", "")
-            .typed<at::Tensor(const at::Tensor&, at::TensorList, c10::SymIntArrayRef, double)>();
-    const std::vector<at::Tensor> offs{offsets};
-    const std::vector<c10::SymInt> lens{std::move(max_sequence_length)};
-    return op.call(values, offs, lens, 0.0);
+    return call_boxed("fbgemm::jagged_to_padded_dense_forward",
+                      {values, std::vector<at::Tensor>{offsets},
+                       std::vector<int64_t>{max_sequence_length.expect_int()}, 0.0});
 }
 
 // --- row gathers on the batch_index_select_dim0 kernels --------------------------------------
@@ -404,16 +405,15 @@ at::Tensor jagged_index_select_2d_forward(const at::Tensor& values, const at::Te
 
 // --- block_bucketize_sparse_features_inference ----------------------------------------------
 
-using Bucketized = std::tuple<at::Tensor, at::Tensor, std::optional<at::Tensor>,
-                              std::optional<at::Tensor>, std::optional<at::Tensor>>;
 using BucketizedInference =
     std::tuple<at::Tensor, at::Tensor, std::optional<at::Tensor>, std::optional<at::Tensor>,
                std::optional<at::Tensor>, std::optional<at::Tensor>>;
 
+// fbgemm's C++ signature (int64_t sizes).
 BucketizedInference block_bucketize_sparse_features_inference(
     const at::Tensor& lengths, const at::Tensor& indices, bool bucketize_pos, bool sequence,
-    const at::Tensor& block_sizes, c10::SymInt my_size, const std::optional<at::Tensor>& weights,
-    const std::optional<at::Tensor>& batch_size_per_feature, c10::SymInt max_B,
+    const at::Tensor& block_sizes, int64_t my_size, const std::optional<at::Tensor>& weights,
+    const std::optional<at::Tensor>& batch_size_per_feature, int64_t max_B,
     const std::optional<std::vector<at::Tensor>>& block_bucketize_pos, bool return_bucket_mapping,
     bool keep_orig_idx, const std::optional<at::Tensor>& total_num_blocks) {
     TORCH_CHECK_NOT_IMPLEMENTED(
@@ -421,19 +421,20 @@ BucketizedInference block_bucketize_sparse_features_inference(
         "block_bucketize_sparse_features_inference: return_bucket_mapping=True (the bucket of "
         "every id, torchrec's sequence inference sharding) has no npu kernel; "
         "return_bucket_mapping=False runs on the npu");
-    static auto op =
-        c10::Dispatcher::singleton()
-            .findSchemaOrThrow("fbgemm::block_bucketize_sparse_features", "")
-            .typed<Bucketized(const at::Tensor&, const at::Tensor&, bool, bool, const at::Tensor&,
-                              c10::SymInt, const std::optional<at::Tensor>&,
-                              const std::optional<at::Tensor>&, c10::SymInt,
-                              const std::optional<std::vector<at::Tensor>>&, bool,
-                              const std::optional<at::Tensor>&)>();
-    auto [a, b, c, d, e] =
-        op.call(lengths, indices, bucketize_pos, sequence, block_sizes, std::move(my_size), weights,
-                batch_size_per_feature, std::move(max_B), block_bucketize_pos, keep_orig_idx,
-                total_num_blocks);
-    return {a, b, c, d, e, std::nullopt};
+    const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow(
+        "fbgemm::block_bucketize_sparse_features", "");
+    torch::jit::Stack stack{
+        lengths,       indices,         bucketize_pos,          sequence, block_sizes,
+        my_size,       weights,         batch_size_per_feature, max_B,    block_bucketize_pos,
+        keep_orig_idx, total_num_blocks};
+    op.callBoxed(&stack);
+    TORCH_CHECK(stack.size() == 5);
+    return {stack[0].toTensor(),
+            stack[1].toTensor(),
+            stack[2].toOptional<at::Tensor>(),
+            stack[3].toOptional<at::Tensor>(),
+            stack[4].toOptional<at::Tensor>(),
+            std::nullopt};
 }
 
 }  // namespace
