@@ -110,6 +110,39 @@ extern "C" __global__ __aicore__ void matmul_custom(GM_ADDR a, GM_ADDR b, GM_ADD
     mm.End();
 }
 
+// The official sample with the asynchronous IterateAll<false> and waitIterateAll = false, after
+// which the caller must wait by its own means (IterateAll.md). It reads C at once (a race the
+// emulation reports), or with waitBySync it first waits by a synchronous IterateAll of the same
+// object into the same tile (the client's messages are served in order).
+extern "C" __global__ __aicore__ void matmul_async_custom(GM_ADDR a, GM_ADDR b, GM_ADDR bias,
+                                                          GM_ADDR c, GM_ADDR workspace,
+                                                          GM_ADDR tilingGm, int32_t waitBySync) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
+    GET_TILING_DATA_WITH_STRUCT(TCubeTiling, tiling, tilingGm);
+    TPipe pipe;
+    Matmul<AType, BType, CType, BiasType> mm;
+    REGIST_MATMUL_OBJ(&pipe, GetSysWorkSpacePtr(), mm, &tiling);
+    if (GetBlockIdx() >= tiling.usedCoreNum)
+        return;
+    GlobalTensor<half> aGlobal, bGlobal;
+    GlobalTensor<float> cGlobal, biasGlobal;
+    aGlobal.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(a), tiling.M * tiling.Ka);
+    bGlobal.SetGlobalBuffer(reinterpret_cast<__gm__ half*>(b), tiling.Kb * tiling.N);
+    cGlobal.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(c), tiling.M * tiling.N);
+    biasGlobal.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(bias), tiling.N);
+    const TileOffsets o = CalcGMOffset(GetBlockIdx(), tiling);
+    mm.SetTail(o.tailM, o.tailN);
+    mm.SetTensorA(aGlobal[o.a]);
+    mm.SetTensorB(bGlobal[o.b]);
+    mm.SetBias(biasGlobal[o.bias]);
+    mm.template IterateAll<false>(cGlobal[o.c], 0, false, false);
+    if (waitBySync != 0)
+        mm.IterateAll(cGlobal[o.c]);
+    const float first = cGlobal.GetValue(o.c);
+    cGlobal.SetValue(o.c, first);
+    mm.End();
+}
+
 // C through VECIN: each baseM x baseN block packed by GetTensorC (enSequentialWrite = true),
 // LeakyRelu on the vector unit, copied to its place in C row by row.
 // In the kernel-launch form of the official sample: `__mix__(1, 2)`, the workspace marked
@@ -571,6 +604,9 @@ RECSDK_SAMPLE_EXPORT int32_t recsdk_sim_sample_run(const SampleCase* sc, RecsdkS
     std::function<void()> body;
     if (kernel == "matmul_custom") {
         body = [=] { matmul_custom(a, b, bias, c, ws, tp); };
+    } else if (kernel == "matmul_async_custom") {
+        const int32_t waitBySync = sc->extra == 5 ? 1 : 0;
+        body = [=] { matmul_async_custom(a, b, bias, c, ws, tp, waitBySync); };
     } else if (kernel == "matmul_leakyrelu_custom") {
         body = [=] { matmul_leakyrelu_custom(a, b, bias, c, ws, tiling); };
     } else if (cubeDriven) {

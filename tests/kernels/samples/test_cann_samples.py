@@ -126,6 +126,23 @@ def test_matmul_high_level_mix_set_dim_above_aivs_is_refused(samples) -> None:
     assert "blockDim 48" in result.message and "24 AI cores" in result.message, result.message
 
 
+def test_async_iterate_all_never_waited_for_is_reported(samples) -> None:
+    """IterateAll<false>(..., waitIterateAll = false) leaves the wait to the caller: reading C
+    right after it is a race, not a synchronous result."""
+    result, *_ = run(samples, "matmul_async_custom", 64, 48, 32, extra=4)
+    assert not result.ok
+    msg = result.message
+    assert "GlobalTensor::GetValue" in msg and "Matmul::IterateAll at cann_samples.cpp:" in msg
+    assert "waitIterateAll = false" in msg, msg
+
+
+def test_async_iterate_all_ordered_by_a_later_synchronous_call(samples) -> None:
+    m, n, k = 64, 48, 32
+    result, c, a64, b64, bias64 = run(samples, "matmul_async_custom", m, n, k, extra=5)
+    assert result.ok, result.message
+    assert bool(((c.double() - (a64 @ b64 + bias64)).abs() <= fp32_bound(a64, b64, k)).all())
+
+
 @pytest.mark.parametrize("m,n,k", [(64, 64, 32), (520, 320, 64)], ids=["one_core", "multi"])
 def test_matmul_leakyrelu_through_ub(samples, m, n, k) -> None:
     result, c, a64, b64, bias64 = run(samples, "matmul_leakyrelu_custom", m, n, k)

@@ -532,23 +532,33 @@ public:
         };
         // What the Cube wrote, for the cross-core ordering check (mix.h): known to this core when
         // the call returns, or at WaitIterateAll.
+        // Asynchronous without waitIterateAll, the caller waits "by its own means" (IterateAll.md):
+        // the result is stored now but known to no core until a later synchronous IterateAll or
+        // WaitIterateAll of this object (the client's messages are served in order), so a read
+        // before that is reported instead of being treated as synchronous.
         const bool later = !sync && waitIterateAll;
+        const bool unwaited = !sync && !waitIterateAll;
         uint32_t seq = 0;
         if (seqW) {
             for (int64_t b = 0; b < mBlocks * nBlocks; ++b)
                 seq = XcoreCubeWrote(dst + b * blockElems, 1, uint64_t(blockElems) * sizeof(DstT),
-                                     uint64_t(blockElems) * sizeof(DstT), later, call, loc);
+                                     uint64_t(blockElems) * sizeof(DstT), later || unwaited, call,
+                                     loc);
         } else {
             seq = XcoreCubeWrote(dst, x.m, uint64_t(x.n) * sizeof(DstT),
-                                 uint64_t(ldc) * sizeof(DstT), later, call, loc);
+                                 uint64_t(ldc) * sizeof(DstT), later || unwaited, call, loc);
         }
-        if (later) {
+        if (unwaited) {
+            store(call, loc);
+            unwaited_.push_back(seq);
+        } else if (later) {
             pending_ = std::move(store);
             pendingWait_ = true;
             pendingAt_ = loc.str();
             pendingSeq_ = seq;
         } else {
             store(call, loc);
+            LandUnwaited();
         }
     }
     template <bool sync = true>
@@ -574,6 +584,7 @@ public:
         pendingWait_ = false;
         store(call, loc);
         XcoreCubeLanded(pendingSeq_);
+        LandUnwaited();
     }
 
     // Iterate.md: the next baseM x baseN block; false once the tile is done.
@@ -992,7 +1003,14 @@ private:
     bool pendingWait_ = false;
     std::string pendingAt_;
     uint32_t pendingSeq_ = 0;  // its write number (mix.h XcoreCubeWrote)
-    uint64_t selfData_ = 0;    // SetSelfDefineData / SetUserDefInfo (for callbacks)
+    // Asynchronous IterateAll calls without waitIterateAll whose results no core knows yet.
+    std::vector<uint32_t> unwaited_;
+    void LandUnwaited() {
+        for (uint32_t seq : unwaited_)
+            recsdk::sim::XcoreCubeLanded(seq);
+        unwaited_.clear();
+    }
+    uint64_t selfData_ = 0;  // SetSelfDefineData / SetUserDefInfo (for callbacks)
     uint64_t userInfo_ = 0;
 };
 

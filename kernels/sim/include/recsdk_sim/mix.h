@@ -394,8 +394,10 @@ inline void XcoreGmAccess(const void* p, uint64_t bytes, bool write, const char*
         Fail(call, loc,
              "reads " + what + " that the asynchronous " + hit.site +
                  " is still writing: IterateAll<false>(..., waitIterateAll = true) has finished "
-                 "only after WaitIterateAll (IterateAll.md, WaitIterateAll.md); the read may see "
-                 "the old contents");
+                 "only after WaitIterateAll (IterateAll.md, WaitIterateAll.md), and with "
+                 "waitIterateAll = false the caller must wait by its own means (a later "
+                 "synchronous IterateAll or a WaitIterateAll of the same object orders it); the "
+                 "read may see the old contents");
     }
     if (generation > hit.generation)
         return;
