@@ -193,6 +193,9 @@ def test_library_operators_never_fall_back_to_cpu_kernels() -> None:
             torch.ones(2, 4, device="npu"), offsets, perm, offsets, perm
         ),
         "offsets_range": lambda: torch.ops.fbgemm.offsets_range(offsets, 4),
+        "FloatToFused8BitRowwiseQuantized": lambda: (
+            torch.ops.fbgemm.FloatToFused8BitRowwiseQuantized(torch.ones(2, 4, device="npu"))
+        ),
     }
     free = [
         name
