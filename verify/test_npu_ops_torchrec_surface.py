@@ -2,7 +2,11 @@
 
 KeyedTensor.regroup (permute_pooled_embs_auto_grad, forward and backward), the variable-batch
 paths (permute_1D_sparse_data, segment_sum_csr, expand_into_jagged_permute),
-permute_2D_sparse_data_input1D and the position-weighted features' offsets_range: every result
+permute_2D_sparse_data_input1D and the position-weighted features' offsets_range; the
+operators that run an existing kernel with other arguments (torch_plugin/csrc/variants.cpp:
+permute_pooled_embs' split and duplicate variants, batch_index_select_dim0_tensor,
+group_index_select_dim0, jagged_index_select_2d_forward_v2, jagged_2d_to_dense,
+block_bucketize_sparse_features_inference): every result
 equal to fbgemm's CPU result on the same inputs, and bad arguments refused with a clear error
 before any kernel runs.
 """
