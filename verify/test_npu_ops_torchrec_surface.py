@@ -285,6 +285,13 @@ def test_permute_pooled_embs_split_variants_match_cpu() -> None:
         assert_same(op(*(t.to(NPU) for t in args)), op(*args))
     grad = torch.randn(16, 30, generator=torch.Generator().manual_seed(4))
     grads_match(fbgemm.permute_pooled_embs_auto_grad_split, args, grad)
+    # fbgemm's module, as torchrec's column-wise and grid sharding build it.
+    from fbgemm_gpu.permute_pooled_embedding_modules_split import PermutePooledEmbeddingsSplit
+
+    dims, permute = [8, 4, 12, 4, 2], [3, 0, 4, 1, 2]
+    grads_match(
+        lambda x: PermutePooledEmbeddingsSplit(dims, permute, device=x.device)(x), (args[0],), grad
+    )
 
 
 @pytest.mark.requires_npu_ops("fbgemm::permute_duplicate_pooled_embs")
@@ -408,6 +415,15 @@ def test_group_index_select_dim0_matches_cpu(dtype: torch.dtype) -> None:
             )
             for g, want in zip(got, cpu_out, strict=True):
                 assert_same(g, want.detach())
+    # torchrec's own caller: pooled embeddings of 3 features expanded by inverse indices.
+    from torchrec.modules.embedding_modules import process_pooled_embeddings
+
+    pooled = [torch.randn(4, d, generator=gen).to(dtype) for d in (4, 8, 2)]
+    inverse = torch.randint(0, 4, (3, 7), generator=gen)
+    assert_same(
+        process_pooled_embeddings([p.to(NPU) for p in pooled], inverse.to(NPU)),
+        process_pooled_embeddings(pooled, inverse),
+    )
 
 
 @pytest.mark.requires_npu_ops("fbgemm::jagged_index_select_2d_forward")
