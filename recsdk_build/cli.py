@@ -23,7 +23,7 @@ from recsdk_build.config import Project, load_project
 from recsdk_build.doctor import doctor_report
 from recsdk_build.errors import BundleError, RecsdkError, UsageError
 from recsdk_build.hashing import sha256_file
-from recsdk_build.options import Options, compute_options
+from recsdk_build.options import TARGETS, Options, compute_options
 from recsdk_build.pipeline.atomic import clear_staging
 from recsdk_build.pipeline.housekeeping import clean_build, status_report
 from recsdk_build.pipeline.lock import BuildLock
@@ -34,7 +34,6 @@ from recsdk_build.signals import terminate_as_interrupt
 from recsdk_build.stages import patch as patch_stage
 from recsdk_build.stages.registry import all_stages, project_stages, resolve
 from recsdk_build.stages.verify import verify_installed
-from recsdk_build.toolchain import TARGETS
 from recsdk_build.ui import UI
 
 HELP = """\

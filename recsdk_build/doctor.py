@@ -12,7 +12,7 @@ from typing import Any
 from rich.table import Table
 
 from recsdk_build.errors import ToolMissingError
-from recsdk_build.options import resolve_target
+from recsdk_build.options import Target, resolve_target
 from recsdk_build.proc import probe
 from recsdk_build.toolchain import dist_version, find_cann, npu_soc
 from recsdk_build.ui import UI
@@ -59,20 +59,24 @@ def disk_check(build_dir: Path) -> Check:
     return Check("free disk", enough, detail, ())
 
 
+_BOTH = (Target.SIM.value, Target.CANN.value)
+_CANN = (Target.CANN.value,)
+
+
 def run_checks(build_dir: Path | None = None) -> list[Check]:
     checks = [
         Check(
             "python",
             sys.version_info >= (3, 10),
             f"{sys.version.split()[0]} ({sys.executable})",
-            ("sim", "cann"),
+            _BOTH,
         ),
     ]
     for name, targets in (
-        ("git", ("sim", "cann")),
-        ("g++", ("sim", "cann")),
-        ("cmake", ("sim", "cann")),
-        ("makeself", ("cann",)),
+        ("git", _BOTH),
+        ("g++", _BOTH),
+        ("cmake", _BOTH),
+        ("makeself", _CANN),
     ):
         found, detail = _tool_version(name)
         checks.append(Check(name, found, detail, targets))
@@ -103,7 +107,7 @@ def run_checks(build_dir: Path | None = None) -> list[Check]:
             f"{cann.version} ({cann.root})"
             if cann
             else "not found ($ASCEND_TOOLKIT_HOME unset, no /usr/local/Ascend/ascend-toolkit)",
-            ("cann",),
+            _CANN,
         )
     )
     if cann is not None:
@@ -112,7 +116,7 @@ def run_checks(build_dir: Path | None = None) -> list[Check]:
                 "AscendC compiler",
                 cann.compiler is not None,
                 str(cann.compiler or "not found in the toolkit"),
-                ("cann",),
+                _CANN,
             )
         )
     soc = npu_soc()

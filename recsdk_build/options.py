@@ -18,7 +18,7 @@ from recsdk_build.errors import ToolMissingError, UsageError
 from recsdk_build.interpreters import Interpreter
 from recsdk_build.ops.cann_check import HeaderTree, NoHeaders, find_headers
 from recsdk_build.ops.cannproject import DEFAULT_SOC, check_soc
-from recsdk_build.toolchain import DEFAULT_CANN_ROOTS, TARGETS, find_cann
+from recsdk_build.toolchain import DEFAULT_CANN_ROOTS, find_cann
 
 
 class Target(str, Enum):
@@ -26,6 +26,10 @@ class Target(str, Enum):
 
     CANN = "cann"  # real operator packages, by the CANN toolkit
     SIM = "sim"  # the same kernels against the AscendC emulation, on the simulated npu device
+
+
+# What --target accepts: a target, or auto (cann where the toolkit is found, else sim).
+TARGETS: tuple[str, ...] = ("auto", *(t.value for t in Target))
 
 
 @dataclass(frozen=True)
@@ -50,7 +54,7 @@ def resolve_target(requested: str, *, require_toolkit: bool = True) -> TargetCho
     toolkit (a dry run only writes and prints the projects; doctor reports what is missing)."""
     if requested not in TARGETS:
         raise UsageError(f"unknown target {requested!r}; choose one of {', '.join(TARGETS)}")
-    if requested == "sim":
+    if requested == Target.SIM.value:
         return TargetChoice(requested, Target.SIM)
     found = find_cann() is not None
     if requested == "auto":

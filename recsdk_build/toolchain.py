@@ -1,4 +1,5 @@
-"""Which build target a host supports: ``cann`` (Ascend toolkit present) or ``sim``."""
+"""What the host has for a build target: the CANN toolkit, its compiler, an NPU (options.py
+decides the target from it)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,6 @@ from pathlib import Path
 
 from recsdk_build.proc import probe
 
-TARGETS = ("auto", "cann", "sim")
 DEFAULT_CANN_ROOTS = (
     "/usr/local/Ascend/ascend-toolkit/latest",
     "/usr/local/Ascend/cann/latest",
