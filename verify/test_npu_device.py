@@ -145,9 +145,15 @@ _COLLECTIVES = textwrap.dedent(
         )
         reuse = torch.full((2,), -7, dtype=torch.int64, device=dev)  # may recycle the memory
         work.wait()
+        # Reduce-scatter of uneven chunks (torchrec's reduce_scatter_v, in table-row-wise
+        # sharding's output): rank 0 keeps the sum of the first element, rank 1 of the rest.
+        chunks = list(torch.split(torch.arange(3.0, device=dev) * (rank + 1), [1, 2]))
+        scattered = torch.empty(chunks[rank].shape, device=dev)
+        dist.reduce_scatter(scattered, chunks)
         with open(os.path.join(out_dir, f"rank{rank}.txt"), "w") as fh:
             fh.write(repr((str(t.device), t.cpu().tolist(), str(out.device), out.cpu().tolist(),
-                           pending.cpu().tolist(), reuse.cpu().tolist())))
+                           pending.cpu().tolist(), reuse.cpu().tolist(),
+                           scattered.cpu().tolist())))
         dist.barrier()
         dist.destroy_process_group()
 
@@ -175,8 +181,16 @@ def test_hccl_all_reduce_and_all_to_all_uneven_and_async(tmp_path: Path) -> None
     )
     rank0 = eval((tmp_path / "rank0.txt").read_text())
     rank1 = eval((tmp_path / "rank1.txt").read_text())
-    assert rank0 == ("npu:0", [3.0, 3.0, 3.0], "npu:0", [0, 100, 101, 102], [1, 11], [-7, -7])
-    assert rank1 == ("npu:1", [3.0, 3.0, 3.0], "npu:1", [1, 2, 103], [2, 12], [-7, -7])
+    assert rank0 == (
+        "npu:0",
+        [3.0, 3.0, 3.0],
+        "npu:0",
+        [0, 100, 101, 102],
+        [1, 11],
+        [-7, -7],
+        [0.0],
+    )
+    assert rank1 == ("npu:1", [3.0, 3.0, 3.0], "npu:1", [1, 2, 103], [2, 12], [-7, -7], [3.0, 6.0])
 
 
 def test_library_operators_never_fall_back_to_cpu_kernels() -> None:

@@ -3,7 +3,8 @@
 // Collectives run on gloo over the host memory that backs npu tensors: every npu tensor is
 // handed to gloo as a CPU view of the same memory, so gloo's results land directly in the npu
 // tensors and no copy back is needed. Semantics, including uneven all_to_all splits, are
-// gloo's; only the device check differs.
+// gloo's; only the device check differs, and reduce_scatter, which gloo lacks, is an
+// all-reduce of which each rank keeps its chunk.
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 
 #include "npu_sim.h"
@@ -99,9 +100,33 @@ public:
     c10::intrusive_ptr<c10d::Work> reduce_scatter(std::vector<at::Tensor>& outputs,
                                                   std::vector<std::vector<at::Tensor>>& inputs,
                                                   const c10d::ReduceScatterOptions& opts) override {
-        auto o = views(outputs);
-        auto i = views(inputs);
-        return gloo_->reduce_scatter(o, i, opts);
+        // gloo has no reduce_scatter (HCCL has, and torchrec's reduce_scatter_v takes it with
+        // uneven chunks): an all-reduce of the chunks laid end to end, of which this rank keeps
+        // its own. Synchronous; the returned work is complete.
+        TORCH_CHECK(outputs.size() == 1 && inputs.size() == 1 &&
+                        inputs[0].size() == static_cast<size_t>(getSize()),
+                    "hccl (npu_sim): reduce_scatter takes one output and one list of ", getSize(),
+                    " inputs");
+        const auto chunks = views(inputs[0]);
+        std::vector<at::Tensor> flat;
+        int64_t start = 0;
+        for (int r = 0; r < getSize(); ++r) {
+            flat.push_back(chunks[r].reshape({-1}));
+            if (r < getRank())
+                start += chunks[r].numel();
+        }
+        at::Tensor out = view1(outputs[0]);
+        TORCH_CHECK(out.numel() == chunks[getRank()].numel(),
+                    "hccl (npu_sim): reduce_scatter output has ", out.numel(),
+                    " elements, this rank's input chunk ", chunks[getRank()].numel());
+        std::vector<at::Tensor> all{at::cat(flat)};
+        c10d::AllreduceOptions reduce;
+        reduce.reduceOp = opts.reduceOp;
+        reduce.timeout = opts.timeout;
+        auto work = gloo_->allreduce(all, reduce);
+        work->wait();
+        out.copy_(all[0].narrow(0, start, out.numel()).view_as(out));
+        return work;
     }
     c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(
         at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) override {
