@@ -7,7 +7,10 @@ model against the unsharded one, in 2 processes, 4 for grid sharding). Changed, 
 
 - the device: ``setUp`` hands ``npu`` to the sharders, and each rank's
   ``MultiProcessContext`` takes ``npu:rank`` (upstream picks cuda, else the CPU; see
-  upstream_mp.py); the backend is ``hccl``;
+  upstream_mp.py); the backend is ``hccl``; the shard placements upstream writes as
+  ``rank:r/cuda:r`` for table-row-wise, table-column-wise and grid plans become ``npu:r``.
+  Every rank of every example must show the hccl backend, an npu device and npu memory
+  allocated (no silent fall back to gloo and the CPU);
 - upstream's ``skipIf(torch.cuda.device_count() <= N)``, a count of CUDA devices, is not
   applied (the npu devices are counted instead);
 - hypothesis runs derandomized (the same examples every run, so an expected failure is not a
@@ -22,18 +25,20 @@ model against the unsharded one, in 2 processes, 4 for grid sharding). Changed, 
   fails on its own there: ``nn.EmbeddingBag`` with fp16 weights and fp32 per-sample weights,
   which torch's CPU kernel (and so the simulated device's fallback) rejects, as the same test
   does on the CPU with gloo;
-- at most ``MAX_EXAMPLES`` (2) examples per method instead of upstream's 1 to 10 (34 in all):
-  every example starts its ranks anew, about half a minute each on two cores under emulation,
-  which the CI budget cannot take 34 times. Derandomized, the same examples run every time.
+- one example per method instead of upstream's 1 to 10 (34 in all), more with
+  RECSDK_UPSTREAM_EXAMPLES=n (upstream_mp.max_examples): every example starts its ranks anew,
+  30 to 60 s each on two cores under emulation, which the CI budget takes once per method.
+  Derandomized, the same examples run every time.
 
 Operators a case needs that have no npu kernel yet (``NEEDS``, read against
 ``data/fbgemm_coverage.toml`` and the installed adapter's dispatcher): the case is an expected
-failure, and it must fail with exactly such an operator's NotImplementedError (any other
-failure fails the test); once every needed kernel is registered it must pass (a pass while a
-kernel is expected missing fails the test too: update the coverage data).
+failure, and every failing rank must fail with exactly such an operator's
+NotImplementedError, or the adapter's refusal of the feature (upstream_mp.REFUSALS: VBE in the
+TBE lookups); any other failure fails the test. Once every needed kernel is registered the
+case must pass (a pass while a kernel is expected missing fails the test too: update the
+coverage data).
 
-Opt-in for now: these run with RECSDK_VERIFY_UPSTREAM=1 and are otherwise reported as not
-run, with that reason (upstream_mp.require_opt_in).
+These run by default in verify.
 """
 
 from __future__ import annotations
@@ -83,9 +88,6 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "test_sharding_grid": (*_POOLED, "permute_pooled_embs_auto_grad_split"),
 }
 WORLD = {"test_sharding_grid": 4}
-# Upstream asks for 1 to 10 examples per method (34 in all); each example starts its ranks
-# anew (about half a minute on two cores under emulation), so at most this many run here.
-MAX_EXAMPLES = 2
 
 
 class _ExampleFailed(BaseException):
@@ -120,8 +122,9 @@ def _hypothesis_for_npu(
     fn: Any, rejected: Counter[str], examples: list[dict[str, str]]
 ) -> Iterator[None]:
     """Upstream's settings, derandomized, without database or shrinking, at most
-    ``MAX_EXAMPLES`` examples; examples of UVM kernels rejected; a failing example ends the
-    run (``_ExampleFailed``). Restored afterwards (the functions are upstream's objects)."""
+    ``upstream_mp.max_examples()`` examples; examples of UVM kernels rejected; a failing
+    example ends the run (``_ExampleFailed``). Restored afterwards (the functions are
+    upstream's objects)."""
     from hypothesis import Phase, reject, settings
     from hypothesis.errors import UnsatisfiedAssumption
 
@@ -148,7 +151,7 @@ def _hypothesis_for_npu(
     fn.hypothesis.inner_test = npu_inner
     fn._hypothesis_internal_use_settings = settings(
         original,
-        max_examples=min(original.max_examples, MAX_EXAMPLES),
+        max_examples=min(original.max_examples, upstream_mp.max_examples()),
         derandomize=True,
         database=None,
         phases=(Phase.explicit, Phase.reuse, Phase.generate),
@@ -210,7 +213,6 @@ def _failure_detail(reports: list[dict[str, Any]]) -> str:
 @pytest.mark.requires_npu
 @pytest.mark.parametrize("name", sorted(NEEDS))
 def test_upstream_model_parallel_on_npu(name: str, record_property: Any) -> None:
-    upstream_mp.require_opt_in()
     world = WORLD.get(name, 2)
     if torch.npu.device_count() < world:
         pytest.skip(f"needs {world} npu devices, one per rank")
