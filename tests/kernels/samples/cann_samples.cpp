@@ -10,7 +10,8 @@
 //   (`__global__ __mix__(1, 2)`, `__kfc_workspace__`, the TCubeTiling by value);
 // - cube_vector_custom: a mixed kernel - each AIC computes its rows of A * B into the workspace
 //   with the Matmul object on the Cube (ASCENDC_CUBE_ONLY), sets a cross-core flag, and its two
-//   AIVs wait for it and post-process (relu(x) * scale) their halves;
+//   AIVs wait for it and post-process (relu(x) * scale) their halves (or, extra 6, the first AIV
+//   waits and a SyncAll<true> orders the write for the second);
 // - mmad_custom: the low-level Cube API (cube_basic.h), if present: LoadData L1 -> L0A/L0B, Mmad,
 //   Fixpipe L0C -> GM.
 //
@@ -202,7 +203,7 @@ __global__ __mix__(1, 2) void matmul_leakyrelu_custom(__gm__ uint8_t* a, __gm__ 
 #define ASCENDC_CUBE_ONLY
 extern "C" __global__ __aicore__ void cube_vector_custom(GM_ADDR a, GM_ADDR b, GM_ADDR c,
                                                          GM_ADDR workspace, GM_ADDR tilingGm,
-                                                         float scale) {
+                                                         float scale, int32_t viaSyncAll) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
     constexpr uint16_t kCubeDone = 8;  // clear of the ids the Matmul API and SyncAll use
     GET_TILING_DATA_WITH_STRUCT(TCubeTiling, tiling, tilingGm);
@@ -231,7 +232,13 @@ extern "C" __global__ __aicore__ void cube_vector_custom(GM_ADDR a, GM_ADDR b, G
         CrossCoreSetFlag<2, PIPE_FIX>(kCubeDone);
         return;
     }
-    CrossCoreWaitFlag(kCubeDone);
+    if (viaSyncAll == 0) {
+        CrossCoreWaitFlag(kCubeDone);
+    } else {  // only the first AIV of each AI core waits; SyncAll<true> passes what it knows on
+        if (GetSubBlockIdx() == 0)
+            CrossCoreWaitFlag(kCubeDone);
+        SyncAll<true>();
+    }
     const int64_t half0 = (rows + 1) / 2;
     const int64_t mine0 = r0 + (GetSubBlockIdx() == 0 ? 0 : half0);
     const int64_t mine = GetSubBlockIdx() == 0 ? half0 : rows - half0;
@@ -610,7 +617,8 @@ RECSDK_SAMPLE_EXPORT int32_t recsdk_sim_sample_run(const SampleCase* sc, RecsdkS
     } else if (kernel == "matmul_leakyrelu_custom") {
         body = [=] { matmul_leakyrelu_custom(a, b, bias, c, ws, tiling); };
     } else if (cubeDriven) {
-        body = [=] { cube_vector_custom(a, b, c, ws, tp, scale); };
+        const int32_t viaSyncAll = sc->extra == 6 ? 1 : 0;
+        body = [=] { cube_vector_custom(a, b, c, ws, tp, scale, viaSyncAll); };
     } else {
         std::snprintf(report->message, sizeof(report->message), "no sample %s", sc->kernel);
         return report->status = RECSDK_SIM_INTERNAL;

@@ -160,6 +160,17 @@ void dump_and_printf() {
     PRINTF("value %d\n", ub.GetValue(3));
 }
 
+// A level-0 Add with repeatStrideMode set: refused, not run with the default stride counting.
+void stride_mode_refused() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    LocalTensor<int32_t> ub = Ub(pipe, buf, 64);
+    LocalTensor<float> f = ub.ReinterpretCast<float>();
+    BinaryRepeatParams p;
+    p.repeatStrideMode = true;
+    Add(f, f, f, 64, 1, p);
+}
+
 const std::map<std::string, std::function<void()>>& Cases() {
     static const std::map<std::string, std::function<void()>> cases = {
         {"pad_params_gm_to_ub", pad_params_gm_to_ub},
@@ -171,6 +182,7 @@ const std::map<std::string, std::function<void()>>& Cases() {
         {"pad_too_wide", pad_too_wide},
         {"whole_reduce_max_min", whole_reduce_max_min},
         {"dump_and_printf", dump_and_printf},
+        {"stride_mode_refused", stride_mode_refused},
     };
     return cases;
 }

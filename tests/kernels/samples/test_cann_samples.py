@@ -163,6 +163,17 @@ def test_cube_writes_vector_post_processes(samples, m, n, k) -> None:
     assert sum(x["cross_core_flags"] for x in result.kind(AIC)) == result.block_dim
 
 
+def test_cube_write_ordered_for_an_aiv_through_another_and_sync_all(samples) -> None:
+    """The AIC's result reaches the second AIV of each AI core only through the first (which waited
+    for the AIC's flag) and SyncAll<true>: ordered, as SyncAll passes on what any AIV knew (a
+    SyncAll<true> alone would not order an AIC's write: it meets the AIVs only)."""
+    m, n, k = 300, 96, 80
+    result, c, a64, b64, _ = run(samples, "cube_vector_custom", m, n, k, scale=0.5, extra=6)
+    assert result.ok, result.message
+    ref = (a64 @ b64).clamp(min=0) * 0.5
+    assert bool(((c.double() - ref).abs() <= fp32_bound(a64, b64, k)).all())
+
+
 @pytest.mark.parametrize(
     "m,n,k", [(48, 32, 40), (200, 80, 300)], ids=["one_core", "multi_k_slices"]
 )

@@ -115,3 +115,8 @@ def test_dump_tensor_and_printf_print_on_the_host(
     assert "DumpTensor: desc=5, addr=" in printed and "data_type=int32, position=VECCALC" in printed
     assert "dump_size=4\n[1, 2, 3, 4]\n" in printed
     assert "block 0 of 1\n" in printed and "value 4\n" in printed
+
+
+def test_repeat_stride_modes_are_refused(lib: ctypes.CDLL) -> None:
+    status, message, _ = run(lib, "stride_mode_refused")
+    assert status != 0 and "Add" in message and "repeatStrideMode" in message, message

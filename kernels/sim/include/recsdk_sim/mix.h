@@ -244,6 +244,21 @@ struct CubeLaunchState {
     std::vector<std::array<std::deque<XClock>, 16>> inbox;
 };
 
+// A completed SyncAll barrier: afterwards each party knows what any party knew before it (the AIVs
+// for SyncAll<true>, every core for SyncAll<false>). Called by the core completing the barrier,
+// with LaunchState::mu held.
+inline void XcoreSyncAllMerge(LaunchState& l, bool aiv_only) {
+    CubeLaunchState& x = *l.cube;
+    std::lock_guard<std::mutex> hold(x.xmu);
+    const size_t first = aiv_only ? size_t(l.block_dim) * l.aic_per_block : 0;
+    XClock merged(x.know.size(), 0);
+    for (size_t s = first; s < x.know.size(); ++s)
+        for (size_t w = 0; w < merged.size(); ++w)
+            merged[w] = std::max(merged[w], x.know[s][w]);
+    for (size_t s = first; s < x.know.size(); ++s)
+        x.know[s] = merged;
+}
+
 // The counters a Cube call adds to (CubeExec::stats), merged into the AIC's report entry.
 using StatsField = uint64_t RecsdkSimCoreStats::*;
 inline constexpr StatsField kServedStats[] = {
@@ -399,14 +414,20 @@ inline void XcoreGmAccess(const void* p, uint64_t bytes, bool write, const char*
                  "synchronous IterateAll or a WaitIterateAll of the same object orders it); the "
                  "read may see the old contents");
     }
-    if (generation > hit.generation)
+    // A SyncAll completed since the write orders it; one of the AIVs only (SyncAll<true>) does not
+    // involve an AIC that wrote it (Fixpipe, a Cube-driven Matmul): that write is ordered only if
+    // an AIV knew of it at the barrier (XcoreSyncAllMerge, through the reader's clock above).
+    const bool aic_writer = hit.writer < l.block_dim * l.aic_per_block;
+    if (aic_writer ? generation / kSyncAllCoresStep > hit.generation / kSyncAllCoresStep
+                   : generation > hit.generation)
         return;
     Fail(call, loc,
          "reads " + what + " that " + hit.site +
              " wrote as a Cube result (through the AIC's FIX pipe), and nothing orders that write "
              "before this read on another core: set a flag after the write and wait for it "
              "before the read (CrossCoreSetFlag<mode, PIPE_FIX> / CrossCoreWaitFlag, "
-             "CrossCoreSetFlag_ISASI.md), or meet in SyncAll; without it the core may read the "
+             "CrossCoreSetFlag_ISASI.md), or meet in SyncAll (SyncAll<false> when an AIC wrote "
+             "it: SyncAll<true> meets the AIVs only); without it the core may read the "
              "old contents");
 }
 

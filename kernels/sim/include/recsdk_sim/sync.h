@@ -52,6 +52,17 @@ enum event_t {
 
 // KERNEL_TYPE_* and KERNEL_TASK_TYPE_DEFAULT: recsdk_sim/mix.h.
 
+namespace recsdk::sim {
+
+// LaunchState::generation's step for a SyncAll every core meets (SyncAll<false>); an AIV-only one
+// (SyncAll<true>) adds 1, so a Cube core's write is ordered by the former only (mix.h).
+constexpr uint64_t kSyncAllCoresStep = uint64_t{1} << 32;
+
+// mix.h: the barrier's parties share what they know of Cube results in global memory.
+inline void XcoreSyncAllMerge(LaunchState& l, bool aiv_only);
+
+}  // namespace recsdk::sim
+
 namespace AscendC {
 
 // <source pipe>_<destination pipe> (SetFlag_WaitFlag_ISASI.md); the names of asc-devkit's
@@ -183,7 +194,10 @@ inline void SyncAll(recsdk::sim::SrcLoc loc = {}) {
     }
     if (++l.waiting == parties) {
         l.waiting = 0;
-        ++l.generation;
+        // The high half counts the barriers every core met (SyncAll<false>), the low half the
+        // AIV-only ones: a Cube core's write is ordered by the former only (mix.h).
+        l.generation += aiv_only ? 1 : recsdk::sim::kSyncAllCoresStep;
+        XcoreSyncAllMerge(l, aiv_only);
         l.cv.notify_all();
         return;
     }

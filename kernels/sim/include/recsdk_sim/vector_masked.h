@@ -139,6 +139,21 @@ inline MaskState& MaskRegs() {
     return m;
 }
 
+// The repeat parameters' mode switches (repeatStrideMode, strideSizeMode, UnaryRepeatParams'
+// halfBlock) change how strides are counted; their semantics are not emulated, so a call that
+// sets one is refused rather than run with the default counting.
+template <typename R>
+inline void RefuseStrideModes(const R& rp, const char* call, const SrcLoc& loc) {
+    bool half = false;
+    if constexpr (std::is_same_v<R, AscendC::UnaryRepeatParams>)
+        half = rp.halfBlock;
+    if (rp.repeatStrideMode || rp.strideSizeMode || half) {
+        Fail(call, loc,
+             "repeatStrideMode / strideSizeMode / halfBlock of the repeat parameters are not "
+             "emulated (leave them false)");
+    }
+}
+
 // One operand of a level-0 instruction: its tensor's data, element strides of a block and a
 // repeat.
 struct Lane0 {
@@ -364,6 +379,7 @@ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t 
                              const UnaryRepeatParams& rp, const recsdk::sim::SrcLoc& loc) {       \
         using namespace recsdk::sim;                                                              \
         VecType<OK<T>, T>(#NAME, loc);                                                            \
+        RefuseStrideModes(rp, #NAME, loc);                                                        \
         const Lane0 sd{rp.dstBlkStride, rp.dstRepStride}, ss{rp.srcBlkStride, rp.srcRepStride};   \
         Operand0(src, plan, ss, Acc::kRead, #NAME, loc);                                          \
         Operand0(dst, plan, sd, Acc::kWrite, #NAME, loc);                                         \
@@ -428,6 +444,7 @@ inline void SqrtLevel0(const LocalTensor<T>& dst, const LocalTensor<T>& src, con
                        const UnaryRepeatParams& rp, const recsdk::sim::SrcLoc& loc) {
     using namespace recsdk::sim;
     VecType<kHalfFloat<T>, T>("Sqrt", loc);
+    RefuseStrideModes(rp, "Sqrt", loc);
     const Lane0 sd{rp.dstBlkStride, rp.dstRepStride}, ss{rp.srcBlkStride, rp.srcRepStride};
     Operand0(src, plan, ss, Acc::kRead, "Sqrt", loc);
     Operand0(dst, plan, sd, Acc::kWrite, "Sqrt", loc);
@@ -461,6 +478,7 @@ inline void Sqrt(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t 
                              const recsdk::sim::SrcLoc& loc) {                                   \
         using namespace recsdk::sim;                                                             \
         VecType<OK<T>, T>(#NAME, loc);                                                           \
+        RefuseStrideModes(rp, #NAME, loc);                                                       \
         const Lane0 sd{rp.dstBlkStride, rp.dstRepStride}, ss{rp.srcBlkStride, rp.srcRepStride};  \
         Operand0(src, plan, ss, Acc::kRead, #NAME, loc);                                         \
         Operand0(dst, plan, sd, Acc::kWrite, #NAME, loc);                                        \
@@ -525,6 +543,7 @@ inline void LeakyRelu(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
                              const BinaryRepeatParams& rp, const recsdk::sim::SrcLoc& loc) { \
         using namespace recsdk::sim;                                                         \
         VecType<OK<T>, T>(#NAME, loc);                                                       \
+        RefuseStrideModes(rp, #NAME, loc);                                                   \
         const Lane0 sd{rp.dstBlkStride, rp.dstRepStride};                                    \
         const Lane0 s0{rp.src0BlkStride, rp.src0RepStride},                                  \
             s1{rp.src1BlkStride, rp.src1RepStride};                                          \
