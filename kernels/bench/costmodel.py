@@ -82,7 +82,8 @@ def write_results(bench: str, rows: list[dict[str, Any]]) -> None:
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{bench}.json").write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
     every: list[dict[str, Any]] = []
-    for path in sorted(RESULTS.glob("*.json")):
+    order = {"ops": 0, "hstu": 1}  # the operators first, HSTU after
+    for path in sorted(RESULTS.glob("*.json"), key=lambda p: (order.get(p.stem, 2), p.stem)):
         every += json.loads(path.read_text(encoding="utf-8"))
     lines = [
         "| " + " | ".join(title for title, _ in COLUMNS) + " |",
