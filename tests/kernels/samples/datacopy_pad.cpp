@@ -160,6 +160,23 @@ void dump_and_printf() {
     PRINTF("value %d\n", ub.GetValue(3));
 }
 
+// ReduceSum (count form) of 130 floats x[j] = j / 2 - 10 (exact in float, so the sum is exact
+// whatever the order), and of the first 7.
+void reduce_sum() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a, b, tmp;
+    pipe.InitBuffer(a, 192 * sizeof(float));
+    pipe.InitBuffer(tmp, 64 * sizeof(float));
+    LocalTensor<float> x = a.Get<float>();
+    for (uint32_t j = 0; j < 130; ++j)
+        x.SetValue(j, static_cast<float>(j) / 2 - 10);
+    LocalTensor<int32_t> out = Ub(pipe, b, 16);
+    LocalTensor<float> r = out.ReinterpretCast<float>();
+    ReduceSum(r, x, tmp.Get<float>(), 130);
+    ReduceSum(r[8], x, tmp.Get<float>(), 7);
+    Store(out, 16);
+}
+
 // A level-0 Add with repeatStrideMode set: refused, not run with the default stride counting.
 void stride_mode_refused() {
     TPipe pipe;
@@ -183,6 +200,7 @@ const std::map<std::string, std::function<void()>>& Cases() {
         {"whole_reduce_max_min", whole_reduce_max_min},
         {"dump_and_printf", dump_and_printf},
         {"stride_mode_refused", stride_mode_refused},
+        {"reduce_sum", reduce_sum},
     };
     return cases;
 }

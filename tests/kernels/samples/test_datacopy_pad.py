@@ -120,3 +120,16 @@ def test_dump_tensor_and_printf_print_on_the_host(
 def test_repeat_stride_modes_are_refused(lib: ctypes.CDLL) -> None:
     status, message, _ = run(lib, "stride_mode_refused")
     assert status != 0 and "Add" in message and "repeatStrideMode" in message, message
+
+
+def test_reduce_sum_count_form(lib: ctypes.CDLL) -> None:
+    values = ok(lib, "reduce_sum")[:16].view(torch.float32)
+    assert values[0].item() == sum(j / 2 - 10 for j in range(130))
+    assert values[8].item() == sum(j / 2 - 10 for j in range(7))
+    assert out_untouched(values)
+
+
+def out_untouched(values: torch.Tensor) -> bool:
+    """The UB words ReduceSum must not write keep the fill (-1 as int32)."""
+    words = values.view(torch.int32)
+    return bool((words[1:8] == UNTOUCHED_UB).all() and (words[9:16] == UNTOUCHED_UB).all())

@@ -784,6 +784,56 @@ RECSDK_SIM_WHOLE_REDUCE(WholeReduceMax, true)
 RECSDK_SIM_WHOLE_REDUCE(WholeReduceMin, false)
 #undef RECSDK_SIM_WHOLE_REDUCE
 
+// ReduceSum, count form (ReduceSum.md): dst[0] = the sum of src[0, count). On Atlas A2/A3 this
+// form sums each 256-byte repeat as a binary tree and adds the repeats' sums in order ("方式一"),
+// and sharedTmpBuffer is not used. half/float; a count of 0 is a no-op. The mask / repeatTime
+// forms (the tree across repeats in sharedTmpBuffer, "方式二") and isSetMask = false are refused.
+template <typename T, bool isSetMask = true>
+inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                      const LocalTensor<T>& sharedTmpBuffer, const int32_t count,
+                      recsdk::sim::SrcLoc loc = {}) {
+    using namespace recsdk::sim;
+    static_assert(isSetMask,
+                  "ReduceSum<T, false> (the mask from SetVectorMask) is not emulated: pass count");
+    const char* call = "ReduceSum";
+    VecType<kHalfFloat<T>, T>(call, loc);
+    (void)sharedTmpBuffer;
+    dst.Validate(call, loc);
+    dst.InUb(call, loc);
+    VecOperand(src, count, call, loc);
+    if (count == 0)
+        return;
+    dst.CheckSpan(1, call, loc);
+    VecRead(src, static_cast<uint64_t>(count), call, loc);
+    constexpr int32_t kLanes = 256 / sizeof(T);
+    const T* a = src.SimData();
+    T acc = static_cast<T>(0.0f);
+    for (int32_t r0 = 0; r0 < count; r0 += kLanes) {
+        float lanes[kLanes] = {};
+        for (int32_t j = 0; j < kLanes && r0 + j < count; ++j)
+            lanes[j] = static_cast<float>(a[r0 + j]);
+        const T part = static_cast<T>(PairwiseSum(lanes, kLanes));
+        acc = r0 == 0 ? part : static_cast<T>(static_cast<float>(acc) + static_cast<float>(part));
+    }
+    VecWrite(dst, 1, call, loc);
+    dst.SimData()[0] = acc;
+    VecDone(count, sizeof(T));
+}
+template <typename T>
+inline void ReduceSum(const LocalTensor<T>&, const LocalTensor<T>&, const LocalTensor<T>&,
+                      const uint64_t[], const int32_t, const int32_t) {
+    static_assert(recsdk::sim::kRefused<T>,
+                  "ReduceSum with mask[] / repeatTime (the tree across repeats in "
+                  "sharedTmpBuffer) is not emulated: use the count form");
+}
+template <typename T>
+inline void ReduceSum(const LocalTensor<T>&, const LocalTensor<T>&, const LocalTensor<T>&,
+                      const int32_t, const int32_t, const int32_t) {
+    static_assert(recsdk::sim::kRefused<T>,
+                  "ReduceSum with mask / repeatTime (the tree across repeats in "
+                  "sharedTmpBuffer) is not emulated: use the count form");
+}
+
 template <typename T, typename P>
 inline void BlockReduceSumLevel0(const LocalTensor<T>& dst, const LocalTensor<T>& src,
                                  const P& plan, int32_t dstRepStride, int32_t srcBlkStride,
