@@ -150,10 +150,14 @@ _COLLECTIVES = textwrap.dedent(
         chunks = list(torch.split(torch.arange(3.0, device=dev) * (rank + 1), [1, 2]))
         scattered = torch.empty(chunks[rank].shape, device=dev)
         dist.reduce_scatter(scattered, chunks)
+        # All-gather of uneven pieces (torchrec's all_gather_v, its backward): rank r gives
+        # r + 1 elements.
+        gathered = [torch.empty(n, device=dev) for n in (1, 2)]
+        dist.all_gather(gathered, torch.full((rank + 1,), 5.0 * (rank + 1), device=dev))
         with open(os.path.join(out_dir, f"rank{rank}.txt"), "w") as fh:
             fh.write(repr((str(t.device), t.cpu().tolist(), str(out.device), out.cpu().tolist(),
                            pending.cpu().tolist(), reuse.cpu().tolist(),
-                           scattered.cpu().tolist())))
+                           scattered.cpu().tolist(), [g.cpu().tolist() for g in gathered])))
         dist.barrier()
         dist.destroy_process_group()
 
@@ -189,8 +193,18 @@ def test_hccl_all_reduce_and_all_to_all_uneven_and_async(tmp_path: Path) -> None
         [1, 11],
         [-7, -7],
         [0.0],
+        [[5.0], [10.0, 10.0]],
     )
-    assert rank1 == ("npu:1", [3.0, 3.0, 3.0], "npu:1", [1, 2, 103], [2, 12], [-7, -7], [3.0, 6.0])
+    assert rank1 == (
+        "npu:1",
+        [3.0, 3.0, 3.0],
+        "npu:1",
+        [1, 2, 103],
+        [2, 12],
+        [-7, -7],
+        [3.0, 6.0],
+        [[5.0], [10.0, 10.0]],
+    )
 
 
 def test_library_operators_never_fall_back_to_cpu_kernels() -> None:

@@ -3,8 +3,9 @@
 // Collectives run on gloo over the host memory that backs npu tensors: every npu tensor is
 // handed to gloo as a CPU view of the same memory, so gloo's results land directly in the npu
 // tensors and no copy back is needed. Semantics, including uneven all_to_all splits, are
-// gloo's; only the device check differs, and reduce_scatter, which gloo lacks, is an
-// all-reduce of which each rank keeps its chunk.
+// gloo's; only the device check differs, reduce_scatter, which gloo lacks, is an all-reduce
+// of which each rank keeps its chunk, and an allgather of uneven sizes, which gloo refuses,
+// is one broadcast per rank.
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 
 #include "npu_sim.h"
@@ -68,7 +69,28 @@ public:
                                              const c10d::AllgatherOptions& opts) override {
         auto o = views(outputs);
         auto i = views(inputs);
-        return gloo_->allgather(o, i, opts);
+        bool uneven = false;
+        if (o.size() == 1 && i.size() == 1)
+            for (const auto& t : o[0])
+                uneven = uneven || t.sizes() != i[0].sizes();
+        if (!uneven)
+            return gloo_->allgather(o, i, opts);
+        // gloo's allgather needs equal sizes (HCCL's does not, and torchrec's all_gather_v
+        // gathers uneven ones): one broadcast from each rank. Synchronous; the returned work is
+        // complete.
+        TORCH_CHECK(o[0].size() == static_cast<size_t>(getSize()),
+                    "hccl (npu_sim): allgather needs one output per rank, got ", o[0].size());
+        o[0][getRank()].copy_(i[0].view_as(o[0][getRank()]));
+        c10::intrusive_ptr<c10d::Work> work;
+        for (int r = 0; r < getSize(); ++r) {
+            std::vector<at::Tensor> piece{o[0][r]};
+            c10d::BroadcastOptions from;
+            from.rootRank = r;
+            from.timeout = opts.timeout;
+            work = gloo_->broadcast(piece, from);
+            work->wait();
+        }
+        return work;
     }
     c10::intrusive_ptr<c10d::Work> _allgather_base(at::Tensor& output, at::Tensor& input,
                                                    const c10d::AllgatherOptions& opts) override {
