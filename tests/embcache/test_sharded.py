@@ -60,6 +60,41 @@ def test_bucket_of_is_splitmix64() -> None:
         assert bucket_of(ids, buckets).tolist() == want
 
 
+# Buckets recorded before bucket_of moved into the C++ core (recsdk_ext::hash_bucket): a
+# checkpoint's bucket map is only valid while every id keeps its bucket.
+PINNED_IDS = [0, 1, -1, 2, 4095, 4096, -4096, 123456789, -987654321, 2**31 - 1, 2**32]
+PINNED_IDS += [2**63 - 1, -(2**63)]
+PINNED_BUCKETS = {
+    4096: [1751, 3680, 1552, 2919, 1665, 3939, 3718, 2876, 2158, 1523, 156, 3923, 2541],
+    7: [4, 4, 0, 2, 2, 0, 2, 2, 5, 0, 3, 4, 6],
+}
+
+
+def test_bucket_of_is_unchanged_on_pinned_ids() -> None:
+    ids = torch.tensor(PINNED_IDS)
+    for buckets, want in PINNED_BUCKETS.items():
+        assert [splitmix64_bucket(x & M64, buckets) for x in PINNED_IDS] == want
+        assert bucket_of(ids, buckets).tolist() == want
+    # Any shape, any integer dtype; the result keeps the shape.
+    grid = bucket_of(ids[:10].to(torch.int32).view(2, 5), 4096)
+    assert grid.shape == (2, 5)
+    assert grid.flatten().tolist() == PINNED_BUCKETS[4096][:10]
+    with pytest.raises(ValueError, match="num_buckets must be positive, got 0"):
+        bucket_of(ids, 0)
+
+
+def test_shared_python_is_packages_common_and_raises_this_packages_errors() -> None:
+    """collective.py is shipped from packages/common/python into torchrec_embcache._shared:
+    the copy under test is that file, and its errors are this package's."""
+    from torchrec_embcache import collective, errors
+    from torchrec_embcache._shared import collective as shared
+
+    common = Path(__file__).resolve().parents[2] / "packages" / "common" / "python"
+    assert Path(shared.__file__).read_text() == (common / "collective.py").read_text()
+    assert collective.collective_step is shared.collective_step
+    assert shared.CollectiveError is errors.CollectiveError
+
+
 def test_even_map_spreads_buckets_in_runs() -> None:
     m = BucketMap.even(3, 10)
     assert m.owners == (0, 0, 0, 0, 1, 1, 1, 2, 2, 2)

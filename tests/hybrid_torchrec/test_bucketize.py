@@ -127,6 +127,27 @@ def test_hash_routing_matches_the_documented_rule() -> None:
     assert float((shares - 1 / buckets).abs().max()) < 0.03
 
 
+# Routes recorded before the hash moved into packages/common (recsdk_ext::route_bucket): which
+# rank holds an id must not change under a checkpoint.
+PINNED_IDS = [0, 1, -1, 2, 4095, 4096, -4096, 123456789, -987654321, 2**31 - 1, 2**32]
+PINNED_IDS += [2**63 - 1, -(2**63)]
+PINNED_ROUTES = {
+    2: [0, 1, 0, 0, 0, 1, 0, 1, 1, 1, 1, 1, 1],
+    3: [0, 2, 1, 0, 0, 2, 0, 1, 2, 1, 2, 2, 1],
+    8: [0, 5, 3, 1, 1, 6, 1, 4, 7, 4, 5, 5, 4],
+}
+
+
+def test_hash_routes_are_unchanged_on_pinned_ids() -> None:
+    ids = torch.tensor(PINNED_IDS)
+    lengths = torch.ones(len(PINNED_IDS), dtype=torch.int64)  # one id per bag
+    for buckets, want in PINNED_ROUTES.items():
+        assert [hash_bucket(i, buckets) for i in PINNED_IDS] == want
+        ours = hy.bucketize(lengths, ids, buckets)
+        got = ours.lengths.view(buckets, len(PINNED_IDS)).argmax(dim=0)
+        assert got.tolist() == want
+
+
 def test_hash_buckets_nest_when_the_bucket_count_doubles() -> None:
     """Bucket r of W holds buckets 2r and 2r+1 of 2W: what resharding W -> 2W relies on."""
     ids = zipf_ids(20_000, 10**8, 1.05, torch.Generator().manual_seed(1))

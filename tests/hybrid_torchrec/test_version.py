@@ -124,3 +124,16 @@ def test_pool_size_comes_from_the_package_variable() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "3"
+
+
+def test_shared_python_is_packages_common_and_raises_this_packages_errors() -> None:
+    """collective.py is shipped from packages/common/python into hybrid_torchrec._shared: the
+    copy under test is that file, and its errors are this package's."""
+    from hybrid_torchrec import errors
+    from hybrid_torchrec._shared import collective as shared
+    from hybrid_torchrec.distributed import collective
+
+    common = Path(__file__).resolve().parents[2] / "packages" / "common" / "python"
+    assert Path(shared.__file__).read_text() == (common / "collective.py").read_text()
+    assert collective.collective_step is shared.collective_step
+    assert shared.CollectiveError is errors.CollectiveError

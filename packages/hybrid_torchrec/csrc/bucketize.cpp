@@ -83,7 +83,7 @@ void bucketize(const BucketizeInput& in, BucketizeOutput& out, bool want_permute
     for_each_id([&](int64_t b, int64_t f, int64_t i) {
         uint64_t k;
         if (in.routing == Routing::kHash) {
-            k = scale_hash(hash_for_route(in.ids[i]), uw);
+            k = route_bucket(in.ids[i], uw);
         } else {
             const uint64_t id = static_cast<uint64_t>(in.ids[i]) & id_mask;
             const uint64_t block = static_cast<uint64_t>(in.block_sizes[f]);

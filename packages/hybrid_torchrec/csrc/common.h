@@ -1,4 +1,4 @@
-// Definitions shared by the hybrid_torchrec core: error types, the two id hashes, buffers.
+// Definitions shared by the hybrid_torchrec core: error types, buffers.
 //
 // The core is plain C++17 without torch: only bindings.cpp sees tensors, so the core builds
 // fast and a sharder can drive it from any thread without touching Python.
@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "recsdk_ext/id_hash.h"
 #include "recsdk_ext/thread_pool.h"
 
 namespace hybrid {
@@ -42,35 +43,10 @@ inline void check_batch_size(int64_t n) {
     }
 }
 
-// Hash that places an id in the mapper's partitions and hash tables (splitmix64's
-// finaliser). Sequential ids and ids sharing low bits are common, so every output bit must
-// depend on every input bit.
-inline uint64_t hash_for_map(int64_t id) {
-    uint64_t x = static_cast<uint64_t>(id) + 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
-// Hash that routes an id to a bucket (rank) in hash bucketization: murmur3's fmix64, a
-// different function from hash_for_map on purpose. All ids of one rank share the top bits
-// of their routing hash; if the mapper partitioned by the same bits, a rank would use only
-// 1/world of its partitions.
-inline uint64_t hash_for_route(int64_t id) {
-    uint64_t x = static_cast<uint64_t>(id);
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    return x ^ (x >> 33);
-}
-
-// floor(h * n / 2^64): maps a 64-bit hash onto [0, n) by ranges of the hash, so bucket r of
-// n buckets holds the hash range [r/n, (r+1)/n). Ranges nest when n changes, which is what
-// lets a checkpoint of W ranks be split or merged for W' ranks.
-inline uint64_t scale_hash(uint64_t h, uint64_t n) {
-    return static_cast<uint64_t>((static_cast<unsigned __int128>(h) * n) >> 64);
-}
+// The id hashes (packages/common/csrc/recsdk_ext/id_hash.h): id_hash places an id in the
+// mapper's partitions and hash tables, route_bucket routes it to a rank in hash bucketization.
+using recsdk_ext::id_hash;
+using recsdk_ext::route_bucket;
 
 // Memory for large arrays: 2 MiB-aligned and marked for transparent huge pages, because the
 // core reads and writes its batch arrays at random or through hundreds of scatter streams,

@@ -51,14 +51,14 @@ void group_partitions(const int64_t* ids, int64_t n, DedupWorkspace& w) {
         for (; i + 4 <= hi; i += 4) {
             uint8_t q[4];
             for (int k = 0; k < 4; ++k)
-                q[k] = static_cast<uint8_t>(hash_for_map(in[i + k]) >> shift);
+                q[k] = static_cast<uint8_t>(id_hash(in[i + k]) >> shift);
             for (int k = 0; k < 4; ++k)
                 ++hist[k][q[k]];
             for (int k = 0; k < 4; ++k)
                 out[i + k] = q[k];
         }
         for (; i < hi; ++i) {
-            const auto q = static_cast<uint8_t>(hash_for_map(in[i]) >> shift);
+            const auto q = static_cast<uint8_t>(id_hash(in[i]) >> shift);
             ++hist[0][q];
             out[i] = q;
         }

@@ -16,10 +16,10 @@
 namespace hybrid {
 
 // What addresses an id's slot in the core's hash tables (FlatMap, BatchTable): the low 32
-// bits of hash_for_map(id). Its top bits pick the partition, which all keys of a table
+// bits of id_hash(id). Its top bits pick the partition, which all keys of a table
 // share; the low bits still spread them over the slots.
 inline uint32_t hash_for_slot(int64_t id) {
-    return static_cast<uint32_t>(hash_for_map(id));
+    return static_cast<uint32_t>(id_hash(id));
 }
 
 class FlatMap {

@@ -344,8 +344,7 @@ MapResult IdMapper::map(const int64_t* ids, int64_t n, bool insert) {
     // The hash tables last: evicted ids out, new ids in, each partition by one task.
     std::vector<std::vector<int64_t>> evicted_by_part(t_.maps.size());
     for (int64_t id : out.evicted_ids) {
-        evicted_by_part[static_cast<size_t>(partition_of(hash_for_map(id), log2_parts_))].push_back(
-            id);
+        evicted_by_part[static_cast<size_t>(partition_of(id_hash(id), log2_parts_))].push_back(id);
     }
     parallel_tasks(w.num_parts, [&](int64_t p) {
         FlatMap& m = t_.maps[static_cast<size_t>(p)];
@@ -372,7 +371,7 @@ void IdMapper::lookup(const int64_t* ids, int64_t n, int64_t* rows) const {
     std::lock_guard<std::mutex> lock(mu_);
     parallel_chunks(n, int64_t{1} << 14, [&](int64_t, int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i) {
-            const uint64_t h = hash_for_map(ids[i]);
+            const uint64_t h = id_hash(ids[i]);
             rows[i] = t_.maps[static_cast<size_t>(partition_of(h, log2_parts_))].find(
                 ids[i], static_cast<uint32_t>(h));
         }
@@ -495,12 +494,12 @@ void IdMapper::load_state(const MappingState& s) {
     }
     std::vector<int64_t> per_part(t.maps.size(), 0);
     for (int64_t i = 0; i < m; ++i) {
-        ++per_part[static_cast<size_t>(partition_of(hash_for_map(s.ids[i]), log2_parts_))];
+        ++per_part[static_cast<size_t>(partition_of(id_hash(s.ids[i]), log2_parts_))];
     }
     for (size_t p = 0; p < t.maps.size(); ++p)
         t.maps[p].reserve(per_part[p]);
     for (int64_t i = 0; i < m; ++i) {
-        const uint64_t h = hash_for_map(s.ids[i]);
+        const uint64_t h = id_hash(s.ids[i]);
         FlatMap& map = t.maps[static_cast<size_t>(partition_of(h, log2_parts_))];
         if (map.find(s.ids[i], static_cast<uint32_t>(h)) >= 0) {
             throw std::invalid_argument(where + "id " + std::to_string(s.ids[i]) +

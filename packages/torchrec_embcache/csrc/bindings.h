@@ -16,7 +16,7 @@ void bind_errors(pybind11::module_& m);
 void bind_runtime(pybind11::module_& m);
 // OptimKind, InitKind, OptimConfig, InitConfig, TableConfig.
 void bind_configs(pybind11::module_& m);
-// HostTable (bindings_table.cpp).
+// HostTable and bucket_of (bindings_table.cpp).
 void bind_host_table(pybind11::module_& m);
 // SwapPlan, PlanHandle and CachePlanner (bindings_planner.cpp).
 void bind_cache_planner(pybind11::module_& m);

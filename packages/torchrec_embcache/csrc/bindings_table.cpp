@@ -5,6 +5,7 @@
 
 #include "bindings.h"
 #include "host_table.h"
+#include "recsdk_ext/id_hash.h"
 #include "tensor_args.h"
 
 namespace py = pybind11;
@@ -274,6 +275,23 @@ void def_table_checkpoints(PyHostTable& cls) {
 }  // namespace
 
 void bind_host_table(py::module_& m) {
+    m.def(
+        "bucket_of",
+        [](const at::Tensor& ids, int64_t num_buckets) {
+            const int64_t* p = ids_ptr(ids, "ids");
+            if (num_buckets < 1) {
+                throw std::invalid_argument("num_buckets must be positive, got " +
+                                            std::to_string(num_buckets));
+            }
+            at::Tensor out = at::empty({ids.numel()}, at::kLong);
+            int64_t* o = out.data_ptr<int64_t>();
+            const auto n = static_cast<uint64_t>(num_buckets);
+            for (int64_t i = 0; i < ids.numel(); ++i)
+                o[i] = static_cast<int64_t>(recsdk_ext::hash_bucket(p[i], n));
+            return out;
+        },
+        py::arg("ids"), py::arg("num_buckets"),
+        "The bucket of every id of a 1-D int64 CPU tensor (recsdk_ext::hash_bucket).");
     py::class_<CheckpointSnapshot, std::shared_ptr<CheckpointSnapshot>>(
         m, "CheckpointSnapshot",
         "A checkpoint file's contents taken from a table (HostTable.snapshot); write() puts it "

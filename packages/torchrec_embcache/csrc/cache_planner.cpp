@@ -92,7 +92,7 @@ void CachePlanner::lru_insert_after(int64_t after, int64_t s) {
 }
 
 void CachePlanner::free_slot(int64_t s) {
-    slot_of_.erase(slot_key_[s], hash_key(slot_key_[s]));
+    slot_of_.erase(slot_key_[s], id_hash(slot_key_[s]));
     slot_key_[s] = kNoKey;
     slot_used_[s] = 0;
     dirty_[s] = 0;
@@ -202,7 +202,7 @@ std::shared_ptr<SwapPlan> CachePlanner::compute(const Request& req) {
 
     // Rows evicted from the host table lose their slot without a write-back.
     for (int64_t key : plan->evicted) {
-        const int64_t* s = slot_of_.find(key, hash_key(key));
+        const int64_t* s = slot_of_.find(key, id_hash(key));
         if (s != nullptr)
             free_slot(*s);
     }
@@ -216,7 +216,7 @@ std::shared_ptr<SwapPlan> CachePlanner::compute(const Request& req) {
         if (!prep.has_row[u])
             continue;
         const int64_t key = prep.unique_ids[u];
-        const int64_t* s = slot_of_.find(key, hash_key(key));
+        const int64_t* s = slot_of_.find(key, id_hash(key));
         if (s == nullptr) {
             misses.push_back(u);
             continue;
@@ -234,13 +234,13 @@ std::shared_ptr<SwapPlan> CachePlanner::compute(const Request& req) {
                 plan->out_ids.push_back(slot_key_[v]);
                 plan->out_slots.push_back(v);
             }
-            slot_of_.erase(slot_key_[v], hash_key(slot_key_[v]));
+            slot_of_.erase(slot_key_[v], id_hash(slot_key_[v]));
         }
         slot_key_[v] = key;
         slot_used_[v] = 1;
         dirty_[v] = 1;
         bool inserted = false;
-        *slot_of_.find_or_insert(key, hash_key(key), v, &inserted) = v;
+        *slot_of_.find_or_insert(key, id_hash(key), v, &inserted) = v;
         lru_unlink(v);
         lru_push_front(v);
         plan->unique_slots[u] = v;
@@ -271,7 +271,7 @@ EvalLookup CachePlanner::lookup_eval(const int64_t* ids, int64_t n) {
     const int64_t U = static_cast<int64_t>(prep.unique_ids.size());
     out.slots.assign(U, -1);
     for (int64_t u = 0; u < U; ++u) {
-        const int64_t* s = slot_of_.find(prep.unique_ids[u], hash_key(prep.unique_ids[u]));
+        const int64_t* s = slot_of_.find(prep.unique_ids[u], id_hash(prep.unique_ids[u]));
         if (s != nullptr)
             out.slots[u] = *s;
     }
@@ -310,7 +310,7 @@ void CachePlanner::forget(const int64_t* ids, int64_t n) {
     require_idle("dropping rows from the device cache");
     std::lock_guard<std::mutex> lock(state_mu_);
     for (int64_t i = 0; i < n; ++i) {
-        const int64_t* s = slot_of_.find(ids[i], hash_key(ids[i]));
+        const int64_t* s = slot_of_.find(ids[i], id_hash(ids[i]));
         if (s != nullptr)
             free_slot(*s);
     }
@@ -320,7 +320,7 @@ std::vector<int64_t> CachePlanner::slots_of(const int64_t* ids, int64_t n) {
     std::lock_guard<std::mutex> lock(state_mu_);
     std::vector<int64_t> out(n, -1);
     for (int64_t i = 0; i < n; ++i) {
-        const int64_t* s = slot_of_.find(ids[i], hash_key(ids[i]));
+        const int64_t* s = slot_of_.find(ids[i], id_hash(ids[i]));
         if (s != nullptr)
             out[i] = *s;
     }
@@ -368,7 +368,7 @@ void CachePlanner::restore(const int64_t* ids, int64_t n, std::vector<int64_t>* 
         slot_used_[v] = 1;
         dirty_[v] = 0;  // the host copy is current
         bool inserted = false;
-        *slot_of_.find_or_insert(key, hash_key(key), v, &inserted) = v;
+        *slot_of_.find_or_insert(key, id_hash(key), v, &inserted) = v;
         lru_unlink(v);
         lru_push_front(v);
         kept->push_back(key);

@@ -127,8 +127,8 @@ uint64_t new_checkpoint_id() {
     std::random_device rd;
     const uint64_t t =
         static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-    uint64_t id =
-        mix64((static_cast<uint64_t>(rd()) << 32 | rd()) ^ t ^ static_cast<uint64_t>(getpid()));
+    uint64_t id = splitmix64_mix((static_cast<uint64_t>(rd()) << 32 | rd()) ^ t ^
+                                 static_cast<uint64_t>(getpid()));
     return id == 0 ? 1 : id;
 }
 
@@ -550,7 +550,7 @@ public:
                 if (tg == kTagDeleted) {
                     for (uint64_t off = 0; off < len; off += 8) {
                         const int64_t key = get<int64_t>(p, off);
-                        const uint64_t hk = hash_key(key);
+                        const uint64_t hk = id_hash(key);
                         Shard& s = t.shards_[t.shard_of(hk)];
                         const uint32_t* r = s.index.find(key, hk);
                         if (r != nullptr) {
@@ -562,7 +562,7 @@ public:
                 } else if (tg == kTagRows) {
                     for (uint64_t off = 0; off < len; off += row_record) {
                         const int64_t key = get<int64_t>(p, off);
-                        const uint64_t hk = hash_key(key);
+                        const uint64_t hk = id_hash(key);
                         Shard& s = t.shards_[t.shard_of(hk)];
                         bool inserted = false;
                         uint32_t* slot = s.index.find_or_insert(key, hk, 0, &inserted);
@@ -578,7 +578,7 @@ public:
                 } else if (tg == kTagPending) {
                     for (uint64_t off = 0; off < len; off += kPendingRecord) {
                         const int64_t key = get<int64_t>(p, off);
-                        const uint64_t hk = hash_key(key);
+                        const uint64_t hk = id_hash(key);
                         PendingTraits::Value v{get<uint32_t>(p, off + 8),
                                                get<uint32_t>(p, off + 12)};
                         if (v.count == 0)

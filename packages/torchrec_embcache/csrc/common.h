@@ -1,4 +1,4 @@
-// Shared definitions of the embcache core: error types and the key hash.
+// Shared definitions of the embcache core: error types and the id hash.
 //
 // The core is plain C++17 with no torch dependency; only the bindings see torch, so the
 // core compiles quickly and can be unit-tested or reused without Python.
@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "recsdk_ext/id_hash.h"
 #include "recsdk_ext/thread_pool.h"
 
 namespace embcache {
@@ -44,24 +45,10 @@ public:
     using Error::Error;
 };
 
-// 64-bit finaliser (splitmix64's output function). Ids are often sequential or share low
-// bits, so a full-avalanche mix is needed before the bits pick a shard and a bucket.
-inline uint64_t mix64(uint64_t x) {
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    x ^= x >> 31;
-    return x;
-}
-
-// Hash of an id as used by every map of the core (host-table shard = its top bits; a map's
-// home slot: see flat_map.h).
-inline uint64_t hash_key(int64_t key) {
-    // The offset keeps id 0 away from the finaliser's fixed point at 0.
-    return mix64(static_cast<uint64_t>(key) + 0x9e3779b97f4a7c15ULL);
-}
-
-constexpr uint64_t kGoldenGamma = 0x9e3779b97f4a7c15ULL;
+// The id hash of every map of the core (host-table shard = its top bits; a map's home slot: see
+// flat_map.h) and splitmix64's finaliser, from packages/common/csrc/recsdk_ext/id_hash.h.
+using recsdk_ext::id_hash;
+using recsdk_ext::kGoldenGamma;
+using recsdk_ext::splitmix64_mix;
 
 }  // namespace embcache

@@ -117,7 +117,7 @@ public:
             Slot& s = slots_[j];
             if (Traits::is_empty(s.value))
                 break;
-            const uint64_t start = home(hash_key(s.key));
+            const uint64_t start = home(id_hash(s.key));
             const uint64_t dist_hole = (hole - start) & mask_;
             const uint64_t dist_j = (j - start) & mask_;
             if (dist_hole <= dist_j) {
@@ -158,7 +158,7 @@ private:
         for (const Slot& s : old) {
             if (Traits::is_empty(s.value))
                 continue;
-            for (uint64_t i = home(hash_key(s.key));; i = (i + 1) & mask_) {
+            for (uint64_t i = home(id_hash(s.key));; i = (i + 1) & mask_) {
                 if (Traits::is_empty(slots_[i].value)) {
                     slots_[i] = s;
                     break;

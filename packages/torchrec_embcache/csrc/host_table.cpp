@@ -316,7 +316,7 @@ PreparedBatch HostTable::prepare(const int64_t* ids, int64_t n, bool train, bool
     std::vector<uint64_t> hashes(n);
     parallel_for(0, n, 1 << 14, [&](int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i)
-            hashes[i] = hash_key(ids[i]);
+            hashes[i] = id_hash(ids[i]);
     });
     const ShardPositions groups = group_by_shard(hashes);
     std::vector<int64_t> local_index(n);  // per position: index into its shard's ShardBatch
@@ -620,7 +620,7 @@ void HostTable::lookup(const int64_t* ids, int64_t n, float* out) const {
         uint64_t ring_hash[kRing];
         const float* ring_row[kRing];
         auto stage_hash = [&](int64_t i) {
-            const uint64_t h = hash_key(ids[i]);
+            const uint64_t h = id_hash(ids[i]);
             ring_hash[i & (kRing - 1)] = h;
             __builtin_prefetch(shards_[shard_of(h)].index.probe_address(h));
         };
@@ -662,7 +662,7 @@ void HostTable::read_rows(const int64_t* ids, int64_t n, float* out) const {
     const int64_t w = row_width_;
     parallel_for(0, n, row_grain(w), [&](int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i) {
-            const uint64_t h = hash_key(ids[i]);
+            const uint64_t h = id_hash(ids[i]);
             const Shard& sh = shards_[shard_of(h)];
             const uint32_t* r = sh.index.find(ids[i], h);
             if (r == nullptr) {
@@ -679,7 +679,7 @@ void HostTable::write_rows(const int64_t* ids, int64_t n, const float* rows) {
     const int64_t w = row_width_;
     parallel_for(0, n, row_grain(w), [&](int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i) {
-            const uint64_t h = hash_key(ids[i]);
+            const uint64_t h = id_hash(ids[i]);
             Shard& sh = shards_[shard_of(h)];
             const uint32_t* r = sh.index.find(ids[i], h);
             if (r == nullptr)
@@ -700,7 +700,7 @@ void HostTable::apply_gradients(const int64_t* ids, int64_t n, const float* grad
         for (int64_t i = lo; i < hi; ++i) {
             if (has_row != nullptr && has_row[i] == 0)
                 continue;
-            const uint64_t h = hash_key(ids[i]);
+            const uint64_t h = id_hash(ids[i]);
             Shard& sh = shards_[shard_of(h)];
             const uint32_t* r = sh.index.find(ids[i], h);
             if (r == nullptr)
@@ -746,7 +746,7 @@ std::vector<uint8_t> HostTable::contains(const int64_t* ids, int64_t n) const {
     std::vector<uint8_t> out(n);
     parallel_for(0, n, 1 << 12, [&](int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i) {
-            const uint64_t h = hash_key(ids[i]);
+            const uint64_t h = id_hash(ids[i]);
             out[i] = shards_[shard_of(h)].index.find(ids[i], h) != nullptr;
         }
     });
@@ -757,7 +757,7 @@ int64_t HostTable::erase(const int64_t* ids, int64_t n) {
     std::unique_lock<std::shared_mutex> lock(mu_);
     int64_t erased = 0;
     for (int64_t i = 0; i < n; ++i) {
-        const uint64_t h = hash_key(ids[i]);
+        const uint64_t h = id_hash(ids[i]);
         Shard& sh = shards_[shard_of(h)];
         const uint32_t* r = sh.index.find(ids[i], h);
         if (r != nullptr) {
@@ -827,7 +827,7 @@ void HostTable::evict_expired(uint32_t now, bool parallel,
                 if (!expired(hdr.last_seen))
                     return;
                 const int64_t key = hdr.key;
-                delete_row(sh, key, hash_key(key), r);
+                delete_row(sh, key, id_hash(key), r);
                 per_shard[s].push_back(key);
             });
             std::vector<int64_t> stale;
@@ -836,7 +836,7 @@ void HostTable::evict_expired(uint32_t now, bool parallel,
                     stale.push_back(key);
             });
             for (int64_t key : stale)
-                sh.pending.erase(key, hash_key(key));
+                sh.pending.erase(key, id_hash(key));
         },
         parallel);
 }
@@ -860,7 +860,7 @@ void HostTable::evict_least_used(uint32_t now, bool parallel,
         S,
         [&](int64_t s) {
             for (const EvictionCandidate& c : by_shard[s]) {
-                delete_row(shards_[s], c.key, hash_key(c.key), c.row);
+                delete_row(shards_[s], c.key, id_hash(c.key), c.row);
                 per_shard[s].push_back(c.key);
             }
         },
@@ -1009,7 +1009,7 @@ void HostTable::upsert(const RowDump& d) {
     const int64_t n = static_cast<int64_t>(d.keys.size());
     for (int64_t i = 0; i < n; ++i) {
         const int64_t key = d.keys[i];
-        const uint64_t h = hash_key(key);
+        const uint64_t h = id_hash(key);
         Shard& sh = shards_[shard_of(h)];
         const uint32_t* found = sh.index.find(key, h);
         uint32_t r;
@@ -1036,7 +1036,7 @@ void HostTable::upsert_pending(const PendingDump& d) {
         if (d.count[i] == 0)
             throw std::invalid_argument("admission counts must be >= 1");
         const int64_t key = d.keys[i];
-        const uint64_t h = hash_key(key);
+        const uint64_t h = id_hash(key);
         Shard& sh = shards_[shard_of(h)];
         if (sh.index.find(key, h) != nullptr)
             continue;  // admitted meanwhile: the row wins

@@ -12,7 +12,7 @@ constexpr double kTwoPi = 6.283185307179586476925286766559;
 
 // The i-th value (i >= 0) of the splitmix64 stream that starts at `base`.
 inline uint64_t stream(uint64_t base, uint64_t i) {
-    return mix64(base + (i + 1) * kGoldenGamma);
+    return splitmix64_mix(base + (i + 1) * kGoldenGamma);
 }
 
 // Uniform double in [0, 1) from the top 53 bits.
@@ -37,8 +37,8 @@ inline double box_muller(uint64_t base, uint64_t k, bool second) {
 
 void initialize_row(const InitConfig& cfg, int64_t key, float* out, int64_t dim) {
     // Distinct seeds and distinct ids must give unrelated streams: hash both in.
-    const uint64_t base =
-        mix64(mix64(cfg.seed ^ 0x5851f42d4c957f2dULL) ^ static_cast<uint64_t>(key));
+    const uint64_t base = splitmix64_mix(splitmix64_mix(cfg.seed ^ 0x5851f42d4c957f2dULL) ^
+                                         static_cast<uint64_t>(key));
     switch (cfg.kind) {
         case InitKind::Constant: {
             const float v = static_cast<float>(cfg.p0);

@@ -104,7 +104,8 @@ namespace {
 
 // The i-th uniform in [0, 1) of a stochastic-rounding stream.
 inline double stream_uniform(uint64_t stream, int64_t i) {
-    return static_cast<double>(mix64(stream + static_cast<uint64_t>(i + 1) * kGoldenGamma) >> 11) *
+    return static_cast<double>(
+               splitmix64_mix(stream + static_cast<uint64_t>(i + 1) * kGoldenGamma) >> 11) *
            0x1.0p-53;
 }
 
@@ -116,9 +117,9 @@ inline double stored_weight(RowDtype t, const uint16_t* w, int64_t j) {
 
 uint64_t stochastic_stream(uint64_t seed, int64_t key, int64_t step) {
     // A different constant than the initialiser's, so the two streams are unrelated.
-    const uint64_t s = mix64(seed ^ 0x5bd1e9955bd1e995ULL);
-    const uint64_t stream =
-        mix64(s ^ hash_key(key)) ^ mix64(static_cast<uint64_t>(step) * 0xd6e8feb86659fd93ULL);
+    const uint64_t s = splitmix64_mix(seed ^ 0x5bd1e9955bd1e995ULL);
+    const uint64_t stream = splitmix64_mix(s ^ id_hash(key)) ^
+                            splitmix64_mix(static_cast<uint64_t>(step) * 0xd6e8feb86659fd93ULL);
     return stream == 0 ? 1 : stream;
 }
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import torch
 
+from torchrec_embcache._ext import _C
 from torchrec_embcache.errors import ShardingError
 
 DEFAULT_NUM_BUCKETS = 4096
@@ -33,27 +34,16 @@ TABLE_WISE = "table_wise"
 TABLE_ROW_WISE = "table_row_wise"
 SHARDING_TYPES = (TABLE_WISE, ROW_WISE, TABLE_ROW_WISE)
 
-# splitmix64's constants as signed int64 (torch has no uint64 arithmetic).
-_GOLDEN = 0x9E3779B97F4A7C15 - (1 << 64)
-_MIX1 = 0xBF58476D1CE4E5B9 - (1 << 64)
-_MIX2 = 0x94D049BB133111EB - (1 << 64)
-
-
-def _shift_right(z: torch.Tensor, k: int) -> torch.Tensor:
-    # A logical shift: torch's >> is arithmetic on int64.
-    return (z >> k) & ((1 << (64 - k)) - 1)
-
 
 def bucket_of(ids: torch.Tensor, num_buckets: int) -> torch.Tensor:
-    """The bucket of every id: splitmix64's finaliser of the id (two's-complement int64
-    arithmetic, which wraps like uint64), its top 63 bits modulo ``num_buckets``."""
+    """The bucket of every id: splitmix64's finaliser of the id plus the golden gamma (on its
+    uint64 bit pattern), its top 63 bits modulo ``num_buckets``. Computed by the C++ core
+    (``recsdk_ext::hash_bucket``, which the host tables' hash shares); the result has the shape
+    and device of ``ids``."""
     if num_buckets < 1:
         raise ValueError(f"num_buckets must be positive, got {num_buckets}")
-    z = ids.to(torch.int64) + _GOLDEN
-    z = (z ^ _shift_right(z, 30)) * _MIX1
-    z = (z ^ _shift_right(z, 27)) * _MIX2
-    z = z ^ _shift_right(z, 31)
-    return _shift_right(z, 1) % num_buckets
+    flat = ids.reshape(-1).to(device="cpu", dtype=torch.int64).contiguous()
+    return _C.bucket_of(flat, num_buckets).view(ids.shape).to(ids.device)
 
 
 @dataclass(frozen=True, repr=False)
