@@ -26,6 +26,7 @@ HERE = Path(__file__).resolve().parent
 # Explicit lists, as in each package: a stray file must not silently change what is compiled.
 COMMON_SOURCES = ["csrc/recsdk_ext/thread_pool.cpp"]
 COMMON_HEADERS = [
+    "csrc/recsdk_ext/flat_map.h",
     "csrc/recsdk_ext/id_hash.h",
     "csrc/recsdk_ext/runtime_bindings.h",
     "csrc/recsdk_ext/thread_pool.h",

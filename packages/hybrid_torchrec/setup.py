@@ -30,7 +30,7 @@ SOURCES = [
     "eviction_order.cpp",
     "id_mapper.cpp",
 ]
-HEADERS = ["bucketize.h", "common.h", "dedup.h", "eviction_order.h", "flat_map.h", "id_mapper.h"]
+HEADERS = ["bucketize.h", "common.h", "dedup.h", "eviction_order.h", "id_mapper.h"]
 
 setup_extension(
     HERE,

@@ -38,7 +38,6 @@ HEADERS = [
     "cache_planner.h",
     "common.h",
     "crc32c.h",
-    "flat_map.h",
     "host_table.h",
     "initializer.h",
     "optimizer.h",

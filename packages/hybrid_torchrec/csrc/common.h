@@ -48,6 +48,13 @@ inline void check_batch_size(int64_t n) {
 using recsdk_ext::id_hash;
 using recsdk_ext::route_bucket;
 
+// What addresses an id's slot in the core's hash tables (the mapper's FlatMap, BatchTable): the
+// low 32 bits of id_hash(id). Its top bits pick the partition, which all keys of a table
+// share; the low bits still spread them over the slots. A map holds at most 2^32 slots.
+inline uint32_t hash_for_slot(int64_t id) {
+    return static_cast<uint32_t>(id_hash(id));
+}
+
 // Memory for large arrays: 2 MiB-aligned and marked for transparent huge pages, because the
 // core reads and writes its batch arrays at random or through hundreds of scatter streams,
 // and with 4 KiB pages most of those accesses would miss the TLB. Freed with std::free.

@@ -19,7 +19,6 @@
 #include <vector>
 
 #include "common.h"
-#include "flat_map.h"
 
 namespace hybrid {
 

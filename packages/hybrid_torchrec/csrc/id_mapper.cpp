@@ -134,12 +134,12 @@ void IdMapper::dedup_partition(DedupWorkspace& w, int64_t p, bool first_of_task,
                     // Zipf batch's are), so the known-id path has no branch on it: the record
                     // of the next distinct id is always written and stays unclaimed unless
                     // this occurrence is new.
-                    uint32_t& b = m.batch(s);
+                    uint32_t& b = m.value(s).batch;
                     const uint32_t v = b;
-                    const uint32_t fresh = 0u - static_cast<uint32_t>(v == FlatMap::kNoBatch);
+                    const uint32_t fresh = 0u - static_cast<uint32_t>(v == kNoBatch);
                     const uint32_t d = (next & fresh) | (v & ~fresh);
                     b = d;
-                    dist[next] = {id, m.row(s), 0};
+                    dist[next] = {id, m.value(s).row, 0};
                     if constexpr (decltype(record_slots)::value)
                         slot_of[next] = static_cast<uint32_t>(s);
                     ++dist[d].count;
@@ -163,10 +163,10 @@ void IdMapper::dedup_partition(DedupWorkspace& w, int64_t p, bool first_of_task,
         if constexpr (decltype(record_slots)::value) {
             for (int64_t d = lo; d < lo + found; ++d) {
                 if (dist[d].value >= 0)
-                    m.batch(slot_of[d]) = FlatMap::kNoBatch;
+                    m.value(slot_of[d]).batch = kNoBatch;
             }
         } else {
-            map.reset_scratch();
+            map.for_each_mut([](int64_t, RowSlot& v) { v.batch = kNoBatch; });
         }
     };
     if (whole)
@@ -359,7 +359,8 @@ MapResult IdMapper::map(const int64_t* ids, int64_t n, bool insert) {
         for (int64_t d = lo; d < end; ++d) {
             const int64_t id = w.dist[d].id;
             if (w.dist[d].value < 0)
-                m.insert_new(id, hash_for_slot(id), rows[w.global[d]]);
+                m.insert_new(id, hash_for_slot(id),
+                             RowSlot{static_cast<int32_t>(rows[w.global[d]]), kNoBatch});
         }
     });
     t_.size += misses - static_cast<int64_t>(out.evicted_ids.size());
@@ -372,8 +373,9 @@ void IdMapper::lookup(const int64_t* ids, int64_t n, int64_t* rows) const {
     parallel_chunks(n, int64_t{1} << 14, [&](int64_t, int64_t lo, int64_t hi) {
         for (int64_t i = lo; i < hi; ++i) {
             const uint64_t h = id_hash(ids[i]);
-            rows[i] = t_.maps[static_cast<size_t>(partition_of(h, log2_parts_))].find(
+            const RowSlot* slot = t_.maps[static_cast<size_t>(partition_of(h, log2_parts_))].find(
                 ids[i], static_cast<uint32_t>(h));
+            rows[i] = slot != nullptr ? slot->row : -1;
         }
     });
 }
@@ -501,11 +503,12 @@ void IdMapper::load_state(const MappingState& s) {
     for (int64_t i = 0; i < m; ++i) {
         const uint64_t h = id_hash(s.ids[i]);
         FlatMap& map = t.maps[static_cast<size_t>(partition_of(h, log2_parts_))];
-        if (map.find(s.ids[i], static_cast<uint32_t>(h)) >= 0) {
+        if (map.find(s.ids[i], static_cast<uint32_t>(h)) != nullptr) {
             throw std::invalid_argument(where + "id " + std::to_string(s.ids[i]) +
                                         " appears twice");
         }
-        map.insert_new(s.ids[i], static_cast<uint32_t>(h), s.rows[i]);
+        map.insert_new(s.ids[i], static_cast<uint32_t>(h),
+                       RowSlot{static_cast<int32_t>(s.rows[i]), kNoBatch});
     }
     for (int64_t row = 0; row < high_water; ++row) {
         if (t.meta[static_cast<size_t>(row)].count == 0)

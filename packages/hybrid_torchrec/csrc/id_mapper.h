@@ -31,7 +31,7 @@
 #include "common.h"
 #include "dedup.h"
 #include "eviction_order.h"
-#include "flat_map.h"
+#include "recsdk_ext/flat_map.h"
 
 namespace hybrid {
 
@@ -64,6 +64,23 @@ struct MappingState {
     std::vector<int64_t> ids, rows, counts, last_used;
     int64_t step = 0;
 };
+
+// A partition's map (packages/common/csrc/recsdk_ext/flat_map.h): id -> row, and beside it a
+// 32-bit scratch word of the current batch (kNoBatch between batches), in the id's 16-byte
+// slot so that a hit costs one cache line.
+struct RowSlot {
+    int32_t row;  // -1: empty
+    uint32_t batch;
+};
+constexpr uint32_t kNoBatch = 0xffffffffu;
+struct RowSlotTraits {
+    using Value = RowSlot;
+    static constexpr Value empty() { return Value{-1, kNoBatch}; }
+    static bool is_empty(const Value& v) { return v.row < 0; }
+    // Slots by the hash's low bits: its top bits are the partition's (see hash_for_slot).
+    static constexpr bool kHomeFromTopBits = false;
+};
+using FlatMap = recsdk_ext::FlatMap<RowSlotTraits>;
 
 class IdMapper {
 public:

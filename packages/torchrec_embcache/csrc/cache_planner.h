@@ -27,7 +27,7 @@
 #include <thread>
 #include <vector>
 
-#include "flat_map.h"
+#include "common.h"
 #include "host_table.h"
 
 namespace embcache {

@@ -23,7 +23,7 @@
 #include <utility>
 #include <vector>
 
-#include "flat_map.h"
+#include "common.h"
 #include "initializer.h"
 #include "optimizer.h"
 
