@@ -9,26 +9,6 @@ from typer.testing import CliRunner
 from tests.synthetic import Upstream, make_project, make_upstream
 
 
-def _one_thread_per_rank() -> None:
-    """Ranks spawned by a test share this host's cores: each gets one intra-op thread, as
-    torchrun sets for several processes per node (OMP_NUM_THREADS=1, inherited at spawn);
-    two ranks of torch's default one thread per core would oversubscribe the cores. This
-    process keeps every core for the single-process tests. A value the caller set is left
-    alone."""
-    if "OMP_NUM_THREADS" in os.environ:
-        return
-    os.environ["OMP_NUM_THREADS"] = "1"
-    try:
-        import torch
-    except ImportError:  # nothing to spawn ranks with
-        return
-    torch.set_num_threads(os.cpu_count() or 1)
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    _one_thread_per_rank()
-
-
 @pytest.fixture
 def upstream(tmp_path: Path) -> Upstream:
     return make_upstream(tmp_path)
