@@ -12,14 +12,17 @@ from recsdk_build.hashing import hash_tree
 from recsdk_build.pipeline.atomic import new_staging_dir
 from recsdk_build.proc import StageLog, run_pip
 
-_IGNORE = shutil.ignore_patterns("build", "dist", "*.so", "*.egg-info", "__pycache__", ".*cache")
+# What an in-place build writes into a package's source tree: its extension, and the shared
+# Python it copies from packages/common into ``<module>/_shared`` (SHARED_PACKAGE in
+# packages/common/recsdk_ext_setup.py; hashed as the wheels stage's extension_shared). Neither
+# is a source: the test suites' in-place builds must not make a built wheel look stale.
+_PRODUCT_DIRS = ("build", "dist", "__pycache__", "_shared")
+_IGNORE = shutil.ignore_patterns(*_PRODUCT_DIRS, "*.so", "*.egg-info", ".*cache")
 
 
 def _is_build_product(rel: Path) -> bool:
     return rel.suffix in (".so", ".pyc") or any(
-        part in ("build", "dist", "__pycache__")
-        or part.endswith(".egg-info")
-        or part.startswith(".")
+        part in _PRODUCT_DIRS or part.endswith(".egg-info") or part.startswith(".")
         for part in rel.parts
     )
 

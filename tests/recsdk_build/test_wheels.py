@@ -156,3 +156,25 @@ def test_extension_packages_are_built_in_the_build_environment(
     # So does editing the shared sources.
     (shared / "shared.py").write_text("SHARED = 2\n")
     assert [r.status for r in run(project, build, "wheels")] == ["ran"]
+
+
+def test_an_in_place_build_leaves_a_package_digest_unchanged(tmp_path: Path) -> None:
+    """The test suites build the extension packages in place (tests/extpackage.py), which
+    writes the extension and the shared Python copied from packages/common into the source
+    tree. Neither may change the package's digest: a built wheel would look stale and
+    `recsdk-build all` after `pytest` would rebuild the wheels and rerun verify."""
+    from recsdk_build.extbuild import package_digest
+
+    pkg = tmp_path / "pkg"
+    (pkg / "src" / "mod").mkdir(parents=True)
+    (pkg / "setup.py").write_text("# setup\n")
+    (pkg / "src" / "mod" / "__init__.py").write_text("x = 1\n")
+    before = package_digest(pkg)
+    (pkg / "src" / "mod" / "_C.cpython-311-x86_64-linux-gnu.so").write_bytes(b"\x7fELF")
+    (pkg / "src" / "mod" / "_shared").mkdir()
+    (pkg / "src" / "mod" / "_shared" / "collective.py").write_text("y = 2\n")
+    (pkg / "build" / "temp").mkdir(parents=True)
+    (pkg / "build" / "temp" / "a.o").write_bytes(b"obj")
+    assert package_digest(pkg) == before
+    (pkg / "src" / "mod" / "__init__.py").write_text("x = 2\n")
+    assert package_digest(pkg) != before
