@@ -25,11 +25,10 @@ model against the unsharded one, in 2 processes, 4 for grid sharding). Changed, 
   fails on its own there: ``nn.EmbeddingBag`` with fp16 weights and fp32 per-sample weights,
   which torch's CPU kernel (and so the simulated device's fallback) rejects, as the same test
   does on the CPU with gloo;
-- one example per method instead of upstream's 1 to 10 (34 in all), more with
-  RECSDK_UPSTREAM_EXAMPLES=n (upstream_mp.max_examples; 10 gives upstream's counts). Measured
-  on two busy cores: a method's first example 25 to 45 s (grid, 4 ranks: 50 to 80 s), each
-  further one about 9 s (rw's 6 in 67 s, twrw's 6 in 58 s); upstream's counts would add about
-  150 s to the 9 methods' 5 to 7 minutes. Derandomized, the same examples run every time.
+- upstream's own example counts (1 to 10 per method, 34 in all); RECSDK_UPSTREAM_EXAMPLES=n
+  caps them at n (upstream_mp.max_examples; 1 for a quick run). Measured on a quiet 2-core
+  machine: the 9 methods with 1 example each in 49 s, with upstream's counts in 166 s.
+  Derandomized, the same examples run every time.
 
 Operators a case needs that have no npu kernel yet (``NEEDS``, read against
 ``data/fbgemm_coverage.toml`` and the installed adapter's dispatcher): the case is an expected
