@@ -14,6 +14,12 @@ def _cache_dir(config: pytest.Config) -> Path:
 
 
 @pytest.fixture(scope="session")
+def sim_build_root(request: pytest.FixtureRequest) -> Path:
+    """Where sim libraries of operators and test kernels are built (pytest's cache)."""
+    return _cache_dir(request.config) / "ops"
+
+
+@pytest.fixture(scope="session")
 def sim_ops(request: pytest.FixtureRequest) -> OpLibraries:
     """sim_ops("jagged_to_padded_dense") -> its SimOp (compiled once per source state)."""
     return OpLibraries(_cache_dir(request.config) / "ops")

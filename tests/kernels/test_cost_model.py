@@ -28,14 +28,8 @@ SHARE = HBM / CORES / CLOCK  # bytes per cycle of one core
 
 
 @pytest.fixture(scope="module")
-def cost_library(request: pytest.FixtureRequest) -> Path:
-    cache = getattr(request.config, "cache", None)
-    root = (
-        Path(cache.mkdir("recsdk-sim"))
-        if cache is not None
-        else Path(request.config.rootpath) / ".pytest_cache" / "recsdk-sim"
-    )
-    return build_test_library(SRC, root / "ops")
+def cost_library(sim_build_root: Path) -> Path:
+    return build_test_library(SRC, sim_build_root)
 
 
 def run(lib: Path, name: str) -> dict[str, int]:

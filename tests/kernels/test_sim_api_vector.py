@@ -18,14 +18,8 @@ OUT = 512
 
 
 @pytest.fixture(scope="module")
-def api_library(request: pytest.FixtureRequest) -> Path:
-    cache = getattr(request.config, "cache", None)
-    root = (
-        Path(cache.mkdir("recsdk-sim"))
-        if cache is not None
-        else Path(request.config.rootpath) / ".pytest_cache" / "recsdk-sim"
-    )
-    return build_test_library(SRC, root / "ops")
+def api_library(sim_build_root: Path) -> Path:
+    return build_test_library(SRC, sim_build_root)
 
 
 def run(lib: Path, name: str) -> tuple[int, str, torch.Tensor]:

@@ -22,14 +22,8 @@ AIV, AIC = 0, 1
 
 
 @pytest.fixture(scope="session")
-def mm(request: pytest.FixtureRequest) -> Lib:
-    cache = getattr(request.config, "cache", None)
-    root = (
-        Path(cache.mkdir("recsdk-sim"))
-        if cache is not None
-        else Path(request.config.rootpath) / ".pytest_cache" / "recsdk-sim"
-    )
-    return Lib(build_matmul_library(root / "ops"))
+def mm(sim_build_root: Path) -> Lib:
+    return Lib(build_matmul_library(sim_build_root))
 
 
 GEN = torch.Generator().manual_seed(11)

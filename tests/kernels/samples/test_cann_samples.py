@@ -39,14 +39,8 @@ class SampleCase(ctypes.Structure):
 
 
 @pytest.fixture(scope="module")
-def samples(request: pytest.FixtureRequest) -> ctypes.CDLL:
-    cache = getattr(request.config, "cache", None)
-    root = (
-        Path(cache.mkdir("recsdk-sim"))
-        if cache is not None
-        else Path(request.config.rootpath) / ".pytest_cache" / "recsdk-sim"
-    )
-    dll = ctypes.CDLL(str(build_test_library(SRC, root / "ops")))
+def samples(sim_build_root: Path) -> ctypes.CDLL:
+    dll = ctypes.CDLL(str(build_test_library(SRC, sim_build_root)))
     dll.recsdk_sim_sample_run.restype = ctypes.c_int32
     return dll
 

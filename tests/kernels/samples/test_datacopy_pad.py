@@ -20,14 +20,8 @@ UNTOUCHED_UB = -1  # the UB tensors' fill
 
 
 @pytest.fixture(scope="module")
-def lib(request: pytest.FixtureRequest) -> ctypes.CDLL:
-    cache = getattr(request.config, "cache", None)
-    root = (
-        Path(cache.mkdir("recsdk-sim"))
-        if cache is not None
-        else Path(request.config.rootpath) / ".pytest_cache" / "recsdk-sim"
-    )
-    return ctypes.CDLL(str(build_test_library(SRC, root / "ops")))
+def lib(sim_build_root: Path) -> ctypes.CDLL:
+    return ctypes.CDLL(str(build_test_library(SRC, sim_build_root)))
 
 
 def run(dll: ctypes.CDLL, name: str) -> tuple[int, str, torch.Tensor]:
