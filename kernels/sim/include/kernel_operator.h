@@ -18,6 +18,7 @@
 #include "recsdk_sim/vector.h"
 #include "recsdk_sim/sync.h"
 #include "recsdk_sim/vector_masked.h"
+#include "recsdk_sim/vector_cmpsel.h"
 #include "kernel_log.h"
 #include "recsdk_sim/mix.h"
 #include "recsdk_sim/cube_basic.h"

@@ -1,0 +1,254 @@
+// Compare / Compares / CompareScalar, Select and the CmpMask register on the emulation
+// (tests/kernels/samples/test_vector_cmpsel.py): each case reads the 512 floats of `in` (a in
+// [0, 256), b in [256, 512)) and writes its results to the front of `out` (bytes), which the test
+// checks against numpy.
+//
+// recsdk_sim_vec_case(name, in, out, report) runs one case on one core.
+#include <cstring>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "kernel_operator.h"
+#include "recsdk_sim/launch.h"
+
+using namespace AscendC;
+
+namespace {
+
+constexpr uint32_t kIn = 512;    // floats
+constexpr uint32_t kOut = 4096;  // bytes
+uint8_t* g_in = nullptr;
+uint8_t* g_out = nullptr;
+
+template <typename T>
+GlobalTensor<T> Gm(uint8_t* base, uint32_t bytes) {
+    GlobalTensor<T> gt;
+    gt.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(base), bytes / sizeof(T));
+    return gt;
+}
+
+// in[at, at + n) into a fresh UB tensor of `cap` floats.
+LocalTensor<float> Load(TPipe& pipe, TBuf<TPosition::VECCALC>& buf, uint32_t at, uint32_t n,
+                        uint32_t cap) {
+    pipe.InitBuffer(buf, cap * sizeof(float));
+    LocalTensor<float> t = buf.Get<float>();
+    DataCopy(t, Gm<float>(g_in, kIn * sizeof(float))[at], n);
+    PipeBarrier<PIPE_ALL>();
+    return t;
+}
+
+template <typename T>
+LocalTensor<T> Filled(TPipe& pipe, TBuf<TPosition::VECCALC>& buf, uint32_t n, T v) {
+    pipe.InitBuffer(buf, n * sizeof(T));
+    LocalTensor<T> t = buf.Get<T>();
+    if constexpr (sizeof(T) == 1) {  // Duplicate has no 8-bit form: fill as uint16_t
+        const auto v16 = static_cast<uint16_t>(v * 0x101u);
+        Duplicate<uint16_t>(t.template ReinterpretCast<uint16_t>(), v16,
+                            static_cast<int32_t>(n / 2));
+    } else {
+        Duplicate<T>(t, v, static_cast<int32_t>(n));
+    }
+    return t;
+}
+
+// `bytes` bytes of `t` to out[at...].
+template <typename T>
+void Store(const LocalTensor<T>& t, uint32_t bytes, uint32_t at = 0) {
+    PipeBarrier<PIPE_ALL>();
+    DataCopy(Gm<T>(g_out + at, bytes), t, bytes / sizeof(T));
+    PipeBarrier<PIPE_ALL>();
+}
+
+LocalTensor<half> ToHalf(TPipe& pipe, TBuf<TPosition::VECCALC>& buf, const LocalTensor<float>& src,
+                         uint32_t n) {
+    pipe.InitBuffer(buf, n * sizeof(half));
+    LocalTensor<half> t = buf.Get<half>();
+    Cast(t, src, RoundMode::CAST_NONE, n);
+    return t;
+}
+
+// The six modes of the count form on float: 256 elements -> 32 bytes each; then a count of 300
+// (one whole repeat beyond 256 is missing: only 256 compared) into a 64-byte tensor.
+void cmp_count_float() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> ba, bb, bd;
+    LocalTensor<float> a = Load(pipe, ba, 0, 256, 320), b = Load(pipe, bb, 256, 256, 320);
+    LocalTensor<uint8_t> d = Filled<uint8_t>(pipe, bd, 256, uint8_t(0xAA));
+    const CMPMODE modes[6] = {CMPMODE::LT, CMPMODE::GT, CMPMODE::EQ,
+                              CMPMODE::LE, CMPMODE::GE, CMPMODE::NE};
+    for (int m = 0; m < 6; ++m)
+        Compare(d[32 * m], a, b, modes[m], 256);
+    Compare(d[192], a, b, CMPMODE::LT, 300);
+    Store(d, 256);
+}
+
+// Level 0 on half, mask ignored on A2: 2 repeats of 128 lanes; src0 repeats 16 blocks apart
+// (elements 0..127 and 256..383), src0 blocks 1 apart, src1 blocks 2 apart within a repeat and
+// repeats 8 blocks apart. The bits of repeat 1 follow repeat 0's whatever dstRepStride.
+void cmp_level0_half() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> ba, bb, ha, hb, bd;
+    LocalTensor<float> fa = Load(pipe, ba, 0, 512, 512), fb = Load(pipe, bb, 256, 256, 512);
+    Muls(fb[256], fb, -1.0f, 256);  // b = in[256..512) then its negation
+    LocalTensor<half> a = ToHalf(pipe, ha, fa, 512), b = ToHalf(pipe, hb, fb, 512);
+    LocalTensor<uint8_t> d = Filled<uint8_t>(pipe, bd, 64, uint8_t(0xAA));
+    BinaryRepeatParams rp(1, 1, 2, 1, 16, 8);
+    uint64_t mask[2] = {1, 0};
+    Compare(d, a, b, CMPMODE::LE, mask, 2, rp);
+    Store(d, 64);
+}
+
+// Compares (LT against 0.5, mask count form, 4 repeats with the source's repeats 16 blocks
+// apart) and CompareScalar in its count form on int32_t (EQ against 1).
+void compares_scalar() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> ba, bi, bd;
+    LocalTensor<float> a = Load(pipe, ba, 0, 512, 512);
+    pipe.InitBuffer(bi, 512 * sizeof(int32_t));
+    LocalTensor<int32_t> ai = bi.Get<int32_t>();
+    Cast(ai, a, RoundMode::CAST_FLOOR, 512);
+    LocalTensor<uint8_t> d = Filled<uint8_t>(pipe, bd, 96, uint8_t(0xAA));
+    UnaryRepeatParams rp(1, 1, 8, 16);
+    Compares(d, a, 0.5f, CMPMODE::LT, uint64_t(64), 4, rp);
+    CompareScalar(d[32], ai, int32_t(1), CMPMODE::EQ, 512);
+    Store(d, 96);
+}
+
+void cmp_int32_lt_refused() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> bi, bd;
+    pipe.InitBuffer(bi, 128 * sizeof(int32_t));
+    LocalTensor<int32_t> ai = bi.Get<int32_t>();
+    LocalTensor<uint8_t> d = Filled<uint8_t>(pipe, bd, 32, uint8_t(0));
+    Compare(d, ai, ai, CMPMODE::LT, 64u);
+}
+
+// Compare into the CmpMask register (GT, 64 float lanes), GetCmpMask to out[0, 16), then
+// Select's register form over 2 repeats with the mask register's 64 lanes: max(a, b) on the
+// first 64 elements, and the same bits choosing between a[64..128) and b[64..128), to out[32...).
+void cmp_register_select() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> ba, bb, bm, bd;
+    LocalTensor<float> a = Load(pipe, ba, 0, 128, 128), b = Load(pipe, bb, 256, 128, 128);
+    LocalTensor<uint8_t> m = Filled<uint8_t>(pipe, bm, 32, uint8_t(0));
+    LocalTensor<float> d = Filled<float>(pipe, bd, 128, -100.0f);
+    BinaryRepeatParams rp;
+    Compare(a, b, CMPMODE::GT, uint64_t(64), rp);
+    GetCmpMask(m);
+    SetVectorMask<float>(0, ~uint64_t{0});
+    Select<float, SELMODE::VSEL_CMPMASK_SPR>(d, a, b, 2, rp);
+    ResetMask();
+    Store(m, 32);
+    Store(d, 512, 32);
+}
+
+// SetCmpMask with bits 0b0101... then the register form again (mode 0), one repeat.
+void set_cmp_mask_select() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> ba, bb, bm, bd;
+    LocalTensor<float> a = Load(pipe, ba, 0, 64, 64), b = Load(pipe, bb, 256, 64, 64);
+    LocalTensor<uint8_t> m = Filled<uint8_t>(pipe, bm, 32, uint8_t(0x55));
+    LocalTensor<float> d = Filled<float>(pipe, bd, 64, -100.0f);
+    SetCmpMask(m);
+    BinaryRepeatParams rp;
+    Select<float, SELMODE::VSEL_CMPMASK_SPR>(d, a, b, 1, rp);
+    Store(d, 256);
+}
+
+// Mode 2 with a mask array (lanes 0-7, 16-23, ... of each repeat) and strides: selMask from
+// Compare GT over 256 elements; repeat r reads a at r * 64, b at r * 128 (src1RepStride 16),
+// writes dst at r * 128 (dstRepStride 16), 3 repeats, consuming selMask bits r * 64 on.
+void select_mode2_mask_strides() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> ba, bb, bm, bd;
+    LocalTensor<float> a = Load(pipe, ba, 0, 256, 256), b = Load(pipe, bb, 256, 256, 512);
+    Muls(b[256], b, -1.0f, 256);  // b = in[256..512) then its negation
+    LocalTensor<uint8_t> m = Filled<uint8_t>(pipe, bm, 32, uint8_t(0));
+    LocalTensor<float> d = Filled<float>(pipe, bd, 384, -100.0f);
+    Compare(m, a, b, CMPMODE::GT, 256);
+    uint64_t mask[2] = {0x00FF00FF00FF00FFull, 0};
+    BinaryRepeatParams rp(1, 1, 1, 16, 8, 16);
+    Select(d, m, a, b, SELMODE::VSEL_TENSOR_TENSOR_MODE, mask, 3, rp);
+    Store(d, 384 * 4);
+}
+
+// Mode 1, count form: relu through Compares(a > 0) and Select(a, 0.0f) on the first 200
+// elements; dst's other elements keep -100.
+void select_mode1_count() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> ba, bm, bd;
+    LocalTensor<float> a = Load(pipe, ba, 0, 256, 256);
+    LocalTensor<uint8_t> m = Filled<uint8_t>(pipe, bm, 32, uint8_t(0));
+    LocalTensor<float> d = Filled<float>(pipe, bd, 256, -100.0f);
+    Compares(m, a, 0.0f, CMPMODE::GT, 256);
+    Select(d, m, a, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, 200u);
+    Store(d, 1024);
+}
+
+// Mode 0, count form on half: 300 elements, every repeat taking the first 128 bits of selMask
+// (Compare LT of a and b over the first 256).
+void select_mode0_count_half() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> ba, bb, ha, hb, bm, bd;
+    LocalTensor<float> fa = Load(pipe, ba, 0, 256, 512), fb = Load(pipe, bb, 256, 256, 512);
+    Adds(fa[256], fa, 0.25f, 256);  // elements 256.. of a: a + 0.25, of b: b
+    Adds(fb[256], fb, 0.0f, 256);
+    LocalTensor<half> a = ToHalf(pipe, ha, fa, 512), b = ToHalf(pipe, hb, fb, 512);
+    LocalTensor<uint8_t> m = Filled<uint8_t>(pipe, bm, 64, uint8_t(0));
+    pipe.InitBuffer(bd, 512 * sizeof(half));
+    LocalTensor<half> d = bd.Get<half>();
+    Duplicate<half>(d, half(-100.0f), 512);
+    Compare(m, a, b, CMPMODE::LT, 256);
+    Select(d, m, a, b, SELMODE::VSEL_CMPMASK_SPR, 300u);
+    Store(m, 32);
+    Store(d, 1024, 32);
+}
+
+void select_scalar_mode_mismatch() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> ba, bm, bd;
+    LocalTensor<float> a = Load(pipe, ba, 0, 64, 64);
+    LocalTensor<uint8_t> m = Filled<uint8_t>(pipe, bm, 32, uint8_t(0));
+    LocalTensor<float> d = Filled<float>(pipe, bd, 64, 0.0f);
+    Select(d, m, a, 1.0f, SELMODE::VSEL_TENSOR_TENSOR_MODE, 64u);
+}
+
+const std::map<std::string, std::function<void()>>& Cases() {
+    static const std::map<std::string, std::function<void()>> cases = {
+        {"cmp_count_float", cmp_count_float},
+        {"cmp_level0_half", cmp_level0_half},
+        {"compares_scalar", compares_scalar},
+        {"cmp_int32_lt_refused", cmp_int32_lt_refused},
+        {"cmp_register_select", cmp_register_select},
+        {"set_cmp_mask_select", set_cmp_mask_select},
+        {"select_mode2_mask_strides", select_mode2_mask_strides},
+        {"select_mode1_count", select_mode1_count},
+        {"select_mode0_count_half", select_mode0_count_half},
+        {"select_scalar_mode_mismatch", select_scalar_mode_mismatch},
+    };
+    return cases;
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int32_t
+recsdk_sim_vec_case(const char* name, uint8_t* in, uint8_t* out, RecsdkSimReport* report) {
+    std::memset(report, 0, sizeof(*report));
+    auto it = Cases().find(name);
+    if (it == Cases().end()) {
+        std::snprintf(report->message, sizeof(report->message), "no case %s", name);
+        return report->status = RECSDK_SIM_INTERNAL;
+    }
+    g_in = in;
+    g_out = out;
+    recsdk::sim::KernelRun run;
+    run.kernel = name;
+    run.soc = recsdk::sim::FindSoc("Ascend910B1");
+    run.block_dim = 1;
+    run.regions = {
+        recsdk::sim::GmRegion{in, kIn * sizeof(float), false, "input in"},
+        recsdk::sim::GmRegion{out, kOut, true, "output out"},
+    };
+    return recsdk::sim::RunKernel(run, it->second, report);
+}
