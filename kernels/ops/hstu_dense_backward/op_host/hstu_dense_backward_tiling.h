@@ -8,7 +8,14 @@
 // on, so nothing above the diagonal is computed), cut into one contiguous range per vector core
 // at 16-key boundaries by cost (keys x queries met), as the forward does with query rows.
 //
-// Per vector core: two workspace slots ([kHstuChunkQ, blockK] in q's dtype: P, and dZ) and two
+// Operands in L1 (HstuBackwardL1Plan): per vector core, TSCM for a key block's K and V and a
+// query chunk's Q and dO, as NZ. Each reaches L1 once per (block, chunk) and serves every product
+// that needs it (K: S and dQ; V: dP; Q: S and dK; dO: dP and dV), so the Cube reads nothing from
+// global memory but P and dZ from the slots, and the tensors' bytes move on the vector cores'
+// links. The chunk is the tallest of kHstuChunkQ, 64 and 32 (then the block lower) for which both
+// vector cores' TSCM and the Matmul API's buffers fit the AI core's L1.
+//
+// Per vector core: two workspace slots ([chunkQ, blockK] in q's dtype: P, and dZ) and two
 // float32 accumulators ([blockK, dimPad]: dK, dV); shared by all: the float32 dQ accumulator
 // [rows * N, dimPad], added to atomically. The unified buffer holds a chunk of score rows (S,
 // dP, bias and mask in q's dtype, five float32 work buffers, P and dZ in q's dtype), the causal
@@ -34,6 +41,56 @@ inline std::string HstuSameShape(const TensorDesc& t, const TensorDesc& like, co
         return std::string();
     return std::string(name) + " must have " + likeName + "'s shape " + like.Shape() +
            " and dtype " + DTypeName(like.dtype) + ", got " + (t.present ? t.Shape() : "none");
+}
+
+// The Cube tilings of the three Matmul objects for key blocks of blockK rows and query chunks of
+// chunkQ rows, B (and the score's A) in L1, on `p` with the L1 the TSCM buffers leave.
+inline std::string HstuBackwardMatmuls(HstuDenseBackwardTilingData& td, const HstuShape& s,
+                                       const PlatformInfo& p) {
+    const int64_t cq = td.chunkQ;
+    std::string e = HstuMatmul(&td.score, s.dtype, s.dtype, false, true, cq, td.blockK, s.dim, p,
+                               HstuMatmulOptions{true, true, 0, 0});
+    if (e.empty()) {
+        e = HstuMatmul(&td.trans, s.dtype, DType::kFloat32, true, false, td.blockK, s.dim, cq, p,
+                       HstuMatmulOptions{false, true, 0, 0});
+    }
+    if (e.empty()) {
+        e = HstuMatmul(&td.dq, s.dtype, DType::kFloat32, false, false, cq, s.dim, td.blockK, p,
+                       HstuMatmulOptions{false, true, 0, 0});
+    }
+    return e;
+}
+
+// Chooses the key block (at most `block`, the balance's choice) and the query chunk so that both
+// vector cores' TSCM buffers and the Matmul API's own fit the AI core's L1 (see the top): the
+// chunk shrinks first (kHstuChunkQ to 32), then the block, both to 16 at the least.
+inline std::string HstuBackwardL1Plan(HstuDenseBackwardTilingData& td, const HstuShape& s,
+                                      const PlatformInfo& p, int64_t block) {
+    const int64_t esz = DTypeSize(s.dtype);
+    const int64_t rowBytes = AlignUp(s.dim, CubeC0(esz)) * esz;
+    std::string e = "no key block and query chunk fit L1";
+    for (int64_t bk = block; bk >= 16; bk /= 2) {
+        for (int64_t cq : {kHstuChunkQ, int64_t{64}, int64_t{32}, int64_t{16}}) {
+            if (cq == 16 && bk > 16)
+                continue;  // a smaller block first
+            const uint64_t q = static_cast<uint64_t>(cq * rowBytes);
+            const uint64_t kv = static_cast<uint64_t>(AlignUp(bk, 16) * rowBytes);
+            const uint64_t tscm = 2 * (2 * q + 2 * kv);  // both vector cores of the AI core
+            if (tscm >= p.l1_bytes)
+                continue;
+            PlatformInfo api = p;
+            api.l1_bytes = p.l1_bytes - tscm;
+            td.blockK = bk;
+            td.chunkQ = cq;
+            e = HstuBackwardMatmuls(td, s, api);
+            if (e.empty()) {
+                td.qL1Bytes = static_cast<uint32_t>(q);
+                td.kvL1Bytes = static_cast<uint32_t>(kv);
+                return e;
+            }
+        }
+    }
+    return e;
 }
 
 inline TilingPlan<HstuDenseBackwardTilingData> HstuDenseBackwardTiling(
@@ -66,9 +123,13 @@ inline TilingPlan<HstuDenseBackwardTilingData> HstuDenseBackwardTiling(
     const int64_t esz = DTypeSize(s.dtype);
     td.hasBiasGrad = a.dAttnBias.present ? 1 : 0;
 
-    // Work: key block height, AI cores, and the cut into per-core ranges.
-    const HstuWork work = HstuWorkOf(s, /*keyMajor=*/true);
-    td.blockK = work.block;
+    // Work: key block height (the balance's choice, lower if L1 needs it), query chunk, AI
+    // cores, and the cut into per-core ranges; Cube tilings for the largest calls.
+    HstuWork work = HstuWorkOf(s, /*keyMajor=*/true);
+    std::string e0 = HstuBackwardL1Plan(td, s, p, work.block);
+    if (!e0.empty())
+        return Reject(e0);
+    work.block = td.blockK;
     int64_t groups = 0;
     int64_t scores = 0;
     for (int64_t len : s.lengths) {
@@ -80,19 +141,6 @@ inline TilingPlan<HstuDenseBackwardTilingData> HstuDenseBackwardTiling(
     // per score).
     const int64_t bytes = 7 * s.rows * s.heads * s.dim * esz + 8 * scores * esz;
     HstuAssignWorkers(plan, work, p, bytes, groups);
-
-    // Cube tilings for the largest calls.
-    e = HstuMatmul(&td.score, s.dtype, s.dtype, false, true, kHstuChunkQ, td.blockK, s.dim, p);
-    if (e.empty()) {
-        e = HstuMatmul(&td.trans, s.dtype, DType::kFloat32, true, false, td.blockK, s.dim,
-                       kHstuChunkQ, p);
-    }
-    if (e.empty()) {
-        e = HstuMatmul(&td.dq, s.dtype, DType::kFloat32, false, false, kHstuChunkQ, s.dim,
-                       td.blockK, p);
-    }
-    if (!e.empty())
-        return Reject(e);
 
     // Unified buffer: ramp, accumulator rows and zeros first, then as many score rows per chunk
     // as fit (each row: blockK elements of S, dP, bias, mask, P and dZ in q's dtype, five float32).
@@ -110,12 +158,12 @@ inline TilingPlan<HstuDenseBackwardTilingData> HstuDenseBackwardTiling(
                       " bytes) cannot hold one score row: needs " +
                       HstuStr(perRow + UbBytes(p) - avail) + " bytes");
     }
-    td.chunkRows = Min64(avail / perRow, kHstuChunkQ);
+    td.chunkRows = Min64(avail / perRow, td.chunkQ);
     td.scoreInBytes = static_cast<uint32_t>(td.chunkRows * td.blockK * esz);
     td.tempBytes = static_cast<uint32_t>(td.chunkRows * td.blockK * 4);
 
     // Workspace: per worker two slots and two accumulators, then the shared dQ accumulator.
-    td.slotBytes = AlignUp(kHstuChunkQ * td.blockK * esz, 512);
+    td.slotBytes = AlignUp(td.chunkQ * td.blockK * esz, 512);
     td.accBytes = AlignUp(td.blockK * td.dimPad * 4, 512);
     td.dqAccOffset = td.workers * 2 * (td.slotBytes + td.accBytes);
     plan.workspace_bytes =

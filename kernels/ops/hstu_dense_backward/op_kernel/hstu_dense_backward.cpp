@@ -9,16 +9,18 @@
 // SyncAll (the vector cores of every AI core; the AICs have left at REGIST_MATMUL_OBJ):
 //   0. clear the shared float32 dQ accumulator (workspace) and d_attn_bias, a slice per core;
 //   1. per piece of key rows [c0, c1) of a (batch, head) (tiling: balanced ranges of key
-//      blocks) and per chunk of at most kHstuChunkQ query rows that meet them (causal: from row
-//      c0 on): S = Q K^T and dP = G V^T on the Cube into the core's slots (q's dtype); on the
-//      vector cores, in chunks of rows, P and dZ (over S and dP in the slots; dZ also into
+//      blocks; its K and V copied to L1 once) and per chunk of at most chunkQ query rows that
+//      meet them (causal: from row c0 on; its Q and G copied to L1 once, every product reading
+//      its operands there): S = Q K^T and dP = G V^T on the Cube into the core's slots (q's dtype);
+//      on the vector cores, in chunks of rows, P and dZ (over S and dP in the slots; dZ also into
 //      d_attn_bias); then dV += P^T G and dK += dZ^T Q into the core's float32 accumulators
 //      (enAtomic after the first chunk) and dQ += dZ K into the shared accumulator (enAtomic,
 //      other cores add to the same rows); after the last chunk dK and dV rows are cast out;
 //   2. cast the dQ accumulator to dq, a slice of rows per core.
 //
 // exp(-Z) as in the forward (kernels/common/hstu_kernel.h: the emulation has no Exp).
-// Synchronisation: queues for every global <-> UB move of scores and rows; PipeSync MTE3_S before
+// Synchronisation: queues for every global <-> UB move of scores and rows, TSCM queues for the L1
+// operands (MTE2 -> the Cube's MTE1 reads, FreeTensor after the last call); PipeSync MTE3_S before
 // a Matmul reads what the vector core wrote; V_MTE3 for the zero block (a TBuf).
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
@@ -37,16 +39,19 @@ class HstuDenseBackward {
 public:
     using AType = MatmulType<TPosition::GM, CubeFormat::ND, T, false>;
     using ATransType = MatmulType<TPosition::GM, CubeFormat::ND, T, true>;
-    using BType = MatmulType<TPosition::GM, CubeFormat::ND, T, false>;
-    using BTransType = MatmulType<TPosition::GM, CubeFormat::ND, T, true>;
     using ScoreType = MatmulType<TPosition::GM, CubeFormat::ND, T>;
     using AccType = MatmulType<TPosition::GM, CubeFormat::ND, float>;
     using BiasType = MatmulType<TPosition::GM, CubeFormat::ND, float>;
     static constexpr int64_t kBlockElems = 32 / sizeof(T);
 
-    Matmul<AType, BTransType, ScoreType, BiasType> score;  // S = Q K^T, dP = G V^T
-    Matmul<ATransType, BType, AccType, BiasType> trans;    // dV += P^T G, dK += dZ^T Q
-    Matmul<AType, BType, AccType, BiasType> dq;            // dQ += dZ K
+    // Operands in L1 (TSCM, NZ): a key block's K and V, a query chunk's Q and G.
+    using AL1Type = MatmulType<TPosition::TSCM, CubeFormat::NZ, T, false>;
+    using BL1TransType = MatmulType<TPosition::TSCM, CubeFormat::NZ, T, true>;
+    using BL1Type = MatmulType<TPosition::TSCM, CubeFormat::NZ, T, false>;
+
+    Matmul<AL1Type, BL1TransType, ScoreType, BiasType> score;  // S = Q K^T, dP = G V^T
+    Matmul<ATransType, BL1Type, AccType, BiasType> trans;      // dV += P^T G, dK += dZ^T Q
+    Matmul<AType, BL1Type, AccType, BiasType> dq;              // dQ += dZ K
 
     __aicore__ inline void Init(GM_ADDR grad, GM_ADDR q, GM_ADDR k, GM_ADDR v, GM_ADDR mask,
                                 GM_ADDR bias, GM_ADDR offsets, GM_ADDR dqOut, GM_ADDR dkOut,
@@ -73,7 +78,7 @@ public:
         worker_ = GetBlockIdx();
         GM_ADDR ws = GetUserWorkspace(workspace);
         GM_ADDR mine = ws + worker_ * 2 * (td.slotBytes + td.accBytes);
-        const int64_t slot = mxrec::kHstuChunkQ * td.blockK;
+        const int64_t slot = td.chunkQ * td.blockK;
         const int64_t acc = td.blockK * td.dimPad;
         pSlotGm_.SetGlobalBuffer((__gm__ T*)mine, slot);
         zSlotGm_.SetGlobalBuffer((__gm__ T*)(mine + td.slotBytes), slot);
@@ -97,6 +102,10 @@ public:
         pipe->InitBuffer(accInQue_, 1, td.accInBytes);
         pipe->InitBuffer(accOutQue_, 1, td.accOutBytes);
         pipe->InitBuffer(zeroBuf_, td.zeroBytes);
+        pipe->InitBuffer(kL1_, 1, td.kvL1Bytes);
+        pipe->InitBuffer(vL1_, 1, td.kvL1Bytes);
+        pipe->InitBuffer(qL1_, 1, td.qL1Bytes);
+        pipe->InitBuffer(gL1_, 1, td.qL1Bytes);
         if (td.maskType == 0) {
             pipe->InitBuffer(rampBuf_, td.rampBytes);
             LocalTensor<float> ramp = rampBuf_.Get<float>();
@@ -151,51 +160,87 @@ private:
 
 public:  // Piece is called by mxrec::HstuForEachPiece
     // Key rows [c0, c1) of the current sequence (length len), head h.
+    // Key rows [c0, c1) of the current sequence (length len), head h. The block's K and V reach
+    // L1 once, each chunk's Q and G once, and every product reads them there in place (the Cube
+    // reads only the slots from global memory).
     __aicore__ inline void Piece(int64_t h, int64_t c0, int64_t c1, int64_t len) {
         const int64_t kn = c1 - c0;
-        const int64_t kp = mxrec::AlignUp(kn, kBlockElems);  // row stride of the slots
+        const int64_t kp = mxrec::AlignUp(kn, kBlockElems);
         const int64_t kOff = (seq_.row + c0) * nd_ + h * td_->dim;
         const int64_t first = mxrec::HstuQueryStart(td_->maskType == 0, c0);
-        for (int64_t i0 = first; i0 < len; i0 += mxrec::kHstuChunkQ) {
-            const int64_t mq = mxrec::Min64(mxrec::kHstuChunkQ, len - i0);
+        LocalTensor<T> kL = kL1_.AllocTensor<T>();
+        LocalTensor<T> vL = vL1_.AllocTensor<T>();
+        ToL1(kL, kGm_[kOff], kn);
+        ToL1(vL, vGm_[kOff], kn);
+        kL1_.EnQue(kL);
+        vL1_.EnQue(vL);
+        kL = kL1_.DeQue<T>();
+        vL = vL1_.DeQue<T>();
+        const int dim = static_cast<int>(td_->dim);
+        for (int64_t i0 = first; i0 < len; i0 += td_->chunkQ) {
+            const int64_t mq = mxrec::Min64(td_->chunkQ, len - i0);
             const int64_t qOff = (seq_.row + i0) * nd_ + h * td_->dim;
-            // S = Q K^T into the P slot, dP = G V^T into the dZ slot.
-            score.SetOrgShape(static_cast<int>(mq), static_cast<int>(kp), static_cast<int>(nd_),
-                              static_cast<int>(nd_), static_cast<int>(kp));
-            score.SetTail(static_cast<int>(mq), static_cast<int>(kn), static_cast<int>(td_->dim));
-            score.SetTensorA(qGm_[qOff]);
-            score.SetTensorB(kGm_[kOff], true);
+            LocalTensor<T> qL = qL1_.AllocTensor<T>();
+            LocalTensor<T> gL = gL1_.AllocTensor<T>();
+            ToL1(qL, qGm_[qOff], mq);
+            ToL1(gL, gGm_[qOff], mq);
+            qL1_.EnQue(qL);
+            gL1_.EnQue(gL);
+            qL = qL1_.DeQue<T>();
+            gL = gL1_.DeQue<T>();
+            score.SetOrgShape(static_cast<int>(mq), static_cast<int>(kp), dim);
+            score.SetTail(static_cast<int>(mq), static_cast<int>(kn), dim);
+            score.SetTensorA(qL);
+            score.SetTensorB(kL, true);
             score.IterateAll(pSlotGm_);
-            score.SetTensorA(gGm_[qOff]);
-            score.SetTensorB(vGm_[kOff], true);
+            score.SetTensorA(gL);
+            score.SetTensorB(vL, true);
             score.IterateAll(zSlotGm_);
             score.End();
             Scores(h, i0, mq, c0, kn, kp);
             mxrec::PipeSync<HardEvent::MTE3_S>();  // P and dZ are in global memory for the Cube
             const uint8_t add = i0 > first ? 1 : 0;
-            trans.SetOrgShape(static_cast<int>(kp), static_cast<int>(nd_), static_cast<int>(kp),
-                              static_cast<int>(kp), static_cast<int>(td_->dimPad));
-            trans.SetTail(static_cast<int>(kn), static_cast<int>(td_->dim), static_cast<int>(mq));
+            trans.SetOrgShape(static_cast<int>(kp), dim, static_cast<int>(kp), static_cast<int>(kp),
+                              static_cast<int>(td_->dimPad));
+            trans.SetTail(static_cast<int>(kn), dim, static_cast<int>(mq));
             trans.SetTensorA(pSlotGm_, true);
-            trans.SetTensorB(gGm_[qOff]);
+            trans.SetTensorB(gL);
             trans.IterateAll(dvAccGm_, add);
             trans.SetTensorA(zSlotGm_, true);
-            trans.SetTensorB(qGm_[qOff]);
+            trans.SetTensorB(qL);
             trans.IterateAll(dkAccGm_, add);
             trans.End();
-            dq.SetOrgShape(static_cast<int>(mq), static_cast<int>(nd_), static_cast<int>(kp),
-                           static_cast<int>(kp), static_cast<int>(td_->heads * td_->dimPad));
-            dq.SetTail(static_cast<int>(mq), static_cast<int>(td_->dim), static_cast<int>(kn));
+            dq.SetOrgShape(static_cast<int>(mq), dim, static_cast<int>(kp), static_cast<int>(kp),
+                           static_cast<int>(td_->heads * td_->dimPad));
+            dq.SetTail(static_cast<int>(mq), dim, static_cast<int>(kn));
             dq.SetTensorA(zSlotGm_);
-            dq.SetTensorB(kGm_[kOff]);
+            dq.SetTensorB(kL);
             dq.IterateAll(dqAccGm_[((seq_.row + i0) * td_->heads + h) * td_->dimPad], 1);
             dq.End();
+            qL1_.FreeTensor(qL);
+            gL1_.FreeTensor(gL);
         }
-        WriteRows(dkGm_, dkAccGm_, (seq_.row + c0) * nd_ + h * td_->dim, td_->dimPad, kn, nd_);
-        WriteRows(dvGm_, dvAccGm_, (seq_.row + c0) * nd_ + h * td_->dim, td_->dimPad, kn, nd_);
+        kL1_.FreeTensor(kL);
+        vL1_.FreeTensor(vL);
+        WriteRows(dkGm_, dkAccGm_, kOff, td_->dimPad, kn, nd_);
+        WriteRows(dvGm_, dvAccGm_, kOff, td_->dimPad, kn, nd_);
     }
 
 private:
+    // rows x D of a head (row stride N * D) into L1 as NZ, column groups AlignUp(rows, 16) apart:
+    // the layout the Matmul API reads an operand in TSCM in.
+    __aicore__ inline void ToL1(const LocalTensor<T>& dst, const GlobalTensor<T>& src,
+                                int64_t rows) {
+        Nd2NzParams p;
+        p.ndNum = 1;
+        p.nValue = static_cast<uint16_t>(rows);
+        p.dValue = static_cast<uint16_t>(td_->dim);
+        p.srcDValue = static_cast<uint16_t>(nd_);
+        p.dstNzC0Stride = static_cast<uint16_t>(mxrec::AlignUp(rows, 16));
+        p.dstNzNStride = 1;
+        DataCopy(dst, src, p);
+    }
+
     // The slots' S and dP (query rows i0.., key rows c0..) -> P and dZ, chunk by chunk.
     __aicore__ inline void Scores(int64_t h, int64_t i0, int64_t mq, int64_t c0, int64_t kn,
                                   int64_t kp) {
@@ -381,6 +426,10 @@ private:
     TBuf<TPosition::VECCALC> t2Buf_;
     TBuf<TPosition::VECCALC> rampBuf_;
     TBuf<TPosition::VECCALC> zeroBuf_;
+    TSCM<TPosition::GM, 1> kL1_;
+    TSCM<TPosition::GM, 1> vL1_;
+    TSCM<TPosition::GM, 1> qL1_;
+    TSCM<TPosition::GM, 1> gL1_;
 };
 
 }  // namespace
