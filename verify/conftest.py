@@ -16,11 +16,19 @@ import importlib
 import importlib.util
 import json
 import os
+import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+# The suite's helpers (rank workers, references, workloads, upstream's harness glue) live in lib/,
+# apart from the tests in the area folders; test modules and spawned ranks (which inherit
+# sys.path) import them by module name.
+LIB = Path(__file__).resolve().parent / "lib"
+if str(LIB) not in sys.path:
+    sys.path.insert(0, str(LIB))
 
 
 def pytest_configure(config: pytest.Config) -> None:

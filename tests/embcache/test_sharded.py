@@ -29,7 +29,7 @@ from torchrec_embcache.sharded import (
     placement_from_plan,
 )
 
-# The worker is the verify suite's (verify/embcache_sharded.py), run here on CPU ranks.
+# The worker is the verify suite's (verify/lib/embcache_sharded.py), run here on CPU ranks.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "verify"))
 import embcache_sharded as sharded_worker
 import npu_dist

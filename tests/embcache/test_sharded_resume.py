@@ -1,5 +1,5 @@
 """Sharded checkpoints in the background and with the device caches' contents, on CPU gloo
-ranks (verify/embcache_sharded_resume.py says what each rank checks)."""
+ranks (verify/lib/embcache_sharded_resume.py says what each rank checks)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The hybrid sharded Hash collection scales its gradients as torchrec's sharded EBC does: both
 trained side by side on 2 and 4 CPU ranks (gloo) on the same batches, with torchrec's
 GRADIENT_DIVISION on (its default: the gradients divided by the world size) and off
-(verify/embcache_gradient_scale.py)."""
+(verify/lib/embcache_gradient_scale.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("torchrec")
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "verify"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "verify" / "lib"))
 import embcache_gradient_scale as worker
 import npu_dist
 

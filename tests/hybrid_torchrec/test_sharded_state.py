@@ -7,7 +7,7 @@
 * Defined behaviour of sharded tables for negative ids, ids repeated within a bag, a full
   shard and ids never seen in evaluation.
 
-verify/test_hybrid_state.py does both on 2 and 4 npu ranks."""
+verify/hybrid/test_hybrid_state.py does both on 2 and 4 npu ranks."""
 
 from __future__ import annotations
 
@@ -226,7 +226,7 @@ def _rows_by_id(dmp: DistributedModelParallel) -> dict[tuple[str, int], torch.Te
 
 
 # Bags only: fbgemm's CPU kernels return a row per bag, not per id, for sequence tables
-# (verify/test_hybrid_state.py accumulates sequence tables on npu).
+# (verify/hybrid/test_hybrid_state.py accumulates sequence tables on npu).
 @pytest.mark.parametrize("sharding_type", ["table_wise", "column_wise"])  # torchrec: no RW on cpu
 def test_accumulation_is_one_step_on_the_joined_batch(
     host_env: ShardingEnv, sharding_type: str

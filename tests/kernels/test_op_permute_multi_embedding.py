@@ -3,7 +3,7 @@
 The kernel moves the segments of one (source, destination) pair; the driver here cuts fbgemm's
 permutes into runs of consecutive rows between one pair and launches the kernel once per run, in
 order (the simplest exact plan: the adapter's planner, which also regroups runs, is checked
-through the adapter by verify/test_npu_ops_keyed.py).
+through the adapter by verify/ops/test_npu_ops_keyed.py).
 """
 
 from __future__ import annotations

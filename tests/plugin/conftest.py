@@ -7,7 +7,7 @@ Which build is tested:
   busy cores the first time) and loaded with ``torch.ops.load_library``. Its backend glue header
   is generated from the catalogue as the plugin stage generates it; the two npu entry points
   hstu.cpp calls are stubs that raise, since no npu device exists here (the npu kernels are
-  tested by verify/test_npu_hstu.py on the built adapter).
+  tested by verify/gr/test_npu_hstu.py on the built adapter).
 """
 
 from __future__ import annotations

@@ -143,8 +143,8 @@ def test_special_cases_are_op_toml_data(specs) -> None:
     assert by_name["gather_for_rank1"].error_name == "gather_for_rank1"
     sim = codegen.backend_sim_source(specs)
     body = _function(sim, "invert_permute")
-    # A trap of invert_permute is a ValueError naming what is wrong with permute, before the
-    # generic trap error (verify/test_npu_ops_at_scale.py matches "is not a permutation of 0..2").
+    # A trap of invert_permute is a ValueError naming what is wrong with permute, before the generic
+    # trap error (verify/ops/test_npu_ops_at_scale.py matches "is not a permutation of 0..2").
     check = body[body.index("TORCH_CHECK_VALUE(status != RECSDK_SIM_TRAP,") :]
     assert body.index("TORCH_CHECK_VALUE(") < body.index("launch.check(")
     assert _flat(check[: check.index(";")]) == (

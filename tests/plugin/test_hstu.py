@@ -1,6 +1,6 @@
 """mxrec::hstu_dense and hstu_dense_backward on CPU (torch_plugin/csrc/hstu.cpp, hstu_cpu.cpp):
 the schema, the argument checks, the CPU kernel and autograd, against references written from
-shared/research/hstu.md (the npu kernels run the same cases in verify/test_npu_hstu.py).
+shared/research/hstu.md (the npu kernels run the same cases in verify/gr/test_npu_hstu.py).
 
 References:
 - the float64 transcription of §2 in tests/kernels/hstu_ref.py (forward; the backward is
@@ -50,7 +50,7 @@ from tests.kernels.hstu_ref import (  # noqa: E402
 pytestmark = pytest.mark.usefixtures("hstu_adapter")
 
 REPO = Path(__file__).resolve().parents[2]
-SEED_EXAMPLE = REPO / "verify" / "hstu_seed_example.py"
+SEED_EXAMPLE = REPO / "verify" / "lib" / "hstu_seed_example.py"
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 FORWARD_TOL = {torch.float32: 8.0, torch.float16: 2.0, torch.bfloat16: 2.0}
 BACKWARD_TOL = {torch.float32: 16.0, torch.float16: 4.0, torch.bfloat16: 4.0}

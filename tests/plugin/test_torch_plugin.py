@@ -1,6 +1,6 @@
 """The torch adapter's sources and build configuration (torch_plugin/), without compiling.
 
-The compiled adapter is tested by the verification suite (verify/test_npu_ops.py) through
+The compiled adapter is tested by the verification suite (verify/ops/test_npu_ops.py) through
 `recsdk-build all`; these check the rules its build must keep: registrations that never claim
 a whole namespace, an ABI taken from torch, every operator of the catalogue and no other, and
 a configuration that comes from the ops stage.

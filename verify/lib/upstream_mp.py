@@ -30,7 +30,7 @@ from typing import Any
 # A rank that waits on a peer which died outside a collective would wait forever; this turns
 # such a hang into a failure with every thread's stack.
 RANK_WATCHDOG_SECONDS = 1200
-COVERAGE_FILE = Path(__file__).resolve().parent.parent / "data" / "fbgemm_coverage.toml"
+COVERAGE_FILE = Path(__file__).resolve().parents[2] / "data" / "fbgemm_coverage.toml"
 
 # fbgemm operators whose npu kernel is reached through another operator: a missing kernel is
 # reported under the inner name.

@@ -2,7 +2,7 @@
 
 # The user's example of shared/seeds/000 §1.5, verbatim (its indentation, lost in the document's
 # text, restored), with only its own two omissions added: `import numpy as np` and `mask_tril`
-# (the mask type whose mask is the lower triangle, 0). Run by verify/test_npu_hstu.py (on npu)
+# (the mask type whose mask is the lower triangle, 0). Run by verify/gr/test_npu_hstu.py (on npu)
 # and tests/plugin/test_hstu.py (on CPU) with runpy, as a script.
 import numpy as np
 import torch

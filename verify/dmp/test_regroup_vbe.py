@@ -31,7 +31,7 @@ import upstream_mp
 
 torch = pytest.importorskip("torch")
 
-HERE = Path(__file__).resolve().parent
+LIB = Path(__file__).resolve().parents[1] / "lib"
 # Beyond the operators the adapter has long had: the regroup (permute_pooled_embs), the
 # variable-batch input distribution and pooled-output all-to-all, the VBE TBE lookup, and the
 # sharded collection's expansion of deduplicated rows to the samples (inverse indices).
@@ -94,7 +94,7 @@ def test_regroup_vbe_pipeline_two_hosts_of_two_ranks(tmp_path: Path) -> None:
     port = npu_dist.free_port()
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
+        "PYTHONPATH": os.pathsep.join([str(LIB), os.environ.get("PYTHONPATH", "")]),
     }
     procs: list[tuple[subprocess.Popen[bytes], Any]] = []
     started = time.monotonic()
@@ -109,7 +109,7 @@ def test_regroup_vbe_pipeline_two_hosts_of_two_ranks(tmp_path: Path) -> None:
             f"--node-rank={node}",
             "--master-addr=127.0.0.1",
             f"--master-port={port}",
-            str(HERE / "regroup_vbe_dist.py"),
+            str(LIB / "regroup_vbe_dist.py"),
         ]
         procs.append((subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT), log))
     codes = []

@@ -1,6 +1,6 @@
 """Sharded EmbCache checkpoints taken in the background and resumed with the device caches'
 contents (the worker of tests/embcache/test_sharded.py's resume tests and of
-verify/test_embcache_sharded.py's npu case).
+verify/embcache/test_embcache_sharded.py's npu case).
 
 ``resume``: ranks train 2 steps, start save_sharded_checkpoint_in_background(cache=True), and
 train a third step while it is written. A fresh collection that loads the checkpoint with

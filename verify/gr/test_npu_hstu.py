@@ -26,7 +26,7 @@ pytestmark = [
 ]
 
 NPU = "npu"
-SEED_EXAMPLE = Path(__file__).resolve().with_name("hstu_seed_example.py")
+SEED_EXAMPLE = Path(__file__).resolve().parents[1] / "lib" / "hstu_seed_example.py"
 TOL = {torch.float32: 16.0, torch.float16: 4.0, torch.bfloat16: 4.0}
 
 
