@@ -138,8 +138,8 @@ def test_scatter_stays_in_ub(sim_ops, dtype) -> None:
 
 
 def test_too_large_for_the_bucket_table_is_rejected(sim_ops) -> None:
-    # With 8 KiB of UB a piece holds a few hundred entries and the row of bucket bounds (one per
-    # piece) no longer fits.
-    permute = torch.arange(400_000, dtype=torch.int32)
+    # With 8 KiB of UB a chunk holds a few hundred slots, so 4M entries need thousands of
+    # chunks and the row of bucket bounds (one per chunk) no longer fits.
+    permute = torch.arange(4_000_000, dtype=torch.int32)
     with pytest.raises(SimError, match="unified buffer"):
         invert_permute(sim_ops, permute, ub_bytes=8 * 1024)
