@@ -588,9 +588,10 @@ RECSDK_SIM_BINARY0(Min, recsdk::sim::kArithType, (y < x ? y : x))
 //
 // WholeReduceSum: repeat r's selected lanes summed into dst[r * dstRepStride] (dstRepStride in
 // elements: one result per repeat). BlockReduceSum: each 32-byte block of repeat r summed into
-// dst[r * dstRepStride * (32 / sizeof(T)) + b] (dstRepStride in 32-byte blocks). Sums run in
-// float, pairwise as the hardware's adder tree (the order is not documented; results can differ
-// from a sequential sum in the last bits).
+// dst[r * dstRepStride * 8 + b] (dstRepStride in units of one repeat's 8 results: 16 bytes for
+// half, 32 for float, ReduceDataBlock.md). Sums run in float, pairwise as the hardware's adder
+// tree (ReduceDataBlock.md draws the tree; results can differ from a sequential sum in the last
+// bits).
 
 template <typename T, typename P, typename Out>
 inline void ReduceLevel0(const char* call, const LocalTensor<T>& src, const P& plan,
@@ -786,8 +787,8 @@ RECSDK_SIM_WHOLE_REDUCE(WholeReduceMin, false)
 
 // ReduceSum, count form (ReduceSum.md): dst[0] = the sum of src[0, count). On Atlas A2/A3 this
 // form sums each 256-byte repeat as a binary tree and adds the repeats' sums in order ("方式一"),
-// and sharedTmpBuffer is not used. half/float; a count of 0 is a no-op. The mask / repeatTime
-// forms (the tree across repeats in sharedTmpBuffer, "方式二") and isSetMask = false are refused.
+// and sharedTmpBuffer is not used. half/float; a count of 0 is a no-op; isSetMask = false is
+// refused. The mask / repeatTime forms are in recsdk_sim/vector_reduce.h.
 template <typename T, bool isSetMask = true>
 inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
                       const LocalTensor<T>& sharedTmpBuffer, const int32_t count,
@@ -819,21 +820,6 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
     dst.SimData()[0] = acc;
     VecDone(count, sizeof(T));
 }
-template <typename T>
-inline void ReduceSum(const LocalTensor<T>&, const LocalTensor<T>&, const LocalTensor<T>&,
-                      const uint64_t[], const int32_t, const int32_t) {
-    static_assert(recsdk::sim::kRefused<T>,
-                  "ReduceSum with mask[] / repeatTime (the tree across repeats in "
-                  "sharedTmpBuffer) is not emulated: use the count form");
-}
-template <typename T>
-inline void ReduceSum(const LocalTensor<T>&, const LocalTensor<T>&, const LocalTensor<T>&,
-                      const int32_t, const int32_t, const int32_t) {
-    static_assert(recsdk::sim::kRefused<T>,
-                  "ReduceSum with mask / repeatTime (the tree across repeats in "
-                  "sharedTmpBuffer) is not emulated: use the count form");
-}
-
 template <typename T, typename P>
 inline void BlockReduceSumLevel0(const LocalTensor<T>& dst, const LocalTensor<T>& src,
                                  const P& plan, int32_t dstRepStride, int32_t srcBlkStride,
@@ -843,7 +829,8 @@ inline void BlockReduceSumLevel0(const LocalTensor<T>& dst, const LocalTensor<T>
     dst.Validate(call, loc);
     dst.InUb(call, loc);
     CheckUbAligned(dst.SimData(), call, loc, "destination");
-    const uint64_t per = uint64_t(dstRepStride) * P::kBlk;
+    // dstRepStride counts one repeat's 8 results (ReduceDataBlock.md: 16 bytes for half).
+    const uint64_t per = uint64_t(dstRepStride) * 8;
     const uint64_t end = plan.repeats == 0 ? 0 : (plan.repeats - 1) * per + 8;
     dst.CheckSpan(end, call, loc);
     const Lane0 ss{uint64_t(srcBlkStride), uint64_t(srcRepStride)};
