@@ -123,10 +123,12 @@ inline TilingPlan<HstuDenseBackwardTilingData> HstuDenseBackwardTiling(
     const int64_t esz = DTypeSize(s.dtype);
     td.hasBiasGrad = a.dAttnBias.present ? 1 : 0;
 
-    // Work: key block height (the balance's choice, lower if L1 needs it), query chunk, AI
-    // cores, and the cut into per-core ranges; Cube tilings for the largest calls.
+    // Work: key block height, query chunk, AI cores, and the cut into per-core ranges; Cube
+    // tilings for the largest calls. The block is twice the balance's choice (up to 256), lower
+    // if L1 needs it: every block reads its queries' Q and dO again, and the Cube, which pays for
+    // the larger diagonal blocks, has time to spare where the vector cores' links do not.
     HstuWork work = HstuWorkOf(s, /*keyMajor=*/true);
-    std::string e0 = HstuBackwardL1Plan(td, s, p, work.block);
+    std::string e0 = HstuBackwardL1Plan(td, s, p, Min64(256, 2 * work.block));
     if (!e0.empty())
         return Reject(e0);
     work.block = td.blockK;

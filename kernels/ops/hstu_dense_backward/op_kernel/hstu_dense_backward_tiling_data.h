@@ -25,7 +25,7 @@ struct HstuDenseBackwardTilingData {
     int64_t hasBias;                  // attn_bias given
     int64_t hasBiasGrad;              // d_attn_bias wanted
     int64_t squareBatch;              // leading size of mask, attn_bias and d_attn_bias
-    int64_t blockK;                   // key rows per block (a multiple of 16, at most 128)
+    int64_t blockK;                   // key rows per block (a multiple of 16, at most 256)
     int64_t chunkQ;                   // query rows per Cube call (at most kHstuChunkQ)
     int64_t chunkRows;                // score rows per vector pass (UB)
     int64_t outRows;                  // accumulator rows per pass when writing dq, dk, dv (UB)
