@@ -202,6 +202,9 @@ def tbe_forward_case() -> Case:
         x["indices"],
         x["offsets"],
         None,
+        None,
+        None,
+        None,
         out,
     ]
     # Every occurrence's row is read (the kernel does not cache hot rows across bags).
@@ -211,7 +214,7 @@ def tbe_forward_case() -> Case:
         f"T={t} tables [{rows}, {dim}] fp32, B={b}, {n} int64 ids (Zipf), sum pooling",
         minimum,
         lambda ops: ops("split_embedding_forward").launch(
-            [lib.arg(v) for v in tensors], [0, t * dim, dim]
+            [lib.arg(v) for v in tensors], [0, t * dim, dim, -1]
         ),
     )
 
@@ -244,6 +247,9 @@ def tbe_backward_case() -> Case:
         None,
         None,
         sorted_bags,
+        None,
+        None,
+        None,
     ]
     attrs = [1, 0, 0.01, 1e-8, 0.0, 0, 0, 0.0, dim, 0.9, 0.999, 0]
     # Each occurrence's gradient row is read (as the forward reads its weight row); each

@@ -904,3 +904,330 @@ def test_rejects_bad_arguments(sim_ops, overrides, attrs, message) -> None:
     base.update(attrs)
     with pytest.raises(SimError, match=message):
         split_embedding_backward(sim_ops, *args.values(), **base)
+
+
+# ---- variable batch per feature (VBE) ----------------------------------------------------------
+
+
+def vbe_metadata(bfr: list[list[int]], dims: list[int]):
+    """fbgemm's VBEMetadata (generate_vbe_metadata): b_offsets, output offsets, rank offsets."""
+    per_feature_rank = torch.tensor(bfr, dtype=torch.int64)
+    b_offsets = torch.cat(
+        [torch.zeros(1, dtype=torch.int64), per_feature_rank.sum(1).cumsum(0)]
+    ).int()
+    sizes = per_feature_rank.t() * torch.tensor(dims).view(1, -1)
+    out_offsets = torch.cat([torch.zeros(1, dtype=torch.int64), sizes.flatten().cumsum(0)])
+    zero = torch.zeros(len(dims), 1, dtype=torch.int64)
+    rank_offsets = torch.cat([zero, per_feature_rank.cumsum(1)], 1).int()
+    return b_offsets, out_offsets, rank_offsets
+
+
+def vbe_gradient(padded_grad, bfr, d_offsets):
+    """The forward's VBE layout of a gradient given as fbgemm's CPU invoker pads it: rows
+    [max_B, total_D], feature t's bag b at row b (what the invoker's copy differentiates to)."""
+    t_count = len(bfr)
+    dims = [int(d_offsets[t + 1] - d_offsets[t]) for t in range(t_count)]
+    _, out_offsets, rank_offsets = vbe_metadata(bfr, dims)
+    flat = torch.empty(int(out_offsets[-1]))
+    for r in range(rank_offsets.size(1) - 1):
+        for t in range(t_count):
+            o0, o1 = int(out_offsets[r * t_count + t]), int(out_offsets[r * t_count + t + 1])
+            b0, b1 = int(rank_offsets[t][r]), int(rank_offsets[t][r + 1])
+            d0, d1 = int(d_offsets[t]), int(d_offsets[t + 1])
+            flat[o0:o1] = padded_grad[b0:b1, d0:d1].flatten()
+    return flat
+
+
+def vbe_offsets(padded_offsets, bfr):
+    """The VBE offsets of a padded batch (each feature's first sum(bfr[t]) bags)."""
+    t_count = len(bfr)
+    max_b = (padded_offsets.numel() - 1) // t_count
+    keep = [t * max_b + b for t in range(t_count) for b in range(sum(bfr[t]))]
+    return torch.cat([padded_offsets[keep], padded_offsets[-1:]])
+
+
+def run_vbe_kernel(ops, case: Case, bfr, optimizer, index_dtype, **kw):
+    """The kernel on case's batch with the padding bags left out (they are empty) and the
+    gradient in the VBE layout."""
+    offsets = vbe_offsets(case.offsets, bfr)
+    b_offsets, out_offsets, rank_offsets = vbe_metadata(bfr, case.dims)
+    weights = case.weights.clone()
+    mom, mom_off = case.momentum(optimizer)
+    grad_weights = torch.zeros(case.w_total) if optimizer == DENSE else None
+    split_embedding_backward(
+        ops,
+        grad_output=vbe_gradient(case.grad_output, bfr, case.d_offsets),
+        weights=weights,
+        momentum1=mom,
+        momentum1_offsets=mom_off,
+        weights_offsets=case.weights_offsets,
+        d_offsets=case.d_offsets,
+        indices=case.indices.to(index_dtype),
+        offsets=offsets.to(index_dtype),
+        indice_weights=case.indice_weights,
+        sorted_positions=case.sorted,  # the padding bags are empty: the same positions
+        sorted_bags=bags_of(offsets, case.sorted),
+        grad_weights=grad_weights,
+        b_offsets=b_offsets,
+        vbe_output_offsets=out_offsets,
+        vbe_b_offsets_rank=rank_offsets,
+        pooling_mode=case.pooling,
+        optimizer=optimizer,
+        **kw,
+    )
+    return weights, mom, grad_weights
+
+
+def test_vbe_hand_worked_sgd(sim_ops) -> None:
+    """test_hand_worked_sgd's batch as VBE: batch sizes per feature per rank [[1, 1], [2, 0]].
+
+    Feature 0's bag 0 is on rank 0 and bag 1 on rank 1; feature 1's two bags are on rank 0.
+    Blocks (rank-major): r0 f0 [1, 2] | r0 f1 [2, 1] | r1 f0 [1, 2] | r1 f1 empty, so the
+    padded gradient [[1, 2, 10], [3, 4, 20]] is laid out as [1, 2, 10, 20, 3, 4]; the updates
+    are the padded case's.
+    """
+    b_offsets, out_offsets, rank_offsets = vbe_metadata([[1, 1], [2, 0]], [2, 1])
+    assert b_offsets.tolist() == [0, 2, 4] and out_offsets.tolist() == [0, 2, 4, 6, 6]
+    indices = torch.tensor([1, 1, 1, 2, 0])
+    offsets = torch.tensor([0, 2, 4, 5, 5])
+    want = {
+        SUM: [1, 1, -1.5, -3, -0.5, -1, -4, 1],
+        MEAN: [1, 1, -0.25, -1, 0.25, 0, -4, 1],
+    }
+    for pooling, expect in want.items():
+        for platform in ({}, {"min_core_bytes": 1}):
+            weights = torch.ones(8)
+            split_embedding_backward(
+                sim_ops,
+                grad_output=torch.tensor([1.0, 2.0, 10.0, 20.0, 3.0, 4.0]),
+                weights=weights,
+                weights_offsets=torch.tensor([0, 6]),
+                d_offsets=torch.tensor([0, 2, 3], dtype=torch.int32),
+                indices=indices,
+                offsets=offsets,
+                sorted_positions=sorted_positions_of(indices, offsets, [3, 2]),
+                b_offsets=b_offsets,
+                vbe_output_offsets=out_offsets,
+                vbe_b_offsets_rank=rank_offsets,
+                pooling_mode=pooling,
+                optimizer=SGD,
+                learning_rate=0.5,
+                **platform,
+            )
+            assert weights.tolist() == expect
+
+
+def test_vbe_matches_fbgemm_module(sim_ops) -> None:
+    """Against fbgemm's own CPU TBE module trained one step with batch_size_per_feature_per_rank
+    (EXACT_ROWWISE_ADAGRAD, mean pooling; its D must be a multiple of 4)."""
+    from fbgemm_gpu.split_embedding_configs import EmbOptimType
+    from fbgemm_gpu.split_table_batched_embeddings_ops_common import (
+        EmbeddingLocation,
+        PoolingMode,
+    )
+    from fbgemm_gpu.split_table_batched_embeddings_ops_training import (
+        ComputeDevice,
+        SplitTableBatchedEmbeddingBagsCodegen,
+    )
+
+    gen = torch.Generator().manual_seed(21)
+    specs = [(7, 4), (3, 8), (5, 12)]
+    bfr = [[2, 0, 3], [1, 4, 0], [0, 0, 2]]
+    tbe = SplitTableBatchedEmbeddingBagsCodegen(
+        [(r, d, EmbeddingLocation.HOST, ComputeDevice.CPU) for r, d in specs],
+        optimizer=EmbOptimType.EXACT_ROWWISE_ADAGRAD,
+        pooling_mode=PoolingMode.MEAN,
+        learning_rate=LR,
+        eps=EPS,
+    )
+    with torch.no_grad():
+        tbe.momentum1_host.copy_(torch.rand(tbe.momentum1_host.numel(), generator=gen))
+    weights0 = tbe.weights_host.detach().clone()
+    momentum0 = tbe.momentum1_host.detach().clone()
+    bags = sum(sum(x) for x in bfr)
+    lengths = torch.randint(0, 4, (bags,), generator=gen)
+    offsets = torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)])
+    feature = torch.arange(3).repeat_interleave(torch.tensor([sum(x) for x in bfr]))
+    limit = torch.tensor([r for r, _ in specs])[feature.repeat_interleave(lengths)]
+    indices = (torch.rand(int(offsets[-1]), generator=gen) * limit).long()
+    out = tbe(indices, offsets, batch_size_per_feature_per_rank=bfr)
+    grad = torch.randn(out.numel(), generator=gen)
+    out.backward(grad)
+
+    dims = [d for _, d in specs]
+    b_offsets, out_offsets, rank_offsets = vbe_metadata(bfr, dims)
+    bag = torch.repeat_interleave(torch.arange(bags), lengths)
+    linear = tbe.hash_size_cumsum[torch.searchsorted(b_offsets.long(), bag, right=True) - 1]
+    order = torch.sort(linear + indices, stable=True).indices
+    weights, momentum = weights0.clone(), momentum0.clone()
+    split_embedding_backward(
+        sim_ops,
+        grad_output=grad,
+        weights=weights,
+        momentum1=momentum,
+        momentum1_offsets=tbe.momentum1_offsets,
+        weights_offsets=tbe.weights_offsets,
+        d_offsets=tbe.D_offsets,
+        indices=indices,
+        offsets=offsets,
+        sorted_positions=order,
+        sorted_bags=bag[order],
+        b_offsets=b_offsets,
+        vbe_output_offsets=out_offsets,
+        vbe_b_offsets_rank=rank_offsets,
+        pooling_mode=MEAN,
+        optimizer=ROWWISE,
+    )
+    assert not torch.equal(weights, weights0)
+    torch.testing.assert_close(weights, tbe.weights_host.detach(), rtol=2e-5, atol=2e-6)
+    torch.testing.assert_close(momentum, tbe.momentum1_host.detach(), rtol=2e-5, atol=2e-6)
+
+
+@st.composite
+def vbe_cases(draw: st.DrawFn, pooling: int):
+    """A padded Case (every feature's bags padded to max_B with empty ones, as fbgemm's CPU
+    invoker does) and the batch sizes per feature per rank it pads."""
+    t = draw(st.integers(1, 4))
+    ranks = draw(st.integers(1, 3))
+    dims = draw(st.lists(st.integers(1, 24), min_size=t, max_size=t))
+    rows = draw(st.lists(st.integers(1, 8), min_size=t, max_size=t))
+    bfr = [draw(st.lists(st.integers(0, 3), min_size=ranks, max_size=ranks)) for _ in range(t)]
+    max_b = max(1, max(sum(x) for x in bfr))
+    lengths, index_list = [], []
+    for f in range(t):
+        for b in range(max_b):
+            n = draw(st.integers(0, 4)) if b < sum(bfr[f]) else 0
+            lengths.append(n)
+            index_list += draw(st.lists(st.integers(0, rows[f] - 1), min_size=n, max_size=n))
+    weighted = draw(st.booleans())
+    gen = torch.Generator().manual_seed(draw(st.integers(0, 2**31 - 1)))
+    return Case(rows, dims, lengths, index_list, weighted, pooling, gen), bfr
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    data=st.data(),
+    optimizer=st.sampled_from([SGD, ADAGRAD, ROWWISE, DENSE]),
+    pooling=st.sampled_from([SUM, MEAN]),
+    index_dtype=st.sampled_from(INDEX_DTYPES),
+    platform=platforms,
+)
+def test_vbe_matches_fbgemm(sim_ops, data, optimizer, pooling, index_dtype, platform) -> None:
+    """The VBE backward against fbgemm's CPU training path on the padded batch (what fbgemm's CPU
+    invoker runs for VBE: the padding bags are empty and their gradient rows are not read)."""
+    case, bfr = data.draw(vbe_cases(pooling))
+    got = run_vbe_kernel(sim_ops, case, bfr, optimizer, index_dtype, **platform)
+    assert_close(got, case.run_fbgemm(optimizer))
+
+
+def test_vbe_production_like(sim_ops) -> None:
+    """Dozens of tables, per-feature batch sizes in the thousands over 2 ranks, D 64-128,
+    Zipf-like ids, row-wise Adagrad, over several cores; against the float32 reference."""
+    gen = torch.Generator().manual_seed(22)
+    t = 24
+    dims = [64 if f % 3 else 128 for f in range(t)]
+    rows = [int(x) for x in torch.randint(200, 2000, (t,), generator=gen)]
+    bfr = [[int(x) for x in torch.randint(500, 2048, (2,), generator=gen)] for _ in range(t)]
+    max_b = max(sum(x) for x in bfr)
+    lengths, index_list = [], []
+    for f in range(t):
+        n = torch.randint(0, 4, (sum(bfr[f]),), generator=gen)
+        lengths += n.tolist() + [0] * (max_b - sum(bfr[f]))
+        ids = (torch.rand(int(n.sum()), generator=gen) ** 3 * rows[f]).long()
+        index_list += ids.tolist()
+    case = Case(rows, dims, lengths, index_list, False, SUM, gen)
+    got = run_vbe_kernel(sim_ops, case, bfr, ROWWISE, torch.int64, min_core_bytes=1)
+    weights, momentum = rowwise_float64(case)
+    torch.testing.assert_close(got[0], weights.float(), rtol=2e-5, atol=1e-5)
+    torch.testing.assert_close(got[1], momentum.float(), rtol=2e-5, atol=1e-5)
+
+
+def rowwise_float64(case: Case):
+    """Row-wise Adagrad (no weight decay) on a sum-pooled batch in float64, table by table with
+    index_add (reference_update's loop over ~10^5 positions takes ~20 s)."""
+    weights = case.weights.double()
+    momentum = case.mom_rows.double()
+    lengths = case.offsets[1:] - case.offsets[:-1]
+    bag = torch.repeat_interleave(torch.arange(lengths.numel()), lengths)
+    grad = case.grad_output.double()
+    for t in range(case.t):
+        here = bag // case.b == t
+        d, d0, rows = case.dims[t], int(case.d_offsets[t]), case.rows[t]
+        sums = torch.zeros(rows, d, dtype=torch.float64)
+        sums.index_add_(0, case.indices[here], grad[bag[here] % case.b, d0 : d0 + d])
+        touched = torch.unique(case.indices[here])
+        m_at = int(case.row_offsets[t]) + touched
+        momentum[m_at] += (sums[touched] ** 2).sum(1) / d
+        multiplier = LR / (momentum[m_at].sqrt() + EPS)
+        w = weights[int(case.weights_offsets[t]) :][: rows * d].view(rows, d)
+        w[touched] -= multiplier.unsqueeze(1) * sums[touched]
+    return weights, momentum
+
+
+@pytest.mark.parametrize(
+    "what",
+    ["b_offsets do not end at total_B", "rank offsets wrong", "block of the wrong size"],
+)
+def test_vbe_bad_metadata_traps(sim_ops, what) -> None:
+    b_offsets, out_offsets, rank_offsets = vbe_metadata([[1, 1], [2, 0]], [2, 1])
+    if what == "b_offsets do not end at total_B":
+        b_offsets[2] = 3
+    elif what == "rank offsets wrong":
+        rank_offsets[1][1] = 1
+    else:
+        out_offsets[1] = 3
+    indices, offsets = torch.tensor([1, 1, 1, 2, 0]), torch.tensor([0, 2, 4, 5, 5])
+    with pytest.raises(SimError, match="trap"):
+        split_embedding_backward(
+            sim_ops,
+            grad_output=torch.ones(6),
+            weights=torch.ones(8),
+            weights_offsets=torch.tensor([0, 6]),
+            d_offsets=torch.tensor([0, 2, 3], dtype=torch.int32),
+            indices=indices,
+            offsets=offsets,
+            sorted_positions=sorted_positions_of(indices, offsets, [3, 2]),
+            b_offsets=b_offsets,
+            vbe_output_offsets=out_offsets,
+            vbe_b_offsets_rank=rank_offsets,
+            pooling_mode=SUM,
+            optimizer=SGD,
+        )
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ("none mode", "needs pooling_mode sum or mean"),
+        ("missing rank offsets", "b_offsets, vbe_output_offsets and vbe_b_offsets_rank together"),
+        ("2-D gradient", r"grad_output must be 1-D \(the forward's VBE layout\)"),
+    ],
+)
+def test_vbe_rejections(sim_ops, change, message) -> None:
+    b_offsets, out_offsets, rank_offsets = vbe_metadata([[1, 1], [2, 0]], [2, 1])
+    indices, offsets = torch.tensor([1, 1, 1, 2, 0]), torch.tensor([0, 2, 4, 5, 5])
+    kw = {
+        "grad_output": torch.ones(6),
+        "b_offsets": b_offsets,
+        "vbe_output_offsets": out_offsets,
+        "vbe_b_offsets_rank": rank_offsets,
+        "pooling_mode": SUM,
+    }
+    if change == "none mode":
+        kw["pooling_mode"] = NONE
+    elif change == "missing rank offsets":
+        kw["vbe_b_offsets_rank"] = None
+    else:
+        kw["grad_output"] = torch.ones(1, 6)
+    with pytest.raises(SimError, match=message):
+        split_embedding_backward(
+            sim_ops,
+            weights=torch.ones(8),
+            weights_offsets=torch.tensor([0, 6]),
+            d_offsets=torch.tensor([0, 2, 3], dtype=torch.int32),
+            indices=indices,
+            offsets=offsets,
+            sorted_positions=sorted_positions_of(indices, offsets, [3, 2]),
+            optimizer=SGD,
+            **kw,
+        )

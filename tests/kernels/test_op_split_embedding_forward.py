@@ -31,19 +31,29 @@ def split_embedding_forward(
     max_d: int,
     indice_weights=None,
     out=None,
+    vbe=None,
     **launch,
 ):
-    """What the adapter does: allocate out from shapes and attributes, launch."""
+    """What the adapter does: allocate out from shapes and attributes, launch.
+
+    vbe: (b_offsets, vbe_output_offsets, vbe_b_offsets_rank, vbe_output_size) for variable batch
+    per feature.
+    """
+    vbe_tensors = [None, None, None] if vbe is None else list(vbe[:3])
+    vbe_size = -1 if vbe is None else vbe[3]
     if out is None:
         t = max(1, weights_offsets.numel())
-        if pooling_mode == NONE:
+        if vbe is not None:
+            shape = (vbe_size,)
+        elif pooling_mode == NONE:
             shape = (indices.numel(), max_d)
         else:
             shape = ((offsets.numel() - 1) // t, total_d)
         out = torch.empty(shape, dtype=torch.float32)
-    tensors = [weights, weights_offsets, d_offsets, indices, offsets, indice_weights, out]
+    tensors = [weights, weights_offsets, d_offsets, indices, offsets, indice_weights]
+    tensors += [*vbe_tensors, out]
     result = ops("split_embedding_forward").launch(
-        [arg(x) for x in tensors], [pooling_mode, total_d, max_d], **launch
+        [arg(x) for x in tensors], [pooling_mode, total_d, max_d, vbe_size], **launch
     )
     return out, result
 
@@ -538,3 +548,264 @@ def test_rejections(sim_ops, change, message) -> None:
     kwargs.update(change)
     with pytest.raises(SimError, match=message):
         split_embedding_forward(sim_ops, **kwargs)
+
+
+# ---- variable batch per feature (VBE) ----------------------------------------------------------
+
+
+def vbe_metadata(batch_size_per_feature_per_rank: list[list[int]], dims: list[int]):
+    """fbgemm's VBEMetadata (generate_vbe_metadata): b_offsets, output offsets, rank offsets."""
+    bfr = torch.tensor(batch_size_per_feature_per_rank, dtype=torch.int64)
+    b_offsets = torch.cat([torch.zeros(1, dtype=torch.int64), bfr.sum(1).cumsum(0)]).int()
+    sizes = bfr.t() * torch.tensor(dims).view(1, -1)
+    out_offsets = torch.cat([torch.zeros(1, dtype=torch.int64), sizes.flatten().cumsum(0)])
+    rank_offsets = torch.cat([torch.zeros(len(dims), 1, dtype=torch.int64), bfr.cumsum(1)], 1)
+    return b_offsets, out_offsets, rank_offsets.int(), int(out_offsets[-1])
+
+
+def vbe_reference(weights, wo, do, indices, offsets, rows, mode, iw, bfr):
+    """What fbgemm's CPU invoker does with VBE: pad every feature's bags to max_B with empty
+    ones, run the CPU op (fbgemm_pooled), then copy each (rank, feature) block into the flat
+    per-rank, per-feature output."""
+    t_count = len(rows)
+    dims = [int(do[t + 1] - do[t]) for t in range(t_count)]
+    b_offsets, out_offsets, rank_offsets, size = vbe_metadata(bfr, dims)
+    max_b = max(1, int((b_offsets[1:] - b_offsets[:-1]).max())) if t_count else 1
+    padded = torch.empty(t_count * max_b + 1, dtype=offsets.dtype)
+    for t in range(t_count):
+        lo, hi = int(b_offsets[t]), int(b_offsets[t + 1])
+        padded[t * max_b : t * max_b + hi - lo] = offsets[lo:hi]
+        padded[t * max_b + hi - lo : (t + 1) * max_b] = offsets[hi]
+    padded[-1] = offsets[-1]
+    pooled = fbgemm_pooled(weights, wo, do, indices, padded, rows, mode, iw)
+    out = torch.empty(size)
+    ranks = rank_offsets.size(1) - 1
+    for r in range(ranks):
+        for t in range(t_count):
+            o0, o1 = int(out_offsets[r * t_count + t]), int(out_offsets[r * t_count + t + 1])
+            b0, b1 = int(rank_offsets[t][r]), int(rank_offsets[t][r + 1])
+            out[o0:o1] = pooled[b0:b1, int(do[t]) : int(do[t + 1])].flatten()
+    return out
+
+
+# The documented example's tables with batch sizes per feature per rank [[1, 2], [2, 0]]:
+# feature 0 has 3 bags (rank 0: b0; rank 1: b1, b2), feature 1 has 2 (both on rank 0).
+#   bags: f0 b0 = rows 1, 3; f0 b1 = empty; f0 b2 = row 0; f1 b0 = row 0; f1 b1 = row 1 twice
+#   b_offsets = [0, 3, 5]; rank offsets f0 [0, 1, 3], f1 [0, 2, 2]
+#   blocks (rank-major): r0 f0 [1, 3] | r0 f1 [2, 5] | r1 f0 [2, 3] | r1 f1 empty
+#   vbe_output_offsets = [0, 3, 13, 19, 19]
+VBE_BFR = [[1, 2], [2, 0]]
+VBE_INDICES = [1, 3, 0, 0, 1, 1]
+VBE_OFFSETS = [0, 2, 2, 3, 4, 6]
+VBE_SUM = [12, 14, 16, 12, 13, 14, 15, 16, 34, 36, 38, 40, 42, 0, 0, 0, 0, 1, 2]
+VBE_MEAN = [6, 7, 8, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 0, 0, 0, 0, 1, 2]
+
+
+@pytest.mark.parametrize(("mode", "want"), [(SUM, VBE_SUM), (MEAN, VBE_MEAN)])
+@pytest.mark.parametrize("platform", [{}, {"min_core_bytes": 1}])
+def test_vbe_documented_example(sim_ops, mode, want, platform) -> None:
+    weights, wo, do, _, _ = example_inputs()
+    indices, offsets = torch.tensor(VBE_INDICES), torch.tensor(VBE_OFFSETS)
+    meta = vbe_metadata(VBE_BFR, [3, 5])
+    assert meta[1].tolist() == [0, 3, 13, 19, 19]
+    out, _ = split_embedding_forward(
+        sim_ops, weights, wo, do, indices, offsets, mode, 8, 5, vbe=meta, **platform
+    )
+    assert out.tolist() == want
+    ref = vbe_reference(weights, wo, do, indices, offsets, [4, 2], mode, None, VBE_BFR)
+    assert ref.tolist() == want
+
+
+def test_vbe_matches_fbgemm_module(sim_ops) -> None:
+    """The layout against fbgemm's own CPU TBE module called with batch_size_per_feature_per_rank
+    (its D must be a multiple of 4)."""
+    from fbgemm_gpu.split_embedding_configs import EmbOptimType
+    from fbgemm_gpu.split_table_batched_embeddings_ops_common import (
+        EmbeddingLocation,
+        PoolingMode,
+    )
+    from fbgemm_gpu.split_table_batched_embeddings_ops_training import (
+        ComputeDevice,
+        SplitTableBatchedEmbeddingBagsCodegen,
+    )
+
+    gen = torch.Generator().manual_seed(11)
+    specs = [(7, 4), (3, 8), (5, 12)]
+    bfr = [[2, 0, 3], [1, 4, 0], [0, 0, 2]]
+    tbe = SplitTableBatchedEmbeddingBagsCodegen(
+        [(r, d, EmbeddingLocation.HOST, ComputeDevice.CPU) for r, d in specs],
+        optimizer=EmbOptimType.EXACT_SGD,
+        pooling_mode=PoolingMode.MEAN,
+    )
+    bags = sum(sum(x) for x in bfr)
+    lengths = torch.randint(0, 4, (bags,), generator=gen)
+    offsets = torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)])
+    feature = torch.arange(3).repeat_interleave(torch.tensor([sum(x) for x in bfr]))
+    limit = torch.tensor([r for r, _ in specs])[feature.repeat_interleave(lengths)]
+    indices = (torch.rand(int(offsets[-1]), generator=gen) * limit).long()
+    with torch.no_grad():
+        want = tbe(indices, offsets, batch_size_per_feature_per_rank=bfr)
+    weights = tbe.weights_host.detach()
+    dims = [d for _, d in specs]
+    out, _ = split_embedding_forward(
+        sim_ops,
+        weights,
+        tbe.weights_offsets,
+        tbe.D_offsets,
+        indices,
+        offsets,
+        MEAN,
+        sum(dims),
+        max(dims),
+        vbe=vbe_metadata(bfr, dims),
+    )
+    torch.testing.assert_close(out, want, rtol=1e-6, atol=1e-6)
+
+
+@st.composite
+def vbe_cases(draw: st.DrawFn) -> dict:
+    t = draw(st.integers(1, 4))
+    ranks = draw(st.integers(1, 3))
+    dims = draw(st.lists(st.integers(0, 40), min_size=t, max_size=t))
+    rows = draw(st.lists(st.integers(1, 12), min_size=t, max_size=t))
+    bfr = [draw(st.lists(st.integers(0, 4), min_size=ranks, max_size=ranks)) for _ in range(t)]
+    lengths, indices = [], []
+    for f in range(t):
+        for _ in range(sum(bfr[f])):
+            n = draw(st.integers(0, 5))
+            lengths.append(n)
+            valid = st.integers(0, rows[f] - 1)
+            indices += draw(st.lists(st.one_of(valid, valid, st.just(-1)), min_size=n, max_size=n))
+    return {"dims": dims, "rows": rows, "bfr": bfr, "lengths": lengths, "indices": indices}
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    case=vbe_cases(),
+    mode=st.sampled_from([SUM, MEAN]),
+    weight_dtype=st.sampled_from(WEIGHT_DTYPES),
+    index_dtype=st.sampled_from(INDEX_DTYPES),
+    weighted=st.booleans(),
+    platform=PLATFORMS,
+    seed=seeds,
+)
+def test_vbe_matches_fbgemm(
+    sim_ops, case, mode, weight_dtype, index_dtype, weighted, platform, seed
+) -> None:
+    weights, wo, do, indices, offsets, iw = build(case, weight_dtype, index_dtype, seed, weighted)
+    dims, rows, bfr = case["dims"], case["rows"], case["bfr"]
+    meta = vbe_metadata(bfr, dims)
+    out, _ = split_embedding_forward(
+        sim_ops,
+        weights,
+        wo,
+        do,
+        indices,
+        offsets,
+        mode,
+        sum(dims),
+        max(dims),
+        iw,
+        vbe=meta,
+        **platform,
+    )
+    want = vbe_reference(weights, wo, do, indices, offsets, rows, mode, iw, bfr)
+    torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-5)
+
+
+def test_vbe_production_like(sim_ops) -> None:
+    """Dozens of tables, per-feature batch sizes in the thousands over 2 ranks, D 64-128,
+    Zipf-like ids, spread over cores; against the padded fbgemm CPU reference."""
+    gen = torch.Generator().manual_seed(12)
+    t = 24
+    dims = [64 if f % 3 else 128 for f in range(t)]
+    rows = [int(x) for x in torch.randint(200, 2000, (t,), generator=gen)]
+    bfr = [[int(x) for x in torch.randint(500, 2048, (2,), generator=gen)] for _ in range(t)]
+    bags = sum(sum(x) for x in bfr)
+    lengths = torch.randint(0, 4, (bags,), generator=gen)
+    offsets = torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)])
+    per_bag = torch.tensor(rows).repeat_interleave(torch.tensor([sum(x) for x in bfr]))
+    limit = per_bag.repeat_interleave(lengths)
+    indices = (torch.rand(limit.numel(), generator=gen) ** 3 * limit).long()
+    wo, do = layout(dims, rows)
+    weights = torch.randn(sum(d * r for d, r in zip(dims, rows, strict=True)), generator=gen)
+    args = (weights, torch.tensor(wo), torch.tensor(do, dtype=torch.int32), indices, offsets)
+    out, result = split_embedding_forward(
+        sim_ops, *args, SUM, sum(dims), max(dims), vbe=vbe_metadata(bfr, dims)
+    )
+    assert result.block_dim > 1
+    want = vbe_reference(*args, rows, SUM, None, bfr)
+    torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "what",
+    [
+        "b_offsets do not end at total_B",
+        "b_offsets decrease",
+        "rank offsets do not end at the feature's batch",
+        "output block of the wrong size",
+        "output offsets do not end at the output size",
+    ],
+)
+def test_vbe_bad_metadata_traps(sim_ops, what) -> None:
+    weights, wo, do, _, _ = example_inputs()
+    indices, offsets = torch.tensor(VBE_INDICES), torch.tensor(VBE_OFFSETS)
+    b_offsets, out_offsets, rank_offsets, size = vbe_metadata(VBE_BFR, [3, 5])
+    if what == "b_offsets do not end at total_B":
+        b_offsets[2] = 4
+    elif what == "b_offsets decrease":
+        b_offsets[1] = 6
+    elif what == "rank offsets do not end at the feature's batch":
+        rank_offsets[0][2] = 2
+    elif what == "output block of the wrong size":
+        out_offsets[1] = 6
+    else:
+        out_offsets[4] = 18
+    with pytest.raises(SimError, match="trap"):
+        split_embedding_forward(
+            sim_ops,
+            weights,
+            wo,
+            do,
+            indices,
+            offsets,
+            SUM,
+            8,
+            5,
+            vbe=(b_offsets, out_offsets, rank_offsets, size),
+            min_core_bytes=1,
+        )
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ("none mode", "needs pooling_mode sum or mean"),
+        ("missing rank offsets", "b_offsets, vbe_output_offsets and vbe_b_offsets_rank together"),
+        ("2-D out", r"out must be \[vbe_output_size\] = \[19\]"),
+        ("short output offsets", r"vbe_output_offsets size 4 is not R \* T \+ 1 = 5"),
+        ("b_offsets size", r"b_offsets size 2 is not T \+ 1 = 3"),
+    ],
+)
+def test_vbe_rejections(sim_ops, change, message) -> None:
+    weights, wo, do, _, _ = example_inputs()
+    indices, offsets = torch.tensor(VBE_INDICES), torch.tensor(VBE_OFFSETS)
+    b_offsets, out_offsets, rank_offsets, size = vbe_metadata(VBE_BFR, [3, 5])
+    mode, out = SUM, None
+    meta = [b_offsets, out_offsets, rank_offsets, size]
+    if change == "none mode":
+        mode = NONE
+        out = torch.empty(size)
+    elif change == "missing rank offsets":
+        meta[2] = None
+    elif change == "2-D out":
+        out = torch.empty(1, size)
+    elif change == "short output offsets":
+        meta[1] = out_offsets[:4]
+    else:
+        meta[0] = b_offsets[:2]
+    with pytest.raises(SimError, match=message):
+        split_embedding_forward(
+            sim_ops, weights, wo, do, indices, offsets, mode, 8, 5, out=out, vbe=tuple(meta)
+        )

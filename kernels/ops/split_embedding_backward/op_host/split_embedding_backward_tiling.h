@@ -61,10 +61,46 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
     const int64_t totalB = a.offsets.dims[0] - 1;
     if (totalB < 0)
         return Reject("offsets must have T * B + 1 >= 1 entries");
-    td.batch = totalB / td.tables;
-    if (td.batch * td.tables != totalB) {
-        return Reject("offsets size " + std::to_string(totalB + 1) + " is not T (" +
-                      std::to_string(td.tables) + ") * B + 1");
+    const bool vbe = a.bOffsets.present;
+    if (a.vbeOutputOffsets.present != vbe || a.vbeBOffsetsRank.present != vbe) {
+        return Reject(
+            "variable batch per feature needs b_offsets, vbe_output_offsets and "
+            "vbe_b_offsets_rank together");
+    }
+    td.bags = totalB;
+    td.vbe = vbe ? 1 : 0;
+    td.gradLen = a.gradOutput.Numel();
+    if (vbe) {
+        if (pooling == 2)
+            return Reject("variable batch per feature needs pooling_mode sum or mean, not none");
+        if (a.bOffsets.dims[0] != td.tables + 1) {
+            return Reject("b_offsets size " + std::to_string(a.bOffsets.dims[0]) +
+                          " is not T + 1 = " + std::to_string(td.tables + 1));
+        }
+        td.ranks = a.vbeBOffsetsRank.dims[1] - 1;
+        if (a.vbeBOffsetsRank.dims[0] != td.tables || td.ranks < 1) {
+            return Reject(
+                "vbe_b_offsets_rank must be [T, R + 1] with T = " + std::to_string(td.tables) +
+                " and R >= 1, got " + a.vbeBOffsetsRank.Shape());
+        }
+        if (a.vbeOutputOffsets.dims[0] != td.ranks * td.tables + 1) {
+            return Reject("vbe_output_offsets size " + std::to_string(a.vbeOutputOffsets.dims[0]) +
+                          " is not R * T + 1 = " + std::to_string(td.ranks * td.tables + 1));
+        }
+        if (a.gradOutput.ndim != 1) {
+            return Reject(
+                "grad_output must be 1-D (the forward's VBE layout) with variable batch per "
+                "feature, got " +
+                a.gradOutput.Shape());
+        }
+    } else {
+        td.batch = totalB / td.tables;
+        if (td.batch * td.tables != totalB) {
+            return Reject("offsets size " + std::to_string(totalB + 1) + " is not T (" +
+                          std::to_string(td.tables) + ") * B + 1");
+        }
+        if (a.gradOutput.ndim != 2)
+            return Reject("grad_output must be 2-D, got " + a.gradOutput.Shape());
     }
     if (a.sortedPositions.dims[0] != td.numIndices) {
         return Reject("sorted_positions must have N = " + std::to_string(td.numIndices) +
@@ -81,9 +117,9 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
                       " entries, got " + std::to_string(a.indiceWeights.dims[0]));
     }
     td.gradRows = a.gradOutput.dims[0];
-    td.gradStride = a.gradOutput.dims[1];
+    td.gradStride = vbe ? 1 : a.gradOutput.dims[1];
     const int64_t wantRows = pooling == 2 ? td.numIndices : td.batch;
-    if (td.gradRows != wantRows) {
+    if (!vbe && td.gradRows != wantRows) {
         return Reject("grad_output must have " + std::string(pooling == 2 ? "N" : "B") + " = " +
                       std::to_string(wantRows) + " rows, got " + a.gradOutput.Shape());
     }

@@ -14,6 +14,10 @@
 // table t's rows before table t + 1's). Sums follow the order of sorted_positions, which is
 // fbgemm's (position order within a row) when the adapter's sort is stable.
 //
+// With variable batch per feature (VBE), a bag's feature comes from b_offsets (kept per table
+// like the other per-table values, searched when the bag leaves it) and its gradient row from
+// the forward's flat per-rank, per-feature layout; every core checks that metadata first.
+//
 // Adagrad's and Adam's steps are vector work (Sqrt, Adds, Div); row-wise Adagrad needs one
 // square root per row, which runs on the scalar unit (ScalarSqrt below) rather than as a
 // 1-element vector op.
@@ -64,6 +68,7 @@ struct Entry {
     int64_t row;
     int64_t dim;
     int64_t col;          // table's first column in a grad_output row (pooled modes)
+    int64_t gradAt;       // VBE: the bag's gradient row in grad_output
     int64_t momentumAt;   // momentum1_offsets[table]
     int64_t momentum2At;  // momentum2_offsets[table]
 };
@@ -76,6 +81,8 @@ struct TableInfo {
     int64_t weightsAt = 0;
     int64_t momentumAt = 0;
     int64_t momentum2At = 0;
+    int64_t bag0 = 0;  // VBE: the feature's bags are [bag0, bag1)
+    int64_t bag1 = 0;
 };
 
 template <typename TI>
@@ -85,12 +92,19 @@ public:
                                 GM_ADDR momentumOffsets, GM_ADDR weightsOffsets, GM_ADDR dOffsets,
                                 GM_ADDR indices, GM_ADDR offsets, GM_ADDR indiceWeights,
                                 GM_ADDR sortedPositions, GM_ADDR gradWeights, GM_ADDR momentum2,
-                                GM_ADDR momentum2Offsets, GM_ADDR sortedBags, GM_ADDR /*workspace*/,
-                                const SplitEmbeddingBackwardTilingData& td, TPipe* pipe) {
+                                GM_ADDR momentum2Offsets, GM_ADDR sortedBags, GM_ADDR bOffsets,
+                                GM_ADDR vbeOutputOffsets, GM_ADDR vbeBOffsetsRank,
+                                GM_ADDR /*workspace*/, const SplitEmbeddingBackwardTilingData& td,
+                                TPipe* pipe) {
         td_ = td;
         me_ = GetBlockIdx();
-        totalB_ = td.tables * td.batch;
-        gradGm_.SetGlobalBuffer((__gm__ float*)gradOutput, td.gradRows * td.gradStride);
+        totalB_ = td.bags;
+        gradGm_.SetGlobalBuffer((__gm__ float*)gradOutput, td.gradLen);
+        if (td.vbe) {
+            bOffGm_.SetGlobalBuffer((__gm__ int32_t*)bOffsets, td.tables + 1);
+            vOutGm_.SetGlobalBuffer((__gm__ int64_t*)vbeOutputOffsets, td.ranks * td.tables + 1);
+            vRankGm_.SetGlobalBuffer((__gm__ int32_t*)vbeBOffsetsRank, td.tables * (td.ranks + 1));
+        }
         woGm_.SetGlobalBuffer((__gm__ int64_t*)weightsOffsets, td.tables);
         dOffGm_.SetGlobalBuffer((__gm__ int32_t*)dOffsets, td.tables + 1);
         idxGm_.SetGlobalBuffer((__gm__ TI*)indices, td.numIndices);
@@ -131,6 +145,8 @@ public:
         const mxrec::Span span = mxrec::SplitEven(td_.numIndices, td_.coreNum, me_);
         if (span.begin >= span.end)
             return;
+        if (td_.vbe)
+            CheckVbe();
         int64_t j = span.begin;
         Entry e;
         Locate(j, e);
@@ -165,6 +181,63 @@ public:
     }
 
 private:
+    // ---- variable batch per feature --------------------------------------------------------
+    __aicore__ inline int64_t BOff(int64_t t) { return static_cast<int64_t>(bOffGm_.GetValue(t)); }
+
+    __aicore__ inline int64_t RankOff(int64_t t, int64_t r) {
+        return static_cast<int64_t>(vRankGm_.GetValue(t * (td_.ranks + 1) + r));
+    }
+
+    // The chains are short (T + 1, T * (R + 1), R * T + 1 entries): each core checks them whole,
+    // so that every bag has one feature and one gradient row inside grad_output.
+    __aicore__ inline void CheckVbe() {
+        const int64_t tables = td_.tables;
+        const int64_t ranks = td_.ranks;
+        if (BOff(0) != 0 || BOff(tables) != totalB_)
+            Trap();  // b_offsets does not cover offsets' bags
+        if (vOutGm_.GetValue(0) != 0 || vOutGm_.GetValue(ranks * tables) != td_.gradLen)
+            Trap();  // the layout does not cover grad_output
+        for (int64_t t = 0; t < tables; ++t) {
+            const int64_t featureB = BOff(t + 1) - BOff(t);
+            const int64_t d = static_cast<int64_t>(dOffGm_.GetValue(t + 1)) - dOffGm_.GetValue(t);
+            if (featureB < 0 || d < 0 || RankOff(t, 0) != 0 || RankOff(t, ranks) != featureB)
+                Trap();
+            for (int64_t r = 0; r < ranks; ++r) {
+                const int64_t rows = RankOff(t, r + 1) - RankOff(t, r);
+                const int64_t at = r * tables + t;
+                if (rows < 0 || vOutGm_.GetValue(at + 1) - vOutGm_.GetValue(at) != rows * d)
+                    Trap();  // a rank's block is not its rows times D_t
+            }
+        }
+    }
+
+    // The feature holding bag k: the last t with b_offsets[t] <= k (empty features share it).
+    __aicore__ inline int64_t FeatureOf(int64_t k) {
+        if (table_.table >= 0 && k >= table_.bag0 && k < table_.bag1)
+            return table_.table;
+        int64_t lo = 0;
+        int64_t hi = td_.tables - 1;
+        while (lo < hi) {
+            const int64_t mid = lo + (hi - lo + 1) / 2;
+            if (BOff(mid) <= k) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        return lo;
+    }
+
+    // Bag k of the current table: its gradient row, in the block of the rank holding it.
+    __aicore__ inline int64_t VbeGradAt(int64_t k) {
+        const int64_t t = table_.table;
+        const int64_t b = k - table_.bag0;
+        int64_t r = 0;
+        while (RankOff(t, r + 1) <= b)
+            ++r;
+        return vOutGm_.GetValue(r * td_.tables + t) + (b - RankOff(t, r)) * table_.dim;
+    }
+
     // ---- positions --------------------------------------------------------------------------
     __aicore__ inline int64_t Offset(int64_t k) { return static_cast<int64_t>(offGm_.GetValue(k)); }
 
@@ -207,9 +280,11 @@ private:
             return;  // a pruned row
         if (e.row < 0)
             Trap();
-        e.table = e.bag / td_.batch;
+        e.table = td_.vbe ? FeatureOf(e.bag) : e.bag / td_.batch;
         if (e.table != table_.table)
             LoadTable(e.table);
+        if (td_.vbe)
+            e.gradAt = VbeGradAt(e.bag);
         e.dim = table_.dim;
         e.col = table_.col;
         e.momentumAt = table_.momentumAt;
@@ -233,6 +308,10 @@ private:
         }
         if (td_.optimizer == kAdam)
             table_.momentum2At = mo2OffGm_.GetValue(t);
+        if (td_.vbe) {
+            table_.bag0 = BOff(t);
+            table_.bag1 = BOff(t + 1);
+        }
     }
 
     // Mean pooling's 1 / L of a bag; a run's positions often share bags, so the last is kept.
@@ -254,7 +333,9 @@ private:
 
     __aicore__ inline void Accumulate(const Entry& e, int64_t dim) {
         int64_t src = 0;
-        if (td_.pooling == kNone) {
+        if (td_.vbe) {
+            src = e.gradAt;  // inside grad_output: CheckVbe
+        } else if (td_.pooling == kNone) {
             if (dim > td_.gradStride)
                 Trap();
             src = e.pos * td_.gradStride;
@@ -436,6 +517,9 @@ private:
     int64_t meanBag_ = -1;
     float meanScale_ = 1.0f;
     GlobalTensor<float> gradGm_;
+    GlobalTensor<int32_t> bOffGm_;
+    GlobalTensor<int64_t> vOutGm_;
+    GlobalTensor<int32_t> vRankGm_;
     GlobalTensor<float> outGm_;  // weights, or grad_weights in dense mode
     GlobalTensor<float> momGm_;
     GlobalTensor<float> mom2Gm_;

@@ -6,7 +6,11 @@
 
 struct SplitEmbeddingBackwardTilingData {
     int64_t tables;        // T
-    int64_t batch;         // B = (offsets.size(0) - 1) / T
+    int64_t batch;         // B = (offsets.size(0) - 1) / T (0 with VBE)
+    int64_t bags;          // offsets.size(0) - 1: T * B, or total_B with VBE
+    int64_t vbe;           // variable batch per feature: b_offsets and the vbe_ inputs given
+    int64_t ranks;         // VBE: R (vbe_b_offsets_rank is [T, R + 1])
+    int64_t gradLen;       // grad_output.numel()
     int64_t numIndices;    // N
     int64_t numWeights;    // W = weights.size(0) (also grad_weights in dense mode)
     int64_t numMomentum;   // momentum1.size(0) (0 without)

@@ -1,6 +1,8 @@
 // Tiling of SplitEmbeddingForward (pure; shared by the CANN op_host and the sim launcher).
 //
-// Output units are split evenly over cores: bags k = t * B + b in pooled modes (a core's bags
+// Output units are split evenly over cores: bags k = t * B + b in pooled modes (with variable
+// batch per feature, bags k = b_offsets[t] + b, written at their (rank, feature) place; a core's
+// bags
 // are consecutive, so it meets few tables and reads offsets and indices sequentially), indices
 // in none mode (each output row is one index). The tiling cannot see bag lengths, so the split
 // is by count, not by rows fetched. A core takes its units table by table, in groups of
@@ -33,13 +35,44 @@ inline TilingPlan<SplitEmbeddingForwardTilingData> SplitEmbeddingForwardTiling(
     }
     if (a.offsets.dtype != a.indices.dtype)
         return Reject("offsets must have the dtype of indices");
-    if (a.offsets.dims[0] < 1 || (a.offsets.dims[0] - 1) % t != 0) {
+    const bool vbe = a.bOffsets.present;
+    if (a.vbeOutputOffsets.present != vbe || a.vbeBOffsetsRank.present != vbe) {
+        return Reject(
+            "variable batch per feature needs b_offsets, vbe_output_offsets and "
+            "vbe_b_offsets_rank together");
+    }
+    if (a.offsets.dims[0] < 1 || (!vbe && (a.offsets.dims[0] - 1) % t != 0)) {
         return Reject("offsets size " + std::to_string(a.offsets.dims[0]) +
                       " is not B * T (T = " + std::to_string(t) + ") + 1");
     }
     if (mode < 0 || mode > 2) {
         return Reject("pooling_mode " + std::to_string(mode) +
                       " is not 0 (sum), 1 (mean) or 2 (none)");
+    }
+    int64_t ranks = 0;
+    if (vbe) {
+        // fbgemm's generate_vbe_metadata asserts the same: no VBE without bags.
+        if (mode == 2)
+            return Reject("variable batch per feature needs pooling_mode sum or mean, not none");
+        if (a.bOffsets.dims[0] != t + 1) {
+            return Reject("b_offsets size " + std::to_string(a.bOffsets.dims[0]) +
+                          " is not T + 1 = " + std::to_string(t + 1));
+        }
+        ranks = a.vbeBOffsetsRank.dims[1] - 1;
+        if (a.vbeBOffsetsRank.dims[0] != t || ranks < 1) {
+            return Reject("vbe_b_offsets_rank must be [T, R + 1] with T = " + std::to_string(t) +
+                          " and R >= 1, got " + a.vbeBOffsetsRank.Shape());
+        }
+        if (a.vbeOutputOffsets.dims[0] != ranks * t + 1) {
+            return Reject("vbe_output_offsets size " + std::to_string(a.vbeOutputOffsets.dims[0]) +
+                          " is not R * T + 1 = " + std::to_string(ranks * t + 1));
+        }
+        if (a.vbeOutputSize < 0 || a.out.ndim != 1 || a.out.dims[0] != a.vbeOutputSize) {
+            return Reject("out must be [vbe_output_size] = [" + std::to_string(a.vbeOutputSize) +
+                          "] with variable batch per feature, got " + a.out.Shape());
+        }
+    } else if (a.out.ndim != 2) {
+        return Reject("out must be 2-D without variable batch per feature, got " + a.out.Shape());
     }
     if (totalD < 0 || maxD < 0)
         return Reject("total_d and max_d must be >= 0");
@@ -51,10 +84,15 @@ inline TilingPlan<SplitEmbeddingForwardTilingData> SplitEmbeddingForwardTiling(
                           " is not equal to indices size " + std::to_string(n));
         }
     }
-    const int64_t batch = (a.offsets.dims[0] - 1) / t;
+    const int64_t bags = a.offsets.dims[0] - 1;
+    const int64_t batch = vbe ? 0 : bags / t;
     TilingPlan<SplitEmbeddingForwardTilingData> plan;
     SplitEmbeddingForwardTilingData& td = plan.data;
-    if (mode == 2) {
+    if (vbe) {
+        td.outWidth = 0;
+        td.units = bags;
+        plan.tiling_key = SEF_KEY_VBE;
+    } else if (mode == 2) {
         if (totalD != t * maxD) {
             return Reject("pooling_mode none needs every table's D equal to max_d: total_d " +
                           std::to_string(totalD) +
@@ -78,6 +116,9 @@ inline TilingPlan<SplitEmbeddingForwardTilingData> SplitEmbeddingForwardTiling(
     }
     td.tables = t;
     td.batch = batch;
+    td.bags = bags;
+    td.ranks = ranks;
+    td.outLen = a.out.Numel();
     td.numIndices = n;
     td.weightsLen = a.weights.dims[0];
     td.totalD = totalD;

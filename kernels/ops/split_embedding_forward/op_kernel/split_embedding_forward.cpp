@@ -1,6 +1,8 @@
 // SplitEmbeddingForward: the forward of fbgemm's table-batched embedding. Pooled modes: output
 // row b, columns d_offsets[t]:d_offsets[t + 1] = sum (mean: / bag length) of w_i * row(indices[i])
-// over bag t * B + b; none mode: output row i = row(indices[i]). Index -1 adds nothing.
+// over bag t * B + b; none mode: output row i = row(indices[i]). Index -1 adds nothing. With
+// variable batch per feature (VBE), bag b_offsets[t] + b goes to fbgemm's flat per-rank,
+// per-feature layout instead: a run of bags of one (rank, feature) pair is a [rows, D_t] block.
 //
 // A core takes its units (bags, or indices in none mode; see the tiling header) table by table
 // and, per column chunk, in groups of output rows: zero the float32 accumulators (Duplicate),
@@ -73,6 +75,7 @@ public:
 
     __aicore__ inline void Init(GM_ADDR weights, GM_ADDR weightsOffsets, GM_ADDR dOffsets,
                                 GM_ADDR indices, GM_ADDR offsets, GM_ADDR indiceWeights,
+                                GM_ADDR bOffsets, GM_ADDR vbeOutputOffsets, GM_ADDR vbeBOffsetsRank,
                                 GM_ADDR out, GM_ADDR /*workspace*/,
                                 const SplitEmbeddingForwardTilingData& td, TPipe* pipe) {
         td_ = td;
@@ -81,15 +84,21 @@ public:
             pooled_ = true;
         } else if (TILING_KEY_IS(SEF_KEY_NOBAG)) {
             pooled_ = false;
+        } else if (TILING_KEY_IS(SEF_KEY_VBE)) {
+            vbe_ = true;
         }
         wGm_.SetGlobalBuffer((__gm__ TW*)weights, td.weightsLen);
         woGm_.SetGlobalBuffer((__gm__ int64_t*)weightsOffsets, td.tables);
         doGm_.SetGlobalBuffer((__gm__ int32_t*)dOffsets, td.tables + 1);
         idxGm_.SetGlobalBuffer((__gm__ TI*)indices, td.numIndices);
-        offGm_.SetGlobalBuffer((__gm__ TI*)offsets, td.tables * td.batch + 1);
-        outGm_.SetGlobalBuffer((__gm__ float*)out,
-                               (pooled_ ? td.batch : td.numIndices) * td.outWidth);
-        offWin_.Init(pipe, offGm_, td.tables * td.batch + 1, td.windowBytes);
+        offGm_.SetGlobalBuffer((__gm__ TI*)offsets, td.bags + 1);
+        outGm_.SetGlobalBuffer((__gm__ float*)out, td.outLen);
+        if (vbe_) {
+            bOffGm_.SetGlobalBuffer((__gm__ int32_t*)bOffsets, td.tables + 1);
+            vOutGm_.SetGlobalBuffer((__gm__ int64_t*)vbeOutputOffsets, td.ranks * td.tables + 1);
+            vRankGm_.SetGlobalBuffer((__gm__ int32_t*)vbeBOffsetsRank, td.tables * (td.ranks + 1));
+        }
+        offWin_.Init(pipe, offGm_, td.bags + 1, td.windowBytes);
         idxWin_.Init(pipe, idxGm_, td.numIndices, td.windowBytes);
         if (td.hasWeights) {
             iwGm_.SetGlobalBuffer((__gm__ float*)indiceWeights, td.numIndices);
@@ -105,7 +114,9 @@ public:
     }
 
     __aicore__ inline void Process() {
-        if (pooled_) {
+        if (vbe_) {
+            ProcessVbe();
+        } else if (pooled_) {
             ProcessPooled();
         } else {
             ProcessNoBag();
@@ -123,7 +134,8 @@ private:
         for (int64_t k = span.begin; k < span.end;) {
             const int64_t t = k / td_.batch;
             const int64_t stop = mxrec::Min64(span.end, (t + 1) * td_.batch);
-            Segment(LoadTable(t), k, stop, k - t * td_.batch);
+            const Table tb = LoadTable(t);
+            Segment(tb, k, stop, (k - t * td_.batch) * td_.outWidth + tb.col, td_.outWidth);
             k = stop;
         }
     }
@@ -145,7 +157,7 @@ private:
         for (int64_t i = span.begin; i < span.end;) {
             if (i < first || i >= last) {  // positions outside every bag: zero rows
                 const int64_t stop = i < first ? mxrec::Min64(span.end, first) : span.end;
-                Segment(none, i, stop, i);
+                Segment(none, i, stop, i * td_.outWidth, td_.outWidth);
                 i = stop;
                 continue;
             }
@@ -163,9 +175,68 @@ private:
             if (Bound(lo) > i || end <= i || end > n)
                 Trap();  // table boundaries out of order
             const int64_t stop = mxrec::Min64(span.end, end);
-            Segment(LoadTable(lo), i, stop, i);
+            Segment(LoadTable(lo), i, stop, i * td_.outWidth, td_.outWidth);
             i = stop;
         }
+    }
+
+    // Variable batch per feature. Every core first checks the three metadata chains whole (they
+    // are short: T + 1, T * (R + 1) and R * T + 1 entries), so that each output element belongs
+    // to exactly one (rank, feature, row) and the walk below needs no checks of its own.
+    __aicore__ inline void ProcessVbe() {
+        const int64_t tables = td_.tables;
+        const int64_t ranks = td_.ranks;
+        if (doGm_.GetValue(0) != 0 || doGm_.GetValue(tables) != td_.totalD)
+            Trap();
+        if (BOff(0) != 0 || BOff(tables) != td_.bags)
+            Trap();  // b_offsets does not cover offsets' bags
+        if (vOutGm_.GetValue(0) != 0 || vOutGm_.GetValue(ranks * tables) != td_.outLen)
+            Trap();  // the output layout does not cover out
+        for (int64_t t = 0; t < tables; ++t) {
+            const int64_t featureB = BOff(t + 1) - BOff(t);
+            const int64_t d = static_cast<int64_t>(doGm_.GetValue(t + 1)) - doGm_.GetValue(t);
+            if (featureB < 0 || d < 0 || RankOff(t, 0) != 0 || RankOff(t, ranks) != featureB)
+                Trap();
+            for (int64_t r = 0; r < ranks; ++r) {
+                const int64_t rows = RankOff(t, r + 1) - RankOff(t, r);
+                const int64_t at = r * tables + t;
+                if (rows < 0 || vOutGm_.GetValue(at + 1) - vOutGm_.GetValue(at) != rows * d)
+                    Trap();  // a rank's block is not its rows times D_t
+            }
+        }
+        // Every block's size is >= 0 and the chain runs from 0 to outLen, so the blocks tile out.
+        const mxrec::Span span = mxrec::SplitEven(td_.units, td_.coreNum, me_);
+        int64_t t = 0;  // the feature holding bag k: the last t with b_offsets[t] <= k
+        if (span.begin < span.end) {
+            int64_t hi = tables - 1;
+            while (t < hi) {
+                const int64_t mid = t + (hi - t + 1) / 2;
+                if (BOff(mid) <= span.begin) {
+                    t = mid;
+                } else {
+                    hi = mid - 1;
+                }
+            }
+        }
+        for (int64_t k = span.begin; k < span.end;) {
+            while (BOff(t + 1) <= k)
+                ++t;  // empty features in between
+            const Table tb = LoadTable(t);
+            const int64_t b = k - BOff(t);
+            int64_t r = 0;  // the rank holding b: the last r with rank offset <= b
+            while (RankOff(t, r + 1) <= b)
+                ++r;
+            const int64_t first = RankOff(t, r);
+            const int64_t stop = mxrec::Min64(span.end, BOff(t) + RankOff(t, r + 1));
+            Segment(tb, k, stop, vOutGm_.GetValue(r * tables + t) + (b - first) * tb.d, tb.d);
+            k = stop;
+        }
+    }
+
+    __aicore__ inline int64_t BOff(int64_t t) { return static_cast<int64_t>(bOffGm_.GetValue(t)); }
+
+    __aicore__ inline int64_t RankOff(int64_t t, int64_t r) {
+        return static_cast<int64_t>(vRankGm_.GetValue(t * (td_.ranks + 1) + r));
     }
 
     // offsets[t * B]: none mode's table boundaries.
@@ -200,15 +271,16 @@ private:
         return end;
     }
 
-    // Units [u0, u1) of one table (or none), the first going to output row row0.
-    __aicore__ inline void Segment(const Table& tb, int64_t u0, int64_t u1, int64_t row0) {
-        const int64_t colBase = pooled_ ? tb.col : 0;
+    // Units [u0, u1) of one table (or none): unit u0's D_t columns go to out[at...], each further
+    // unit's `stride` elements later.
+    __aicore__ inline void Segment(const Table& tb, int64_t u0, int64_t u1, int64_t at,
+                                   int64_t stride) {
         for (int64_t c0 = 0; c0 < tb.d; c0 += td_.slot) {
             const int64_t dc = mxrec::Min64(td_.slot, tb.d - c0);
             for (int64_t g0 = u0; g0 < u1; g0 += td_.groupRows) {
                 const int64_t ng = mxrec::Min64(td_.groupRows, u1 - g0);
                 Group(tb, g0, ng, c0, dc);
-                WriteGroup(row0 + (g0 - u0), colBase + c0, ng, dc);
+                WriteGroup(at + (g0 - u0) * stride + c0, stride, ng, dc);
             }
         }
     }
@@ -294,8 +366,8 @@ private:
         rowQue_.FreeTensor(batch);
     }
 
-    // ng accumulator rows (dc columns each, slot apart in UB) to output rows row0.., column col.
-    __aicore__ inline void WriteGroup(int64_t row0, int64_t col, int64_t ng, int64_t dc) {
+    // ng accumulator rows (dc columns each, slot apart in UB) to out[at], stride elements apart.
+    __aicore__ inline void WriteGroup(int64_t at, int64_t stride, int64_t ng, int64_t dc) {
         mxrec::PipeSync<HardEvent::V_MTE3>();
         const uint32_t rowBytes = static_cast<uint32_t>(dc * sizeof(float));
         const uint32_t gapBlocks =
@@ -303,14 +375,15 @@ private:
                                    mxrec::AlignUp(rowBytes, mxrec::kBlockBytes)) /
                                   mxrec::kBlockBytes);
         const uint32_t gmGap =
-            static_cast<uint32_t>((td_.outWidth - dc) * static_cast<int64_t>(sizeof(float)));
-        DataCopyPad(outGm_[row0 * td_.outWidth + col], accBuf_.Get<float>(),
+            static_cast<uint32_t>((stride - dc) * static_cast<int64_t>(sizeof(float)));
+        DataCopyPad(outGm_[at], accBuf_.Get<float>(),
                     DataCopyExtParams{static_cast<uint16_t>(ng), rowBytes, gapBlocks, gmGap, 0});
     }
 
     SplitEmbeddingForwardTilingData td_;
     int64_t me_ = 0;
     bool pooled_ = true;
+    bool vbe_ = false;
     GlobalTensor<TW> wGm_;
     GlobalTensor<int64_t> woGm_;
     GlobalTensor<int32_t> doGm_;
@@ -318,6 +391,9 @@ private:
     GlobalTensor<TI> offGm_;
     GlobalTensor<float> iwGm_;
     GlobalTensor<float> outGm_;
+    GlobalTensor<int32_t> bOffGm_;
+    GlobalTensor<int64_t> vOutGm_;
+    GlobalTensor<int32_t> vRankGm_;
     mxrec::OffsetWindow<TI> offWin_;
     mxrec::OffsetWindow<TI> idxWin_;
     FloatWindow iwWin_;

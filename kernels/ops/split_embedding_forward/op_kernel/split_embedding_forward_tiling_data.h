@@ -6,13 +6,16 @@
 
 struct SplitEmbeddingForwardTilingData {
     int64_t tables;      // T
-    int64_t batch;       // B = (offsets.size(0) - 1) / T
+    int64_t batch;       // B = (offsets.size(0) - 1) / T (0 with VBE: each feature has its own)
+    int64_t bags;        // offsets.size(0) - 1: T * B, or total_B with VBE
+    int64_t ranks;       // VBE: R (vbe_b_offsets_rank is [T, R + 1]); 0 without VBE
+    int64_t outLen;      // out.numel()
     int64_t numIndices;  // N
     int64_t weightsLen;  // W
     int64_t totalD;      // total_d attr (d_offsets[T])
     int64_t maxD;        // max_d attr (the row width in none mode)
-    int64_t outWidth;    // elements per output row: total_d pooled, max_d none
-    int64_t units;       // output units split over cores: bags (T * B) pooled, indices (N) none
+    int64_t outWidth;    // elements per output row: total_d pooled, max_d none (unused by VBE)
+    int64_t units;       // output units split over cores: bags pooled (VBE too), indices none
     int64_t mode;        // 0 sum, 1 mean, 2 none
     int64_t hasWeights;  // indice_weights given
     int64_t coreNum;
@@ -29,5 +32,6 @@ struct SplitEmbeddingForwardTilingData {
 
 #define SEF_KEY_POOLED 1  // sum or mean
 #define SEF_KEY_NOBAG 2   // none
+#define SEF_KEY_VBE 3     // sum or mean, variable batch per feature (fbgemm's VBE layout)
 
 #endif  // SPLIT_EMBEDDING_FORWARD_TILING_DATA_H
