@@ -20,6 +20,7 @@
 #include "recsdk_sim/vector_masked.h"
 #include "recsdk_sim/vector_cmpsel.h"
 #include "recsdk_sim/vector_reduce.h"
+#include "recsdk_sim/vector_fused.h"
 #include "kernel_log.h"
 #include "recsdk_sim/mix.h"
 #include "recsdk_sim/cube_basic.h"
