@@ -59,6 +59,7 @@ COMMON_SOURCES = [
     "csrc/keyed.cpp",
     "csrc/module.cpp",
     "csrc/mxrec.cpp",
+    "csrc/quantize.cpp",
     "csrc/sparse.cpp",
     "csrc/tbe.cpp",
     "csrc/variants.cpp",

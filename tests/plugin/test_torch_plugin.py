@@ -98,6 +98,8 @@ REGISTERED = {
         "group_index_select_dim0_gpu_backward",
         "jagged_index_select_2d_forward",
         "block_bucketize_sparse_features_inference",
+        "FloatToFused8BitRowwiseQuantized",
+        "Fused8BitRowwiseQuantizedToFloat",
     },
     ("fbgemm", "AutogradPrivateUse1"): {
         "batch_index_select_dim0",
@@ -169,6 +171,7 @@ FAMILIES = {
         "block_bucketize_sparse_features_inference",
     },
     "hstu.cpp": {"hstu_dense", "hstu_dense_backward"},
+    "quantize.cpp": {"FloatToFused8BitRowwiseQuantized", "Fused8BitRowwiseQuantizedToFloat"},
 }
 
 
