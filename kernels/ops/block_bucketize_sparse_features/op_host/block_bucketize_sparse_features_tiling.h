@@ -5,17 +5,23 @@
 //      publishes the sum; (SyncAll)
 //   1. from the sums before it a core knows where its ids start; it walks its bags, counts the
 //      ids of every (bucket, bag) in a UB tile with a row per bucket, writes the tile to
-//      new_lengths (bucket-major: one strided DMA per bag chunk) and publishes its per-bucket
-//      totals; (SyncAll)
+//      new_lengths (bucket-major: one strided DMA per bag chunk; two tiles, so that one leaves
+//      while the next is counted) and publishes its per-bucket totals; (SyncAll)
 //   2. a core's ids of bucket p land in one contiguous run of new_indices, starting after all
 //      ids of buckets < p and the ids of bucket p of the cores before it. From the published
 //      totals it sets a cursor per bucket, walks its bags again and appends every id (weight,
-//      position) to its bucket's UB staging area, flushed by DMA when full; unbucketize_permute
-//      follows the input order, so it is written a piece at a time.
-// lengths are read three times, indices twice, weights once; every output is written once.
-// UB limits the buckets: phase 1 needs a 32-byte tile row per bucket, phase 2 eight staged ids
-// per bucket (and two int64 cursors). With 192 KiB that is about 1000 buckets with int64 ids,
-// weights and positions, 3700 with int32 ids alone; larger my_size are rejected.
+//      position) to its bucket's UB staging ring, whose halves are flushed by DMA as they fill
+//      (the other half keeps filling meanwhile); unbucketize_permute follows the input order,
+//      so it is written a piece at a time from two alternating buffers. A flush waits only for
+//      the flush before it, so the writes overlap the reads of the next ids.
+// indices are read twice, lengths and weights once (a core's lengths stay in UB for the three
+// phases when they take at most a sixth of it; else they are read in each phase); every output
+// is written once.
+// UB limits the buckets: phase 1 needs two 32-byte tile rows per bucket, phase 2 sixteen staged
+// ids per bucket (and three int64 cursors). When that does not fit, one bank of each (one tile
+// row, eight staged ids, two cursors), each write waited for before the buffer is refilled. With
+// 192 KiB that is about 1000 buckets with int64 ids, weights and positions, 3700 with int32 ids
+// alone; larger my_size are rejected.
 #ifndef BLOCK_BUCKETIZE_SPARSE_FEATURES_TILING_H
 #define BLOCK_BUCKETIZE_SPARSE_FEATURES_TILING_H
 
@@ -117,10 +123,16 @@ inline TilingPlan<BlockBucketizeSparseFeaturesTilingData> BlockBucketizeSparseFe
     const int64_t stageElem = idxBytes + td.hasWeights * 4 + td.bucketizePos * idxBytes;
     td.windowBytes = 256;
     td.totalsBytes = static_cast<uint32_t>(PerCoreBlocks(td.coreNum));
+    const int64_t spanBytes = AlignedBytes(CeilDiv(td.bags, td.coreNum), lenBytes);
     for (const int64_t share : {16, 64}) {
+        // Two banks (tiles, halves of a staging ring, permute buffers) let writes overlap; with
+        // many buckets one bank leaves room for them, and each write is waited for at once.
+        td.banks = share == 16 ? 2 : 1;
         const int64_t stream = UbShare(p, share);
-        const int64_t fixed = 2 * stream + (td.hasWeights ? stream : kBlockBytes) +
-                              (td.sequence ? stream : kBlockBytes) + 3 * td.windowBytes +
+        const bool resident = share == 16 && spanBytes <= UbShare(p, 6);
+        td.lenWinBytes = static_cast<uint32_t>(resident ? Max64(spanBytes, stream) : stream);
+        const int64_t fixed = td.lenWinBytes + stream + (td.hasWeights ? stream : kBlockBytes) +
+                              (td.sequence ? td.banks * stream : kBlockBytes) + 3 * td.windowBytes +
                               td.totalsBytes + kBlockBytes;
         const int64_t arena = Max64(AlignDown(ub - fixed, kBlockBytes), 0);
         td.streamBytes = static_cast<uint32_t>(stream);
@@ -128,19 +140,24 @@ inline TilingPlan<BlockBucketizeSparseFeaturesTilingData> BlockBucketizeSparseFe
         td.lenChunk = stream / lenBytes;
         td.piece = stream / idxBytes;
         td.countRow =
-            Min64(AlignDown((arena - perBucket) / (mySize * lenBytes), lenPerBlock), td.lenChunk);
-        td.stageK = Min64(AlignDown((arena - 2 * perBucket) / (mySize * stageElem), 8), 2048);
-        if (td.countRow >= lenPerBlock && td.stageK >= 8)
+            Min64(AlignDown((arena - perBucket) / (td.banks * mySize * lenBytes), lenPerBlock),
+                  td.lenChunk);
+        // A ring's half stays a whole number of 32-byte blocks for 4-byte weights: 8 entries.
+        const int64_t stageMin = 8 * td.banks;
+        td.stageK = Min64(
+            AlignDown((arena - (1 + td.banks) * perBucket) / (mySize * stageElem), stageMin), 2048);
+        if (td.countRow >= lenPerBlock && td.stageK >= stageMin)
             break;
     }
-    if (td.countRow < lenPerBlock || td.stageK < 8) {
+    if (td.countRow < lenPerBlock || td.stageK < 8 * td.banks) {
         return Reject("my_size " + std::to_string(mySize) +
                       " is too large: the unified buffer cannot hold the per-bucket state for "
                       "that many buckets");
     }
     td.arenaTile = perBucket;
     td.arenaFlush = perBucket;
-    td.arenaStageIdx = 2 * perBucket;
+    td.arenaStart = 2 * perBucket;  // with two banks only
+    td.arenaStageIdx = (1 + td.banks) * perBucket;
     td.arenaStageW = td.arenaStageIdx + mySize * td.stageK * idxBytes;
     td.arenaStagePos = td.arenaStageW + td.hasWeights * mySize * td.stageK * 4;
     td.bucketRow = perBucket / 8;

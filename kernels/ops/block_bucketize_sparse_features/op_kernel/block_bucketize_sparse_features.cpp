@@ -3,7 +3,11 @@
 //
 // Phases (see the tiling header): 0 length sums of each core's bags; 1 per-(bucket, bag) counts
 // into new_lengths and per-bucket totals; 2 scatter of ids, weights and positions through
-// per-bucket UB staging, and unbucketize_permute in input order. The bucket of an id is integer
+// per-bucket UB staging, and unbucketize_permute in input order. Every UB -> GM write of phases
+// 1 and 2 goes out through Send: it waits (MTE3 -> S) only for the write before it, so the
+// scalar unit keeps counting or staging, and the next ids keep arriving, while a write is in
+// flight; a buffer is written again only after a later write has been sent (two tiles, the two
+// halves of each bucket's staging ring, two permute buffers). The bucket of an id is integer
 // division with per-table divisors (scalar work: ids are irregular and 64-bit integers have no
 // vector divide on A2/A3). Ids are taken as unsigned of their width, as fbgemm does, so negative
 // ids land in the "beyond the blocks" branch.
@@ -50,7 +54,7 @@ public:
         GM_ADDR ws = GetUserWorkspace(workspace);
         wsLen_.SetGlobalBuffer((__gm__ int64_t*)ws, td.coreNum * kSlot);
         wsBucket_.SetGlobalBuffer((__gm__ int64_t*)(ws + td.wsBucket), td.coreNum * td.bucketRow);
-        lenWin_.Init(pipe, lenGm_, td.bags, td.streamBytes);
+        lenWin_.Init(pipe, lenGm_, td.bags, td.lenWinBytes);
         blockWin_.Init(pipe, blockGm_, td.tables, td.windowBytes);
         if (td.vbe) {
             batchGm_.SetGlobalBuffer((__gm__ TL*)batchSizes, td.tables);
@@ -70,7 +74,7 @@ public:
             newPosGm_.SetGlobalBuffer((__gm__ TI*)newPos, td.numIndices);
         if (td.sequence) {
             permGm_.SetGlobalBuffer((__gm__ TI*)unbucketize, td.numIndices);
-            pipe->InitBuffer(permPiece_, td.streamBytes);
+            pipe->InitBuffer(permPiece_, static_cast<uint32_t>(td.banks * td.streamBytes));
         }
         pipe->InitBuffer(totals_, td.totalsBytes);
         pipe->InitBuffer(slot_, static_cast<uint32_t>(mxrec::kBlockBytes));
@@ -79,6 +83,7 @@ public:
 
     __aicore__ inline void Process() {
         span_ = mxrec::SplitEven(td_.bags, td_.coreNum, me_);
+        sent_ = static_cast<int32_t>(GetTPipePtr()->AllocEventID<HardEvent::MTE3_S>());
         if (td_.vbe)
             CheckBatchSizes();
         PublishLengthSum(SumLengths());
@@ -88,9 +93,54 @@ public:
         SyncAll();
         SetCursors();
         Scatter();
+        Drain();
+        GetTPipePtr()->ReleaseEventID<HardEvent::MTE3_S>(static_cast<TEventID>(sent_));
     }
 
 private:
+    // ---- UB -> GM writes of phases 1 and 2 ---------------------------------------------------
+    // Before a write goes out, the one before it has finished (so has every earlier one: MTE3
+    // runs in order); after it, its flag is set. What the scalar unit stages next must avoid
+    // only the buffer of the write last sent.
+    __aicore__ inline void Drain() {
+        if (inFlight_) {
+            WaitFlag<HardEvent::MTE3_S>(sent_);
+            inFlight_ = false;
+        }
+    }
+
+    template <typename T>
+    __aicore__ inline void Send(const GlobalTensor<T>& dst, const LocalTensor<T>& src,
+                                const DataCopyExtParams& copy) {
+        DataCopyPad(dst, src, copy);
+    }
+
+    __aicore__ inline void BeginSend() {
+        mxrec::PipeSync<HardEvent::S_MTE3>();
+        Drain();
+    }
+
+    // With one bank the buffer just sent is refilled next: wait for it at once.
+    __aicore__ inline void EndSend() {
+        SetFlag<HardEvent::MTE3_S>(sent_);
+        inFlight_ = true;
+        if (td_.banks == 1)
+            Drain();
+    }
+
+    // Where bucket u's staging ring starts: its first position (two banks), or its oldest
+    // staged position (one bank: the ring restarts after every flush).
+    __aicore__ inline int64_t RingOrigin(uint32_t u) {
+        LocalTensor<int64_t> cursor = arena_.Get<int64_t>();
+        const uint32_t at =
+            static_cast<uint32_t>((td_.banks == 2 ? td_.arenaStart : td_.arenaFlush) / 8);
+        return cursor[at].GetValue(u);
+    }
+
+    __aicore__ inline LocalTensor<TI> PermBuffer() {
+        return permPiece_.Get<TI>()[static_cast<uint32_t>(permBank_ * td_.piece)];
+    }
+
     // ---- phase 0 ---------------------------------------------------------------------------
     // fbgemm walks sum(batch_size_per_feature) bags; more than lengths holds would read past it.
     __aicore__ inline void CheckBatchSizes() {
@@ -265,7 +315,7 @@ private:
         const int64_t m = td_.mySize;
         const int64_t row = td_.countRow;
         LocalTensor<int64_t> totals = arena_.Get<int64_t>();
-        LocalTensor<TL> tile = arena_.Get<TL>()[static_cast<uint32_t>(td_.arenaTile / sizeof(TL))];
+        LocalTensor<TL> tiles = arena_.Get<TL>()[static_cast<uint32_t>(td_.arenaTile / sizeof(TL))];
         const int32_t tileWords =
             static_cast<int32_t>(m * row * static_cast<int64_t>(sizeof(TL)) / 4);
         Duplicate(arena_.Get<int32_t>(), static_cast<int32_t>(0),
@@ -273,9 +323,12 @@ private:
         mxrec::PipeSync<HardEvent::V_S>();  // the totals may go out untouched (no bags here)
         StartTables(span_.begin);
         ResetIds();
-        for (int64_t c0 = span_.begin; c0 < span_.end; c0 += row) {
+        int64_t bank = 0;
+        for (int64_t c0 = span_.begin; c0 < span_.end; c0 += row, bank = (bank + 1) % td_.banks) {
             const int64_t n = mxrec::Min64(row, span_.end - c0);
-            mxrec::PipeSync<HardEvent::MTE3_V>();  // the previous tile reached new_lengths
+            // This tile's last write was sent two tiles ago, and the send of the previous tile
+            // waited for it.
+            LocalTensor<TL> tile = tiles[static_cast<uint32_t>(bank * m * row)];
             mxrec::PipeSync<HardEvent::S_V>();
             Duplicate(tile.template ReinterpretCast<int32_t>(), static_cast<int32_t>(0), tileWords);
             mxrec::PipeSync<HardEvent::V_S>();
@@ -294,7 +347,7 @@ private:
                                     totals.GetValue(static_cast<uint32_t>(p)) + 1);
                 }
             }
-            mxrec::PipeSync<HardEvent::S_MTE3>();
+            BeginSend();
             const int64_t bytes = n * static_cast<int64_t>(sizeof(TL));
             const int64_t rowBytes = row * static_cast<int64_t>(sizeof(TL));
             DataCopyExtParams out{
@@ -302,11 +355,13 @@ private:
                 static_cast<uint32_t>((rowBytes - mxrec::AlignUp(bytes, mxrec::kBlockBytes)) /
                                       mxrec::kBlockBytes),
                 static_cast<uint32_t>((td_.bags - n) * static_cast<int64_t>(sizeof(TL))), 0};
-            DataCopyPad(newLenGm_[c0], tile, out);
+            Send(newLenGm_[c0], tile, out);
+            EndSend();
         }
-        mxrec::PipeSync<HardEvent::S_MTE3>();
-        DataCopyPad(wsBucket_[me_ * td_.bucketRow], totals,
-                    DataCopyExtParams{1, static_cast<uint32_t>(m * sizeof(int64_t)), 0, 0, 0});
+        BeginSend();
+        Send(wsBucket_[me_ * td_.bucketRow], totals,
+             DataCopyExtParams{1, static_cast<uint32_t>(m * sizeof(int64_t)), 0, 0, 0});
+        EndSend();
     }
 
     // ---- phase 2 ---------------------------------------------------------------------------
@@ -317,7 +372,7 @@ private:
         LocalTensor<int64_t> cursor = arena_.Get<int64_t>();
         LocalTensor<int64_t> flush = cursor[static_cast<uint32_t>(td_.arenaFlush / 8)];
         LocalTensor<int64_t> rowBuf = cursor[static_cast<uint32_t>(td_.arenaStageIdx / 8)];
-        mxrec::PipeSync<HardEvent::MTE3_V>();  // the bucket totals left UB
+        Drain();  // the tiles and the bucket totals left UB
         mxrec::PipeSync<HardEvent::S_V>();
         Duplicate(arena_.Get<int32_t>(), static_cast<int32_t>(0),
                   static_cast<int32_t>(td_.bucketRow * 4));
@@ -340,9 +395,11 @@ private:
         for (int64_t p = 0; p < m; ++p) {
             const uint32_t u = static_cast<uint32_t>(p);
             const int64_t columnTotal = flush.GetValue(u);
-            const int64_t start = cursor.GetValue(u) + run;
-            cursor.SetValue(u, start);
-            flush.SetValue(u, start);
+            const int64_t first = cursor.GetValue(u) + run;
+            cursor.SetValue(u, first);
+            flush.SetValue(u, first);
+            if (td_.banks == 2)
+                cursor[static_cast<uint32_t>(td_.arenaStart / 8)].SetValue(u, first);
             run += columnTotal;
         }
     }
@@ -350,16 +407,13 @@ private:
     __aicore__ inline void Scatter() {
         const int64_t kk = td_.stageK;
         LocalTensor<int64_t> cursor = arena_.Get<int64_t>();
-        LocalTensor<int64_t> flush = cursor[static_cast<uint32_t>(td_.arenaFlush / 8)];
         LocalTensor<TI> stageIdx =
             arena_.Get<TI>()[static_cast<uint32_t>(td_.arenaStageIdx / sizeof(TI))];
         LocalTensor<float> stageW =
             arena_.Get<float>()[static_cast<uint32_t>(td_.arenaStageW / sizeof(float))];
         LocalTensor<TI> stagePos =
             arena_.Get<TI>()[static_cast<uint32_t>(td_.arenaStagePos / sizeof(TI))];
-        LocalTensor<TI> perm;
-        if (td_.sequence)
-            perm = permPiece_.Get<TI>();
+        const int64_t part = kk / td_.banks;
         LocalTensor<float> w;
         if (td_.hasWeights)
             w = wPiece_.Get<float>();
@@ -376,17 +430,17 @@ private:
                 const uint32_t j = static_cast<uint32_t>(next_ - 1 - pieceStart_);
                 const uint32_t u = static_cast<uint32_t>(p);
                 const int64_t at = cursor.GetValue(u);
-                const int64_t fill = at - flush.GetValue(u);
-                const uint32_t s = static_cast<uint32_t>(p * kk + fill);
+                const int64_t fill = at - RingOrigin(u);
+                const uint32_t s = static_cast<uint32_t>(p * kk + fill % kk);
                 stageIdx.SetValue(s, newIdx);
                 if (td_.hasWeights)
                     stageW.SetValue(s, w.GetValue(j));
                 if (td_.bucketizePos)
                     stagePos.SetValue(s, static_cast<TI>(k));
                 if (td_.sequence)
-                    perm.SetValue(j, static_cast<TI>(at));
+                    PermBuffer().SetValue(j, static_cast<TI>(at));
                 cursor.SetValue(u, at + 1);
-                if (fill + 1 == kk)
+                if ((fill + 1) % part == 0)
                     FlushBucket(p);
             }
         }
@@ -404,33 +458,36 @@ private:
         const int64_t to = cursor.GetValue(u);
         if (to == from)
             return;
-        const uint32_t s = static_cast<uint32_t>(p * td_.stageK);
+        // [from, to) lies in one part of the ring, from the part's start.
+        const uint32_t s =
+            static_cast<uint32_t>(p * td_.stageK + (from - RingOrigin(u)) % td_.stageK);
         const uint32_t n = static_cast<uint32_t>(to - from);
-        mxrec::PipeSync<HardEvent::S_MTE3>();
+        BeginSend();
         const DataCopyExtParams idxCopy{1, static_cast<uint32_t>(n * sizeof(TI)), 0, 0, 0};
         LocalTensor<TI> stageIdx =
             arena_.Get<TI>()[static_cast<uint32_t>(td_.arenaStageIdx / sizeof(TI))];
-        DataCopyPad(newIdxGm_[from], stageIdx[s], idxCopy);
+        Send(newIdxGm_[from], stageIdx[s], idxCopy);
         if (td_.hasWeights) {
             LocalTensor<float> stageW =
                 arena_.Get<float>()[static_cast<uint32_t>(td_.arenaStageW / sizeof(float))];
-            DataCopyPad(newWGm_[from], stageW[s],
-                        DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(float)), 0, 0, 0});
+            Send(newWGm_[from], stageW[s],
+                 DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(float)), 0, 0, 0});
         }
         if (td_.bucketizePos) {
             LocalTensor<TI> stagePos =
                 arena_.Get<TI>()[static_cast<uint32_t>(td_.arenaStagePos / sizeof(TI))];
-            DataCopyPad(newPosGm_[from], stagePos[s], idxCopy);
+            Send(newPosGm_[from], stagePos[s], idxCopy);
         }
-        mxrec::PipeSync<HardEvent::MTE3_S>();  // the staging area is refilled by scalar writes
+        EndSend();
         flush.SetValue(u, to);
     }
 
     __aicore__ inline void FlushPermute() {
-        mxrec::PipeSync<HardEvent::S_MTE3>();
-        DataCopyPad(permGm_[pieceStart_], permPiece_.Get<TI>(),
-                    DataCopyExtParams{1, static_cast<uint32_t>(pieceLen_ * sizeof(TI)), 0, 0, 0});
-        mxrec::PipeSync<HardEvent::MTE3_S>();
+        BeginSend();
+        Send(permGm_[pieceStart_], PermBuffer(),
+             DataCopyExtParams{1, static_cast<uint32_t>(pieceLen_ * sizeof(TI)), 0, 0, 0});
+        EndSend();
+        permBank_ = (permBank_ + 1) % td_.banks;
     }
 
     BlockBucketizeSparseFeaturesTilingData td_;
@@ -443,6 +500,9 @@ private:
     int64_t pieceLen_ = 0;
     int64_t table_ = 0;
     int64_t tableEnd_ = 0;
+    int64_t permBank_ = 0;  // the permute buffer being filled
+    int32_t sent_ = 0;      // MTE3 -> S event of the write last sent
+    bool inFlight_ = false;
     U inBlocks_ = 0;      // ids below this fall in the table's blocks
     U localSize_ = 1;     // ids per bucket inside the blocks
     U globalBlocks_ = 1;  // blocks of the table
