@@ -17,7 +17,10 @@ cores) and reports, from the emulator's per-core counters:
   roofline says how far the kernel is from the least the problem needs; neither is a measurement.
 
 With --readme the rows also go to kernels/bench/results/ops.json and the one table of
-kernels/bench/README.md is regenerated (with bench_hstu.py's rows).
+kernels/bench/README.md is regenerated (with bench_hstu.py's rows); with --only, the chosen
+operators' rows replace theirs and the others are kept. The inputs are drawn in the table's order
+from one seeded generator whatever --only says (the cases before a chosen one draw theirs too), so
+a row is the same in a partial run as in a full one.
 
 Usage (from the repository root, in an environment with torch; fbgemm is not needed):
 
@@ -429,6 +432,32 @@ def batch_index_select_backward_case() -> Case:
     )
 
 
+def float_to_fused8bit_rowwise_case() -> Case:
+    # The INT8 QComms codec's encoder on an all-to-all of pooled embeddings: 26*4096 rows of 128.
+    x = torch.randn(26 * 4096, 128, generator=GEN)
+    out = torch.empty(26 * 4096, 136, dtype=torch.uint8)
+    return Case(
+        "float_to_fused8bit_rowwise",
+        "fp32 [106496, 128] -> uint8 [106496, 136]",
+        nbytes(x, out),
+        lambda ops: ops("float_to_fused8bit_rowwise").launch([lib.arg(x), lib.arg(out)], []),
+    )
+
+
+def fused8bit_rowwise_to_float_case() -> Case:
+    # The INT8 QComms codec's decoder on the same rows (bytes, then fp32 scale and bias).
+    q = torch.randint(0, 256, (26 * 4096, 136), generator=GEN, dtype=torch.uint8)
+    q[:, 128:132] = torch.tensor([0.01], dtype=torch.float32).view(torch.uint8)
+    q[:, 132:136] = torch.tensor([-1.0], dtype=torch.float32).view(torch.uint8)
+    out = torch.empty(26 * 4096, 128)
+    return Case(
+        "fused8bit_rowwise_to_float",
+        "uint8 [106496, 136] -> fp32 [106496, 128]",
+        nbytes(q, out),
+        lambda ops: ops("fused8bit_rowwise_to_float").launch([lib.arg(q), lib.arg(out)], []),
+    )
+
+
 CASES = {
     "asynchronous_complete_cumsum": cumsum_case,
     "jagged_to_padded_dense": jagged_case,
@@ -448,7 +477,18 @@ CASES = {
     "expand_into_jagged_permute": expand_into_jagged_permute_case,
     "batch_index_select_dim0": batch_index_select_case,
     "batch_index_select_dim0_backward": batch_index_select_backward_case,
+    "float_to_fused8bit_rowwise": float_to_fused8bit_rowwise_case,
+    "fused8bit_rowwise_to_float": fused8bit_rowwise_to_float_case,
 }
+
+
+def merged_rows(rows: list[dict], chosen: set[str]) -> list[dict]:
+    """`rows` in place of the chosen operators' rows of results/ops.json, in the table's order."""
+    path = costmodel.RESULTS / "ops.json"
+    kept = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
+    every = [r for r in kept if r["op"] not in chosen] + rows
+    order = {name: i for i, name in enumerate(CASES)}
+    return sorted(every, key=lambda r: order.get(r["op"], len(order)))
 
 
 def main() -> int:
@@ -475,9 +515,13 @@ def main() -> int:
             loaded[name] = simrun.SimOp(result.library, specs[name])
         return loaded[name]
 
+    chosen = set(args.only or CASES)
+    last = max(i for i, name in enumerate(CASES) if name in chosen)
     rows = []
-    for name in args.only or list(CASES):
-        case = CASES[name]()
+    for name in list(CASES)[: last + 1]:
+        case = CASES[name]()  # drawn even when not chosen: the next cases' inputs follow it
+        if name not in chosen:
+            continue
         started = time.monotonic()
         result = case.run(ops)
         seconds = time.monotonic() - started
@@ -487,7 +531,7 @@ def main() -> int:
         r["sim_seconds"] = round(seconds, 2)
         rows.append(r)
     if args.readme:
-        costmodel.write_results("ops", rows)
+        costmodel.write_results("ops", merged_rows(rows, chosen))
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
