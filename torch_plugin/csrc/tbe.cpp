@@ -13,8 +13,11 @@
 // loses an argument we need fails with its name instead of reading the wrong slot.
 //
 // Each lookup is an autograd function (forward: split_embedding_forward; backward:
-// split_embedding_backward). It is registered for AutogradPrivateUse1 and, for calls below
-// autograd (inference mode), its forward alone for PrivateUse1.
+// split_embedding_backward). Variable batch per feature (VBE: B_offsets and the vbe_ metadata
+// fbgemm's generate_vbe_metadata builds) goes to the same kernels, which take that metadata as
+// is and write (read) fbgemm's flat per-rank, per-feature output (gradient) layout. It is
+// registered for AutogradPrivateUse1 and, for calls below autograd (inference mode), its forward
+// alone for PrivateUse1.
 #include <torch/autograd.h>
 #include <torch/library.h>
 
@@ -22,6 +25,7 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "backend.h"
 #include "boxed.h"
@@ -59,6 +63,12 @@ struct Lookup {
     at::Tensor indices;
     at::Tensor offsets;
     at::Tensor indice_weights;  // undefined when unweighted
+    // VBE (all undefined without): fbgemm's B_offsets, vbe_output_offsets_feature_rank and
+    // vbe_B_offsets_rank_per_feature; the output is then [vbe_output_size].
+    at::Tensor b_offsets;
+    at::Tensor vbe_output_offsets;
+    at::Tensor vbe_b_offsets_rank;
+    int64_t vbe_output_size = -1;
     int64_t pooling_mode = kPoolSum;
     int64_t total_d = 0;
     int64_t max_d = 0;
@@ -80,6 +90,40 @@ at::ScalarType output_scalar_type(const char* op, int64_t output_dtype) {
     }
 }
 
+// fbgemm's VBE metadata (generate_vbe_metadata in split_table_batched_embeddings_ops_training):
+// the same checks of presence, device and dtype as the other inputs.
+void read_vbe(const Args& a, Lookup& l) {
+    const char* op = l.op;
+    l.b_offsets = a.tensor("B_offsets");
+    for (const char* name : {"vbe_output_offsets_feature_rank", "vbe_B_offsets_rank_per_feature"}) {
+        TORCH_CHECK_VALUE(a.has(name) && !a.get(name).isNone(), op,
+                          ": variable batch per feature (B_offsets given) needs ", name);
+    }
+    l.vbe_output_offsets = a.tensor("vbe_output_offsets_feature_rank");
+    l.vbe_b_offsets_rank = a.tensor("vbe_B_offsets_rank_per_feature");
+    l.vbe_output_size = a.integer("vbe_output_size");
+    TORCH_CHECK_VALUE(l.pooling_mode != kPoolNone, op,
+                      ": variable batch per feature (VBE) needs pooled tables (pooling_mode sum "
+                      "or mean), as in fbgemm");
+    TORCH_CHECK_VALUE(l.vbe_output_size >= 0, op,
+                      ": variable batch per feature needs vbe_output_size >= 0, got ",
+                      l.vbe_output_size);
+    check_npu(op, "B_offsets", l.b_offsets);
+    check_npu(op, "vbe_output_offsets_feature_rank", l.vbe_output_offsets);
+    check_npu(op, "vbe_B_offsets_rank_per_feature", l.vbe_b_offsets_rank);
+    check_dtype(op, "B_offsets", l.b_offsets, {at::kInt});
+    check_dtype(op, "vbe_output_offsets_feature_rank", l.vbe_output_offsets, {at::kLong});
+    check_dtype(op, "vbe_B_offsets_rank_per_feature", l.vbe_b_offsets_rank, {at::kInt});
+    check_same_device(op, l.weights, {&l.b_offsets, &l.vbe_output_offsets, &l.vbe_b_offsets_rank});
+    l.b_offsets = l.b_offsets.contiguous();
+    l.vbe_output_offsets = l.vbe_output_offsets.contiguous();
+    l.vbe_b_offsets_rank = l.vbe_b_offsets_rank.contiguous();
+}
+
+bool is_vbe(const Lookup& l) {
+    return l.b_offsets.defined();
+}
+
 Lookup read_lookup(const Args& a) {
     Lookup l;
     l.op = a.op();
@@ -96,10 +140,9 @@ Lookup read_lookup(const Args& a) {
     l.output_dtype = a.integer_or("output_dtype", 0);
 
     const char* op = l.op;
-    // First: with VBE, offsets hold each feature's own batch, which the checks below (B * T + 1
-    // offsets) would report as a malformed input instead of the missing feature.
-    TORCH_CHECK_VALUE(!a.has("B_offsets") || a.get("B_offsets").isNone(), op,
-                      ": variable batch sizes per feature (VBE) are not supported on npu yet");
+    const bool vbe = a.has("B_offsets") && !a.get("B_offsets").isNone();
+    if (vbe)
+        read_vbe(a, l);
     for (auto [name, t] : {std::pair<const char*, const at::Tensor*>{"dev_weights", &l.weights},
                            {"weights_offsets", &l.weights_offsets},
                            {"D_offsets", &l.d_offsets},
@@ -138,8 +181,23 @@ Lookup read_lookup(const Args& a) {
     TORCH_CHECK_VALUE(tables >= 1, op, ": D_offsets must have T + 1 >= 2 entries");
     TORCH_CHECK_VALUE(l.weights_offsets.numel() == tables, op, ": weights_offsets has ",
                       l.weights_offsets.numel(), " entries for ", tables, " tables");
-    TORCH_CHECK_VALUE((l.offsets.numel() - 1) % tables == 0, op, ": offsets has ",
+    // With VBE each feature has its own batch: offsets has total_B + 1 entries, which the
+    // kernels check against B_offsets[T] (device data).
+    TORCH_CHECK_VALUE(vbe || (l.offsets.numel() - 1) % tables == 0, op, ": offsets has ",
                       l.offsets.numel(), " entries, not B * T + 1 for T = ", tables);
+    if (vbe) {
+        TORCH_CHECK_VALUE(l.b_offsets.numel() == tables + 1, op, ": B_offsets has ",
+                          l.b_offsets.numel(), " entries, not T + 1 = ", tables + 1);
+        TORCH_CHECK_VALUE(
+            l.vbe_b_offsets_rank.dim() == 2 && l.vbe_b_offsets_rank.size(0) == tables &&
+                l.vbe_b_offsets_rank.size(1) >= 2,
+            op, ": vbe_B_offsets_rank_per_feature must be [T, R + 1] with T = ", tables, ", got ",
+            l.vbe_b_offsets_rank.sizes());
+        const int64_t ranks = l.vbe_b_offsets_rank.size(1) - 1;
+        TORCH_CHECK_VALUE(l.vbe_output_offsets.numel() == ranks * tables + 1, op,
+                          ": vbe_output_offsets_feature_rank has ", l.vbe_output_offsets.numel(),
+                          " entries, not R * T + 1 = ", ranks * tables + 1);
+    }
     // The kernels take offsets in the indices' dtype; fbgemm's prepare_inputs casts both to
     // int64 anyway, so this copies only for callers that mix them.
     if (l.offsets.scalar_type() != l.indices.scalar_type()) {
@@ -158,15 +216,24 @@ int64_t batch_size(const Lookup& l) {
     return (l.offsets.numel() - 1) / (l.d_offsets.numel() - 1);
 }
 
+// The output's shape: [B, total_D] pooled, [N, max_D] without bags, fbgemm's flat
+// [vbe_output_size] with VBE.
+std::vector<int64_t> output_shape(const Lookup& l) {
+    if (is_vbe(l))
+        return {l.vbe_output_size};
+    if (l.pooling_mode == kPoolNone)
+        return {l.indices.numel(), l.max_d};
+    return {batch_size(l), l.total_d};
+}
+
 at::Tensor forward(const Lookup& l) {
-    const int64_t rows = l.pooling_mode == kPoolNone ? l.indices.numel() : batch_size(l);
-    const int64_t cols = l.pooling_mode == kPoolNone ? l.max_d : l.total_d;
-    at::Tensor out = at::empty({rows, cols}, l.weights.options().dtype(at::kFloat));
+    at::Tensor out = at::empty(output_shape(l), l.weights.options().dtype(at::kFloat));
     backend::split_embedding_forward(
         l.weights.contiguous(), l.weights_offsets.contiguous(), l.d_offsets.contiguous(),
         l.indices.contiguous(), l.offsets.contiguous(),
-        l.indice_weights.defined() ? l.indice_weights.contiguous() : at::Tensor(), l.pooling_mode,
-        l.total_d, l.max_d, out);
+        l.indice_weights.defined() ? l.indice_weights.contiguous() : at::Tensor(), l.b_offsets,
+        l.vbe_output_offsets, l.vbe_b_offsets_rank, l.pooling_mode, l.total_d, l.max_d,
+        is_vbe(l) ? l.vbe_output_size : -1, out);
     const at::ScalarType want = output_scalar_type(l.op, l.output_dtype);
     return want == at::kFloat ? out : out.to(want);
 }
@@ -181,14 +248,17 @@ struct SortedPositions {
 };
 
 SortedPositions sorted_positions(const Lookup& l) {
-    const int64_t tables = l.d_offsets.numel() - 1;
-    const int64_t batch = batch_size(l);
     const at::Tensor offsets = l.offsets.to(at::kLong);
-    const at::Tensor lengths =
-        offsets.narrow(0, 1, offsets.numel() - 1) - offsets.narrow(0, 0, offsets.numel() - 1);
-    const at::Tensor bags = at::arange(tables * batch, offsets.options());
+    const int64_t bag_count = offsets.numel() - 1;
+    const at::Tensor lengths = offsets.narrow(0, 1, bag_count) - offsets.narrow(0, 0, bag_count);
+    const at::Tensor bags = at::arange(bag_count, offsets.options());
     const at::Tensor bag_of = at::repeat_interleave(bags, lengths, std::nullopt, l.indices.numel());
-    const at::Tensor table_of = at::div(bag_of, batch, "floor");
+    // A bag's table: k / B, or with VBE the feature whose B_offsets range holds k.
+    const at::Tensor table_of =
+        is_vbe(l) ? at::searchsorted(l.b_offsets.to(at::kLong), bag_of, /*out_int32=*/false,
+                                     /*right=*/true) -
+                        1
+                  : at::div(bag_of, batch_size(l), "floor");
     const at::Tensor linear =
         l.hash_size_cumsum.index_select(0, table_of) + l.indices.to(at::kLong);
     at::Tensor order =
@@ -218,20 +288,19 @@ struct Update {
 void backward(const Lookup& l, const Update& u, const at::Tensor& grad_output,
               const at::Tensor& grad_weights) {
     const at::Tensor grad = grad_output.to(at::kFloat).contiguous();
-    const int64_t rows = l.pooling_mode == kPoolNone ? l.indices.numel() : batch_size(l);
-    const int64_t cols = l.pooling_mode == kPoolNone ? l.max_d : l.total_d;
-    TORCH_CHECK_VALUE(grad.dim() == 2 && grad.size(0) == rows && grad.size(1) == cols, l.op,
-                      ": the output gradient must have the output's shape [", rows, ", ", cols,
-                      "], got ", grad.sizes());
+    const std::vector<int64_t> shape = output_shape(l);
+    TORCH_CHECK_VALUE(grad.sizes() == at::IntArrayRef(shape), l.op,
+                      ": the output gradient must have the output's shape ", at::IntArrayRef(shape),
+                      ", got ", grad.sizes());
     const SortedPositions sorted = sorted_positions(l);
     backend::split_embedding_backward(
         grad, l.weights, u.momentum1, u.momentum1_offsets, l.weights_offsets.contiguous(),
         l.d_offsets.contiguous(), l.indices.contiguous(), l.offsets.contiguous(),
         l.indice_weights.defined() ? l.indice_weights.contiguous() : at::Tensor(), sorted.positions,
-        grad_weights, u.momentum2, u.momentum2_offsets, sorted.bags,
-        static_cast<int64_t>(u.optimizer), l.pooling_mode, u.learning_rate, u.eps, u.weight_decay,
-        u.weight_decay_mode, u.gradient_clipping ? 1 : 0, u.max_gradient, l.max_d, u.beta1, u.beta2,
-        u.iter);
+        grad_weights, u.momentum2, u.momentum2_offsets, sorted.bags, l.b_offsets,
+        l.vbe_output_offsets, l.vbe_b_offsets_rank, static_cast<int64_t>(u.optimizer),
+        l.pooling_mode, u.learning_rate, u.eps, u.weight_decay, u.weight_decay_mode,
+        u.gradient_clipping ? 1 : 0, u.max_gradient, l.max_d, u.beta1, u.beta2, u.iter);
 }
 
 at::Tensor optional_tensor(const c10::IValue& v) {
@@ -245,6 +314,10 @@ void save(AutogradContext* ctx, const Lookup& l) {
     ctx->saved_data["indices"] = l.indices;
     ctx->saved_data["offsets"] = l.offsets;
     ctx->saved_data["indice_weights"] = l.indice_weights;
+    ctx->saved_data["b_offsets"] = l.b_offsets;
+    ctx->saved_data["vbe_output_offsets"] = l.vbe_output_offsets;
+    ctx->saved_data["vbe_b_offsets_rank"] = l.vbe_b_offsets_rank;
+    ctx->saved_data["vbe_output_size"] = l.vbe_output_size;
     ctx->saved_data["pooling_mode"] = l.pooling_mode;
     ctx->saved_data["total_d"] = l.total_d;
     ctx->saved_data["max_d"] = l.max_d;
@@ -262,6 +335,10 @@ Lookup restore(AutogradContext* ctx, const char* op, const at::Tensor& weights) 
     l.indices = s["indices"].toTensor();
     l.offsets = s["offsets"].toTensor();
     l.indice_weights = optional_tensor(s["indice_weights"]);
+    l.b_offsets = optional_tensor(s["b_offsets"]);
+    l.vbe_output_offsets = optional_tensor(s["vbe_output_offsets"]);
+    l.vbe_b_offsets_rank = optional_tensor(s["vbe_b_offsets_rank"]);
+    l.vbe_output_size = s["vbe_output_size"].toInt();
     l.pooling_mode = s["pooling_mode"].toInt();
     l.total_d = s["total_d"].toInt();
     l.max_d = s["max_d"].toInt();
@@ -487,6 +564,45 @@ void dense_lookup_forward_boxed(const c10::OperatorHandle& handle, torch::jit::S
     torch::jit::push(*stack, std::move(out));
 }
 
+// ---- VBE metadata ---------------------------------------------------------------------------
+//
+// Both are reached only from fbgemm's prepare_inputs under its BOUNDS_CHECK_INDICES_V2 feature
+// gate (once per lookup, a few scalars or no work at all), and both do here what fbgemm's CPU
+// build does: the lookups above take the per-feature metadata as it is.
+
+// get_infos_metadata(Tensor unused, int B, int T) -> (int, int): host arithmetic on B and T
+// (the tensor only selects the device), so it goes to fbgemm's own CPU kernel with a CPU
+// placeholder and the bit split is fbgemm's by construction.
+void get_infos_metadata_boxed(const c10::OperatorHandle& handle, torch::jit::Stack* stack) {
+    const Args a(handle, stack);
+    const int64_t batch = a.integer("B");
+    const int64_t tables = a.integer("T");
+    const size_t n = a.size();
+    check_npu(a.op(), "unused", a.tensor("unused"));
+    const at::Tensor placeholder = at::empty({0}, at::TensorOptions().dtype(at::kInt));
+    torch::jit::drop(*stack, n);
+    torch::jit::push(*stack, placeholder, batch, tables);
+    handle.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+}
+
+// generate_vbe_metadata(B_offsets, B_offsets_rank_per_feature, output_offsets_feature_rank, ...)
+// -> (Tensor, Tensor): fbgemm's CPU kernel returns output_offsets_feature_rank and
+// B_offsets_rank_per_feature as they are (its CUDA kernel expands them per sample for its own
+// lookup kernels, which the npu kernels do not need); so does the npu.
+void generate_vbe_metadata_boxed(const c10::OperatorHandle& handle, torch::jit::Stack* stack) {
+    const Args a(handle, stack);
+    const char* op = a.op();
+    const at::Tensor b_offsets = a.tensor("B_offsets");
+    const at::Tensor rank_offsets = a.tensor("B_offsets_rank_per_feature");
+    const at::Tensor output_offsets = a.tensor("output_offsets_feature_rank");
+    check_npu(op, "B_offsets", b_offsets);
+    check_npu(op, "B_offsets_rank_per_feature", rank_offsets);
+    check_npu(op, "output_offsets_feature_rank", output_offsets);
+    const size_t n = a.size();
+    torch::jit::drop(*stack, n);
+    torch::jit::push(*stack, output_offsets, rank_offsets);
+}
+
 // ---- schemas --------------------------------------------------------------------------------
 
 // fbgemm 1.1.0's schema of split_embedding_codegen_lookup_<optimizer>_function (its CUDA build,
@@ -586,4 +702,8 @@ TORCH_LIBRARY_IMPL(fbgemm, PrivateUse1, m) {
     }
     m.impl("dense_embedding_codegen_lookup_function",
            torch::CppFunction::makeFromBoxedFunction<&fbgemm_npu::dense_lookup_forward_boxed>());
+    m.impl("get_infos_metadata",
+           torch::CppFunction::makeFromBoxedFunction<&fbgemm_npu::get_infos_metadata_boxed>());
+    m.impl("generate_vbe_metadata",
+           torch::CppFunction::makeFromBoxedFunction<&fbgemm_npu::generate_vbe_metadata_boxed>());
 }
