@@ -8,7 +8,7 @@
 // - 基础算术/Add.md, Sub.md, Mul.md, Max.md, Min.md: dst[i] = src0[i] op src1[i]; same types.
 // - 基础算术/Div.md: dst[i] = src0[i] / src1[i]; Sqrt.md: dst[i] = sqrt(src[i]); A2/A3 types
 //   half/float only.
-// - 类型转换/Cast.md: the A2/A3 conversion table and its rounding modes.
+// - 类型转换/Cast.md: in recsdk_sim/vector_cast.h.
 // - 离散与聚合/Gather.md: dst[i] = src[(srcBaseAddr + srcOffset[i]) / sizeof(T)], byte offsets
 //   aligned to the element size; A2/A3 types are 16- and 32-bit; dst and src must not overlap.
 // - SIMD计算说明/连续计算.md: operands start 32-byte aligned in the unified buffer.
@@ -197,83 +197,6 @@ RECSDK_SIM_BINARY_OP(Mul, kArithType, x* y)
 RECSDK_SIM_BINARY_OP(Max, kArithType, (x < y ? y : x))
 RECSDK_SIM_BINARY_OP(Min, kArithType, (y < x ? y : x))
 #undef RECSDK_SIM_BINARY_OP
-
-namespace detail {
-
-template <typename D, typename S>
-constexpr bool CastSupported(RoundMode m) {
-    const bool none = m == RoundMode::CAST_NONE;
-    const bool rounding = m == RoundMode::CAST_RINT || m == RoundMode::CAST_FLOOR ||
-                          m == RoundMode::CAST_CEIL || m == RoundMode::CAST_ROUND ||
-                          m == RoundMode::CAST_TRUNC;
-    // Cast.md, table for Atlas A2 (the subset kernels use).
-    if constexpr (std::is_same_v<S, half> && std::is_same_v<D, float>)
-        return none;
-    if constexpr (std::is_same_v<S, bfloat16_t> && std::is_same_v<D, float>)
-        return none;
-    if constexpr (std::is_same_v<S, float> && std::is_same_v<D, half>)
-        return none || rounding || m == RoundMode::CAST_ODD;
-    if constexpr (std::is_same_v<S, float> && std::is_same_v<D, bfloat16_t>)
-        return rounding;
-    if constexpr (std::is_same_v<S, float> && std::is_same_v<D, int32_t>)
-        return rounding;
-    if constexpr (std::is_same_v<S, int32_t> && std::is_same_v<D, float>)
-        return none || rounding;
-    if constexpr (std::is_same_v<S, int32_t> && std::is_same_v<D, int64_t>)
-        return none;
-    if constexpr (std::is_same_v<S, int64_t> && std::is_same_v<D, int32_t>)
-        return none;
-    if constexpr (std::is_same_v<S, int64_t> && std::is_same_v<D, float>)
-        return rounding;
-    if constexpr (std::is_same_v<S, float> && std::is_same_v<D, int64_t>)
-        return rounding;
-    return false;
-}
-
-inline double RoundWith(double v, RoundMode m) {
-    switch (m) {
-        case RoundMode::CAST_FLOOR:
-            return std::floor(v);
-        case RoundMode::CAST_CEIL:
-            return std::ceil(v);
-        case RoundMode::CAST_ROUND:
-            return std::round(v);
-        case RoundMode::CAST_TRUNC:
-            return std::trunc(v);
-        default:
-            return std::nearbyint(v);
-    }
-}
-
-}  // namespace detail
-
-template <typename T, typename U>
-inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode,
-                 const uint32_t count, recsdk::sim::SrcLoc loc = {}) {
-    using namespace recsdk::sim;
-    if (!detail::CastSupported<T, U>(roundMode)) {
-        Fail("Cast", loc,
-             std::string("conversion ") + TypeName<U>() + " -> " + TypeName<T>() +
-                 " with this round mode is not supported on Atlas A2/A3");
-    }
-    VecOperand(dst, static_cast<int32_t>(count), "Cast", loc);
-    VecOperand(src, static_cast<int32_t>(count), "Cast", loc);
-    VecRead(src, count, "Cast", loc);
-    VecWrite(dst, count, "Cast", loc);
-    T* d = dst.SimData();
-    const U* s = src.SimData();
-    for (uint32_t i = 0; i < count; ++i) {
-        if constexpr (std::is_integral_v<T> && !std::is_integral_v<U>) {
-            d[i] = static_cast<T>(
-                detail::RoundWith(static_cast<double>(static_cast<float>(s[i])), roundMode));
-        } else if constexpr (std::is_integral_v<T> && std::is_integral_v<U>) {
-            d[i] = static_cast<T>(s[i]);
-        } else {
-            d[i] = T(static_cast<float>(s[i]));
-        }
-    }
-    VecDone(static_cast<int32_t>(count), sizeof(T) > sizeof(U) ? sizeof(T) : sizeof(U));
-}
 
 template <typename T>
 inline void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src,

@@ -1,0 +1,354 @@
+// Cast: the Atlas A2/A3 conversion table with its rounding modes, in the count form and the two
+// level-0 forms.
+//
+// Semantics (docs/api/SIMD-API/基础API/Memory矢量计算/类型转换/Cast.md, 数据结构/
+// precision_conversion.md):
+// - The (src, dst, roundMode) combinations of Cast.md's Atlas A2 table; any other is a Fail
+//   naming the conversion. int4b_t rows are not emulated (no sub-byte tensors here); int32_t ->
+//   half needs the DEQSCALE register (SetDeqScale) and is refused.
+// - Rounding (precision_conversion.md table 1): CAST_RINT nearest-even, CAST_FLOOR, CAST_CEIL,
+//   CAST_ROUND nearest with ties away from zero, CAST_TRUNC toward zero, CAST_ODD the neighbour
+//   with an odd last bit when inexact; CAST_NONE is CAST_RINT where the conversion loses
+//   precision. To an integer type the value is rounded to an integer; float -> float rounds to an
+//   integral value. Out-of-range results saturate (the documented default overflow mode; the mode
+//   register, SetCastOverflowMode, is not modelled); NaN converts to 0 for integer destinations.
+// - Level 0: a repeat covers 256 bytes of the wider type (256 / max(sizeof(dst), sizeof(src))
+//   lanes); each operand's blocks are 32 bytes of its own type, so with half -> int32_t a
+//   contiguous repeat is dstRepStride 8, srcRepStride 4. The mask selects lanes of the wider type.
+#ifndef RECSDK_SIM_VECTOR_CAST_H
+#define RECSDK_SIM_VECTOR_CAST_H
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "recsdk_sim/vector_masked.h"
+
+namespace recsdk::sim {
+
+enum class CastRow { kNo, kExact, kRound, kRoundOrExact, kRoundOdd, kDeq };
+
+// Cast.md, "Atlas A2 训练系列产品/Atlas A2 推理系列产品支持的数据类型组合情况".
+template <typename D, typename S>
+constexpr CastRow CastTable() {
+    using R = CastRow;
+    if constexpr (std::is_same_v<S, int8_t> && std::is_same_v<D, half>)
+        return R::kExact;
+    if constexpr (std::is_same_v<S, uint8_t> && std::is_same_v<D, half>)
+        return R::kExact;
+    if constexpr (std::is_same_v<S, int16_t> && std::is_same_v<D, half>)
+        return R::kRoundOrExact;
+    if constexpr (std::is_same_v<S, int16_t> && std::is_same_v<D, float>)
+        return R::kExact;
+    if constexpr (std::is_same_v<S, half> &&
+                  (std::is_same_v<D, int8_t> || std::is_same_v<D, uint8_t>))
+        return R::kRoundOrExact;
+    if constexpr (std::is_same_v<S, half> &&
+                  (std::is_same_v<D, int16_t> || std::is_same_v<D, int32_t>))
+        return R::kRound;
+    if constexpr (std::is_same_v<S, half> && std::is_same_v<D, float>)
+        return R::kExact;
+    if constexpr (std::is_same_v<S, bfloat16_t> && std::is_same_v<D, int32_t>)
+        return R::kRound;
+    if constexpr (std::is_same_v<S, bfloat16_t> && std::is_same_v<D, float>)
+        return R::kExact;
+    if constexpr (std::is_same_v<S, int32_t> && std::is_same_v<D, int16_t>)
+        return R::kExact;
+    if constexpr (std::is_same_v<S, int32_t> && std::is_same_v<D, half>)
+        return R::kDeq;
+    if constexpr (std::is_same_v<S, int32_t> && std::is_same_v<D, float>)
+        return R::kRoundOrExact;
+    if constexpr (std::is_same_v<S, int32_t> && std::is_same_v<D, int64_t>)
+        return R::kExact;
+    if constexpr (std::is_same_v<S, float> &&
+                  (std::is_same_v<D, int16_t> || std::is_same_v<D, bfloat16_t> ||
+                   std::is_same_v<D, int32_t> || std::is_same_v<D, float> ||
+                   std::is_same_v<D, int64_t>))
+        return R::kRound;
+    if constexpr (std::is_same_v<S, float> && std::is_same_v<D, half>)
+        return R::kRoundOdd;
+    if constexpr (std::is_same_v<S, int64_t> && std::is_same_v<D, int32_t>)
+        return R::kExact;
+    if constexpr (std::is_same_v<S, int64_t> && std::is_same_v<D, float>)
+        return R::kRound;
+    return R::kNo;
+}
+
+template <typename D, typename S>
+inline void CheckCast(AscendC::RoundMode m, const SrcLoc& loc) {
+    using AscendC::RoundMode;
+    constexpr CastRow row = CastTable<D, S>();
+    const std::string what = std::string("conversion ") + TypeName<S>() + " -> " + TypeName<D>();
+    if constexpr (row == CastRow::kDeq) {
+        Fail("Cast", loc,
+             what +
+                 " takes its scale from the DEQSCALE register (SetDeqScale), which is not "
+                 "modelled");
+    }
+    const bool none = m == RoundMode::CAST_NONE;
+    const bool round = m == RoundMode::CAST_RINT || m == RoundMode::CAST_FLOOR ||
+                       m == RoundMode::CAST_CEIL || m == RoundMode::CAST_ROUND ||
+                       m == RoundMode::CAST_TRUNC;
+    bool ok = false;
+    switch (row) {
+        case CastRow::kExact:
+            ok = none;
+            break;
+        case CastRow::kRound:
+            ok = round;
+            break;
+        case CastRow::kRoundOrExact:
+            ok = round || none;
+            break;
+        case CastRow::kRoundOdd:
+            ok = round || none || m == RoundMode::CAST_ODD;
+            break;
+        default:
+            break;
+    }
+    if (row == CastRow::kNo)
+        Fail("Cast", loc, what + " is not supported on Atlas A2/A3");
+    if (!ok) {
+        Fail("Cast", loc,
+             what + " does not take round mode " + std::to_string(int(m)) +
+                 " on Atlas A2/A3 (Cast.md's table)");
+    }
+}
+
+// Ordered neighbours of a 16-bit float pattern (half, bfloat16_t) and of float.
+inline uint16_t Next16(uint16_t b, bool up) {
+    int32_t o = (b & 0x8000) ? -int32_t(b & 0x7FFF) : int32_t(b);
+    o += up ? 1 : -1;
+    return o >= 0 ? uint16_t(o) : uint16_t(0x8000 | uint16_t(-o));
+}
+template <typename D>
+inline D NextFloat(D v, bool up) {
+    if constexpr (std::is_same_v<D, float>) {
+        return std::nextafter(v, up ? std::numeric_limits<float>::infinity()
+                                    : -std::numeric_limits<float>::infinity());
+    } else {
+        return D::FromBits(Next16(v.bits, up));
+    }
+}
+template <typename D>
+inline uint32_t LastBit(D v) {
+    if constexpr (std::is_same_v<D, float>) {
+        uint32_t b;
+        std::memcpy(&b, &v, 4);
+        return b & 1u;
+    } else {
+        return v.bits & 1u;
+    }
+}
+template <typename D>
+inline long double MaxFinite() {
+    if constexpr (std::is_same_v<D, float>)
+        return std::numeric_limits<float>::max();
+    else if constexpr (std::is_same_v<D, half>)
+        return 65504.0L;
+    else
+        return static_cast<long double>(float(bfloat16_t::FromBits(0x7F7F)));
+}
+
+// v (exact in long double) to the floating type D under mode m.
+template <typename D>
+inline D RoundToFloat(long double v, AscendC::RoundMode m) {
+    using AscendC::RoundMode;
+    if (std::isnan(v))
+        return D(std::numeric_limits<float>::quiet_NaN());
+    const long double top = MaxFinite<D>();
+    if (v > top)
+        return D(static_cast<float>(top));
+    if (v < -top)
+        return D(static_cast<float>(-top));
+    // Nearest-even candidate: float from long double rounds once; half / bfloat16_t sources are
+    // exact in float (Cast.md's rows into them come from float or 8/16-bit types).
+    const float f = static_cast<float>(v);
+    const D n = D(f);
+    const long double nv = static_cast<long double>(static_cast<float>(n));
+    if (nv == v || m == RoundMode::CAST_RINT || m == RoundMode::CAST_NONE)
+        return n;
+    D lo = n, hi = n;
+    if (nv < v)
+        hi = NextFloat(n, true);
+    else
+        lo = NextFloat(n, false);
+    const long double lv = static_cast<float>(lo), hv = static_cast<float>(hi);
+    switch (m) {
+        case RoundMode::CAST_FLOOR:
+            return lo;
+        case RoundMode::CAST_CEIL:
+            return hi;
+        case RoundMode::CAST_TRUNC:
+            return v > 0 ? lo : hi;
+        case RoundMode::CAST_ROUND:
+            if (v - lv == hv - v)
+                return v > 0 ? hi : lo;
+            return v - lv < hv - v ? lo : hi;
+        case RoundMode::CAST_ODD:
+            return LastBit(lo) ? lo : hi;
+        default:
+            return n;
+    }
+}
+
+template <typename D>
+inline D RoundToInt(long double v, AscendC::RoundMode m) {
+    using AscendC::RoundMode;
+    if (std::isnan(v))
+        return D(0);
+    long double r;
+    switch (m) {
+        case RoundMode::CAST_FLOOR:
+            r = std::floor(v);
+            break;
+        case RoundMode::CAST_CEIL:
+            r = std::ceil(v);
+            break;
+        case RoundMode::CAST_ROUND:
+            r = std::round(v);
+            break;
+        case RoundMode::CAST_TRUNC:
+            r = std::trunc(v);
+            break;
+        default:
+            r = std::nearbyint(v);  // the default FE_TONEAREST: ties to even
+    }
+    const long double lo = static_cast<long double>(std::numeric_limits<D>::min());
+    const long double hi = static_cast<long double>(std::numeric_limits<D>::max());
+    if (r <= lo)
+        return std::numeric_limits<D>::min();
+    if (r >= hi)
+        return std::numeric_limits<D>::max();
+    return static_cast<D>(r);
+}
+
+// float -> float: the rounding modes round to an integral value.
+inline long double RoundIntegral(long double x, AscendC::RoundMode m) {
+    if (std::isnan(x) || std::isinf(x) || std::fabs(x) >= 8388608.0L)
+        return x;  // already integral (or not a number)
+    switch (m) {
+        case AscendC::RoundMode::CAST_FLOOR:
+            return std::floor(x);
+        case AscendC::RoundMode::CAST_CEIL:
+            return std::ceil(x);
+        case AscendC::RoundMode::CAST_ROUND:
+            return std::round(x);
+        case AscendC::RoundMode::CAST_TRUNC:
+            return std::trunc(x);
+        default:
+            return std::nearbyint(x);
+    }
+}
+
+template <typename S>
+inline long double Exact(S v) {
+    if constexpr (std::is_integral_v<S>)
+        return static_cast<long double>(v);
+    else
+        return static_cast<long double>(static_cast<float>(v));
+}
+
+template <typename D, typename S>
+inline D ConvertOne(S v, AscendC::RoundMode m) {
+    if constexpr (std::is_integral_v<D>) {
+        return RoundToInt<D>(Exact(v), m);
+    } else if constexpr (std::is_same_v<D, float> && std::is_same_v<S, float>) {
+        return static_cast<float>(RoundIntegral(Exact(v), m));
+    } else {
+        return RoundToFloat<D>(Exact(v), m);
+    }
+}
+
+// One operand of a Cast repeat whose lanes count in the wider type: element offset of lane j.
+template <typename X>
+inline uint64_t CastAt(uint32_t r, uint32_t j, const Lane0& s) {
+    constexpr uint32_t blk = 32 / sizeof(X);
+    return (uint64_t(r) * s.rep_stride + uint64_t(j / blk) * s.blk_stride) * blk + j % blk;
+}
+
+template <typename X, typename P>
+inline void CastOperand(const AscendC::LocalTensor<X>& t, const P& plan, const Lane0& s, Acc acc,
+                        const SrcLoc& loc) {
+    t.Validate("Cast", loc);
+    t.InUb("Cast", loc);
+    CheckUbAligned(t.SimData(), "Cast", loc, "operand");
+    if (plan.repeats == 0 || plan.HighestLane() == 0)
+        return;
+    uint64_t end = 0;
+    for (uint32_t r : {0u, plan.repeats - 1}) {
+        for (uint32_t j = 0; j < P::kLanes; ++j) {
+            if (plan.On(r, j)) {
+                const uint64_t e = CastAt<X>(r, j, s) + 1;
+                end = e > end ? e : end;
+            }
+        }
+    }
+    t.CheckSpan(end, "Cast", loc);
+    t.SimAccess(0, end * sizeof(X), Pipe::V, acc, "Cast", loc);
+}
+
+template <typename A, typename B>
+using Wider = std::conditional_t<(sizeof(A) >= sizeof(B)), A, B>;
+
+}  // namespace recsdk::sim
+
+namespace AscendC {
+
+template <typename T, typename U>
+inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode,
+                 const uint32_t count, recsdk::sim::SrcLoc loc = {}) {
+    using namespace recsdk::sim;
+    CheckCast<T, U>(roundMode, loc);
+    VecOperand(dst, static_cast<int32_t>(count), "Cast", loc);
+    VecOperand(src, static_cast<int32_t>(count), "Cast", loc);
+    VecRead(src, count, "Cast", loc);
+    VecWrite(dst, count, "Cast", loc);
+    T* d = dst.SimData();
+    const U* s = src.SimData();
+    for (uint32_t i = 0; i < count; ++i)
+        d[i] = ConvertOne<T, U>(s[i], roundMode);
+    VecDone(static_cast<int32_t>(count), sizeof(T) > sizeof(U) ? sizeof(T) : sizeof(U));
+}
+
+template <typename T, typename U, typename P>
+inline void CastLevel0(const LocalTensor<T>& dst, const LocalTensor<U>& src, RoundMode roundMode,
+                       const P& plan, const UnaryRepeatParams& rp, const recsdk::sim::SrcLoc& loc) {
+    using namespace recsdk::sim;
+    CheckCast<T, U>(roundMode, loc);
+    RefuseStrideModes(rp, "Cast", loc);
+    const Lane0 sd{rp.dstBlkStride, rp.dstRepStride}, ss{rp.srcBlkStride, rp.srcRepStride};
+    CastOperand(src, plan, ss, Acc::kRead, loc);
+    CastOperand(dst, plan, sd, Acc::kWrite, loc);
+    T* d = dst.SimData();
+    const U* s = src.SimData();
+    Run0<Wider<T, U>>(plan, [&](uint32_t r, uint32_t j) {
+        d[CastAt<T>(r, j, sd)] = ConvertOne<T, U>(s[CastAt<U>(r, j, ss)], roundMode);
+    });
+}
+
+template <typename T, typename U, bool isSetMask = true>
+inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode,
+                 const uint64_t mask[], const uint8_t repeatTime,
+                 const UnaryRepeatParams& repeatParams, recsdk::sim::SrcLoc loc = {}) {
+    using W = recsdk::sim::Wider<T, U>;
+    CastLevel0(dst, src, roundMode,
+               recsdk::sim::PlanFromBits<W>(mask, repeatTime, isSetMask, "Cast", loc), repeatParams,
+               loc);
+}
+template <typename T, typename U, bool isSetMask = true>
+inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode,
+                 const uint64_t mask, const uint8_t repeatTime,
+                 const UnaryRepeatParams& repeatParams, recsdk::sim::SrcLoc loc = {}) {
+    using W = recsdk::sim::Wider<T, U>;
+    CastLevel0(dst, src, roundMode,
+               recsdk::sim::PlanFromCount<W>(mask, repeatTime, isSetMask, "Cast", loc),
+               repeatParams, loc);
+}
+
+}  // namespace AscendC
+
+#endif  // RECSDK_SIM_VECTOR_CAST_H
