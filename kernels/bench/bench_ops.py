@@ -458,6 +458,136 @@ def fused8bit_rowwise_to_float_case() -> Case:
     )
 
 
+# ---- fbgemm variants the adapter serves with an existing kernel (torch_plugin/csrc/variants.cpp):
+# each row is that kernel's launch with the variant's arguments, at a size of its own.
+
+
+def permute_pooled_embs_split_case() -> Case:
+    # permute_pooled_embs_split runs the permute_pooled_embs kernel: a B = 2048 batch of 13
+    # features of D 128, reversed.
+    pooled = torch.randn(2048, 13 * 128, generator=GEN)
+    offsets = torch.arange(14) * 128
+    permute = torch.arange(12, -1, -1)
+    out = torch.empty_like(pooled)
+    return Case(
+        "permute_pooled_embs_split",
+        "permute_pooled_embs kernel: fp32 [2048, 1664], 13 blocks of D 128 reversed",
+        2 * nbytes(pooled) + nbytes(offsets, permute),
+        lambda ops: ops("permute_pooled_embs").launch(
+            [lib.arg(pooled), lib.arg(offsets), lib.arg(permute), lib.arg(out)], [-1]
+        ),
+    )
+
+
+def _one_table_gather(name: str, description: str, x: torch.Tensor, index: torch.Tensor) -> Case:
+    # The adapter's gather_rows: one table [rows, cols] of the batch_index_select_dim0 kernel.
+    rows, cols = x.shape
+    tables = torch.tensor([[0, rows, cols, 0, index.numel(), 0, cols, 0]], dtype=torch.int64)
+    out = torch.empty(index.numel() * cols)
+    return Case(
+        name,
+        description,
+        nbytes(index, tables) + 2 * nbytes(out),
+        lambda ops: ops("batch_index_select_dim0").launch(
+            [lib.arg(x.reshape(-1)), lib.arg(index), lib.arg(tables), lib.arg(out)], [out.numel()]
+        ),
+    )
+
+
+def batch_index_select_tensor_case() -> Case:
+    # batch_index_select_dim0_tensor: the list arguments as tensors, the same kernel; 8 tables
+    # [20000, 64], 4096 uniform int64 indices each, table after table.
+    t, rows, d, b = 8, 20_000, 64, 4096
+    inputs = torch.randn(t * rows * d, generator=GEN)
+    indices = torch.randint(0, rows, (t * b,), generator=GEN)
+    tables = torch.tensor(
+        [[i * rows * d, rows, d, i * b, b, i * b * d, d, 0] for i in range(t)], dtype=torch.int64
+    )
+    out = torch.empty(t * b * d)
+    return Case(
+        "batch_index_select_dim0_tensor",
+        "batch_index_select_dim0 kernel: fp32 8 tables [20000, 64], 4096 int64 indices each",
+        nbytes(indices, tables) + 2 * nbytes(out),
+        lambda ops: ops("batch_index_select_dim0").launch(
+            [lib.arg(inputs), lib.arg(indices), lib.arg(tables), lib.arg(out)], [out.numel()]
+        ),
+    )
+
+
+def group_index_select_case() -> Case:
+    # group_index_select_dim0 gathers each member of the group with its own launch; one member:
+    # fp32 [100000, 256] rows, 16384 int64 indices.
+    x = torch.randn(100_000, 256, generator=GEN)
+    index = torch.randint(0, 100_000, (16_384,), generator=GEN)
+    return _one_table_gather(
+        "group_index_select_dim0",
+        "one member's launch (one per member): fp32 [100000, 256], 16384 int64 indices",
+        x,
+        index,
+    )
+
+
+def jagged_index_select_case() -> Case:
+    # jagged_index_select_2d_forward: the host builds the row map (not modelled), the kernel
+    # gathers the rows. 4096 segments of 0-64 rows of D 64 selected 2048 times.
+    lengths = torch.randint(0, 65, (4096,), generator=GEN)
+    values = torch.randn(int(lengths.sum()), 64, generator=GEN)
+    starts = torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)[:-1]])
+    picked = torch.randint(0, 4096, (2048,), generator=GEN)
+    row_map = torch.cat([torch.arange(int(starts[k]), int(starts[k] + lengths[k])) for k in picked])
+    return _one_table_gather(
+        "jagged_index_select_2d_forward",
+        f"batch_index_select_dim0 kernel on the host's row map: fp32 values [{values.shape[0]}, "
+        f"64], 2048 of 4096 segments -> [{row_map.numel()}, 64]",
+        values,
+        row_map,
+    )
+
+
+def jagged_2d_to_dense_case() -> Case:
+    # jagged_2d_to_dense: jagged_to_padded_dense with padding 0; B = 4096 bags of 0-100 rows of
+    # D 128, max_sequence_length 50.
+    b, max_len, d = 4096, 50, 128
+    lengths = torch.randint(0, 101, (b,), generator=GEN)
+    offsets = torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)])
+    values = torch.randn(int(offsets[-1]), d, generator=GEN)
+    valid = int(lengths.clamp(max=max_len).sum()) * d * 4
+    return Case(
+        "jagged_2d_to_dense",
+        f"jagged_to_padded_dense kernel: fp32 values [{values.shape[0]}, {d}], B={b}, "
+        f"max_sequence_length={max_len}, padding 0",
+        valid + nbytes(offsets) + b * max_len * d * 4,
+        lambda ops: lib.jagged_to_padded_dense(ops, values, offsets, max_len, 0.0)[1],
+    )
+
+
+def bucketize_inference_case() -> Case:
+    # block_bucketize_sparse_features_inference (return_bucket_mapping=False) runs the training
+    # kernel: an inference batch, T=26, B=512, int64 ids, my_size=4, bucketize_pos, no weights.
+    t, b, my_size = 26, 512, 4
+    lengths = torch.randint(0, 21, (t * b,), generator=GEN)
+    n = int(lengths.sum())
+    indices = torch.randint(0, 1_000_000, (n,), generator=GEN)
+    block_sizes = torch.full((t,), 1_000_000 // my_size + 1, dtype=torch.int64)
+    outs = [
+        torch.empty(my_size * t * b, dtype=torch.int64),
+        torch.empty_like(indices),
+        None,
+        torch.empty_like(indices),
+        None,
+    ]
+    ins = [lengths, indices, block_sizes, None, None, None]
+    minimum = nbytes(lengths, indices, block_sizes) + sum(nbytes(o) for o in outs if o is not None)
+    return Case(
+        "block_bucketize_sparse_features_inference",
+        f"block_bucketize kernel: T={t}, B={b}, {n} int64 ids, my_size={my_size}, bucketize_pos",
+        minimum,
+        lambda ops: ops("block_bucketize_sparse_features").launch(
+            [lib.arg(v) for v in ins + outs], [1, 0, my_size, -1, 0]
+        ),
+    )
+
+
 CASES = {
     "asynchronous_complete_cumsum": cumsum_case,
     "jagged_to_padded_dense": jagged_case,
@@ -479,6 +609,12 @@ CASES = {
     "batch_index_select_dim0_backward": batch_index_select_backward_case,
     "float_to_fused8bit_rowwise": float_to_fused8bit_rowwise_case,
     "fused8bit_rowwise_to_float": fused8bit_rowwise_to_float_case,
+    "permute_pooled_embs_split": permute_pooled_embs_split_case,
+    "batch_index_select_dim0_tensor": batch_index_select_tensor_case,
+    "group_index_select_dim0": group_index_select_case,
+    "jagged_index_select_2d_forward": jagged_index_select_case,
+    "jagged_2d_to_dense": jagged_2d_to_dense_case,
+    "block_bucketize_sparse_features_inference": bucketize_inference_case,
 }
 
 
