@@ -52,6 +52,10 @@ struct HstuWork {
     // of blockK, its diagonal square in tiles of `tile` rows and keys, one call per tile. 0: not.
     int64_t tile = 0;
     int64_t blockK = kHstuBlockK;
+    // Cost of each row beyond its scores, in scores (the tiling's estimate of what moving the
+    // row's tensor rows costs a vector core against what a score does): without it a worker of
+    // many short sequences, whose rows cost more than their few scores, is given too many. 0: none.
+    int64_t rowCost = 0;
 };
 
 // An extent of n columns in calls of `chunk`, each padded to 16.
@@ -89,10 +93,10 @@ inline int64_t HstuTiledPieceCost(const HstuWork& w, int64_t r0, int64_t r1) {
 
 inline int64_t HstuPieceCost(const HstuWork& w, int64_t r0, int64_t r1, int64_t len) {
     if (w.tile > 0)
-        return HstuTiledPieceCost(w, r0, r1);
+        return HstuTiledPieceCost(w, r0, r1) + (r1 - r0) * w.rowCost;
     const HstuExtent e = HstuExtentOf(w, r0, r1, len);
     return AlignUp(r1 - r0, 16) * HstuPadded(e.end - e.begin, e.chunk) +
-           kHstuCallCost * CeilDiv(e.end - e.begin, e.chunk);
+           kHstuCallCost * CeilDiv(e.end - e.begin, e.chunk) + (r1 - r0) * w.rowCost;
 }
 
 // Group g (rows [16g, 16g + 16) clipped to len) of a sequence.
@@ -102,13 +106,14 @@ inline int64_t HstuGroupCost(const HstuWork& w, int64_t g, int64_t len) {
     if (w.tile > 0) {  // its share of its block's calls and tiles (tiles start at the block)
         const int64_t b0 = r0 / w.block * w.block;
         const int64_t t = (r0 - b0) / w.tile;
-        int64_t cost = kHstuRowGroup * (HstuPadded(b0, w.blockK) + (t + 1) * w.tile);
+        int64_t cost =
+            kHstuRowGroup * (HstuPadded(b0, w.blockK) + (t + 1) * w.tile) + (r1 - r0) * w.rowCost;
         if (r0 == b0)
             cost += kHstuCallCost * CeilDiv(b0, w.blockK);
         return cost;
     }
     const HstuExtent e = HstuExtentOf(w, r0, r1, len);
-    int64_t cost = kHstuRowGroup * HstuPadded(e.end - e.begin, e.chunk);
+    int64_t cost = kHstuRowGroup * HstuPadded(e.end - e.begin, e.chunk) + (r1 - r0) * w.rowCost;
     if (r0 % w.block == 0) {
         const HstuExtent b = HstuExtentOf(w, r0, Min64(len, r0 + w.block), len);
         cost += kHstuCallCost * CeilDiv(b.end - b.begin, b.chunk);

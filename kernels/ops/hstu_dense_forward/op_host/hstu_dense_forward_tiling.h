@@ -166,6 +166,14 @@ inline TilingPlan<HstuDenseForwardTilingData> HstuDenseForwardTiling(const HstuD
         work.tile = td.tileRows;
         work.blockK = td.blockK;
     }
+    // A row's own traffic on top of its scores (Q, K, V and O rows, 4 D elements, on the vector
+    // cores' links): a vector core moves about 18 bytes per cycle (its share of the HBM
+    // bandwidth, 1.6 TB/s / 48 cores at 1.8 GHz) and spends about 0.4 cycles per score (float32
+    // vector work and the slot round trip), so a byte weighs about 1/8 of a score. Half of that
+    // is charged: rows weighed in full leave the AI cores of the long sequences (whose K and V
+    // left of the diagonal the Cube reads itself) the busiest (B=32 N=4 D=128 lengths 1024u^2,
+    // float32: vector balance 1.08 -> 1.02 in full, AIC time 205 -> 226 us; half: 221 us).
+    work.rowCost = 2 * s.dim * esz / 8;
     int64_t groups = 0;
     for (int64_t len : s.lengths)
         groups += CeilDiv(len, kHstuRowGroup) * s.heads;
