@@ -137,6 +137,16 @@ def test_scatter_stays_in_ub(sim_ops, dtype) -> None:
     assert result.total("dma_transfers") < n // 20
 
 
+@pytest.mark.parametrize("kind", ["identity", "blocks"])
+@pytest.mark.parametrize("dtype", INDEX_DTYPES)
+def test_small_ub_many_chunks_and_long_buckets(sim_ops, kind, dtype) -> None:
+    """8 KiB of UB: chunks of a few hundred slots, several per core (the write-out of one
+    overlaps the next one's reads), and buckets longer than one read of pairs."""
+    permute = permutation(torch.Generator().manual_seed(3), 20_000, kind).to(dtype)
+    inv, _ = invert_permute(sim_ops, permute, ub_bytes=8 * 1024, max_cores=5)
+    assert torch.equal(inv, torch.ops.fbgemm.invert_permute(permute))
+
+
 def test_too_large_for_the_bucket_table_is_rejected(sim_ops) -> None:
     # With 8 KiB of UB a chunk holds a few hundred slots, so 4M entries need thousands of
     # chunks and the row of bucket bounds (one per chunk) no longer fits.
