@@ -130,7 +130,8 @@ inline TilingPlan<BlockBucketizeSparseFeaturesTilingData> BlockBucketizeSparseFe
         td.banks = share == 16 ? 2 : 1;
         const int64_t stream = UbShare(p, share);
         const bool resident = share == 16 && spanBytes <= UbShare(p, 6);
-        td.lenWinBytes = static_cast<uint32_t>(resident ? Max64(spanBytes, stream) : stream);
+        // Just the slice: a window loads all it holds, so a larger one would read past the slice.
+        td.lenWinBytes = static_cast<uint32_t>(resident ? spanBytes : stream);
         const int64_t fixed = td.lenWinBytes + stream + (td.hasWeights ? stream : kBlockBytes) +
                               (td.sequence ? td.banks * stream : kBlockBytes) + 3 * td.windowBytes +
                               td.totalsBytes + kBlockBytes;
