@@ -34,7 +34,16 @@ from recsdk_build.errors import BundleError
 from recsdk_build.hashing import sha256_file
 from recsdk_build.interpreters import Interpreter, wheel_misfits
 from recsdk_build.lock import LOCK
+from recsdk_build.options import ANY_TARGET, Target, recorded_target
 from recsdk_build.pipeline.manifest import Manifest
+from recsdk_build.pipeline.outputs import (
+    EnvOutput,
+    OperatorBuild,
+    OpsOutput,
+    PatchOutput,
+    PluginOutput,
+    VerifyOutput,
+)
 
 SCHEMA = 1
 MANIFEST = "manifest.json"
@@ -109,9 +118,10 @@ def _check_complete(project: Project, root: Path, manifest: Manifest, stages: li
                     "which is missing or no longer matches the manifest",
                     hint=f"run `recsdk-build all` (or `recsdk-build {name} --force`) again",
                 )
-    verify = manifest.successful("verify")
-    if verify is not None and "verify" in stages:
-        summary = verify.outputs.get("summary", {})
+    if "verify" in stages:
+        # A record that does not parse counts as not verified.
+        verify = manifest.recorded(VerifyOutput)
+        summary = verify.summary if verify is not None else {}
         if summary.get("failed", 1) or summary.get("errors", 1) or not summary.get("passed"):
             raise BundleError(
                 f"the build in {root} did not pass verification",
@@ -183,7 +193,7 @@ def _build_context(project: Project, root: Path, manifest: Manifest) -> Any:
     was made for, the target and SoC its ops and plugin stages recorded."""
     import dataclasses
 
-    from recsdk_build.options import PluginOptions, Target, TargetChoice, compute_options
+    from recsdk_build.options import PluginOptions, TargetChoice, compute_options
     from recsdk_build.pipeline.stage import BuildPaths, Context
     from recsdk_build.ui import UI
 
@@ -193,13 +203,9 @@ def _build_context(project: Project, root: Path, manifest: Manifest) -> Any:
     except (KeyError, TypeError, ValueError, IndexError):
         python = options.python  # _build_python refuses such a record first
     target = _recorded_target(manifest)
-    ops = manifest.successful("ops")
-    soc = str(ops.outputs.get("soc") or options.ops.soc) if ops is not None else options.ops.soc
-    choice = (
-        TargetChoice(target, Target(target))
-        if target in (t.value for t in Target)
-        else options.ops.target
-    )
+    ops = manifest.recorded(OpsOutput)
+    soc = (ops.soc if ops is not None else None) or options.ops.soc
+    choice = TargetChoice(target.value, target) if target is not None else options.ops.target
     options = dataclasses.replace(
         options,
         ops=dataclasses.replace(options.ops, target=choice, soc=soc, dry_run=False),
@@ -299,35 +305,34 @@ def _build_python(root: Path, manifest: Manifest, wanted: Interpreter | None) ->
     return recorded
 
 
-def _target(manifest: Manifest) -> str:
-    for stage in ("ops", "plugin"):
-        record = manifest.successful(stage)
-        if record is not None and record.outputs.get("target"):
-            if record.outputs.get("dry_run"):
-                raise BundleError(
-                    "the ops stage ran as a dry run: there are no operator packages to bundle",
-                    hint="run `recsdk-build ops --target cann` without --dry-run",
-                )
-            return str(record.outputs["target"])
+def _target(manifest: Manifest) -> Target | None:
+    ops = manifest.recorded(OpsOutput)
+    if ops is not None and ops.dry_run:
+        raise BundleError(
+            "the ops stage ran as a dry run: there are no operator packages to bundle",
+            hint="run `recsdk-build ops --target cann` without --dry-run",
+        )
     return _recorded_target(manifest)
 
 
-def _recorded_target(manifest: Manifest) -> str:
-    """The target the ops or plugin stage recorded; "any" for a project without either."""
-    for stage in ("ops", "plugin"):
-        record = manifest.successful(stage)
-        if record is not None and record.outputs.get("target"):
-            return str(record.outputs["target"])
-    return "any"
+def _recorded_target(manifest: Manifest) -> Target | None:
+    """The target the ops or plugin stage recorded; None for a project without either."""
+    for kind in (OpsOutput, PluginOutput):
+        out = manifest.recorded(kind)
+        if out is not None and out.target:
+            return recorded_target(out.target)
+    return None
 
 
-def _variant(manifest: Manifest, target: str) -> str:
-    """The target as the bundle's name carries it: cann operator packages are compiled for
-    one SoC, so a cann bundle names it (cann-Ascend910B1); sim runs on any."""
-    ops = manifest.successful("ops")
-    if target == "cann" and ops is not None and ops.outputs.get("soc"):
-        return f"cann-{ops.outputs['soc']}"
-    return target
+def _variant(manifest: Manifest, target: Target | None) -> str:
+    """The target as the bundle's name carries it: operator packages are compiled for one SoC,
+    so a bundle with them names it (cann-Ascend910B1); sim runs on any."""
+    if target is None:
+        return ANY_TARGET
+    ops = manifest.recorded(OpsOutput)
+    if target.ships_operator_packages and ops is not None and ops.soc:
+        return f"{target.value}-{ops.soc}"
+    return target.value
 
 
 # --- what goes in ------------------------------------------------------------------------
@@ -374,7 +379,8 @@ def collect(
     )
     members = [Member(f"wheels/{w.name}", source=root / w.path) for w in [*torchrec, *others]]
     members += _verified(root, manifest, stages)
-    if target == "cann":
+    needs_torch_npu = target is not None and target.needs_torch_npu
+    if needs_torch_npu:
         members.append(_torch_npu_lock(root, manifest, shim))
     operators = _operators(manifest)
     for package in sorted(packages, key=lambda p: p.name):
@@ -384,20 +390,20 @@ def collect(
         "schema": SCHEMA,
         "bundle": name,
         "recsdk_build": __version__,
-        "target": target,
+        "target": target.value if target is not None else ANY_TARGET,
         "python": {k: interp[k] for k in ("version", "tag", "implementation", "machine")},
         "pins": manifest.pins,
         "files": files,
         "install": {
-            "runtime": runtime_requirements(manifest.pins, with_torch_npu=target == "cann"),
+            "runtime": runtime_requirements(manifest.pins, with_torch_npu=needs_torch_npu),
             "runtime_lock": LOCK,
-            **({"torch_npu_lock": NPU_LOCK} if target == "cann" else {}),
+            **({"torch_npu_lock": NPU_LOCK} if needs_torch_npu else {}),
             "torchrec": [f"wheels/{w.name}" for w in torchrec],
             "wheels": [f"wheels/{w.name}" for w in others],
             "operator_packages": [
-                {"path": f"ops/{Path(str(op['package'])).name}", "vendor": op["op"]}
+                {"path": f"ops/{Path(op.package).name}", "vendor": op.op}
                 for op in operators
-                if op.get("package")
+                if op.package
             ],
         },
         "build": _provenance(manifest, stages),
@@ -453,8 +459,8 @@ def _torch_npu_lock(root: Path, manifest: Manifest, python: Interpreter) -> Memb
     if found:
         wheel = found[0]
     else:
-        env = manifest.successful("env")
-        builder = env.outputs.get("python") if env is not None else None
+        env = manifest.recorded(EnvOutput)
+        builder = env.python if env is not None else None
         if not builder or not Path(str(builder)).exists():
             raise BundleError(
                 f"no torch_npu {version} wheel for {python.tag} {python.machine} in {downloads} "
@@ -497,9 +503,9 @@ def _recorded_tools(manifest: Manifest) -> dict[str, str]:
     return {k: v for k, v in tools.items() if k in ("recsdk-build", "hatchling", "platform")}
 
 
-def _operators(manifest: Manifest) -> list[dict[str, Any]]:
-    record = manifest.successful("ops")
-    return list(record.outputs.get("operators", [])) if record is not None else []
+def _operators(manifest: Manifest) -> list[OperatorBuild]:
+    ops = manifest.recorded(OpsOutput)
+    return list(ops.operators) if ops is not None else []
 
 
 def _provenance(manifest: Manifest, stages: list[str]) -> dict[str, Any]:
@@ -511,14 +517,14 @@ def _provenance(manifest: Manifest, stages: list[str]) -> dict[str, Any]:
     if (fetch := manifest.successful("fetch")) is not None:
         keep = ("commit", "source_kind", "verification", "wheel", "wheel_sha256")
         out["source"] = {k: fetch.provenance[k] for k in keep if k in fetch.provenance}
-    if (patch := manifest.successful("patch")) is not None:
-        out["patches"] = patch.outputs.get("patches", [])
+    if (patch := manifest.recorded(PatchOutput)) is not None:
+        out["patches"] = patch.patches
     out["operators"] = [
-        {k: op[k] for k in ("op", "soc", "sha256", "groups") if k in op}
+        {"op": op.op, "soc": op.soc, "sha256": op.sha256, "groups": op.groups}
         for op in _operators(manifest)
     ]
-    if (verify := manifest.successful("verify")) is not None:
-        summary = verify.outputs.get("summary", {})
+    if (verify := manifest.recorded(VerifyOutput)) is not None:
+        summary = verify.summary
         out["verification"] = {
             k: summary.get(k, 0) for k in ("passed", "failed", "errors", "not_run")
         }
@@ -594,7 +600,7 @@ def install_md(data: dict[str, Any]) -> str:
     ]
     if inst["operator_packages"]:
         lines += [f"- `{p['path']}` (vendor `{p['vendor']}`)" for p in inst["operator_packages"]]
-    if target == "sim":
+    if recorded_target(target) is Target.SIM:
         lines += [
             "",
             "The sim operator libraries are inside the `fbgemm_npu_api` wheel; the `npu` device "

@@ -29,6 +29,7 @@ from recsdk_build.bundle import NPU_LOCK
 from recsdk_build.errors import InstallError
 from recsdk_build.interpreters import Interpreter
 from recsdk_build.lock import LOCK
+from recsdk_build.options import Target
 from recsdk_build.proc import StageLog, probe
 from recsdk_build.toolchain import find_cann
 from recsdk_build.trust import Contents, check_environment
@@ -115,14 +116,14 @@ def check_fits(contents: Contents, python: Interpreter, has: dict[str, bool]) ->
     check_environment(contents, python)
     name, target = contents.bundle, contents.target
     where = f"the environment of {python.path}"
-    if target == "sim" and has.get("torch_npu"):
+    if target is Target.SIM and has.get(target.other_device_module):
         raise InstallError(
             f"refusing to install the sim bundle {name} into {where}: it has the real "
             "torch_npu (the simulated npu device refuses to load next to it)",
             hint="install the cann bundle there, or the sim bundle into an environment "
             "without torch_npu",
         )
-    if target == "cann" and has.get("npu_sim"):
+    if target is Target.CANN and has.get(target.other_device_module):
         raise InstallError(
             f"refusing to install the cann bundle {name} into {where}: it has npu_sim, the "
             "simulated npu device of a sim build",
@@ -200,7 +201,7 @@ def make_plan(
     bundle (its runtime has torch-npu, which needs the toolkit, and its operator packages
     go into the OPP tree). ``manifest`` only goes into the install record."""
     packages = contents.operator_packages
-    if contents.target == "cann" and opp is None:
+    if contents.target is not None and contents.target.ships_operator_packages and opp is None:
         raise InstallError(
             f"{contents.bundle} is a cann bundle (torch-npu, operator packages) but no OPP "
             "directory was found ($ASCEND_OPP_PATH is not set and no CANN toolkit was found)",
@@ -316,7 +317,7 @@ def install_bundle(request: Request, ui: UI, scratch: Path) -> dict[str, Any]:
     ui.info(f"{contents.bundle}: every file matches {bundle.SUMS}")
     check_fits(contents, target, environment_has(target))
     opp = request.opp
-    if opp is None and contents.target == "cann":
+    if opp is None and contents.target is not None and contents.target.ships_operator_packages:
         opp = default_opp()
     plan = make_plan(top, contents, target, opp=opp, manifest=data)
     if request.dry_run:

@@ -27,6 +27,52 @@ class Target(str, Enum):
     CANN = "cann"  # real operator packages, by the CANN toolkit
     SIM = "sim"  # the same kernels against the AscendC emulation, on the simulated npu device
 
+    # What differs between the targets past the build, asked by name so that no module outside
+    # this one and targets/ compares target strings.
+    @property
+    def adapter_variant(self) -> str:
+        """The adapter's variant, as its wheel's local version names it (+npu, +sim)."""
+        return "npu" if self is Target.CANN else "sim"
+
+    @property
+    def ships_operator_packages(self) -> bool:
+        """Whether the build has .run operator packages for the toolkit's OPP tree (sim's
+        operators are libraries inside the adapter wheel)."""
+        return self is Target.CANN
+
+    @property
+    def needs_torch_npu(self) -> bool:
+        """Whether the runtime has the real torch_npu, and so needs the toolkit at install."""
+        return self is Target.CANN
+
+    @property
+    def device_module(self) -> str:
+        """The module that gives torch its npu device."""
+        return "torch_npu" if self is Target.CANN else "npu_sim"
+
+    @property
+    def other_device_module(self) -> str:
+        """The other target's device module, which must not be in the same environment."""
+        return "npu_sim" if self is Target.CANN else "torch_npu"
+
+
+# The target recorded for a build without the ops and plugin stages (nothing target-specific in
+# it; test projects): bundles and install records carry it as a string.
+ANY_TARGET = "any"
+RECORDED_TARGETS: tuple[str, ...] = (*(t.value for t in Target), ANY_TARGET)
+
+
+def recorded_target(value: str) -> Target | None:
+    """A target as a manifest, bundle or install record stores it; None for ``any``."""
+    if value == ANY_TARGET:
+        return None
+    try:
+        return Target(value)
+    except ValueError:
+        raise UsageError(
+            f"unknown target {value!r}; one of {', '.join(RECORDED_TARGETS)}"
+        ) from None
+
 
 # What --target accepts: a target, or auto (cann where the toolkit is found, else sim).
 TARGETS: tuple[str, ...] = ("auto", *(t.value for t in Target))

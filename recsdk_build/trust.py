@@ -28,8 +28,8 @@ from recsdk_build.errors import BundleError, InstallError
 from recsdk_build.interpreters import Interpreter, wheel_misfits
 from recsdk_build.lock import LOCK, Locked, LockError
 from recsdk_build.lock import parse as parse_lock
+from recsdk_build.options import RECORDED_TARGETS, Target, recorded_target
 
-TARGETS = ("sim", "cann", "any")
 _HEX = re.compile(r"[0-9a-fA-F]{64}")
 # A wheel or operator package file name: no path, nothing pip or bash reads as an option.
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+!-]*")
@@ -92,7 +92,7 @@ class Contents:
     """What install installs, every path relative to the unpacked bundle."""
 
     bundle: str
-    target: str
+    target: Target | None  # None: a build without operators or adapter ("any")
     python_tag: str
     machine: str
     runtime: tuple[str, ...]  # the pins' requirement lines (what the lock must agree with)
@@ -134,8 +134,11 @@ def derive(top: Path, data: dict[str, Any], files: list[str]) -> Contents:
     tag = _get(top, data, "python.tag", str)
     machine = _get(top, data, "python.machine", str)
     version = _get(top, data, "python.version", list)
-    if target not in TARGETS:
-        raise _field(top, "target", f"is {target!r}, not one of {', '.join(TARGETS)}")
+    if target not in RECORDED_TARGETS:
+        raise _field(top, "target", f"is {target!r}, not one of {', '.join(RECORDED_TARGETS)}")
+    kind = recorded_target(target)
+    needs_torch_npu = kind is not None and kind.needs_torch_npu
+    ships_operator_packages = kind is not None and kind.ships_operator_packages
     if not (len(version) >= 2 and all(isinstance(v, int) for v in version[:2])):
         raise _field(top, "python.version", f"is {version!r}")
     if tag != f"cp{version[0]}{version[1]}":
@@ -149,7 +152,7 @@ def derive(top: Path, data: dict[str, Any], files: list[str]) -> Contents:
     wheels = sorted(f for f in files if f.startswith("wheels/"))
     ops = sorted(f for f in files if f.startswith("ops/"))
     known = {"manifest.json", "INSTALL.md", LOCK, ENVIRONMENT, *wheels, *ops}
-    if target == "cann":
+    if needs_torch_npu:
         known.add(NPU_LOCK)
     if extra := [f for f in files if f not in known]:
         raise BundleError(f"{top.name}: unexpected file {extra[0]} in the bundle; refusing it")
@@ -164,7 +167,7 @@ def derive(top: Path, data: dict[str, Any], files: list[str]) -> Contents:
             raise BundleError(f"{top.name}: {path} is not a wheel file name") from None
     if any(not p.endswith(".run") for p in ops):
         raise BundleError(f"{top.name}: ops/ holds something other than .run operator packages")
-    if (target == "cann") != bool(ops):
+    if ships_operator_packages != bool(ops):
         raise _field(
             top,
             "target",
@@ -196,7 +199,7 @@ def derive(top: Path, data: dict[str, Any], files: list[str]) -> Contents:
 
     pins = _get(top, data, "pins", dict)
     try:
-        runtime = runtime_requirements(pins, with_torch_npu=target == "cann")
+        runtime = runtime_requirements(pins, with_torch_npu=needs_torch_npu)
     except BundleError:
         raise _field(top, "pins.runtime", "is incomplete") from None
     for line in runtime:
@@ -207,10 +210,10 @@ def derive(top: Path, data: dict[str, Any], files: list[str]) -> Contents:
     if _get(top, data, "install.runtime_lock", str) != LOCK or LOCK not in files:
         raise _field(top, "install.runtime_lock", f"is not {LOCK}, a file of the bundle")
     locked = _check_lock(top, runtime)
-    npu_locked = _check_npu_lock(top, data, files, runtime) if target == "cann" else ()
+    npu_locked = _check_npu_lock(top, data, files, runtime) if needs_torch_npu else ()
     return Contents(
         bundle=name,
-        target=target,
+        target=kind,
         python_tag=tag,
         machine=machine,
         runtime=tuple(runtime),

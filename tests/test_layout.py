@@ -26,3 +26,35 @@ def test_tool_tests_live_under_tests_recsdk_build() -> None:
     # real build.
     assert top == ["test_ci_entry.py", "test_format.py", "test_layout.py", "test_real.py"]
     assert (REPO / "tests" / "recsdk_build" / "test_pipeline.py").is_file()
+
+
+def test_target_decisions_live_behind_the_target_type() -> None:
+    # Everything that differs between cann and sim is asked of options.Target (or lives in a
+    # target backend under targets/): a module comparing the target's string would drift from
+    # the others when a target is added or renamed.
+    import re
+
+    literal = re.compile(r"""(['"])(sim|cann)\1""")
+    allowed = {"options.py", "targets"}
+    found = []
+    for path in sorted((REPO / "recsdk_build").rglob("*.py")):
+        rel = path.relative_to(REPO / "recsdk_build")
+        if rel.parts[0] in allowed:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            # A path component (kernels / "sim") names a directory, not a target.
+            if literal.search(line) and not re.search(r"""/ (['"])sim\1|/(['"])?sim/""", line):
+                found.append(f"{rel}:{number}: {line.strip()}")
+    assert found == []
+
+
+def test_verify_keeps_tests_in_area_folders_and_helpers_apart() -> None:
+    verify = REPO / "verify"
+    areas = {"ops", "tbe", "dmp", "hybrid", "embcache", "gr", "runtime"}
+    top = sorted(p.name for p in verify.glob("*.py"))
+    assert top == ["conftest.py"], "verify/ keeps only conftest.py at the top"
+    folders = {p.name for p in verify.iterdir() if p.is_dir() and not p.name.startswith(".")}
+    assert folders - {"__pycache__"} == areas | {"lib"}
+    assert not list((verify / "lib").glob("test_*.py")), "verify/lib holds helpers, not tests"
+    for area in areas:
+        assert all(p.name.startswith("test_") for p in (verify / area).glob("*.py")), area

@@ -7,11 +7,14 @@ import platform
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from recsdk_build import __version__
 from recsdk_build.hashing import sha256_file, sha256_text
 from recsdk_build.pipeline.atomic import write_text_atomic
+from recsdk_build.pipeline.outputs import StageOutput, parse_recorded
+
+Out = TypeVar("Out", bound=StageOutput)
 
 MANIFEST_NAME = "manifest.json"
 SCHEMA = 1
@@ -98,6 +101,12 @@ class Manifest:
     def successful(self, name: str) -> StageRecord | None:
         record = self.stages.get(name)
         return record if record is not None and record.status != "failed" else None
+
+    def recorded(self, kind: type[Out]) -> Out | None:
+        """The typed output of ``kind``'s stage from its last successful run; None when it has
+        not run or its record does not parse (written by another version)."""
+        record = self.successful(kind.stage)
+        return parse_recorded(kind, record.outputs) if record is not None else None
 
     def to_json(self) -> dict[str, Any]:
         artifacts = [

@@ -20,6 +20,7 @@ from recsdk_build.extbuild import build_extension_wheel
 from recsdk_build.hashing import combine, sha256_file, sha256_text
 from recsdk_build.ops import catalogue, codegen
 from recsdk_build.ops.catalogue import OpSpec
+from recsdk_build.options import Target
 from recsdk_build.pipeline.atomic import new_staging_dir
 from recsdk_build.pipeline.outputs import EnvOutput
 from recsdk_build.pipeline.stage import Context
@@ -64,7 +65,8 @@ def adapter_sources(config: dict[str, Any], specs: list[OpSpec]) -> dict[str, st
     """What is written into the copy of torch_plugin before it is built: the build
     configuration and the variant's generated backend glue (csrc/, beside the hand-written
     sources that include it)."""
-    glue = codegen.backend_glue(specs, config["variant"])
+    target = next(t for t in Target if t.adapter_variant == config["variant"])
+    glue = codegen.backend_glue(specs, target)
     return {
         "build_config.json": json.dumps(config, indent=2) + "\n",
         **{f"csrc/{name}": text for name, text in glue.items()},
@@ -75,7 +77,7 @@ def generated_digest(specs: list[OpSpec]) -> str:
     """Everything the adapter's build generates from the catalogue: both variants' glue and the
     aclnn declarations. It changes with any op.toml key the adapter depends on (signatures,
     [host] error_name and trap_error), which the operator libraries' hashes need not."""
-    texts = {**codegen.backend_glue(specs, "sim"), **codegen.backend_glue(specs, "npu")}
+    texts = {k: v for t in Target for k, v in codegen.backend_glue(specs, t).items()}
     texts.update({f"aclnn_{s.name}_decl.h": codegen.aclnn_declaration(s) for s in specs})
     return combine(*(combine(name, sha256_text(texts[name])) for name in sorted(texts)))
 

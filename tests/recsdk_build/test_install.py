@@ -20,6 +20,7 @@ from recsdk_build import bundle, trust
 from recsdk_build import install as installer
 from recsdk_build.errors import InstallError
 from recsdk_build.interpreters import current
+from recsdk_build.options import Target
 from recsdk_build.pipeline.manifest import Artifact, Manifest, StageRecord
 from recsdk_build.pipeline.stage import BuildPaths
 from recsdk_build.proc import StageLog
@@ -163,7 +164,7 @@ def test_sim_and_cann_artifacts_stay_apart(
 
 
 def test_a_bundle_for_another_python_is_refused(tmp_path: Path) -> None:
-    contents = trust.Contents("b", "sim", "cp399", ME.machine, (), (), (), (), ())
+    contents = trust.Contents("b", Target.SIM, "cp399", ME.machine, (), (), (), (), ())
     with pytest.raises(InstallError, match=f"b is for cp399 .*'python.tag'.* is {ME.tag}") as e:
         installer.check_fits(contents, ME, {})
     # The hint names the Python the bundle needs, not the environment's own.
