@@ -1,5 +1,5 @@
 """AddRelu, SubRelu, FusedMulAdd, MulAddRelu, MulAddDst, Axpy, And, Or, Not and Rsqrt in their
-count and level-0 forms (samples/vector_fused.cpp) against numpy: masks, repeat strides,
+count and level-0 forms, and Brcb (samples/vector_fused.cpp) against numpy: masks, repeat strides,
 instructions that read dst, half sources into a float dst, and the dtype refusals."""
 
 from __future__ import annotations
@@ -107,3 +107,15 @@ def test_dtype_and_layout_refusals(lib: ctypes.CDLL) -> None:
     assert status == 2 and "And at" in message and "float is not a supported" in message, message
     status, message, _ = run(lib, "axpy_mixed_level0_refused")
     assert status == 2 and "half sources into a float dst" in message, message
+
+
+def test_brcb_blocks_and_strides(lib: ctypes.CDLL) -> None:
+    out = ok(lib, "brcb")
+    assert np.array_equal(out[:512].view(np.float32), np.repeat(A[:16], 8))
+    e = out[512:1536].view(np.float16)
+    expected = np.full(512, -100, dtype=np.float16)
+    for i in range(2):
+        for j in range(8):
+            at = (i * 16 + j * 2) * 16  # blocks of 16 halves
+            expected[at : at + 16] = np.float16(A[i * 8 + j])
+    assert np.array_equal(e, expected)

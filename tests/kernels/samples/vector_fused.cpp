@@ -171,6 +171,24 @@ void axpy_mixed_level0_refused() {
     Axpy(a, x, half(1.0f), uint64_t(64), 1, UnaryRepeatParams());
 }
 
+// Brcb: in[0, 16) broadcast to blocks, float, 2 repeats with the default strides [0, 512); half
+// (in[0, 16) as half), 2 repeats with dstBlkStride 2, dstRepStride 16, over a dst of -100
+// [512, 1536).
+void brcb() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> ba, bd, ha, he;
+    LocalTensor<float> a = Load(pipe, ba, 0, 16, 16);
+    LocalTensor<float> d = Filled<float>(pipe, bd, 128, 0.0f);
+    Brcb(d, a, 2, BrcbRepeatParams(1, 8));
+    LocalTensor<half> h = Half(pipe, ha, a, 16);
+    pipe.InitBuffer(he, 512 * sizeof(half));
+    LocalTensor<half> e = he.Get<half>();
+    Duplicate<half>(e, half(-100.0f), 512);
+    Brcb(e, h, 2, BrcbRepeatParams(2, 16));
+    Store(d, 512);
+    Store(e, 1024, 512);
+}
+
 const std::map<std::string, std::function<void()>>& Cases() {
     static const std::map<std::string, std::function<void()>> cases = {
         {"relu_ops", relu_ops},
@@ -178,6 +196,7 @@ const std::map<std::string, std::function<void()>>& Cases() {
         {"logic_rsqrt", logic_rsqrt},
         {"and_float_refused", and_float_refused},
         {"axpy_mixed_level0_refused", axpy_mixed_level0_refused},
+        {"brcb", brcb},
     };
     return cases;
 }

@@ -1,6 +1,6 @@
 // Compound and logic instructions: AddRelu, SubRelu, FusedMulAdd, MulAddRelu, MulAddDst, Axpy,
 // And, Or, Not, Rsqrt, each in its count form and its two level-0 forms (mask array / mask count,
-// repeatTime, repeat parameters).
+// repeatTime, repeat parameters); and Brcb (its only form: repeatTime and BrcbRepeatParams).
 //
 // Semantics (docs/api/SIMD-API/基础API/Memory矢量计算/复合计算/, 逻辑计算/, 基础算术/Rsqrt.md):
 // - AddRelu / SubRelu: dst = max(src0 ± src1, 0); int16_t, half, float.
@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include "recsdk_sim/vector_masked.h"
 
@@ -334,6 +335,66 @@ inline void Axpy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const U& 
             {rp.dstBlkStride, rp.dstRepStride}, {rp.srcBlkStride, rp.srcRepStride}, {0, 0},
             [s](T x, T, T o) { return Narrow<T>(s * W(x) + W(o)); }, loc);
     }
+}
+
+// ---- Brcb (数据填充/Brcb.md): element i * 8 + j of src fills the 32-byte block j of repeat i of
+// dst, at (i * dstRepStride + j * dstBlkStride) blocks (a dstBlkStride of 0 counts as 1) ---------
+
+struct BrcbRepeatParams {
+    BrcbRepeatParams() {}
+    BrcbRepeatParams(const uint16_t dstBlkStrideIn, const uint16_t dstRepStrideIn)
+        : dstRepStride(dstRepStrideIn), dstBlkStride(dstBlkStrideIn) {}
+    uint32_t blockNumber = DEFAULT_BLK_NUM;
+    uint16_t dstRepStride = DEFAULT_REPEAT_STRIDE;
+    uint16_t dstBlkStride = DEFAULT_BLK_STRIDE;
+    uint8_t src0BlkStride = DEFAULT_BLK_STRIDE;
+    uint8_t src1BlkStride = DEFAULT_BLK_STRIDE;
+    uint8_t src0RepStride = DEFAULT_REPEAT_STRIDE;
+    uint8_t src1RepStride = DEFAULT_REPEAT_STRIDE;
+    bool repeatStrideMode = false;
+    bool strideSizeMode = false;
+};
+
+template <typename T>
+inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint8_t repeatTime,
+                 const BrcbRepeatParams& repeatParams, recsdk::sim::SrcLoc loc = {}) {
+    using namespace recsdk::sim;
+    VecType<kDuplicateType<T>, T>("Brcb", loc);
+    dst.Validate("Brcb", loc);
+    dst.InUb("Brcb", loc);
+    CheckUbAligned(dst.SimData(), "Brcb", loc, "destination");
+    src.Validate("Brcb", loc);
+    src.InUb("Brcb", loc);
+    CheckUbAligned(src.SimData(), "Brcb", loc, "source");
+    if (repeatTime == 0)
+        return;
+    constexpr uint64_t blk = 32 / sizeof(T);
+    const uint64_t bs = repeatParams.dstBlkStride == 0 ? 1 : repeatParams.dstBlkStride;
+    const uint64_t rs = repeatParams.dstRepStride;
+    const uint64_t n = uint64_t(repeatTime) * 8;
+    src.CheckSpan(n, "Brcb", loc);
+    uint64_t end = 0;
+    for (uint64_t i : {uint64_t(0), uint64_t(repeatTime - 1)}) {
+        const uint64_t e = (i * rs + 7 * bs) * blk + blk;
+        end = e > end ? e : end;
+    }
+    dst.CheckSpan(end, "Brcb", loc);
+    src.SimAccess(0, n * sizeof(T), Pipe::V, Acc::kRead, "Brcb", loc);
+    dst.SimAccess(0, end * sizeof(T), Pipe::V, Acc::kWrite, "Brcb", loc);
+    std::vector<T> v(src.SimData(), src.SimData() + n);  // dst may overlap src
+    T* d = dst.SimData();
+    for (uint64_t i = 0; i < repeatTime; ++i) {
+        for (uint64_t j = 0; j < 8; ++j) {
+            T* block = d + (i * rs + j * bs) * blk;
+            for (uint64_t e = 0; e < blk; ++e)
+                block[e] = v[i * 8 + j];
+        }
+    }
+    auto& s = Stats();
+    s.vector_elements += uint64_t(repeatTime) * 256 / sizeof(T);
+    s.vector_repeats += repeatTime;
+    ++s.vector_instrs;
+    ModelVector(repeatTime);
 }
 
 }  // namespace AscendC
