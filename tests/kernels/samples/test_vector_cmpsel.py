@@ -1,4 +1,5 @@
-"""Compare / Compares / CompareScalar, Select and the CmpMask register (samples/vector_cmpsel.cpp)
+"""Compare / Compares / CompareScalar, Select, GatherMask and the CmpMask register
+(samples/vector_cmpsel.cpp)
 against numpy: the bit layout (element i in bit i % 8 of byte i / 8), the A2 rules (mask ignored
 by Compare, bits of repeats packed, count forms comparing whole 256-byte repeats, int32 in EQ
 only), Select's three modes with masks and repeat strides, and the register forms."""
@@ -147,3 +148,14 @@ def test_select_cmpmask_mode_reuses_the_first_bits_every_repeat(lib: ctypes.CDLL
 def test_select_scalar_needs_the_scalar_mode(lib: ctypes.CDLL) -> None:
     status, message, _ = run(lib, "select_scalar_mode_mismatch")
     assert status == 2 and "a scalar src1 needs SELMODE::VSEL_TENSOR_SCALAR_MODE" in message
+
+
+def test_gather_mask_user_pattern_counter_mode_and_built_in_pattern(lib: ctypes.CDLL) -> None:
+    out = ok(lib, "gather_mask")
+    gt, lt = A > B, A < B
+    kept1 = [A[j] for j in range(40) if gt[j]] + [A[64 + j] for j in range(40) if lt[j]]
+    kept2 = [A[j] for j in range(1, 128, 2)]
+    d1, d2 = out[:512].view(np.float32), out[512:1024].view(np.float32)
+    assert d1[: len(kept1)].tolist() == kept1 and (d1[len(kept1) :] == -100).all()
+    assert d2[:64].tolist() == kept2 and (d2[64:] == -100).all()
+    assert out[1024:1032].view(np.float32).tolist() == [len(kept1), 64]

@@ -214,6 +214,31 @@ void select_scalar_mode_mismatch() {
     Select(d, m, a, 1.0f, SELMODE::VSEL_TENSOR_TENSOR_MODE, 64u);
 }
 
+// GatherMask: a user pattern (GT bits of a, b in bytes [0, 32), LT bits in [32, 64)) in counter
+// mode with 40 lanes over 2 repeats of a, src1RepeatStride 1 (repeat 1 reads the LT bits) to
+// out[0, 512); the built-in pattern 2 (odd lanes) in normal mode over 2 repeats to out[512, 1024);
+// the two rsvdCnt to out[1024...) as floats.
+void gather_mask() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> ba, bb, bm, b1, b2, bc;
+    LocalTensor<float> a = Load(pipe, ba, 0, 256, 256), b = Load(pipe, bb, 256, 256, 256);
+    LocalTensor<uint8_t> m = Filled<uint8_t>(pipe, bm, 64, uint8_t(0));
+    LocalTensor<float> d1 = Filled<float>(pipe, b1, 128, -100.0f);
+    LocalTensor<float> d2 = Filled<float>(pipe, b2, 128, -100.0f);
+    LocalTensor<float> c = Filled<float>(pipe, bc, 8, 0.0f);
+    Compare(m, a, b, CMPMODE::GT, 256);
+    Compare(m[32], a, b, CMPMODE::LT, 256);
+    uint64_t n1 = 0, n2 = 0;
+    GatherMask(d1, a, m.ReinterpretCast<uint32_t>(), true, 40, GatherMaskParams(1, 2, 8, 1), n1);
+    GatherMask(d2, a, uint8_t(2), false, 0, GatherMaskParams(1, 2, 8, 0), n2);
+    PipeBarrier<PIPE_ALL>();
+    c.SetValue(0, float(n1));
+    c.SetValue(1, float(n2));
+    Store(d1, 512);
+    Store(d2, 512, 512);
+    Store(c, 32, 1024);
+}
+
 const std::map<std::string, std::function<void()>>& Cases() {
     static const std::map<std::string, std::function<void()>> cases = {
         {"cmp_count_float", cmp_count_float},
@@ -226,6 +251,7 @@ const std::map<std::string, std::function<void()>>& Cases() {
         {"select_mode1_count", select_mode1_count},
         {"select_mode0_count_half", select_mode0_count_half},
         {"select_scalar_mode_mismatch", select_scalar_mode_mismatch},
+        {"gather_mask", gather_mask},
     };
     return cases;
 }

@@ -1,4 +1,5 @@
-// Compare, Compares / CompareScalar, Select and the CmpMask register (GetCmpMask, SetCmpMask).
+// Compare, Compares / CompareScalar, Select, the CmpMask register (GetCmpMask, SetCmpMask) and
+// GatherMask.
 //
 // Semantics (docs/api/SIMD-API/基础API/Memory矢量计算/比较与选择/, impl/basic_api/dav_c220/
 // kernel_operator_vec_cmp_impl.h and kernel_operator_vec_cmpsel_impl.h for what the 910B does):
@@ -436,6 +437,140 @@ inline void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask,
         SELMODE::VSEL_TENSOR_SCALAR_MODE,
         recsdk::sim::PlanFromBits<T>(MASK_PLACEHOLDER_LIST, repeatTime, false, "Select", loc),
         repeatParams, loc);
+}
+
+// ---- GatherMask (比较与选择/GatherMask.md): the selected elements of src0, packed into dst ------
+//
+// Normal mode (reduceMode false): repeat r covers 256 / sizeof(T) elements of src0 (block and
+// repeat strides of gatherMaskParams), the mask argument unused. Counter mode (reduceMode true,
+// A2's "配置方式一"): repeat r covers its first `mask` elements; a mask beyond one repeat's lanes
+// has no documented layout and is refused. The pattern: built-in 1-7 (even lanes, odd lanes, lane %
+// 4
+// == 0..3, all), the same every repeat; or a tensor whose bits are consumed in lane order within
+// a repeat, repeat r's starting src1RepeatStride * 32 bytes after repeat r - 1's. rsvdCnt: the
+// elements kept. The call leaves the mask registers in normal mode, as the page says.
+
+enum class GatherMaskMode : uint8_t { VERSION_V1 = 0, VERSION_V2 = 1 };
+const GatherMaskMode defaultGahterMaskMode = GatherMaskMode::VERSION_V2;
+const GatherMaskMode defaultGatherMaskMode = GatherMaskMode::VERSION_V2;
+
+struct GatherMaskParams {
+    GatherMaskParams() {}
+    GatherMaskParams(const uint8_t src0BlockStrideIn, const uint16_t repeatTimesIn,
+                     const uint16_t src0RepeatStrideIn, const uint8_t src1RepeatStrideIn)
+        : src0BlockStride(src0BlockStrideIn),
+          repeatTimes(repeatTimesIn),
+          src0RepeatStride(src0RepeatStrideIn),
+          src1RepeatStride(src1RepeatStrideIn) {}
+    uint8_t src0BlockStride = DEFAULT_BLK_STRIDE;
+    uint16_t repeatTimes = 0;
+    uint16_t src0RepeatStride = DEFAULT_REPEAT_STRIDE;
+    uint8_t src1RepeatStride = DEFAULT_REPEAT_STRIDE;
+};
+
+namespace detail {
+
+// bit(r, j): whether lane j of repeat r is kept.
+template <typename T, typename Bit>
+inline void GatherMaskRun(const LocalTensor<T>& dst, const LocalTensor<T>& src0, bool reduceMode,
+                          uint32_t mask, const GatherMaskParams& p, uint64_t& rsvdCnt, Bit&& bit,
+                          const recsdk::sim::SrcLoc& loc) {
+    using namespace recsdk::sim;
+    const char* call = "GatherMask";
+    constexpr bool ok = (sizeof(T) == 2 || sizeof(T) == 4) && !std::is_same_v<T, int64_t>;
+    VecType<ok, T>(call, loc);
+    LanePlan<T> plan;
+    plan.repeats = p.repeatTimes;
+    if (reduceMode) {
+        if (mask < 1 || mask > LanePlan<T>::kLanes) {
+            Fail(call, loc,
+                 "counter-mode mask " + std::to_string(mask) + " outside [1, " +
+                     std::to_string(LanePlan<T>::kLanes) +
+                     "]: a repeat of more than its lanes has no documented layout");
+        }
+        for (uint32_t j = 0; j < mask; ++j)
+            plan.bits[j / 64] |= uint64_t{1} << (j % 64);
+    } else {
+        plan.bits[0] = ~uint64_t{0};
+        plan.bits[1] = sizeof(T) == 2 ? ~uint64_t{0} : 0;
+    }
+    dst.Validate(call, loc);
+    dst.InUb(call, loc);
+    CheckUbAligned(dst.SimData(), call, loc, "destination");
+    const Lane0 ss{p.src0BlockStride, p.src0RepeatStride};
+    Operand0(src0, plan, ss, Acc::kRead, call, loc);
+    std::vector<T> kept;
+    const T* a = src0.SimData();
+    Run0<T>(plan, [&](uint32_t r, uint32_t j) {
+        if (bit(r, j))
+            kept.push_back(a[LanePlan<T>::At(r, j, ss)]);
+    });
+    rsvdCnt = kept.size();
+    if (!kept.empty()) {
+        dst.CheckSpan(kept.size(), call, loc);
+        dst.SimAccess(0, kept.size() * sizeof(T), Pipe::V, Acc::kWrite, call, loc);
+        std::memcpy(dst.SimData(), kept.data(), kept.size() * sizeof(T));
+    }
+    MaskRegs().counter = false;
+}
+
+}  // namespace detail
+
+template <typename T, typename U, GatherMaskMode mode = defaultGatherMaskMode>
+inline void GatherMask(const LocalTensor<T>& dst, const LocalTensor<T>& src0,
+                       const LocalTensor<U>& src1Pattern, const bool reduceMode,
+                       const uint32_t mask, const GatherMaskParams& gatherMaskParams,
+                       uint64_t& rsvdCnt, recsdk::sim::SrcLoc loc = {}) {
+    using namespace recsdk::sim;
+    static_assert(std::is_unsigned_v<U> && sizeof(U) == sizeof(T),
+                  "GatherMask: src1Pattern is uint16_t for 16-bit src0, uint32_t for 32-bit");
+    constexpr uint32_t lanes = LanePlan<T>::kLanes;
+    const uint32_t used = reduceMode ? mask : lanes;  // bits a repeat consumes
+    const uint64_t rep_bytes = uint64_t(gatherMaskParams.src1RepeatStride) * 32;
+    const uint64_t reps = gatherMaskParams.repeatTimes;
+    const uint64_t bytes = reps == 0 ? 0 : (reps - 1) * rep_bytes + (used + 7) / 8;
+    src1Pattern.Validate("GatherMask", loc);
+    src1Pattern.InUb("GatherMask", loc);
+    CheckUbAligned(src1Pattern.SimData(), "GatherMask", loc, "src1Pattern");
+    std::vector<uint8_t> bits(bytes, 0);
+    if (bytes > 0) {
+        src1Pattern.CheckSpan((bytes + sizeof(U) - 1) / sizeof(U), "GatherMask", loc);
+        src1Pattern.SimAccess(0, bytes, Pipe::V, Acc::kRead, "GatherMask", loc);
+        std::memcpy(bits.data(), src1Pattern.SimData(), bytes);
+    }
+    detail::GatherMaskRun(
+        dst, src0, reduceMode, mask, gatherMaskParams, rsvdCnt,
+        [&](uint32_t r, uint32_t j) {
+            const uint64_t k = uint64_t(r) * rep_bytes * 8 + j;
+            return ((bits[k / 8] >> (k % 8)) & 1u) != 0;
+        },
+        loc);
+}
+template <typename T, GatherMaskMode mode = defaultGatherMaskMode>
+inline void GatherMask(const LocalTensor<T>& dst, const LocalTensor<T>& src0,
+                       const uint8_t src1Pattern, const bool reduceMode, const uint32_t mask,
+                       const GatherMaskParams& gatherMaskParams, uint64_t& rsvdCnt,
+                       recsdk::sim::SrcLoc loc = {}) {
+    if (src1Pattern < 1 || src1Pattern > 7) {
+        recsdk::sim::Fail(
+            "GatherMask", loc,
+            "built-in pattern " + std::to_string(int(src1Pattern)) + " outside [1, 7]");
+    }
+    detail::GatherMaskRun(
+        dst, src0, reduceMode, mask, gatherMaskParams, rsvdCnt,
+        [&](uint32_t, uint32_t j) {
+            switch (src1Pattern) {
+                case 1:
+                    return j % 2 == 0;
+                case 2:
+                    return j % 2 == 1;
+                case 7:
+                    return true;
+                default:
+                    return j % 4 == uint32_t(src1Pattern - 3);
+            }
+        },
+        loc);
 }
 
 }  // namespace AscendC
