@@ -43,12 +43,9 @@ INNER_OPS = {
 }
 OP_IN_ERROR = re.compile(r"fbgemm::([A-Za-z_][A-Za-z0-9_]*)")
 # The adapter's refusals of a feature it does not implement yet, by the coverage entry that
-# names the feature: variable batch per feature in the TBE lookups (fbgemm's VBE metadata).
-REFUSALS = {
-    re.compile(r"variable batch sizes per feature \(VBE\) are not supported on npu"): (
-        "generate_vbe_metadata"
-    ),
-}
+# names the feature. None today: the last one, variable batch per feature in the TBE lookups
+# (coverage entry generate_vbe_metadata), has npu kernels (issue 27).
+REFUSALS: dict[re.Pattern[str], str] = {}
 
 
 OPT_IN = "RECSDK_VERIFY_UPSTREAM"
