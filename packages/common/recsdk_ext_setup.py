@@ -24,8 +24,9 @@ from torch.utils.cpp_extension import BuildExtension, CppExtension
 
 HERE = Path(__file__).resolve().parent
 # Explicit lists, as in each package: a stray file must not silently change what is compiled.
-COMMON_SOURCES = ["csrc/recsdk_ext/thread_pool.cpp"]
+COMMON_SOURCES = ["csrc/recsdk_ext/eviction_order.cpp", "csrc/recsdk_ext/thread_pool.cpp"]
 COMMON_HEADERS = [
+    "csrc/recsdk_ext/eviction_order.h",
     "csrc/recsdk_ext/flat_map.h",
     "csrc/recsdk_ext/id_hash.h",
     "csrc/recsdk_ext/runtime_bindings.h",

@@ -27,10 +27,9 @@ SOURCES = [
     "bucketize.cpp",
     "common.cpp",
     "dedup.cpp",
-    "eviction_order.cpp",
     "id_mapper.cpp",
 ]
-HEADERS = ["bucketize.h", "common.h", "dedup.h", "eviction_order.h", "id_mapper.h"]
+HEADERS = ["bucketize.h", "common.h", "dedup.h", "id_mapper.h"]
 
 setup_extension(
     HERE,

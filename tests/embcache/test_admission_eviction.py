@@ -48,7 +48,7 @@ def test_admission_by_hand(cache_slots: int | None) -> None:
 
 @pytest.mark.parametrize("cache_slots", [None, 3])
 def test_ttl_eviction_by_hand(cache_slots: int | None) -> None:
-    m = model(eviction=ec.Eviction(ttl_steps=2), cache_slots=cache_slots)
+    m = model(eviction=ec.EvictionPolicy(ttl_steps=2), cache_slots=cache_slots)
     step(m, [1, 2])  # step 1: both 1.0 -> 0.9
     step(m, [1])  # step 2
     step(m, [1])  # step 3: id 2 unseen for 3 - 1 = 2 steps: not more than 2, kept
@@ -60,7 +60,7 @@ def test_ttl_eviction_by_hand(cache_slots: int | None) -> None:
 
 
 def test_capacity_evicts_least_used_by_hand() -> None:
-    m = model(eviction=ec.Eviction(capacity=3))
+    m = model(eviction=ec.EvictionPolicy(capacity=3))
     step(m, [1, 1, 1, 2, 2, 3])  # counts 1:3 2:2 3:1
     step(m, [4])  # 4 rows > 3: the least used of rows not in this batch is 3 (count 1)
     assert sorted(rows(m)) == [1, 2, 4]
@@ -71,7 +71,7 @@ def test_capacity_evicts_least_used_by_hand() -> None:
 
 
 def test_capacity_ties_go_to_the_longest_unseen_then_smallest_id() -> None:
-    m = model(eviction=ec.Eviction(capacity=3))
+    m = model(eviction=ec.EvictionPolicy(capacity=3))
     step(m, [11, 10])  # step 1
     step(m, [20])  # step 2: 3 rows, at capacity
     # Step 3: 4 rows. All candidates were seen once; 10 and 11 are the longest unseen
@@ -83,7 +83,7 @@ def test_capacity_ties_go_to_the_longest_unseen_then_smallest_id() -> None:
 
 
 def test_eviction_runs_every_interval_steps() -> None:
-    m = model(eviction=ec.Eviction(ttl_steps=1, interval=2))
+    m = model(eviction=ec.EvictionPolicy(ttl_steps=1, interval=2))
     step(m, [1])  # step 1
     step(m, [2])  # step 2 (checked): 1 unseen for 1 step, kept
     step(m, [3])  # step 3 (not checked): 1 unseen for 2 steps, still there
@@ -93,7 +93,7 @@ def test_eviction_runs_every_interval_steps() -> None:
 
 
 def test_admission_counters_expire_with_the_ttl() -> None:
-    m = model(admission=ec.Admission(threshold=2), eviction=ec.Eviction(ttl_steps=1))
+    m = model(admission=ec.Admission(threshold=2), eviction=ec.EvictionPolicy(ttl_steps=1))
     step(m, [5])  # step 1: count 1
     step(m, [6])  # step 2
     step(m, [6])  # step 3: 6 admitted; 5's counter (last step 1) expired
@@ -104,7 +104,7 @@ def test_admission_counters_expire_with_the_ttl() -> None:
 
 def test_explicit_evict_and_erase() -> None:
     # The policy would only run at step 100; evict() applies it now.
-    m = model(eviction=ec.Eviction(ttl_steps=1, interval=100), cache_slots=4)
+    m = model(eviction=ec.EvictionPolicy(ttl_steps=1, interval=100), cache_slots=4)
     step(m, [1, 2])
     step(m, [3])
     step(m, [3])

@@ -21,7 +21,7 @@ def make_model(cache_slots: int | None = 40, **extra) -> ec.DynamicEmbeddingBag:
         optimizer=ec.SparseAdam(lr=0.05),
         seed=11,
         admission=ec.Admission(threshold=2, default_value=-0.5),
-        eviction=ec.Eviction(ttl_steps=8),
+        eviction=ec.EvictionPolicy(ttl_steps=8),
         cache_slots=cache_slots,
     )
     kwargs.update(extra)
@@ -93,7 +93,7 @@ def test_full_round_trip_is_bit_identical_and_training_continues_identically(
 
 def test_incremental_chain_restores_latest_state_including_deletions(tmp_path: Path) -> None:
     pool = random_ids(400, seed=4)
-    config = dict(cache_slots=None, admission=None, eviction=ec.Eviction(ttl_steps=12))
+    config = dict(cache_slots=None, admission=None, eviction=ec.EvictionPolicy(ttl_steps=12))
     model = make_model(**config)
     train(model, pool, steps=10, seed=5)
     ec.save_checkpoint(model, tmp_path)

@@ -80,7 +80,7 @@ def test_cache_with_admission_and_eviction_changes_nothing() -> None:
         optimizer=ec.SparseAdagrad(lr=0.1),
         seed=2,
         admission=ec.Admission(threshold=2, default_value=0.25),
-        eviction=ec.Eviction(ttl_steps=6, capacity=70),
+        eviction=ec.EvictionPolicy(ttl_steps=6, capacity=70),
     )
     plain = ec.DynamicEmbeddingBag(DIM, **kwargs)
     cached = ec.DynamicEmbeddingBag(DIM, cache_slots=40, **kwargs)
@@ -290,7 +290,7 @@ def test_cached_equals_uncached_for_random_workloads(
             offsets.numel(), DIM, generator=torch.Generator().manual_seed(len(batches))
         )
         batches.append((ids, offsets, target))
-    eviction = ec.Eviction(ttl_steps=ttl, capacity=capacity) if (ttl or capacity) else None
+    eviction = ec.EvictionPolicy(ttl_steps=ttl, capacity=capacity) if (ttl or capacity) else None
     admission = ec.Admission(threshold=threshold, default_value=0.5) if threshold > 1 else None
     kwargs = dict(
         mode="sum",

@@ -177,7 +177,9 @@ def test_invalid_configuration_is_refused() -> None:
     with pytest.raises(ValueError, match="threshold"):
         ec.Admission(threshold=0)
     with pytest.raises(ValueError, match="ttl_steps, capacity"):
-        ec.Eviction()
+        ec.EmbeddingTable(4, eviction=ec.EvictionPolicy("lru"))
+    with pytest.raises(ValueError, match="protect_batches"):
+        ec.EmbeddingTable(4, eviction=ec.EvictionPolicy(capacity=4, protect_batches=2))
     with pytest.raises(ValueError, match="cache_slots"):
         ec.EmbeddingTable(4, cache_slots=0)
     with pytest.raises(TypeError, match="optimizer"):

@@ -52,3 +52,26 @@ def test_bad_buffers_are_refused() -> None:
         table.host.lookup(ids, out=torch.empty(10, 8, dtype=torch.float64))
     with pytest.raises(ValueError, match="contiguous"):
         table.host.lookup(ids, out=torch.empty(8, 10).t())
+
+
+@pytest.mark.parametrize("cache_slots", [None, 128])
+def test_public_embeddings_read_the_current_values_into_the_buffer(cache_slots: int | None) -> None:
+    table = ec.EmbeddingTable(
+        6, initializer=ec.Uniform(-1, 1), optimizer=ec.SparseSGD(lr=0.5), cache_slots=cache_slots
+    )
+    pool = random_ids(300, seed=8)
+    for i in range(3):  # trained rows differ from their initial values
+        look = table.lookup(pool[i * 50 : i * 50 + 120], train=True)
+        look.weights.sum().backward()
+    ids = pool[torch.randint(0, 300, (500,), generator=torch.Generator().manual_seed(9))]
+    size = len(table)
+    # Reference: the evaluation lookup (through the device cache when there is one).
+    evaluated = table.lookup(ids, train=False)
+    expected = evaluated.weights.detach().index_select(0, evaluated.inverse).float()
+    out = torch.full((500, 6), float("nan"))
+    assert table.embeddings(ids, out=out).data_ptr() == out.data_ptr()
+    assert torch.equal(out, expected)
+    assert torch.equal(table.embeddings(ids), expected)
+    assert len(table) == size  # read-only
+    with pytest.raises(ValueError, match=r"out must have shape \[500, 6\]"):
+        table.embeddings(ids, out=torch.empty(500, 5))

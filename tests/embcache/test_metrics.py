@@ -50,7 +50,7 @@ def test_hand_counted_admission_and_eviction() -> None:
     #  [5]           counters only
     # admitted 3, evicted 1, rows 2.
     model = ec.DynamicEmbedding(
-        4, admission=ec.Admission(threshold=2), eviction=ec.Eviction(capacity=2)
+        4, admission=ec.Admission(threshold=2), eviction=ec.EvictionPolicy(capacity=2)
     )
     train(model, [[1, 2], [1, 2, 3], [3, 4], [5]])
     snap = ec.counters.snapshot(model.table)

@@ -269,7 +269,7 @@ def _model(dtype: torch.dtype, slots: int | None = 220) -> ec.DynamicEmbeddingBa
         seed=41,
         row_dtype=dtype,
         cache_slots=slots,
-        eviction=ec.Eviction(capacity=250),
+        eviction=ec.EvictionPolicy(capacity=250),
     )
 
 

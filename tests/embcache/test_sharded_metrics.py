@@ -111,7 +111,7 @@ class OwnedTable:
 
 def configs(slots: dict[str, int]) -> list:
     tables = sharded_worker.tables(
-        "toy", admission=ec.Admission(THRESHOLD), eviction=ec.Eviction(ttl_steps=TTL)
+        "toy", admission=ec.Admission(THRESHOLD), eviction=ec.EvictionPolicy(ttl_steps=TTL)
     )
     for config in tables:
         config.cache_slots = slots[config.name]

@@ -31,7 +31,9 @@ def configs() -> list[hy.HashEmbeddingBagConfig]:
                 feature_names=[f"f{t}"],
                 pooling=PoolingType.MEAN if t % 3 == 2 else PoolingType.SUM,
                 init_fn=constant_init if evicting else None,
-                eviction=(hy.LRU() if t % 4 == 1 else hy.LFU()) if evicting else None,
+                eviction=(hy.EvictionPolicy("lru") if t % 4 == 1 else hy.EvictionPolicy("lfu"))
+                if evicting
+                else None,
             )
         )
     return out

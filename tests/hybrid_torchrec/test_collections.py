@@ -152,7 +152,6 @@ def test_sgd_training_matches_reference() -> None:
 def test_eviction_resets_rows_and_optimizer_state(policy: str) -> None:
     """A table of 6 rows fed 4 distinct ids per batch out of 12: rows change hands every
     batch. Adagrad state of evicted rows restarts at initial_accumulator_value."""
-    cls = hy.LRU if policy == "lru" else hy.LFU
     tables = [
         HBC(
             name="small",
@@ -160,7 +159,7 @@ def test_eviction_resets_rows_and_optimizer_state(policy: str) -> None:
             num_embeddings=6,
             feature_names=["f"],
             init_fn=constant_init,
-            eviction=cls(),
+            eviction=hy.EvictionPolicy(policy),
         )
     ]
     ebc = hy.HashEmbeddingBagCollection(tables)
@@ -222,7 +221,13 @@ def test_state_dict_round_trip_continues_identically() -> None:
     g = torch.Generator().manual_seed(4)
     tables = [
         HBC(name="u", embedding_dim=8, num_embeddings=300, feature_names=["f0", "f1"]),
-        HBC(name="v", embedding_dim=8, num_embeddings=64, feature_names=["f2"], eviction=hy.LFU()),
+        HBC(
+            name="v",
+            embedding_dim=8,
+            num_embeddings=64,
+            feature_names=["f2"],
+            eviction=hy.EvictionPolicy("lfu"),
+        ),
     ]
 
     def batch() -> KeyedJaggedTensor:
@@ -390,6 +395,11 @@ def test_configuration_errors() -> None:
                 HC(name="b", embedding_dim=3, num_embeddings=2),
             ]
         )
-    config = HBC(name="c", embedding_dim=2, num_embeddings=7, eviction=hy.LRU(protect_batches=3))
+    config = HBC(
+        name="c",
+        embedding_dim=2,
+        num_embeddings=7,
+        eviction=hy.EvictionPolicy("lru", protect_batches=3),
+    )
     assert config.capacity == 7
     assert partial(HBC, name="d", embedding_dim=2)(num_embeddings=3).eviction is None

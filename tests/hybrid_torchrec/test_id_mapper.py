@@ -14,12 +14,10 @@ from hybrid_torchrec.workload import zipf_ids
 
 from tests.hybrid_torchrec.reference import RefCapacityError, RefMapper
 
-POLICIES = {None: None, "lru": hy.LRU, "lfu": hy.LFU}
-
 
 def make(capacity: int, policy: str | None, protect: int = 1, name: str = "t") -> hy.IdMapper:
-    cls = POLICIES[policy]
-    return hy.IdMapper(capacity, None if cls is None else cls(protect_batches=protect), name=name)
+    eviction = None if policy is None else hy.EvictionPolicy(policy, protect_batches=protect)
+    return hy.IdMapper(capacity, eviction, name=name)
 
 
 def assert_same(result: hy.MapResult, ref: object) -> None:
@@ -111,14 +109,14 @@ def test_full_table_without_policy_names_table_and_capacity() -> None:
 
 
 def test_batch_larger_than_table() -> None:
-    m = hy.IdMapper(4, hy.LRU(), name="item")
+    m = hy.IdMapper(4, hy.EvictionPolicy("lru"), name="item")
     with pytest.raises(hy.CapacityError, match="table 'item' holds at most 4 rows but the batch"):
         m.map(torch.arange(5))
     assert m.size == 0 and m.step == 0
 
 
 def test_lru_evicts_least_recent_and_reports_rows() -> None:
-    m = hy.IdMapper(3, hy.LRU())
+    m = hy.IdMapper(3, hy.EvictionPolicy("lru"))
     m.map(torch.tensor([1, 2, 3]))
     m.map(torch.tensor([1]))
     r = m.map(torch.tensor([4, 3, 5]))  # 3 is touched first, then 2 and 1 go
@@ -128,7 +126,7 @@ def test_lru_evicts_least_recent_and_reports_rows() -> None:
 
 
 def test_lfu_evicts_least_frequent() -> None:
-    m = hy.IdMapper(3, hy.LFU())
+    m = hy.IdMapper(3, hy.EvictionPolicy("lfu"))
     m.map(torch.tensor([1, 2, 3]))
     m.map(torch.tensor([1, 1, 1]))  # repeats in a batch count once
     m.map(torch.tensor([2]))
@@ -140,7 +138,7 @@ def test_lfu_evicts_least_frequent() -> None:
 
 
 def test_protected_rows_are_never_evicted() -> None:
-    m = hy.IdMapper(4, hy.LRU(protect_batches=2), name="p")
+    m = hy.IdMapper(4, hy.EvictionPolicy("lru", protect_batches=2), name="p")
     m.map(torch.tensor([1, 2, 3, 4]))
     # Step 2 would protect the rows of steps 1 and 2: nothing may go.
     with pytest.raises(hy.CapacityError, match=r"may evict only 0 rows.*last 2 batches"):
@@ -200,7 +198,7 @@ def test_independent_of_thread_count() -> None:
     try:
         for threads in (1, 2, 4):
             hy.set_num_threads(threads)
-            mapper = hy.IdMapper(100_000, hy.LFU())
+            mapper = hy.IdMapper(100_000, hy.EvictionPolicy("lfu"))
             results = [mapper.map(b) for b in batches]
             runs.append((results, mapper.state()))
     finally:
@@ -238,10 +236,10 @@ def test_state_round_trip_continues_identically(policy: str | None) -> None:
 
 
 def test_load_from_another_policy_orders_by_this_policy() -> None:
-    lru = hy.IdMapper(4, hy.LRU())
+    lru = hy.IdMapper(4, hy.EvictionPolicy("lru"))
     for batch in ([1, 2, 3, 4], [1], [1], [2]):
         lru.map(torch.tensor(batch))
-    lfu = hy.IdMapper(4, hy.LFU())
+    lfu = hy.IdMapper(4, hy.EvictionPolicy("lfu"))
     lfu.load_state(lru.state())
     # Counts: 1 -> 3, 2 -> 2, 3 -> 1, 4 -> 1; LFU order: 3, 4 (same count, by last use), 2, 1.
     assert lfu.state().ids.tolist() == [3, 4, 2, 1]
@@ -249,10 +247,10 @@ def test_load_from_another_policy_orders_by_this_policy() -> None:
 
 
 def test_copy_and_pickle_carry_the_mapping() -> None:
-    m = hy.IdMapper(8, hy.LRU(protect_batches=2), name="c")
+    m = hy.IdMapper(8, hy.EvictionPolicy("lru", protect_batches=2), name="c")
     m.map(torch.tensor([4, -4, 9]))
     for clone in (copy.deepcopy(m), pickle.loads(pickle.dumps(m))):
-        assert clone.name == "c" and clone.eviction == hy.LRU(protect_batches=2)
+        assert clone.name == "c" and clone.eviction == hy.EvictionPolicy("lru", protect_batches=2)
         assert clone.state().ids.tolist() == [4, -4, 9]
         clone.map(torch.tensor([1]))
         assert m.size == 3  # independent copies
@@ -278,7 +276,7 @@ def test_load_validates_and_changes_nothing(
     step: int,
     message: str,
 ) -> None:
-    m = hy.IdMapper(4, hy.LRU(), name="v")
+    m = hy.IdMapper(4, hy.EvictionPolicy("lru"), name="v")
     m.map(torch.tensor([7, 8]))
     before = m.state()
     bad = hy.MappingState(
@@ -296,7 +294,7 @@ def test_constructor_validates() -> None:
     with pytest.raises(ValueError, match="capacity"):
         hy.IdMapper(2**31)
     with pytest.raises(ValueError, match="protect_batches"):
-        hy.LRU(protect_batches=0)
+        hy.EvictionPolicy("lru", protect_batches=0)
     with pytest.raises(TypeError, match="eviction"):
         hy.IdMapper(4, "lru")  # type: ignore[arg-type]
 

@@ -83,7 +83,7 @@ def test_hash_sharder_refuses_with_the_reason(
 def test_shard_mapper_hands_the_rows_of_evicted_ids_to_on_evict() -> None:
     """A rank's shard evicts like an unsharded table; the rows a batch takes from evicted ids
     reach ``on_evict`` (the sharded collection resets them before that batch's lookup)."""
-    mapper = hy.IdMapper(2, hy.LRU(), name="t")
+    mapper = hy.IdMapper(2, hy.EvictionPolicy("lru"), name="t")
     noted: list[tuple[str, list[int]]] = []
     shard = ShardMapper({"f": "t"}, {"t": mapper}, lambda t, rows: noted.append((t, rows.tolist())))
 

@@ -83,7 +83,7 @@ def main() -> None:
 
     warm = hy.IdMapper(args.values, name="warm")
     warm.map(ids)
-    warm_lru = hy.IdMapper(args.values, hy.LRU(), name="warm_lru")
+    warm_lru = hy.IdMapper(args.values, hy.EvictionPolicy("lru"), name="warm_lru")
     warm_lru.map(ids)
     cases: dict[str, Callable[[], object]] = {
         BASELINE: lambda: torch.unique(ids, return_inverse=True),

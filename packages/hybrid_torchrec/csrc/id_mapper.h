@@ -30,7 +30,7 @@
 
 #include "common.h"
 #include "dedup.h"
-#include "eviction_order.h"
+#include "recsdk_ext/eviction_order.h"
 #include "recsdk_ext/flat_map.h"
 
 namespace hybrid {
@@ -81,6 +81,7 @@ struct RowSlotTraits {
     static constexpr bool kHomeFromTopBits = false;
 };
 using FlatMap = recsdk_ext::FlatMap<RowSlotTraits>;
+using recsdk_ext::EvictionOrder;
 
 class IdMapper {
 public:

@@ -103,6 +103,7 @@ void bind_configs(py::module_& m) {
         .def_readwrite("admit_default", &TableConfig::admit_default)
         .def_readwrite("ttl_steps", &TableConfig::ttl_steps)
         .def_readwrite("capacity", &TableConfig::capacity)
+        .def_readwrite("capacity_by_recency", &TableConfig::capacity_by_recency)
         .def_readwrite("evict_interval", &TableConfig::evict_interval)
         .def_readwrite("shard_bits", &TableConfig::shard_bits)
         .def_readwrite("dtype", &TableConfig::dtype)

@@ -597,6 +597,7 @@ public:
         }
         for (Shard& s : t.shards_)
             s.rows.clear_modified();
+        t.rebuild_orders();
         t.step_ = headers.back().step;
         t.optimizer_step_ = headers.back().optimizer_step;
         t.checkpoint_id_ = headers.back().id;

@@ -220,7 +220,8 @@ size_t HostTable::memory_bytes() const {
     size_t b = sizeof(*this) + shards_.capacity() * sizeof(Shard);
     for (const auto& s : shards_) {
         b += s.index.memory_bytes() + s.rows.memory_bytes() + s.pending.memory_bytes() +
-             s.deleted.capacity() * sizeof(int64_t);
+             s.deleted.capacity() * sizeof(int64_t) + s.recency.memory_bytes() +
+             s.frequency.memory_bytes();
     }
     return b;
 }
@@ -254,10 +255,15 @@ uint32_t HostTable::insert_row(Shard& s, int64_t key, uint64_t h, uint32_t count
     s.rows.set_modified(r);
     bool inserted = false;
     *s.index.find_or_insert(key, h, r, &inserted) = r;
+    order_added(s, r);
     return r;
 }
 
 void HostTable::delete_row(Shard& s, int64_t key, uint64_t h, uint32_t r) {
+    if (s.recency.contains(static_cast<int32_t>(r)))
+        s.recency.unlink(static_cast<int32_t>(r));
+    if (s.frequency.contains(static_cast<int32_t>(r)))
+        s.frequency.unlink(static_cast<int32_t>(r));
     s.index.erase(key, h);
     s.rows.release(r);
     // Deletions matter only to the next incremental checkpoint, which needs a full one first.
@@ -492,6 +498,7 @@ void HostTable::resolve_shard(Shard& sh, ShardBatch& L, bool train, uint32_t now
                 hdr.last_seen = now;
                 hdr.count = saturating_add(hdr.count, L.occurrences[j]);
                 sh.rows.set_modified(*found);
+                order_seen(sh, *found);
             }
         } else if (train) {
             const uint32_t r = admit(sh, L.keys[j], L.hashes[j], L.occurrences[j], now);
@@ -793,13 +800,72 @@ struct HostTable::EvictionCandidate {
     uint32_t row;
 };
 
+// A new row has the largest last_seen of its shard (training) or is placed by a rebuild.
+void HostTable::order_added(Shard& s, uint32_t r) {
+    const RowHeader& hdr = s.rows.header(r);
+    const auto row = static_cast<int32_t>(r);
+    if (track_recency()) {
+        s.recency.ensure_rows(static_cast<int64_t>(r) + 1);
+        s.recency.add_last(row, hdr.last_seen);
+    }
+    if (track_frequency()) {
+        s.frequency.ensure_rows(static_cast<int64_t>(r) + 1);
+        s.frequency.insert(row, hdr.count);
+    }
+}
+
+void HostTable::order_seen(Shard& s, uint32_t r) {
+    const RowHeader& hdr = s.rows.header(r);
+    if (track_recency())
+        s.recency.move_last(static_cast<int32_t>(r), hdr.last_seen);
+    if (track_frequency())
+        s.frequency.touch(static_cast<int32_t>(r), hdr.count);
+}
+
+// After rows were written wholesale (state_dict, checkpoint): sort each shard's rows once.
+void HostTable::rebuild_orders() {
+    if (!track_recency() && !track_frequency())
+        return;
+    parallel_tasks(num_shards(), [&](int64_t si) {
+        Shard& s = shards_[si];
+        std::vector<EvictionCandidate> rows;
+        s.rows.for_each_live([&](uint32_t r) {
+            const RowHeader& hdr = s.rows.header(r);
+            rows.push_back({hdr.count, hdr.last_seen, hdr.key, si, r});
+        });
+        uint32_t high = 0;
+        for (const EvictionCandidate& c : rows)
+            high = std::max(high, c.row + 1);
+        if (track_recency()) {
+            std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+                return std::tie(a.last_seen, a.key) < std::tie(b.last_seen, b.key);
+            });
+            s.recency.clear();
+            s.recency.ensure_rows(high);
+            for (const EvictionCandidate& c : rows)
+                s.recency.add_last(static_cast<int32_t>(c.row), c.last_seen);
+        }
+        if (track_frequency()) {
+            std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+                return std::tie(a.count, a.last_seen, a.key) <
+                       std::tie(b.count, b.last_seen, b.key);
+            });
+            s.frequency.clear();
+            s.frequency.ensure_rows(high);
+            for (const EvictionCandidate& c : rows)
+                s.frequency.add_last(static_cast<int32_t>(c.row), c.count);
+        }
+    });
+}
+
 std::vector<int64_t> HostTable::evict_locked(int64_t step) {
     std::vector<int64_t> evicted;
     if (step % cfg_.evict_interval != 0)
         return evicted;
     const uint32_t now = step32(step);
-    const bool parallel =
-        size_locked() >= (1 << 15);  // small tables: scanning beats waking workers
+    // Small tables: the work (the evicted rows, the TTL pass's scan of admission counters)
+    // costs less than waking workers.
+    const bool parallel = size_locked() >= (1 << 15);
     std::vector<std::vector<int64_t>> per_shard(num_shards());
     if (cfg_.ttl_steps > 0)
         evict_expired(now, parallel, per_shard);
@@ -811,25 +877,32 @@ std::vector<int64_t> HostTable::evict_locked(int64_t step) {
     return evicted;
 }
 
-// Rows and pending admission counters not seen for more than ttl_steps steps.
+// Rows and pending admission counters not seen for more than ttl_steps steps: the rows are
+// the front of the shard's recency order.
 void HostTable::evict_expired(uint32_t now, bool parallel,
                               std::vector<std::vector<int64_t>>& per_shard) {
     const int64_t ttl = cfg_.ttl_steps;
     auto expired = [&](uint32_t last_seen) {
         return static_cast<int64_t>(now) - static_cast<int64_t>(last_seen) > ttl;
     };
+    using recsdk_ext::EvictionOrder;
     parallel_tasks(
         num_shards(),
         [&](int64_t s) {
             Shard& sh = shards_[s];
-            sh.rows.for_each_live([&](uint32_t r) {
-                const RowHeader& hdr = sh.rows.header(r);
-                if (!expired(hdr.last_seen))
-                    return;
-                const int64_t key = hdr.key;
+            std::vector<uint32_t> rows;
+            for (int32_t b = sh.recency.first_bucket();
+                 b != EvictionOrder::kNone && expired(sh.recency.bucket_key(b));
+                 b = sh.recency.next_bucket(b)) {
+                for (int32_t r = sh.recency.bucket_head(b); r != EvictionOrder::kNone;
+                     r = sh.recency.next_row(r))
+                    rows.push_back(static_cast<uint32_t>(r));
+            }
+            for (uint32_t r : rows) {
+                const int64_t key = sh.rows.header(r).key;
                 delete_row(sh, key, id_hash(key), r);
                 per_shard[s].push_back(key);
-            });
+            }
             std::vector<int64_t> stale;
             sh.pending.for_each([&](int64_t key, const PendingTraits::Value& v) {
                 if (expired(v.last_seen))
@@ -842,16 +915,14 @@ void HostTable::evict_expired(uint32_t now, bool parallel,
 }
 
 // Rows beyond `capacity`, least used first: fewest sightings, then longest unseen, then
-// smallest id, over rows not seen at this step (the current batch must keep its rows).
+// smallest id (LRU: longest unseen, then smallest id), over rows not seen at this step (the
+// current batch must keep its rows).
 void HostTable::evict_least_used(uint32_t now, bool parallel,
                                  std::vector<std::vector<int64_t>>& per_shard) {
     const int64_t rows = size_locked();  // after the TTL pass
     if (rows <= cfg_.capacity)
         return;
-    const auto [cutoff, excess] = eviction_cutoff(now, rows - cfg_.capacity, parallel);
-    if (excess <= 0)
-        return;
-    const std::vector<EvictionCandidate> victims = least_used(now, cutoff, excess, parallel);
+    const std::vector<EvictionCandidate> victims = least_used(now, rows - cfg_.capacity);
     const int64_t S = num_shards();
     std::vector<std::vector<EvictionCandidate>> by_shard(S);
     for (const EvictionCandidate& c : victims)
@@ -867,69 +938,61 @@ void HostTable::evict_least_used(uint32_t now, bool parallel,
         parallel);
 }
 
-// How many rows to evict (at most `excess`, at most all rows not seen at `now`) and the
-// sighting count of the last of them. Selecting on the bare counts first keeps the full
-// candidates, gathered next, down to the rows at or below that count.
-std::pair<uint32_t, int64_t> HostTable::eviction_cutoff(uint32_t now, int64_t excess,
-                                                        bool parallel) const {
-    const int64_t S = num_shards();
-    std::vector<std::vector<uint32_t>> counts(S);
-    parallel_tasks(
-        S,
-        [&](int64_t s) {
-            const RowStore& rows = shards_[s].rows;
-            rows.for_each_live([&](uint32_t r) {
-                const RowHeader& hdr = rows.header(r);
-                if (hdr.last_seen != now)
-                    counts[s].push_back(hdr.count);
-            });
-        },
-        parallel);
-    std::vector<uint32_t> all;
-    for (auto& c : counts) {
-        all.insert(all.end(), c.begin(), c.end());
-        std::vector<uint32_t>().swap(c);
+// The first `excess` rows of the merged shard orders, skipping rows seen at `now` (each
+// bucket's tail, as a bucket is in last_seen order). A heap holds each shard's next row.
+// LRU ranks by (last_seen, id) alone: a zero count stands in for every row.
+std::vector<HostTable::EvictionCandidate> HostTable::least_used(uint32_t now,
+                                                                int64_t excess) const {
+    using recsdk_ext::EvictionOrder;
+    struct Cursor {
+        EvictionCandidate c;
+        int32_t bucket;
+    };
+    const bool lru = cfg_.capacity_by_recency;
+    auto order_of = [&](int64_t s) -> const EvictionOrder& {
+        return lru ? shards_[s].recency : shards_[s].frequency;
+    };
+    auto settle = [&](int64_t s, int32_t b, int32_t r, Cursor& out) {
+        const EvictionOrder& o = order_of(s);
+        const RowStore& rows = shards_[s].rows;
+        while (b != EvictionOrder::kNone) {
+            if (r != EvictionOrder::kNone &&
+                rows.header(static_cast<uint32_t>(r)).last_seen != now) {
+                const RowHeader& hdr = rows.header(static_cast<uint32_t>(r));
+                const uint32_t count = lru ? 0u : hdr.count;
+                out = {{count, hdr.last_seen, hdr.key, s, static_cast<uint32_t>(r)}, b};
+                return true;
+            }
+            b = o.next_bucket(b);
+            r = b == EvictionOrder::kNone ? EvictionOrder::kNone : o.bucket_head(b);
+        }
+        return false;
+    };
+    auto later = [](const Cursor& a, const Cursor& b) {
+        return std::tie(a.c.count, a.c.last_seen, a.c.key) >
+               std::tie(b.c.count, b.c.last_seen, b.c.key);
+    };
+    std::vector<Cursor> heap;
+    for (int64_t s = 0; s < num_shards(); ++s) {
+        const EvictionOrder& o = order_of(s);
+        const int32_t b = o.first_bucket();
+        Cursor c;
+        if (b != EvictionOrder::kNone && settle(s, b, o.bucket_head(b), c))
+            heap.push_back(c);
     }
-    excess = std::min<int64_t>(excess, static_cast<int64_t>(all.size()));
-    if (excess <= 0)
-        return {0, 0};
-    std::nth_element(all.begin(), all.begin() + (excess - 1), all.end());
-    return {all[excess - 1], excess};
-}
-
-// The `excess` least-used rows not seen at `now`: every row below the cutoff count, then
-// the longest unseen (then smallest id) of the rows at it.
-std::vector<HostTable::EvictionCandidate> HostTable::least_used(uint32_t now, uint32_t cutoff,
-                                                                int64_t excess,
-                                                                bool parallel) const {
-    const int64_t S = num_shards();
-    std::vector<std::vector<EvictionCandidate>> below(S), at(S);
-    parallel_tasks(
-        S,
-        [&](int64_t s) {
-            const RowStore& rows = shards_[s].rows;
-            rows.for_each_live([&](uint32_t r) {
-                const RowHeader& hdr = rows.header(r);
-                if (hdr.last_seen == now || hdr.count > cutoff)
-                    return;
-                EvictionCandidate c{hdr.count, hdr.last_seen, hdr.key, s, r};
-                (hdr.count < cutoff ? below : at)[s].push_back(c);
-            });
-        },
-        parallel);
+    std::make_heap(heap.begin(), heap.end(), later);
     std::vector<EvictionCandidate> victims;
-    for (auto& b : below)
-        victims.insert(victims.end(), b.begin(), b.end());
-    std::vector<EvictionCandidate> ties;
-    for (auto& a : at)
-        ties.insert(ties.end(), a.begin(), a.end());
-    const int64_t need = excess - static_cast<int64_t>(victims.size());
-    if (need > 0) {
-        auto older = [](const EvictionCandidate& a, const EvictionCandidate& b) {
-            return std::tie(a.last_seen, a.key) < std::tie(b.last_seen, b.key);
-        };
-        std::nth_element(ties.begin(), ties.begin() + (need - 1), ties.end(), older);
-        victims.insert(victims.end(), ties.begin(), ties.begin() + need);
+    while (static_cast<int64_t>(victims.size()) < excess && !heap.empty()) {
+        std::pop_heap(heap.begin(), heap.end(), later);
+        Cursor cur = heap.back();
+        heap.pop_back();
+        victims.push_back(cur.c);
+        const EvictionOrder& o = order_of(cur.c.shard);
+        Cursor next;
+        if (settle(cur.c.shard, cur.bucket, o.next_row(static_cast<int32_t>(cur.c.row)), next)) {
+            heap.push_back(next);
+            std::push_heap(heap.begin(), heap.end(), later);
+        }
     }
     return victims;
 }
@@ -1028,6 +1091,7 @@ void HostTable::upsert(const RowDump& d) {
         std::memcpy(sh.rows.data(r), d.rows.data() + i * row_width_, row_width_ * sizeof(float));
         sh.rows.set_modified(r);
     }
+    rebuild_orders();
 }
 
 void HostTable::upsert_pending(const PendingDump& d) {

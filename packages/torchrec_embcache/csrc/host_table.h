@@ -25,6 +25,7 @@
 
 #include "common.h"
 #include "initializer.h"
+#include "recsdk_ext/eviction_order.h"
 #include "optimizer.h"
 
 namespace embcache {
@@ -41,8 +42,12 @@ struct TableConfig {
     // evicted; 0 disables.
     int64_t ttl_steps = 0;
     // When more than `capacity` rows exist, the least-used rows are evicted (fewest
-    // sightings, then longest unseen, then smallest id); 0 disables.
+    // sightings, then longest unseen, then smallest id); 0 disables. Both policies read
+    // their victims off the front of an exact order each shard keeps (recsdk_ext's
+    // EvictionOrder, the one hybrid_torchrec's mapper uses), kept only for a policy set here.
     int64_t capacity = 0;
+    // The capacity pass's order: least recently seen first (then smallest id) instead.
+    bool capacity_by_recency = false;
     // Eviction is checked every evict_interval training steps.
     int64_t evict_interval = 1;
     int shard_bits = 5;
@@ -146,7 +151,12 @@ struct Shard {
     RowStore rows;
     FlatMap<PendingTraits> pending;
     std::vector<int64_t> deleted;  // ids deleted since the last checkpoint
-    uint64_t admitted = 0;         // rows created by training lookups (metrics)
+    // The eviction orders of the shard's rows: by last_seen (TTL), and by count, then
+    // last_seen, then id (capacity). Rows of one step are touched in ascending id order
+    // (sort_shard), which is what keeps the id the last tie-break.
+    recsdk_ext::EvictionOrder recency;
+    recsdk_ext::EvictionOrder frequency;
+    uint64_t admitted = 0;  // rows created by training lookups (metrics)
 
     explicit Shard(RowStore store) : rows(std::move(store)) {}
 };
@@ -253,6 +263,14 @@ private:
     // Creates the row of `key` (caller holds the exclusive lock and owns the shard).
     uint32_t insert_row(Shard& s, int64_t key, uint64_t h, uint32_t count, uint32_t step);
     void delete_row(Shard& s, int64_t key, uint64_t h, uint32_t r);
+    // The eviction orders follow every row change; a bulk load rebuilds them instead.
+    bool track_recency() const {
+        return cfg_.ttl_steps > 0 || (cfg_.capacity > 0 && cfg_.capacity_by_recency);
+    }
+    bool track_frequency() const { return cfg_.capacity > 0 && !cfg_.capacity_by_recency; }
+    void order_added(Shard& s, uint32_t r);
+    void order_seen(Shard& s, uint32_t r);
+    void rebuild_orders();
     void fill_missing(int64_t key, float* out) const;
     // One optimiser step on a stored row (embedding in cfg_.dtype, then state).
     void update_stored(const OptimConfig& optim, const StepConstants& k, int64_t step, int64_t key,
@@ -265,9 +283,7 @@ private:
     void evict_expired(uint32_t now, bool parallel, std::vector<std::vector<int64_t>>& per_shard);
     void evict_least_used(uint32_t now, bool parallel,
                           std::vector<std::vector<int64_t>>& per_shard);
-    std::pair<uint32_t, int64_t> eviction_cutoff(uint32_t now, int64_t excess, bool parallel) const;
-    std::vector<EvictionCandidate> least_used(uint32_t now, uint32_t cutoff, int64_t excess,
-                                              bool parallel) const;
+    std::vector<EvictionCandidate> least_used(uint32_t now, int64_t excess) const;
 
     // prepare(), phase by phase (host_table.cpp).
     struct ShardPositions;

@@ -1,6 +1,6 @@
-#include "eviction_order.h"
+#include "recsdk_ext/eviction_order.h"
 
-namespace hybrid {
+namespace recsdk_ext {
 
 void EvictionOrder::clear() {
     prev_.clear();
@@ -105,13 +105,30 @@ void EvictionOrder::add_last(int32_t row, uint32_t key) {
     append(b, row);
 }
 
+void EvictionOrder::insert(int32_t row, uint32_t key) {
+    int32_t prev = kNone;
+    int32_t b = first_;
+    while (b != kNone && buckets_[b].key < key) {
+        prev = b;
+        b = buckets_[b].next;
+    }
+    if (b == kNone || buckets_[b].key != key)
+        b = new_bucket(key, prev, b);
+    append(b, row);
+}
+
 void EvictionOrder::touch(int32_t row, uint32_t key) {
     const int32_t b = bucket_of_[row];
     int32_t to = b;
     if (buckets_[b].key != key) {
+        int32_t prev = b;
         to = buckets_[b].next;
+        while (to != kNone && buckets_[to].key < key) {
+            prev = to;
+            to = buckets_[to].next;
+        }
         if (to == kNone || buckets_[to].key != key)
-            to = new_bucket(key, b, to);
+            to = new_bucket(key, prev, to);
     }
     // Detach after the target exists: `b` may be freed, and the target was linked after it.
     if (detach(row) && to != b)
@@ -125,4 +142,4 @@ void EvictionOrder::unlink(int32_t row) {
         free_bucket(b);
 }
 
-}  // namespace hybrid
+}  // namespace recsdk_ext

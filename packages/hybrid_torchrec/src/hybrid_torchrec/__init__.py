@@ -6,7 +6,8 @@ hash table per table, and only row indices go to the device.
 
 Core (C++, parallel on a host thread pool, results independent of the thread count):
 :class:`IdMapper`, :func:`map_tables`, :func:`unique`, :func:`bucketize` and the eviction
-policies :class:`LRU` / :class:`LFU`.
+policy :class:`EvictionPolicy` (shared with torchrec_embcache; :class:`LRU` / :class:`LFU` are
+its deprecated spellings).
 
 TorchRec drop-ins (loaded on first use): ``HashEmbeddingBagCollection``,
 ``HashEmbeddingCollection``, their configs ``HashEmbeddingBagConfig`` /

@@ -27,7 +27,7 @@ class HashEmbeddingBagConfig(_HashOptions, EmbeddingBagConfig):
     """torchrec's EmbeddingBagConfig for a table fed arbitrary int64 ids.
 
     eviction: None (a batch with new ids for a full table raises CapacityError) or
-        LRU(protect_batches=...) / LFU(...): the ids the policy gives up lose their rows to
+        EvictionPolicy("lru" | "lfu", protect_batches=...): the ids it gives up lose their rows to
         the new ids, whose rows are then re-initialised with ``init_fn``.
     """
 

@@ -102,13 +102,13 @@ class IdMapper:
 
     Rows are handed out as new ids arrive, smallest free row first. When all ``capacity``
     rows are taken, a batch with new ids raises :class:`CapacityError` (``eviction=None``) or
-    takes the rows of the ids its eviction policy gives up (:class:`LRU`, :class:`LFU`). A
+    takes the rows of the ids its eviction policy gives up (:class:`EvictionPolicy`). A
     failing batch changes nothing. Calls are serialised per mapper; separate mappers can be
     used from separate threads.
 
     Args:
         capacity: rows of the table (1 .. 2^31-1).
-        eviction: None, LRU(protect_batches=...) or LFU(...).
+        eviction: None or EvictionPolicy("lru" | "lfu", protect_batches=...).
         name: the table's name, used in error messages.
     """
 

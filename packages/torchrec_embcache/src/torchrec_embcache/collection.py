@@ -41,7 +41,7 @@ from torchrec.modules.embedding_modules import (
 from torchrec.sparse.jagged_tensor import JaggedTensor, KeyedJaggedTensor, KeyedTensor
 
 from torchrec_embcache._ext import _C
-from torchrec_embcache.config import Admission, Eviction, Initializer, Optimizer, Uniform
+from torchrec_embcache.config import Admission, EvictionPolicy, Initializer, Optimizer, Uniform
 from torchrec_embcache.modules import DynamicEmbedding, DynamicEmbeddingBag, _DynamicBase
 
 
@@ -55,7 +55,7 @@ class _DynamicTableOptions:
     seed: int | None = None
     cache_slots: int | None = None
     admission: Admission | None = None
-    eviction: Eviction | None = None
+    eviction: EvictionPolicy | None = None
     stochastic_rounding: bool = False
 
 

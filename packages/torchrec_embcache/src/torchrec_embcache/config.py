@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 
 from torchrec_embcache._ext import _C
+from torchrec_embcache._shared.eviction import EvictionPolicy, warn_deprecated
 
 
 def _positive(name: str, value: float) -> None:
@@ -148,30 +149,25 @@ class Admission:
             raise ValueError(f"default_value must be finite, got {self.default_value!r}")
 
 
-@dataclass(frozen=True)
-class Eviction:
-    """Removes rows from the host table.
+class Eviction(EvictionPolicy):
+    """Deprecated: ``EvictionPolicy("lfu", ttl_steps=..., capacity=..., interval=...)``.
 
-    ttl_steps: rows (and admission counters) unseen for more than this many training steps.
-    capacity: at most this many rows; beyond it the least used go first (fewest sightings,
-        then longest unseen, then smallest id). Rows of the current batch are never evicted.
-    interval: the policy runs every ``interval`` training steps (a capacity may be exceeded
-        in between); scanning the table costs time proportional to its size.
+    The old spelling of the eviction policy, kept working (with a DeprecationWarning): the
+    capacity pass gives up the least used rows first, as before.
     """
 
-    ttl_steps: int | None = None
-    capacity: int | None = None
-    interval: int = 1
-
-    def __post_init__(self) -> None:
-        if self.ttl_steps is None and self.capacity is None:
+    def __init__(
+        self, ttl_steps: int | None = None, capacity: int | None = None, interval: int = 1
+    ) -> None:
+        warn_deprecated(
+            f"torchrec_embcache.Eviction(ttl_steps={ttl_steps!r}, capacity={capacity!r}, "
+            f"interval={interval!r})",
+            f'EvictionPolicy("lfu", ttl_steps={ttl_steps!r}, capacity={capacity!r}, '
+            f"interval={interval!r})",
+        )
+        if ttl_steps is None and capacity is None:
             raise ValueError("Eviction needs ttl_steps, capacity, or both")
-        for name in ("ttl_steps", "capacity"):
-            v = getattr(self, name)
-            if v is not None and (not isinstance(v, int) or v < 1):
-                raise ValueError(f"{name} must be an integer >= 1 or None, got {v!r}")
-        if not isinstance(self.interval, int) or self.interval < 1:
-            raise ValueError(f"interval must be an integer >= 1, got {self.interval!r}")
+        super().__init__("lfu", ttl_steps=ttl_steps, capacity=capacity, interval=interval)
 
 
 def optimizer_name(opt: Optimizer) -> str:
@@ -184,7 +180,7 @@ def make_table_config(
     initializer: Initializer,
     seed: int,
     admission: Admission | None,
-    eviction: Eviction | None,
+    eviction: EvictionPolicy | None,
     shard_bits: int = 5,
 ) -> _C.TableConfig:
     """Translates the Python configuration into the core's TableConfig."""
@@ -240,7 +236,22 @@ def make_table_config(
         cfg.admit_threshold = admission.threshold
         cfg.admit_default = admission.default_value
     if eviction is not None:
+        if not isinstance(eviction, EvictionPolicy):
+            raise TypeError(
+                "eviction must be None or EvictionPolicy(order, ttl_steps=..., capacity=..., "
+                f"interval=...), got {eviction!r}"
+            )
+        if eviction.ttl_steps is None and eviction.capacity is None:
+            raise ValueError(
+                f"torchrec_embcache's eviction needs ttl_steps, capacity, or both, got {eviction!r}"
+            )
+        eviction.refuse(
+            "torchrec_embcache",
+            ("protect_batches",),
+            "a training batch keeps the rows it uses, and no other batch is protected",
+        )
         cfg.ttl_steps = eviction.ttl_steps or 0
         cfg.capacity = eviction.capacity or 0
+        cfg.capacity_by_recency = eviction.order == "lru"
         cfg.evict_interval = eviction.interval
     return cfg

@@ -35,7 +35,7 @@ import torch
 from torchrec_embcache._ext import _C
 from torchrec_embcache.config import (
     Admission,
-    Eviction,
+    EvictionPolicy,
     Initializer,
     Normal,
     Optimizer,
@@ -65,7 +65,7 @@ class TableOptions(TypedDict, total=False):
     initializer: Initializer | None
     seed: int
     admission: Admission | None
-    eviction: Eviction | None
+    eviction: EvictionPolicy | None
     cache_slots: int | None
     device: torch.device | str | None
     shard_bits: int
@@ -121,7 +121,7 @@ class EmbeddingTable:
         initializer: Initializer | None = None,
         seed: int = 0,
         admission: Admission | None = None,
-        eviction: Eviction | None = None,
+        eviction: EvictionPolicy | None = None,
         cache_slots: int | None = None,
         device: torch.device | str | None = None,
         shard_bits: int = 5,
@@ -194,7 +194,8 @@ class EmbeddingTable:
 
     @property
     def host(self) -> _C.HostTable:
-        """The C++ host table (for inspection; use the methods here to change it)."""
+        """The C++ host table (for inspection; use the methods here to change it, and
+        :meth:`embeddings` to read values into a buffer)."""
         return self._host
 
     def __len__(self) -> int:
@@ -474,6 +475,23 @@ class EmbeddingTable:
             self._broken = None
             if self._planner is not None:
                 self._create_cache(self._device)
+
+    def embeddings(self, ids: torch.Tensor, *, out: torch.Tensor | None = None) -> torch.Tensor:
+        """Each position's embedding as float32 ``[len(ids), dim]``: the fast read path.
+
+        ``ids`` is 1-D int64 on the CPU. Read-only, without de-duplication: no sightings are
+        counted, no row is created; an id without a row reads its initial values (or the
+        admission default, as an untrained lookup does). ``out``, a contiguous float32 CPU
+        tensor of that shape, receives the values and is returned: a buffer reused across
+        calls costs no allocation. With a device cache, the rows it changed are written back
+        first (:meth:`flush`), so the values are the table's current ones.
+        """
+        if out is not None and out.device.type != "cpu":
+            raise ValueError(f"out must be a CPU tensor, got one on {out.device}")
+        self.flush()
+        with self._lock:
+            self._check_usable()
+            return self._host.lookup(as_ids(ids), out=out)
 
     def export(self) -> dict[str, torch.Tensor]:
         """All rows, sorted by id: ids, weight [n, dim] (in the row dtype), optimizer_state
