@@ -174,7 +174,7 @@ def run_case(rank: int, world: int, port: int, case: Case, report: str | None = 
 
     provider, device = npu_dist.start_rank(rank, world, port, case.device_type)
     host = dist.new_group(backend="gloo") if case.device_type == "npu" else dist.group.WORLD
-    rules = {"admission": ec.Admission(2), "eviction": ec.Eviction(ttl_steps=2)}
+    rules = {"admission": ec.Admission(2), "eviction": ec.EvictionPolicy("lfu", ttl_steps=2)}
     rules = rules if case.policies else {}
     types = sharding_types(case.spec, case.layout)
     configs = _pooled(tables(case.layout, case.cache_slots, case.sequence, **rules), types, case)

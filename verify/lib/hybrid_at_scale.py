@@ -175,7 +175,7 @@ def build(world_size: int, device: torch.device, host_env: Any) -> Any:
             num_embeddings=t.rows,
             embedding_dim=t.dim,
             feature_names=[t.feature],
-            eviction=hy.LRU() if t.evicting else None,
+            eviction=hy.EvictionPolicy("lru") if t.evicting else None,
             init_fn=hybrid_dist.FillWith(hybrid_dist.EVICT_INIT) if t.evicting else None,
         )
         for t in tables()

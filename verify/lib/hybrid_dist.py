@@ -240,7 +240,7 @@ def make_model(case: Case, device: torch.device, world_size: int = 1) -> torch.n
     if case.evicting:
         for c in configs:
             c.num_embeddings = EVICT_ROWS_PER_RANK * world_size
-            c.eviction = hy.LRU()
+            c.eviction = hy.EvictionPolicy("lru")
             c.init_fn = FillWith(EVICT_INIT)
     return cls(tables=configs, device=device)
 
