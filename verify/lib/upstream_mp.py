@@ -16,6 +16,7 @@ operator's NotImplementedError, and must pass once the kernel lands.
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import json
 import os
@@ -227,6 +228,11 @@ def has_npu_kernel(op: str) -> bool:
     """The installed adapter registers an npu kernel for ``op`` (or for every operator its
     coverage entry says it goes through)."""
     import torch
+
+    # The adapter's registrations exist once it is imported (the ranks import it; this process
+    # may not have yet, and an aten-composition entry is judged by them alone).
+    with contextlib.suppress(ImportError):
+        import fbgemm_npu_api  # noqa: F401
 
     entry = coverage_data().get(op, {})
     targets = entry.get("via") or [op]
