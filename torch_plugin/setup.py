@@ -32,8 +32,16 @@ The wheel's local version names the variant: ``+sim`` or ``+npu``.
 
 ``build_check`` marks a wheel that is built only to prove the npu variant compiles and links
 against torch_npu on a host without CANN, then discarded unrun: it is compiled without
-optimisation (``-O0``), which changes nothing it checks (every source compiles, the library
-links, its undefined symbols) and halves the compile time of the torch-heavy sources.
+optimisation or debug information (``-O0 -g0``), which changes nothing it checks (every source
+compiles, the library links, its undefined symbols) and halves the compile time of the
+torch-heavy sources.
+
+Every source is compiled with a precompiled header of torch's C++ API (``PCH_INCLUDES``), built
+once per build with exactly the flags the sources get: parsing those headers is about three
+quarters of each source's compile time, so the adapter builds about three times faster. g++ uses
+the precompiled header only where it is valid for the source's flags and otherwise includes the
+headers as text (``-Winvalid-pch`` says so in the build log), so it changes speed, never the
+result.
 """
 
 from __future__ import annotations
@@ -41,10 +49,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 from setuptools import setup
-from torch.utils.cpp_extension import BuildExtension, CppExtension
+from torch.utils.cpp_extension import BuildExtension, CppExtension, get_cxx_compiler
 
 HERE = Path(__file__).resolve().parent
 PACKAGE = HERE / "fbgemm_npu_api"
@@ -74,10 +83,14 @@ GENERATED = {
     "npu": ["csrc/backend_ops.h", "csrc/backend_npu_ops.cpp"],
 }
 COMPILE_ARGS = ["-std=c++17", "-Wall", "-Wno-unused-parameter"]
+# torch's headers that most sources include: the precompiled header holds them.
+PCH_INCLUDES = ["ATen/ATen.h", "torch/autograd.h", "torch/library.h"]
+PCH_NAME = "fbgemm_npu_api_torch_pch.h"
 
 
 def compile_args(config: dict) -> list[str]:
-    return ["-O0" if config.get("build_check") else "-O2", *COMPILE_ARGS]
+    # A build check is discarded unrun: no optimisation and no debug information.
+    return [*(["-O0", "-g0"] if config.get("build_check") else ["-O2"]), *COMPILE_ARGS]
 
 
 def load_config() -> dict:
@@ -168,6 +181,78 @@ def npu_extension(config: dict) -> CppExtension:
     )
 
 
+class BuildWithTorchPch(BuildExtension):
+    """torch's builder, with the precompiled header of torch's API built first and included
+    ahead of every source."""
+
+    def build_extension(self, ext) -> None:
+        # By now torch's build_extensions has added its flags to the extension and replaced
+        # the compiler's compile with its ninja driver; wrap that driver once.
+        torch_compile = self.compiler.compile
+
+        def compile_with_pch(
+            sources,
+            output_dir=None,
+            macros=None,
+            include_dirs=None,
+            debug=0,
+            extra_preargs=None,
+            extra_postargs=None,
+            depends=None,
+        ):
+            header = build_torch_pch(
+                self.compiler,
+                output_dir or self.build_temp,
+                macros,
+                include_dirs,
+                debug,
+                extra_preargs,
+                list(extra_postargs or []),
+                depends,
+            )
+            post = [*(extra_postargs or []), "-Winvalid-pch", "-include", str(header)]
+            return torch_compile(
+                sources, output_dir, macros, include_dirs, debug, extra_preargs, post, depends
+            )
+
+        self.compiler.compile = compile_with_pch
+        try:
+            super().build_extension(ext)
+        finally:
+            self.compiler.compile = torch_compile
+
+
+def build_torch_pch(
+    compiler, output_dir, macros, include_dirs, debug, extra_preargs, extra_postargs, depends
+) -> Path:
+    """Compile PCH_INCLUDES into ``<output_dir>/pch/PCH_NAME.gch`` with the command line torch's
+    ninja driver gives every source (its compiler, then cflags, then post_cflags)."""
+    output_dir = Path(output_dir).resolve()
+    _, _, post, pp_opts, _ = compiler._setup_compile(
+        str(output_dir), macros, include_dirs, [], depends, extra_postargs
+    )
+    cflags = [*compiler.compiler_so[1:], *compiler._get_cc_args(pp_opts, debug, extra_preargs)]
+    if not any(flag.startswith("-std=") for flag in post):
+        post = [*post, "-std=c++17"]
+    pch_dir = output_dir / "pch"
+    pch_dir.mkdir(parents=True, exist_ok=True)
+    header = pch_dir / PCH_NAME
+    header.write_text("".join(f"#include <{name}>\n" for name in PCH_INCLUDES), encoding="utf-8")
+    command = [
+        *get_cxx_compiler().split(),
+        *cflags,
+        "-x",
+        "c++-header",
+        str(header),
+        "-o",
+        str(header) + ".gch",
+        *post,
+    ]
+    print("precompiling torch's headers:", " ".join(command), flush=True)
+    subprocess.run(command, check=True)
+    return header
+
+
 config = load_config()
 variant = config["variant"]
 # The loader reads the variant before loading the extension (the npu variant imports torch_npu
@@ -182,5 +267,5 @@ setup(
     },
     # ninja (in recsdk-build's build environment) compiles the sources in parallel; torch's
     # builder falls back to one at a time without it.
-    cmdclass={"build_ext": BuildExtension},
+    cmdclass={"build_ext": BuildWithTorchPch},
 )
