@@ -136,13 +136,15 @@ def initial_state() -> dict[str, torch.Tensor]:
 
 
 def reference(world_size: int, batches: list[list[VbeBatch]]) -> tuple[list, dict]:
-    """The unsharded model on the CPU: each step sums the ranks' losses (the sharded tables'
-    gradients are summed over the ranks) and averages the dense gradient (DDP)."""
+    """The unsharded model on the CPU: each step sums the ranks' losses and takes the mean
+    over ranks of both gradients: torchrec divides the embedding gradients coming back through
+    its collectives by the world size (comm_ops.GRADIENT_DIVISION, on by default) and DDP
+    averages the dense ones."""
     model = RegroupModel(torch.device("cpu"))
     model.load_state_dict(initial_state())
     tables = [p for n, p in model.named_parameters() if n.startswith("ebc.")]
     dense = [p for n, p in model.named_parameters() if not n.startswith("ebc.")]
-    opt_tables = torch.optim.SGD(tables, lr=LEARNING_RATE)
+    opt_tables = torch.optim.SGD(tables, lr=LEARNING_RATE / world_size)
     opt_dense = torch.optim.SGD(dense, lr=LEARNING_RATE / world_size)
     logits = []
     for per_rank in batches:
