@@ -224,6 +224,12 @@ def test_library_operators_never_fall_back_to_cpu_kernels() -> None:
         "FloatToFused8BitRowwiseQuantized": lambda: (
             torch.ops.fbgemm.FloatToFused8BitRowwiseQuantized(torch.ones(2, 4, device="npu"))
         ),
+        "FloatToFP8RowwiseQuantized": lambda: torch.ops.fbgemm.FloatToFP8RowwiseQuantized(
+            torch.ones(2, 4, device="npu"), True
+        ),
+        "FloatToHFP8Quantized": lambda: torch.ops.fbgemm.FloatToHFP8Quantized(
+            torch.ones(2, 4, device="npu"), 4, 7, 448.0
+        ),
     }
     free = [
         name
