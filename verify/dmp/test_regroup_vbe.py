@@ -8,11 +8,8 @@ The fbgemm operators the model needs and the adapter lacks today make both expec
 by the coverage data (upstream_mp.expected_missing): they must fail on exactly such an
 operator, and must pass once its kernel is registered.
 
-Until the adapter took variable batch per feature (VBE, coverage data: generate_vbe_metadata)
-both stopped at the first TBE lookup, after 90 to 120 s each on two cores. The TBE lookups now
-have VBE kernels (issue 27), but these two runs have not yet been measured passing with them, so
-they stay opt-in (RECSDK_VERIFY_UPSTREAM=1, ``_require_opt_in_until_measured``) until a run shows
-them passing and what they cost; then drop that call.
+Both run by default since the TBE lookups took variable batch per feature (issue 27): about 45 s
+for the two ranks and 40 s for the two hosts on two cores.
 """
 
 from __future__ import annotations
@@ -49,14 +46,6 @@ VBE = ("generate_vbe_metadata",)
 VBE_COST = "90 to 120 s of two or four ranks under emulation"
 
 
-def _require_opt_in_until_measured() -> None:
-    if os.environ.get(upstream_mp.OPT_IN) != "1":
-        pytest.skip(
-            "not yet measured passing with the VBE TBE kernels (issue 27): run it with "
-            f"{upstream_mp.OPT_IN}=1 ({VBE_COST} while it failed)"
-        )
-
-
 def _judge(name: str, error: BaseException | None, text: str, started: float) -> None:
     """Pass, expected failure (on a needed operator without an npu kernel) or failure."""
     missing = upstream_mp.expected_missing(NEEDS)
@@ -85,7 +74,6 @@ def _judge(name: str, error: BaseException | None, text: str, started: float) ->
 @pytest.mark.requires_npu
 def test_regroup_vbe_pipeline_two_ranks() -> None:
     upstream_mp.require_opt_in_while_missing(VBE, VBE_COST)
-    _require_opt_in_until_measured()
     started = time.monotonic()
     try:
         npu_dist.spawn_ranks(regroup_vbe_dist.spawned_rank, 2, "npu", "mixed")
@@ -98,7 +86,6 @@ def test_regroup_vbe_pipeline_two_ranks() -> None:
 @pytest.mark.requires_npu
 def test_regroup_vbe_pipeline_two_hosts_of_two_ranks(tmp_path: Path) -> None:
     upstream_mp.require_opt_in_while_missing(VBE, VBE_COST)
-    _require_opt_in_until_measured()
     if torch.npu.device_count() < 2:
         pytest.skip("needs 2 npu devices per host")
     port = npu_dist.free_port()
