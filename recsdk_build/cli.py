@@ -371,7 +371,10 @@ def ops(
     jobs: Annotated[
         int | None,
         typer.Option(
-            "--jobs", "-j", min=1, help="Operators built in parallel (default: half the CPUs)."
+            "--jobs",
+            "-j",
+            min=1,
+            help="Operators built (and type-checked) in parallel (default: every CPU).",
         ),
     ] = None,
     dry_run: Annotated[

@@ -116,8 +116,9 @@ def resolve_target(requested: str, *, require_toolkit: bool = True) -> TargetCho
 
 
 def default_jobs() -> int:
-    # Half the host: other builds share the machine.
-    return max(1, (os.cpu_count() or 2) // 2)
+    # Every CPU, as make -j$(nproc) and ninja do: the build is what the machine is for here;
+    # --jobs shares it.
+    return max(1, os.cpu_count() or 1)
 
 
 @dataclass(frozen=True)
