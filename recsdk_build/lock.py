@@ -3,13 +3,14 @@ sha256 of each file, in pip's ``--require-hashes`` format.
 
 ``verify`` writes it from its own environment after the suite ran: the closure of the runtime
 requirements over the installed distributions' metadata (what the runtime needs, not the
-suite's tools), each as ``name==version``; the hashes are those of the files pip fetches for
-exactly those versions (``pip download --no-deps`` with the environment's interpreter, so the
-same index, platform and tags; pip's cache makes it a local copy when the environment was
-just installed). ``dist`` ships the lock and ``install`` runs ``pip install --require-hashes
---no-deps -r runtime.lock``: every dependency is pinned (nothing floats: tqdm, iopath and the
-like come at the verified versions) and a file whose bytes differ from the verified one is
-refused by pip itself.
+suite's tools), each as ``name==version``; the hashes are those of the files pip installed for
+exactly those versions, as pip's ``--report`` of the environment's install recorded them (the
+sha256 the index gives for the file, which pip checked, or that of the local file), else those
+of the files ``pip download --no-deps`` fetches with the environment's interpreter (the same
+index, platform and tags). ``dist`` ships the lock and ``install`` runs ``pip install
+--require-hashes --no-deps -r runtime.lock``: every dependency is pinned (nothing floats: tqdm,
+iopath and the like come at the verified versions) and a file whose bytes differ from the
+verified one is refused by pip itself.
 """
 
 from __future__ import annotations
@@ -107,6 +108,27 @@ def closure(
     return [(str(n), str(v)) for n, v in data["found"]]
 
 
+def hashes_from_report(report: Path) -> dict[str, list[str]]:
+    """``name==version`` -> [sha256] of the files a ``pip install --report`` installed (names
+    canonical, as the closure gives them). A file the report gives no sha256 for (a local
+    directory, a VCS checkout) is left out; an unreadable report gives nothing."""
+    try:
+        data = json.loads(report.read_text(encoding="utf-8"))
+        items = list(data.get("install", []))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return {}
+    found: dict[str, list[str]] = {}
+    for item in items:
+        try:
+            meta = item["metadata"]
+            digest = item["download_info"]["archive_info"]["hashes"]["sha256"]
+        except (KeyError, TypeError):
+            continue
+        if isinstance(digest, str) and re.fullmatch(r"[0-9a-f]{64}", digest):
+            found[f"{canonicalize_name(meta['name'])}=={meta['version']}"] = [digest]
+    return found
+
+
 def make_lock(
     log: StageLog,
     python: str | Path,
@@ -115,10 +137,12 @@ def make_lock(
     error: type[RecsdkError],
     *,
     cache: Path | None = None,
+    report: Path | None = None,
 ) -> list[Locked]:
     """The lock of ``roots`` in ``python``'s environment (see the module's docstring).
 
-    ``cache`` (JSON, ``name==version`` -> hashes) keeps the hashes of earlier runs: a
+    ``report`` is pip's ``--report`` of the environment's install: its hashes are taken as
+    they are. ``cache`` (JSON, ``name==version`` -> hashes) keeps the hashes of earlier runs: a
     version's files do not change on an index, and the runtime is gigabytes to fetch again."""
     pins = closure(log, python, roots, error)
     if not pins:
@@ -129,6 +153,8 @@ def make_lock(
             known = dict(json.loads(cache.read_text(encoding="utf-8")))
         except (OSError, ValueError, TypeError):
             known = {}
+    if report is not None:
+        known.update(hashes_from_report(report))
     wanted = [f"{n}=={v}" for n, v in pins if f"{n}=={v}" not in known]
     if wanted:
         where = Path(tempfile.mkdtemp(prefix="lock-", dir=scratch))

@@ -16,6 +16,12 @@ from recsdk_build.ui import UI
 MARKER = ".recsdk-runtime.json"
 
 
+def install_report(venv: Path) -> Path:
+    """pip's ``--report`` of the requirement layer's install: what it installed, from which file,
+    with the file's sha256."""
+    return venv / "install-report.json"
+
+
 def venv_python(venv: Path) -> Path:
     return venv / "bin" / "python"
 
@@ -70,6 +76,8 @@ def ensure_venv(
             "install",
             "--progress-bar",
             "off",
+            "--report",
+            install_report(venv),
             *requirements,
             error=error,
             what=f"installing the pinned requirements into {purpose}",

@@ -31,7 +31,7 @@ from recsdk_build.pipeline.outputs import PluginOutput, StageOutput, VerifyOutpu
 from recsdk_build.pipeline.stage import BuildPaths, Context, Outcome, Stage
 from recsdk_build.proc import StageLog, run_pip
 from recsdk_build.ui import UI
-from recsdk_build.venvs import ensure_venv, restore_layer, venv_python
+from recsdk_build.venvs import ensure_venv, install_report, restore_layer, venv_python
 
 
 @dataclass
@@ -164,7 +164,7 @@ class VerifyStage(Stage):
         if summary.ok:
             # What passed, locked with hashes: dist ships it, install installs exactly it.
             roots = ctx.project.runtime.requirements() if ctx.project.verify.install_runtime else []
-            with ctx.ui.status("locking the verified runtime (pip download, hashes)"):
+            with ctx.ui.status("locking the verified runtime (sha256 of what pip installed)"):
                 locked = make_lock(
                     log,
                     venv_python(venv),
@@ -172,6 +172,7 @@ class VerifyStage(Stage):
                     staging,
                     VerifyError,
                     cache=ctx.paths.verify / "lock-hashes.json",
+                    report=install_report(venv),
                 )
             (staging / LOCK).write_text(render(locked), encoding="utf-8")
         results = ctx.paths.verify / "results"

@@ -104,6 +104,43 @@ def test_the_verified_runtime_is_locked_and_pip_enforces_it(
     assert not list((tmp_path / "other").rglob("beta-2.0.dist-info"))
 
 
+def test_hashes_come_from_pips_install_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index = tmp_path / "index"
+    index.mkdir()
+    alpha = wheel(index, "Alpha_Pkg", "1.0", ["beta"])
+    beta = wheel(index, "beta", "2.0", [])
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(index))
+    verified = venv(tmp_path / "verified")
+    report = tmp_path / "report.json"
+    done = pip(verified, "install", "-q", "--report", str(report), "Alpha_Pkg")
+    assert done.returncode == 0, done.stderr
+    # Canonical names, as the closure gives them, and the sha256 of the installed files.
+    assert lock.hashes_from_report(report) == {
+        "alpha-pkg==1.0": [sha(alpha)],
+        "beta==2.0": [sha(beta)],
+    }
+    # With the report, nothing is downloaded: an index without the files still locks.
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "nowhere"))
+    log = StageLog(tmp_path / "lock.log", UI())
+    try:
+        locked = lock.make_lock(log, verified, ["alpha-pkg"], tmp_path, VerifyError, report=report)
+        assert [(e.name, e.hashes) for e in locked] == [
+            ("alpha-pkg", (sha(alpha),)),
+            ("beta", (sha(beta),)),
+        ]
+        # An entry the report lacks is downloaded (and here cannot be): never guessed.
+        report.write_text('{"install": [{"metadata": {"name": "beta", "version": "2.0"}}]}')
+        with pytest.raises(VerifyError):
+            lock.make_lock(log, verified, ["alpha-pkg"], tmp_path, VerifyError, report=report)
+    finally:
+        log.close()
+    report.write_text("not json")
+    assert lock.hashes_from_report(report) == {}
+
+
 @pytest.mark.parametrize(
     "line",
     [
