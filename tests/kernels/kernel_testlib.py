@@ -28,10 +28,12 @@ def build_checks_library(root: Path) -> Path:
 def build_test_library(src: Path, root: Path) -> Path:
     """A test kernel source built like an operator library: in ``root/checks/``, linking the sim
     runtime in ``root/runtime/``, exporting only its ``recsdk_sim_*`` entry; rebuilt only when
-    it, the emulation or kernels/common change."""
+    it, a header beside it, the emulation or kernels/common change."""
     compiler = simbuild.find_host_compiler()
     simbuild.build_runtime(KERNELS, root, compiler)
     digest = hashlib.sha256(src.read_bytes())
+    for header in sorted(src.parent.glob("*.h")):
+        digest.update(header.name.encode() + header.read_bytes())
     digest.update(simbuild.shared_digest(KERNELS, compiler).encode())
     out_dir = root / "checks"
     lib = out_dir / f"{src.stem}-{digest.hexdigest()[:16]}.so"
@@ -44,6 +46,27 @@ def build_test_library(src: Path, root: Path) -> Path:
         subprocess.run(cmd, check=True)
         tmp.replace(lib)
     return lib
+
+
+def vector_case(dll, name: str, data, out_bytes: int) -> tuple[int, str, object]:
+    """Run case ``name`` of a vector sample library (samples/vector_sample.h) on a copy of the
+    numpy array ``data``; (status, the checker's message, the ``out_bytes`` bytes written)."""
+    import ctypes
+
+    import numpy as np
+
+    inp = np.ascontiguousarray(data).copy()
+    out = np.zeros(out_bytes, dtype=np.uint8)
+    report = simrun._Report()
+    status = dll.recsdk_sim_vector_case(
+        name.encode(),
+        ctypes.c_void_p(inp.ctypes.data),
+        ctypes.c_uint32(inp.nbytes),
+        ctypes.c_void_p(out.ctypes.data),
+        ctypes.c_uint32(out_bytes),
+        ctypes.byref(report),
+    )
+    return status, report.message.decode(), out
 
 
 class OpLibraries:

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from kernel_testlib import build_test_library, simrun
+from kernel_testlib import build_test_library, vector_case
 
 SRC = Path(__file__).resolve().parent / "vector_cast.cpp"
 OUT_BYTES = 8192
@@ -31,16 +31,7 @@ def lib(sim_build_root: Path) -> ctypes.CDLL:
 
 
 def run(dll: ctypes.CDLL, name: str) -> tuple[int, str, np.ndarray]:
-    inp = IN.copy()
-    out = np.zeros(OUT_BYTES, dtype=np.uint8)
-    report = simrun._Report()
-    status = dll.recsdk_sim_cast_case(
-        name.encode(),
-        ctypes.c_void_p(inp.ctypes.data),
-        ctypes.c_void_p(out.ctypes.data),
-        ctypes.byref(report),
-    )
-    return status, report.message.decode(), out
+    return vector_case(dll, name, IN, OUT_BYTES)
 
 
 def ok(dll: ctypes.CDLL, name: str) -> np.ndarray:

@@ -2,62 +2,13 @@
 // emulation (tests/kernels/samples/test_vector_fused.py): each case reads the 512 floats of `in`
 // and writes its results to the front of `out` (bytes), which the test checks against numpy.
 //
-// recsdk_sim_fused_case(name, in, out, report) runs one case on one core.
-#include <cstring>
-#include <functional>
-#include <map>
-#include <string>
-
-#include "kernel_operator.h"
-#include "recsdk_sim/launch.h"
+// The library's entry is vector_sample.h's recsdk_sim_vector_case.
+#include "vector_sample.h"
 
 using namespace AscendC;
+using namespace vector_sample;
 
 namespace {
-
-constexpr uint32_t kIn = 512;    // floats
-constexpr uint32_t kOut = 4096;  // bytes
-uint8_t* g_in = nullptr;
-uint8_t* g_out = nullptr;
-
-template <typename T>
-GlobalTensor<T> Gm(uint8_t* base, uint32_t bytes) {
-    GlobalTensor<T> gt;
-    gt.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(base), bytes / sizeof(T));
-    return gt;
-}
-
-// in[at, at + n) into a fresh UB tensor of `cap` floats.
-LocalTensor<float> Load(TPipe& pipe, TBuf<TPosition::VECCALC>& buf, uint32_t at, uint32_t n,
-                        uint32_t cap) {
-    pipe.InitBuffer(buf, cap * sizeof(float));
-    LocalTensor<float> t = buf.Get<float>();
-    DataCopy(t, Gm<float>(g_in, kIn * sizeof(float))[at], n);
-    PipeBarrier<PIPE_ALL>();
-    return t;
-}
-
-template <typename T>
-LocalTensor<T> Filled(TPipe& pipe, TBuf<TPosition::VECCALC>& buf, uint32_t n, T v) {
-    pipe.InitBuffer(buf, n * sizeof(T));
-    LocalTensor<T> t = buf.Get<T>();
-    if constexpr (sizeof(T) == 1) {  // Duplicate has no 8-bit form: fill as uint16_t
-        const auto v16 = static_cast<uint16_t>(v * 0x101u);
-        Duplicate<uint16_t>(t.template ReinterpretCast<uint16_t>(), v16,
-                            static_cast<int32_t>(n / 2));
-    } else {
-        Duplicate<T>(t, v, static_cast<int32_t>(n));
-    }
-    return t;
-}
-
-// `bytes` bytes of `t` to out[at...].
-template <typename T>
-void Store(const LocalTensor<T>& t, uint32_t bytes, uint32_t at = 0) {
-    PipeBarrier<PIPE_ALL>();
-    DataCopy(Gm<T>(g_out + at, bytes), t, bytes / sizeof(T));
-    PipeBarrier<PIPE_ALL>();
-}
 
 LocalTensor<half> Half(TPipe& pipe, TBuf<TPosition::VECCALC>& buf, const LocalTensor<float>& f,
                        uint32_t n) {
@@ -100,7 +51,7 @@ void fma_ops() {
     TPipe pipe;
     TBuf<TPosition::VECCALC> ba, bb, b1, b2, b3, b4, b5, b6, ha, hb;
     LocalTensor<float> a = Load(pipe, ba, 0, 256, 256), b = Load(pipe, bb, 256, 256, 512);
-    DataCopy(b[256], Gm<float>(g_in, kIn * sizeof(float)), 256);
+    DataCopy(b[256], In(), 256);
     PipeBarrier<PIPE_ALL>();
     LocalTensor<float> d1 = Load(pipe, b1, 256, 256, 256);
     FusedMulAdd(d1, a, b, 256);
@@ -189,8 +140,10 @@ void brcb() {
     Store(e, 1024, 512);
 }
 
-const std::map<std::string, std::function<void()>>& Cases() {
-    static const std::map<std::string, std::function<void()>> cases = {
+}  // namespace
+
+const CaseTable& vector_sample::Cases() {
+    static const CaseTable cases = {
         {"relu_ops", relu_ops},
         {"fma_ops", fma_ops},
         {"logic_rsqrt", logic_rsqrt},
@@ -199,26 +152,4 @@ const std::map<std::string, std::function<void()>>& Cases() {
         {"brcb", brcb},
     };
     return cases;
-}
-}  // namespace
-
-extern "C" __attribute__((visibility("default"))) int32_t
-recsdk_sim_fused_case(const char* name, uint8_t* in, uint8_t* out, RecsdkSimReport* report) {
-    std::memset(report, 0, sizeof(*report));
-    auto it = Cases().find(name);
-    if (it == Cases().end()) {
-        std::snprintf(report->message, sizeof(report->message), "no case %s", name);
-        return report->status = RECSDK_SIM_INTERNAL;
-    }
-    g_in = in;
-    g_out = out;
-    recsdk::sim::KernelRun run;
-    run.kernel = name;
-    run.soc = recsdk::sim::FindSoc("Ascend910B1");
-    run.block_dim = 1;
-    run.regions = {
-        recsdk::sim::GmRegion{in, kIn * sizeof(float), false, "input in"},
-        recsdk::sim::GmRegion{out, kOut, true, "output out"},
-    };
-    return recsdk::sim::RunKernel(run, it->second, report);
 }

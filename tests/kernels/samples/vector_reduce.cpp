@@ -3,62 +3,13 @@
 // reads the 512 floats of `in` and writes its results to the front of `out` (bytes), which the
 // test checks against numpy.
 //
-// recsdk_sim_reduce_case(name, in, out, report) runs one case on one core.
-#include <cstring>
-#include <functional>
-#include <map>
-#include <string>
-
-#include "kernel_operator.h"
-#include "recsdk_sim/launch.h"
+// The library's entry is vector_sample.h's recsdk_sim_vector_case.
+#include "vector_sample.h"
 
 using namespace AscendC;
+using namespace vector_sample;
 
 namespace {
-
-constexpr uint32_t kIn = 512;    // floats
-constexpr uint32_t kOut = 4096;  // bytes
-uint8_t* g_in = nullptr;
-uint8_t* g_out = nullptr;
-
-template <typename T>
-GlobalTensor<T> Gm(uint8_t* base, uint32_t bytes) {
-    GlobalTensor<T> gt;
-    gt.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(base), bytes / sizeof(T));
-    return gt;
-}
-
-// in[at, at + n) into a fresh UB tensor of `cap` floats.
-LocalTensor<float> Load(TPipe& pipe, TBuf<TPosition::VECCALC>& buf, uint32_t at, uint32_t n,
-                        uint32_t cap) {
-    pipe.InitBuffer(buf, cap * sizeof(float));
-    LocalTensor<float> t = buf.Get<float>();
-    DataCopy(t, Gm<float>(g_in, kIn * sizeof(float))[at], n);
-    PipeBarrier<PIPE_ALL>();
-    return t;
-}
-
-template <typename T>
-LocalTensor<T> Filled(TPipe& pipe, TBuf<TPosition::VECCALC>& buf, uint32_t n, T v) {
-    pipe.InitBuffer(buf, n * sizeof(T));
-    LocalTensor<T> t = buf.Get<T>();
-    if constexpr (sizeof(T) == 1) {  // Duplicate has no 8-bit form: fill as uint16_t
-        const auto v16 = static_cast<uint16_t>(v * 0x101u);
-        Duplicate<uint16_t>(t.template ReinterpretCast<uint16_t>(), v16,
-                            static_cast<int32_t>(n / 2));
-    } else {
-        Duplicate<T>(t, v, static_cast<int32_t>(n));
-    }
-    return t;
-}
-
-// `bytes` bytes of `t` to out[at...].
-template <typename T>
-void Store(const LocalTensor<T>& t, uint32_t bytes, uint32_t at = 0) {
-    PipeBarrier<PIPE_ALL>();
-    DataCopy(Gm<T>(g_out + at, bytes), t, bytes / sizeof(T));
-    PipeBarrier<PIPE_ALL>();
-}
 
 // Count form on float over in[0, 300): max and min with their indices, then max without.
 void reduce_count_float() {
@@ -192,8 +143,10 @@ void unified_names() {
     Store(d, 256);
 }
 
-const std::map<std::string, std::function<void()>>& Cases() {
-    static const std::map<std::string, std::function<void()>> cases = {
+}  // namespace
+
+const CaseTable& vector_sample::Cases() {
+    static const CaseTable cases = {
         {"reduce_count_float", reduce_count_float},
         {"reduce_level0_half", reduce_level0_half},
         {"reduce_sum_level0", reduce_sum_level0},
@@ -205,26 +158,4 @@ const std::map<std::string, std::function<void()>>& Cases() {
         {"unified_names", unified_names},
     };
     return cases;
-}
-}  // namespace
-
-extern "C" __attribute__((visibility("default"))) int32_t
-recsdk_sim_reduce_case(const char* name, uint8_t* in, uint8_t* out, RecsdkSimReport* report) {
-    std::memset(report, 0, sizeof(*report));
-    auto it = Cases().find(name);
-    if (it == Cases().end()) {
-        std::snprintf(report->message, sizeof(report->message), "no case %s", name);
-        return report->status = RECSDK_SIM_INTERNAL;
-    }
-    g_in = in;
-    g_out = out;
-    recsdk::sim::KernelRun run;
-    run.kernel = name;
-    run.soc = recsdk::sim::FindSoc("Ascend910B1");
-    run.block_dim = 1;
-    run.regions = {
-        recsdk::sim::GmRegion{in, kIn * sizeof(float), false, "input in"},
-        recsdk::sim::GmRegion{out, kOut, true, "output out"},
-    };
-    return recsdk::sim::RunKernel(run, it->second, report);
 }
