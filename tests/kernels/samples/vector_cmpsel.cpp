@@ -11,14 +11,6 @@ using namespace vector_sample;
 
 namespace {
 
-LocalTensor<half> ToHalf(TPipe& pipe, TBuf<TPosition::VECCALC>& buf, const LocalTensor<float>& src,
-                         uint32_t n) {
-    pipe.InitBuffer(buf, n * sizeof(half));
-    LocalTensor<half> t = buf.Get<half>();
-    Cast(t, src, RoundMode::CAST_NONE, n);
-    return t;
-}
-
 // The six modes of the count form on float: 256 elements -> 32 bytes each; then a count of 300
 // (one whole repeat beyond 256 is missing: only 256 compared) into a 64-byte tensor.
 void cmp_count_float() {

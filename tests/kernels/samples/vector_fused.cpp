@@ -10,14 +10,6 @@ using namespace vector_sample;
 
 namespace {
 
-LocalTensor<half> Half(TPipe& pipe, TBuf<TPosition::VECCALC>& buf, const LocalTensor<float>& f,
-                       uint32_t n) {
-    pipe.InitBuffer(buf, n * sizeof(half));
-    LocalTensor<half> h = buf.Get<half>();
-    Cast(h, f, RoundMode::CAST_NONE, n);
-    return h;
-}
-
 // a = in[0, 256) then its negation, b = in[256, 512). out: AddRelu(a, b) float count form
 // [0, 1024); SubRelu on half, level 0, lanes 0-3 of every 16, 2 repeats, src0 repeats 16 blocks
 // apart, src1 and dst 8 apart [1024, 1536); AddRelu on int16 (a's and b's bits) [1536, 2560).
@@ -28,7 +20,7 @@ void relu_ops() {
     Muls(a[256], a, -1.0f, 256);
     LocalTensor<float> d = Filled<float>(pipe, bd, 256, -100.0f);
     AddRelu(d, a, b, 256);
-    LocalTensor<half> x = Half(pipe, ha, a, 512), y = Half(pipe, hb, b, 256);
+    LocalTensor<half> x = ToHalf(pipe, ha, a, 512), y = ToHalf(pipe, hb, b, 256);
     pipe.InitBuffer(he, 256 * sizeof(half));
     LocalTensor<half> e = he.Get<half>();
     Duplicate<half>(e, half(-100.0f), 256);
@@ -60,7 +52,7 @@ void fma_ops() {
     LocalTensor<float> d3 = Load(pipe, b3, 256, 64, 64);
     MulAddDst(d3, a, b, 64);
     LocalTensor<float> d4 = Load(pipe, b4, 256, 64, 64);
-    LocalTensor<half> x = Half(pipe, ha, a, 64), y = Half(pipe, hb, b, 64);
+    LocalTensor<half> x = ToHalf(pipe, ha, a, 64), y = ToHalf(pipe, hb, b, 64);
     MulAddDst(d4, x, y, 64);
     LocalTensor<float> d5 = Load(pipe, b5, 256, 64, 64);
     uint64_t mask[2] = {0xFFFFFFFF00000000ull, 0};
@@ -93,7 +85,7 @@ void logic_rsqrt() {
     LocalTensor<float> d4 = Filled<float>(pipe, b4, 256, 0.0f);
     Abs(d4, a, 256);
     Adds(d4, d4, 0.25f, 256);
-    LocalTensor<half> h = Half(pipe, ha, d4, 256);
+    LocalTensor<half> h = ToHalf(pipe, ha, d4, 256);
     Rsqrt(d4, d4, 256);
     pipe.InitBuffer(b5, 256 * sizeof(half));
     LocalTensor<half> d5 = b5.Get<half>();
@@ -118,7 +110,7 @@ void axpy_mixed_level0_refused() {
     TPipe pipe;
     TBuf<TPosition::VECCALC> ba, ha;
     LocalTensor<float> a = Load(pipe, ba, 0, 64, 64);
-    LocalTensor<half> x = Half(pipe, ha, a, 64);
+    LocalTensor<half> x = ToHalf(pipe, ha, a, 64);
     Axpy(a, x, half(1.0f), uint64_t(64), 1, UnaryRepeatParams());
 }
 
@@ -131,7 +123,7 @@ void brcb() {
     LocalTensor<float> a = Load(pipe, ba, 0, 16, 16);
     LocalTensor<float> d = Filled<float>(pipe, bd, 128, 0.0f);
     Brcb(d, a, 2, BrcbRepeatParams(1, 8));
-    LocalTensor<half> h = Half(pipe, ha, a, 16);
+    LocalTensor<half> h = ToHalf(pipe, ha, a, 16);
     pipe.InitBuffer(he, 512 * sizeof(half));
     LocalTensor<half> e = he.Get<half>();
     Duplicate<half>(e, half(-100.0f), 512);

@@ -64,6 +64,15 @@ LocalTensor<T> Filled(TPipe& pipe, TBuf<TPosition::VECCALC>& buf, uint32_t n, T 
     return t;
 }
 
+// The first n of `src` as half (Cast, CAST_NONE) in a fresh UB tensor.
+inline LocalTensor<half> ToHalf(TPipe& pipe, TBuf<TPosition::VECCALC>& buf,
+                                const LocalTensor<float>& src, uint32_t n) {
+    pipe.InitBuffer(buf, n * sizeof(half));
+    LocalTensor<half> t = buf.Get<half>();
+    Cast(t, src, RoundMode::CAST_NONE, n);
+    return t;
+}
+
 // `bytes` bytes of `t` to out[at...].
 template <typename T>
 void Store(const LocalTensor<T>& t, uint32_t bytes, uint32_t at = 0) {
