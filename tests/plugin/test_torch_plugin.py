@@ -85,6 +85,8 @@ REGISTERED = {
         "split_embedding_codegen_lookup_rowwise_adagrad_function",
         "split_embedding_codegen_lookup_adam_function",
         "dense_embedding_codegen_lookup_function",
+        "generate_vbe_metadata",
+        "get_infos_metadata",
         "permute_pooled_embs_split",
         "permute_pooled_embs_auto_grad_split",
         "permute_duplicate_pooled_embs",
