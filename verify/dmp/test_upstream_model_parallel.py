@@ -33,8 +33,7 @@ model against the unsharded one, in 2 processes, 4 for grid sharding). Changed, 
 Operators a case needs that have no npu kernel yet (``NEEDS``, read against
 ``data/fbgemm_coverage.toml`` and the installed adapter's dispatcher): the case is an expected
 failure, and every failing rank must fail with exactly such an operator's
-NotImplementedError, or the adapter's refusal of the feature (upstream_mp.REFUSALS; none since
-variable batch per feature has npu kernels); any other failure fails the test. Once every
+NotImplementedError; any other failure fails the test. Once every
 needed kernel is registered the case must pass (a pass while a kernel is expected missing fails
 the test too: update the coverage data).
 

@@ -43,10 +43,6 @@ INNER_OPS = {
     "permute_multi_embedding": ("permute_multi_embedding_function",),
 }
 OP_IN_ERROR = re.compile(r"fbgemm::([A-Za-z_][A-Za-z0-9_]*)")
-# The adapter's refusals of a feature it does not implement yet, by the coverage entry that
-# names the feature. None today: the last one, variable batch per feature in the TBE lookups
-# (coverage entry generate_vbe_metadata), has npu kernels (issue 27).
-REFUSALS: dict[re.Pattern[str], str] = {}
 
 
 OPT_IN = "RECSDK_VERIFY_UPSTREAM"
@@ -194,12 +190,12 @@ def read_reports(report_dir: Path) -> list[dict[str, Any]]:
 
 
 def ops_in_error(kind: str, message: str) -> set[str]:
-    """The fbgemm operators (coverage-data names) an error says the npu lacks: a missing
-    kernel's NotImplementedError, or the adapter's refusal of a feature it does not implement
-    yet (``REFUSALS``)."""
+    """The fbgemm operators (coverage-data names) an error says the npu lacks: those a missing
+    kernel's NotImplementedError names. (The adapter refuses no feature of an operator it has a
+    kernel for since the TBE lookups took variable batch per feature, issue 27.)"""
     if kind == "NotImplementedError":
         return set(OP_IN_ERROR.findall(message))
-    return {op for pattern, op in REFUSALS.items() if pattern.search(message)}
+    return set()
 
 
 def missing_ops_in(reports: Iterable[dict[str, Any]]) -> tuple[set[str], list[int]]:
