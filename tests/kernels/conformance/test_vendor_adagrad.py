@@ -1,8 +1,16 @@
 """fbgemm-ascend's backward_codegen_adagrad_unweighted_exact (the TBE backward with the Adagrad
-family of optimizers): its sources include two fbgemm-ascend headers that the 1.5.0 wheel does not
-ship, so nobody can compile this kernel unchanged from the wheel (their packaging fault, not a
-CANN header the emulation lacks). The test checks that the headers are still missing and skips
-naming them; once a wheel ships them it fails, asking for the conformance driver."""
+family of optimizers): its backward_codegen_unweighted_exact_crtp_base.h includes
+``../../../../../common_ops/kernel_common_utils.h`` and
+``../../../../../common_ops/workload_sharder.h``, i.e.
+``fbgemm_ascend/opp/A2/vendors/backward_codegen_adagrad_unweighted_exact/common_ops/*.h``:
+fbgemm-ascend's own headers (the kernel's ``WorkloadSharder``), not CANN's. Checked on 2026-11-28:
+no published artifact carries them - the registry has fbgemm-ascend 1.5.0 and 1.2.0, each as
+cp311 manylinux_2_34 x86_64 and aarch64 wheels and no sdist; none of the four wheels has a
+``common_ops/`` directory or any ``workload_sharder.h`` (a ``kernel_common_utils.h`` is shipped
+only inside other operators' ``dynamic/`` directories, not where this include points). So nobody
+can compile this kernel unchanged from the wheel, and the emulation must not stand in for the
+vendor's header. The test checks that the headers are still missing and skips naming them; once
+a wheel ships them it fails, asking for the conformance driver."""
 
 from __future__ import annotations
 
@@ -46,7 +54,8 @@ def test_backward_adagrad_unweighted_exact_is_not_compilable_from_the_wheel(
     if missing:
         pytest.skip(
             f"fbgemm-ascend 1.5.0: {OP} includes {', '.join(missing)}, which its wheel does "
-            "not ship (fbgemm-ascend's own headers, not CANN's): a packaging fault of the wheel; "
+            "not ship (fbgemm-ascend's own headers, not CANN's; also absent from 1.2.0 and from "
+            "the aarch64 wheels, and no sdist is published): a packaging fault of the wheel; "
             "the kernel cannot be compiled unchanged by anyone"
         )
     pytest.fail(f"the wheel now ships every header {OP} includes: write its conformance driver")
