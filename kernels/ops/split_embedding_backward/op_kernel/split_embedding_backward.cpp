@@ -24,6 +24,7 @@
 #include "kernel_operator.h"
 #include "mxrec_common.h"
 #include "kernel_copy.h"
+#include "tbe_vbe.h"
 #include "split_embedding_backward_tiling_data.h"
 
 using namespace AscendC;
@@ -101,9 +102,7 @@ public:
         totalB_ = td.bags;
         gradGm_.SetGlobalBuffer((__gm__ float*)gradOutput, td.gradLen);
         if (td.vbe) {
-            bOffGm_.SetGlobalBuffer((__gm__ int32_t*)bOffsets, td.tables + 1);
-            vOutGm_.SetGlobalBuffer((__gm__ int64_t*)vbeOutputOffsets, td.ranks * td.tables + 1);
-            vRankGm_.SetGlobalBuffer((__gm__ int32_t*)vbeBOffsetsRank, td.tables * (td.ranks + 1));
+            vbe_.Init(bOffsets, vbeOutputOffsets, vbeBOffsetsRank, td.tables, td.ranks);
         }
         woGm_.SetGlobalBuffer((__gm__ int64_t*)weightsOffsets, td.tables);
         dOffGm_.SetGlobalBuffer((__gm__ int32_t*)dOffsets, td.tables + 1);
@@ -145,8 +144,8 @@ public:
         const mxrec::Span span = mxrec::SplitEven(td_.numIndices, td_.coreNum, me_);
         if (span.begin >= span.end)
             return;
-        if (td_.vbe)
-            CheckVbe();
+        if (td_.vbe && !vbe_.Tiles(dOffGm_, totalB_, td_.gradLen))
+            Trap();  // the VBE metadata does not tile grad_output
         int64_t j = span.begin;
         Entry e;
         Locate(j, e);
@@ -182,35 +181,6 @@ public:
 
 private:
     // ---- variable batch per feature --------------------------------------------------------
-    __aicore__ inline int64_t BOff(int64_t t) { return static_cast<int64_t>(bOffGm_.GetValue(t)); }
-
-    __aicore__ inline int64_t RankOff(int64_t t, int64_t r) {
-        return static_cast<int64_t>(vRankGm_.GetValue(t * (td_.ranks + 1) + r));
-    }
-
-    // The chains are short (T + 1, T * (R + 1), R * T + 1 entries): each core checks them whole,
-    // so that every bag has one feature and one gradient row inside grad_output.
-    __aicore__ inline void CheckVbe() {
-        const int64_t tables = td_.tables;
-        const int64_t ranks = td_.ranks;
-        if (BOff(0) != 0 || BOff(tables) != totalB_)
-            Trap();  // b_offsets does not cover offsets' bags
-        if (vOutGm_.GetValue(0) != 0 || vOutGm_.GetValue(ranks * tables) != td_.gradLen)
-            Trap();  // the layout does not cover grad_output
-        for (int64_t t = 0; t < tables; ++t) {
-            const int64_t featureB = BOff(t + 1) - BOff(t);
-            const int64_t d = static_cast<int64_t>(dOffGm_.GetValue(t + 1)) - dOffGm_.GetValue(t);
-            if (featureB < 0 || d < 0 || RankOff(t, 0) != 0 || RankOff(t, ranks) != featureB)
-                Trap();
-            for (int64_t r = 0; r < ranks; ++r) {
-                const int64_t rows = RankOff(t, r + 1) - RankOff(t, r);
-                const int64_t at = r * tables + t;
-                if (rows < 0 || vOutGm_.GetValue(at + 1) - vOutGm_.GetValue(at) != rows * d)
-                    Trap();  // a rank's block is not its rows times D_t
-            }
-        }
-    }
-
     // The feature holding bag k: the last t with b_offsets[t] <= k (empty features share it).
     __aicore__ inline int64_t FeatureOf(int64_t k) {
         if (table_.table >= 0 && k >= table_.bag0 && k < table_.bag1)
@@ -219,7 +189,7 @@ private:
         int64_t hi = td_.tables - 1;
         while (lo < hi) {
             const int64_t mid = lo + (hi - lo + 1) / 2;
-            if (BOff(mid) <= k) {
+            if (vbe_.BOff(mid) <= k) {
                 lo = mid;
             } else {
                 hi = mid - 1;
@@ -230,12 +200,7 @@ private:
 
     // Bag k of the current table: its gradient row, in the block of the rank holding it.
     __aicore__ inline int64_t VbeGradAt(int64_t k) {
-        const int64_t t = table_.table;
-        const int64_t b = k - table_.bag0;
-        int64_t r = 0;
-        while (RankOff(t, r + 1) <= b)
-            ++r;
-        return vOutGm_.GetValue(r * td_.tables + t) + (b - RankOff(t, r)) * table_.dim;
+        return vbe_.RowAt(table_.table, k - table_.bag0, table_.dim);
     }
 
     // ---- positions --------------------------------------------------------------------------
@@ -309,8 +274,8 @@ private:
         if (td_.optimizer == kAdam)
             table_.momentum2At = mo2OffGm_.GetValue(t);
         if (td_.vbe) {
-            table_.bag0 = BOff(t);
-            table_.bag1 = BOff(t + 1);
+            table_.bag0 = vbe_.BOff(t);
+            table_.bag1 = vbe_.BOff(t + 1);
         }
     }
 
@@ -334,7 +299,7 @@ private:
     __aicore__ inline void Accumulate(const Entry& e, int64_t dim) {
         int64_t src = 0;
         if (td_.vbe) {
-            src = e.gradAt;  // inside grad_output: CheckVbe
+            src = e.gradAt;  // inside grad_output: vbe_.Tiles
         } else if (td_.pooling == kNone) {
             if (dim > td_.gradStride)
                 Trap();
@@ -517,9 +482,7 @@ private:
     int64_t meanBag_ = -1;
     float meanScale_ = 1.0f;
     GlobalTensor<float> gradGm_;
-    GlobalTensor<int32_t> bOffGm_;
-    GlobalTensor<int64_t> vOutGm_;
-    GlobalTensor<int32_t> vRankGm_;
+    mxrec::VbeMetadata vbe_;
     GlobalTensor<float> outGm_;  // weights, or grad_weights in dense mode
     GlobalTensor<float> momGm_;
     GlobalTensor<float> mom2Gm_;
