@@ -29,6 +29,7 @@ OPS = [
     "batch_index_select_dim0_backward",
     "block_bucketize_sparse_features",
     "bounds_check_indices",
+    "concat_slab",
     "dense_to_jagged",
     "expand_into_jagged_permute",
     "float_to_fused8bit_rowwise",
@@ -46,6 +47,7 @@ OPS = [
     "segment_sum_csr",
     "split_embedding_backward",
     "split_embedding_forward",
+    "sum_stacked",
 ]
 
 TOOLKIT_HEADERS = ("kernel_operator.h", "lib/matmul_intf.h")
@@ -87,7 +89,7 @@ def test_only_takes_names_and_groups(specs) -> None:
     with pytest.raises(UsageError) as err:
         catalogue.select(specs, ["jagged", "nope"])
     assert "nope" in err.value.message and "permute2d_sparse_data" in err.value.message
-    assert "groups: hstu, jagged, quantize, sparse, tbe" in err.value.message
+    assert "groups: hstu, jagged, merge, quantize, sparse, tbe" in err.value.message
 
 
 def test_variants_follow_op_toml(specs) -> None:
@@ -172,6 +174,7 @@ def test_shape_like_generates_the_whole_op_host_source(specs) -> None:
     assert generated == {
         "batch_index_select_dim0_backward",
         "bounds_check_indices",
+        "concat_slab",
         "gather_for_rank1",
         "index_select_for_rank1_backward",
         "invert_permute",
