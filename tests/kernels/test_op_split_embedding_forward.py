@@ -393,6 +393,43 @@ def test_large_spread_over_cores(sim_ops) -> None:
         torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-4)
 
 
+@pytest.mark.parametrize("vbe", [False, True])
+def test_cores_share_the_rows_not_the_bags(sim_ops, vbe) -> None:
+    """Table 0's bags hold 12 rows each, table 1's none: split by bag count, half the cores would
+    fetch every row and the rest none; split by cost (rows and bags), each core fetches about as
+    many rows as the next (8 cores: 12 * 96 / 8 = 144 rows each)."""
+    gen = torch.Generator().manual_seed(7)
+    dims, rows, b, length = [16, 16], [40, 40], 96, 12
+    wo, do = layout(dims, rows)
+    weights = torch.randn(sum(d * r for d, r in zip(dims, rows, strict=True)), generator=gen)
+    lengths = torch.tensor([length] * b + [0] * b)
+    offsets = torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)])
+    indices = torch.randint(0, rows[0], (b * length,), generator=gen)
+    args = (weights, torch.tensor(wo), torch.tensor(do, dtype=torch.int32), indices, offsets)
+    launch = {"max_cores": 8, "min_core_bytes": 1}
+    want = fbgemm_pooled(*args, rows, SUM, None)
+    if vbe:  # one rank: the VBE layout of [B, D_t] blocks, feature after feature
+        meta = (
+            torch.tensor([0, b, 2 * b], dtype=torch.int32),
+            torch.tensor([0, b * dims[0], b * sum(dims)]),
+            torch.tensor([[0, b], [0, b]], dtype=torch.int32),
+            b * sum(dims),
+        )
+        out, result = split_embedding_forward(
+            sim_ops, *args, SUM, sum(dims), max(dims), vbe=meta, **launch
+        )
+        want = torch.cat([want[:, : dims[0]].flatten(), want[:, dims[0] :].flatten()])
+    else:
+        out, result = split_embedding_forward(sim_ops, *args, SUM, sum(dims), max(dims), **launch)
+    torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-5)
+    assert result.block_dim == 8
+    fetched = [c["dma_transfers"] for c in result.cores]
+    # Every core also reads offsets and indices and writes its rows: a few DMAs beside its rows.
+    assert max(fetched) - min(fetched) < 30, fetched
+    times = [c["model_core"] for c in result.cores]  # the cost model's time of each core
+    assert max(times) < 1.15 * min(times), times
+
+
 def test_large_nobag_spread_over_cores(sim_ops) -> None:
     gen = torch.Generator().manual_seed(6)
     t, d, b = 3, 1200, 40

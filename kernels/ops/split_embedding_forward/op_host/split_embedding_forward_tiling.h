@@ -10,6 +10,13 @@
 // weight rows of a group are fetched in batches of batchRows DMAs into a double-buffered queue,
 // then (cast to float32 and scaled by their indice weight) added to their accumulator rows.
 // Rows wider than the UB slot are done in column chunks of `slot` elements. No workspace.
+//
+// Bags are not all alike: their lengths vary and a core's time goes mostly into its rows' DMAs,
+// one per index. So in pooled modes (VBE too) each core finds its run of consecutive bags itself,
+// from offsets, by cost: a bag costs idCost per index (the row's bytes, its index and weight,
+// and the DMA's fixed cost, taken as what kSefDmaFixedBytes take at a core's bandwidth share) plus
+// bagCost (its output row and offset). The split stays by bags: a bag is never divided, so every
+// output row is summed in the same order whatever the core count.
 #ifndef SPLIT_EMBEDDING_FORWARD_TILING_H
 #define SPLIT_EMBEDDING_FORWARD_TILING_H
 
@@ -19,6 +26,12 @@
 #include "tiling_split.h"
 
 namespace mxrec {
+
+// A DMA's fixed cost in bytes: about what a core's share of the HBM bandwidth (1.6 TB/s over 48
+// vector cores, 18.5 bytes a cycle at 1.8 GHz) moves in the 28 cycles the cost model charges per
+// DMA (kernels/bench/README.md: a proxy, the vendor publishes no figure). Only the ratio of a
+// bag's cost to an index's matters.
+constexpr int64_t kSefDmaFixedBytes = 512;
 
 inline TilingPlan<SplitEmbeddingForwardTilingData> SplitEmbeddingForwardTiling(
     const SplitEmbeddingForwardArgs& a, const PlatformInfo& p) {
@@ -146,6 +159,10 @@ inline TilingPlan<SplitEmbeddingForwardTilingData> SplitEmbeddingForwardTiling(
 
     // Bytes moved, with every row taken as max_d wide (the tiling cannot see the mix of D).
     const int64_t iElem = DTypeSize(a.indices.dtype);
+    if (mode != 2) {
+        td.idCost = maxD * wElem + iElem + (td.hasWeights ? 4 : 0) + kSefDmaFixedBytes;
+        td.bagCost = maxD * 4 + iElem;
+    }
     const int64_t work = n * (iElem + (td.hasWeights ? 4 : 0) + maxD * wElem) +
                          (td.units + 1) * iElem + a.out.Numel() * 4;
     // A unit is never divided, so cores beyond the unit count would idle.

@@ -130,7 +130,7 @@ private:
         // total_d (checked per table in LoadTable).
         if (doGm_.GetValue(0) != 0 || doGm_.GetValue(td_.tables) != td_.totalD)
             Trap();
-        const mxrec::Span span = mxrec::SplitEven(td_.units, td_.coreNum, me_);
+        const mxrec::Span span = BagSpan();
         for (int64_t k = span.begin; k < span.end;) {
             const int64_t t = k / td_.batch;
             const int64_t stop = mxrec::Min64(span.end, (t + 1) * td_.batch);
@@ -205,7 +205,7 @@ private:
             }
         }
         // Every block's size is >= 0 and the chain runs from 0 to outLen, so the blocks tile out.
-        const mxrec::Span span = mxrec::SplitEven(td_.units, td_.coreNum, me_);
+        const mxrec::Span span = BagSpan();
         int64_t t = 0;  // the feature holding bag k: the last t with b_offsets[t] <= k
         if (span.begin < span.end) {
             int64_t hi = tables - 1;
@@ -231,6 +231,50 @@ private:
             Segment(tb, k, stop, vOutGm_.GetValue(r * tables + t) + (b - first) * tb.d, tb.d);
             k = stop;
         }
+    }
+
+    // This core's bags, split by cost (the tiling header): core i starts at the first bag k
+    // whose cost before it, Cost(k) - Cost(0), reaches i / coreNum of all bags' cost. Neighbours
+    // compute their shared boundary alike, so the spans tile the bags exactly when the
+    // boundaries rise; offsets out of order may break that (caught here), and every bag's own
+    // offsets are checked where it is pooled.
+    __aicore__ inline mxrec::Span BagSpan() {
+        const int64_t cores = td_.coreNum;
+        if (cores <= 1 || td_.idCost <= 0)
+            return mxrec::SplitEven(td_.units, cores, me_);
+        const int64_t c0 = Cost(0);
+        const int64_t total = Cost(td_.units) - c0;
+        const int64_t begin = me_ == 0 ? 0 : Boundary(me_, c0, total);
+        const int64_t end = me_ + 1 == cores ? td_.units : Boundary(me_ + 1, c0, total);
+        if (end < begin)
+            Trap();  // offsets out of order
+        return mxrec::Span{begin, end};
+    }
+
+    // The bags before k cost Cost(k) - Cost(0). Offsets are clamped into [0, N] so that bad
+    // ones cannot overflow; the bags holding them trap anyway.
+    __aicore__ inline int64_t Cost(int64_t k) {
+        const int64_t o = static_cast<int64_t>(offGm_.GetValue(k));
+        const int64_t at = o < 0 ? 0 : mxrec::Min64(o, td_.numIndices);
+        return td_.idCost * at + td_.bagCost * k;
+    }
+
+    // The first bag k in [0, units] with Cost(k) - c0 >= i / coreNum of `total` (a binary search:
+    // a few scalar reads of offsets).
+    __aicore__ inline int64_t Boundary(int64_t i, int64_t c0, int64_t total) {
+        const int64_t cores = td_.coreNum;
+        const int64_t target = c0 + total / cores * i + total % cores * i / cores;
+        int64_t lo = 0;
+        int64_t hi = td_.units;
+        while (lo < hi) {
+            const int64_t mid = lo + (hi - lo) / 2;
+            if (Cost(mid) < target) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
     }
 
     __aicore__ inline int64_t BOff(int64_t t) { return static_cast<int64_t>(bOffGm_.GetValue(t)); }

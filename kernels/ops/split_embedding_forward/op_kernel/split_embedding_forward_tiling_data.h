@@ -22,6 +22,9 @@ struct SplitEmbeddingForwardTilingData {
     int64_t slot;           // elements per UB row slot (a multiple of 16): also the column chunk
     int64_t groupRows;      // output rows accumulated in UB before one strided write (<= 4095)
     int64_t batchRows;      // weight rows fetched per batch before the vector adds
+    int64_t idCost;         // pooled and VBE split over cores: the cost of one index and of one
+    int64_t bagCost;        // bag, in bytes-equivalents (a bag's share is idCost * its length
+                            // + bagCost); 0: an even split of the units by count
     uint32_t windowBytes;   // UB windows over offsets, indices and indice_weights
     uint32_t rowBufBytes;   // one of the two batch buffers (batchRows * slot weights elements)
     uint32_t castBufBytes;  // float32 copy of a 16-bit batch (0 for float32 weights)
