@@ -40,6 +40,7 @@ OPS = [
     "index_select_for_rank1_backward",
     "invert_permute",
     "jagged_to_padded_dense",
+    "jagged_unique_indices",
     "offsets_range",
     "permute2d_sparse_data",
     "permute_multi_embedding",

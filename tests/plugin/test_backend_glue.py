@@ -159,6 +159,7 @@ def test_special_cases_are_op_toml_data(specs) -> None:
         "batch_index_select_dim0_backward",
         "expand_into_jagged_permute",
         "invert_permute",
+        "jagged_unique_indices",
         "offsets_range",
         "permute_pooled_embs",
         "segment_sum_csr",
