@@ -28,6 +28,8 @@ from pathlib import Path
 
 import pytest
 
+from recsdk_build.pipeline.lock import shared_dir_lock
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -49,14 +51,17 @@ class ExtensionUnderTest:
     def build_in_place(self) -> None:
         env = dict(os.environ)
         env.setdefault("MAX_JOBS", "2")
-        result = subprocess.run(
-            [sys.executable, "setup.py", "build_ext", "--inplace"],
-            cwd=self.package,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        # Parallel test workers (and the controller) build the same tree: one at a time, so
+        # the later ones find it up to date.
+        with shared_dir_lock(self.package / "build"):
+            result = subprocess.run(
+                [sys.executable, "setup.py", "build_ext", "--inplace"],
+                cwd=self.package,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
         if result.returncode != 0:
             raise RuntimeError(
                 f"building {self.module} in place failed:\n"
@@ -91,6 +96,16 @@ def provide_torchrec(config: pytest.Config) -> str:
     cache = getattr(config, "cache", None)
     root = Path(cache.mkdir("recsdk-torchrec")) if cache else REPO / ".pytest_cache" / "torchrec"
     target = root / requirement.replace("==", "-")
+    with shared_dir_lock(root):
+        installed = _install_torchrec(requirement, target)
+    if installed is not None:
+        return installed
+    sys.path.insert(0, str(target))
+    return f"{requirement} --no-deps in {target}"
+
+
+def _install_torchrec(requirement: str, target: Path) -> str | None:
+    """pip install --no-deps into ``target`` unless it is there; None, or why it is not."""
     if not (target / "torchrec" / "__init__.py").is_file():
         staging = target.with_name(target.name + ".partial")
         shutil.rmtree(staging, ignore_errors=True)
@@ -102,8 +117,7 @@ def provide_torchrec(config: pytest.Config) -> str:
             return f"not available ({requirement} could not be installed: {reason})"
         shutil.rmtree(target, ignore_errors=True)
         staging.rename(target)
-    sys.path.insert(0, str(target))
-    return f"{requirement} --no-deps in {target}"
+    return None
 
 
 def configure(config: pytest.Config, under_test: ExtensionUnderTest) -> list[str]:

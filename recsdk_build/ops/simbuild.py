@@ -27,6 +27,8 @@ from recsdk_build.errors import BuildError, ToolMissingError
 from recsdk_build.hashing import combine, hash_tree, sha256_file
 from recsdk_build.ops import codegen
 from recsdk_build.ops.catalogue import OpSpec
+from recsdk_build.pipeline.atomic import write_text_atomic
+from recsdk_build.pipeline.lock import shared_dir_lock
 from recsdk_build.proc import probe, run_captured
 
 # -O1 keeps a 2-core build machine responsive (the emulated kernels are small); -fwrapv gives
@@ -201,11 +203,16 @@ def build_runtime(
     digest = runtime_digest(kernels, compiler)
     if _stamp_matches(lib, out_dir / STAMP, digest):
         return RuntimeBuildResult(lib, rebuilt=False)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    _compile_into_place(
-        lib, lambda tmp: runtime_compile_command(kernels, tmp, compiler), "the sim runtime", run
-    )
-    _write_stamp(out_dir / STAMP, digest, lib, "runtime")
+    with shared_dir_lock(out_dir):
+        if _stamp_matches(lib, out_dir / STAMP, digest):
+            return RuntimeBuildResult(lib, rebuilt=False)
+        _compile_into_place(
+            lib,
+            lambda tmp: runtime_compile_command(kernels, tmp, compiler),
+            "the sim runtime",
+            run,
+        )
+        _write_stamp(out_dir / STAMP, digest, lib, "runtime")
     return RuntimeBuildResult(lib, rebuilt=True, seconds=time.monotonic() - started)
 
 
@@ -233,20 +240,22 @@ def build_op(
             f"{spec.name}: the sim runtime {runtime_library(out_dir.parent)} is missing; "
             "build it first (simbuild.build_runtime)"
         )
-    out_dir.mkdir(parents=True, exist_ok=True)
-    gen = out_dir / "gen"
-    source = gen / f"{spec.name}_sim_launch.cpp"
-    codegen.write_if_changed(source, codegen.sim_launcher(spec))
-    codegen.write_if_changed(gen / codegen.args_header_name(spec), codegen.op_args_header(spec))
-    codegen.write_if_changed(gen / codegen.kernel_entry_name(spec), codegen.kernel_entry(spec))
-    _compile_into_place(
-        lib,
-        lambda tmp: compile_command(spec, kernels, source, tmp, compiler),
-        f"compiling {spec.name} for sim",
-        run,
-    )
-    codegen.write_if_changed(header, codegen.sim_header(spec))
-    _write_stamp(out_dir / STAMP, digest, lib, spec.name)
+    with shared_dir_lock(out_dir):
+        if is_current(spec, out_dir, digest) and header.is_file():
+            return SimBuildResult(spec, lib, header, rebuilt=False)
+        gen = out_dir / "gen"
+        source = gen / f"{spec.name}_sim_launch.cpp"
+        codegen.write_if_changed(source, codegen.sim_launcher(spec))
+        codegen.write_if_changed(gen / codegen.args_header_name(spec), codegen.op_args_header(spec))
+        codegen.write_if_changed(gen / codegen.kernel_entry_name(spec), codegen.kernel_entry(spec))
+        _compile_into_place(
+            lib,
+            lambda tmp: compile_command(spec, kernels, source, tmp, compiler),
+            f"compiling {spec.name} for sim",
+            run,
+        )
+        codegen.write_if_changed(header, codegen.sim_header(spec))
+        _write_stamp(out_dir / STAMP, digest, lib, spec.name)
     return SimBuildResult(spec, lib, header, rebuilt=True, seconds=time.monotonic() - started)
 
 
@@ -269,10 +278,8 @@ def _compile_into_place(
 
 
 def _write_stamp(stamp: Path, digest: str, lib: Path, name: str) -> None:
-    stamp.write_text(
-        json.dumps({"digest": digest, "sha256": sha256_file(lib), "op": name}, indent=2) + "\n",
-        encoding="utf-8",
-    )
+    record = {"digest": digest, "sha256": sha256_file(lib), "op": name}
+    write_text_atomic(stamp, json.dumps(record, indent=2) + "\n")
 
 
 def _run(cmd: list[str], what: str) -> None:

@@ -10,6 +10,8 @@ import fcntl
 import os
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
@@ -57,3 +59,17 @@ class BuildLock:
         tb: TracebackType | None,
     ) -> None:
         self.release()
+
+
+@contextmanager
+def shared_dir_lock(directory: Path) -> Iterator[None]:
+    """Wait for, then hold, the lock of a cache directory that several processes fill (parallel
+    test workers, two test sessions): whoever comes second finds the first one's result instead
+    of compiling over it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    fd = os.open(directory / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the flock

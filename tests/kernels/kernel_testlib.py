@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 from recsdk_build.ops import catalogue, simbuild
+from recsdk_build.pipeline.lock import shared_dir_lock
 
 REPO = Path(__file__).resolve().parents[2]
 KERNELS = REPO / "kernels"
@@ -37,14 +39,17 @@ def build_test_library(src: Path, root: Path) -> Path:
     digest.update(simbuild.shared_digest(KERNELS, compiler).encode())
     out_dir = root / "checks"
     lib = out_dir / f"{src.stem}-{digest.hexdigest()[:16]}.so"
-    if not lib.is_file():
-        out_dir.mkdir(parents=True, exist_ok=True)
-        tmp = lib.with_suffix(".tmp")
-        include = [f"-I{KERNELS / 'sim' / 'include'}", f"-I{KERNELS / 'common'}"]
-        cmd = [compiler.path, *simbuild.SIM_CXXFLAGS, *include, str(src), "-o", str(tmp)]
-        cmd += simbuild.runtime_link_flags(KERNELS, root / simbuild.RUNTIME_DIR)
-        subprocess.run(cmd, check=True)
-        tmp.replace(lib)
+    if lib.is_file():
+        return lib
+    # Parallel test workers share the cache: one compiles, the others wait and reuse.
+    with shared_dir_lock(out_dir):
+        if not lib.is_file():
+            tmp = out_dir / f".{lib.name}.{os.getpid()}.tmp"
+            include = [f"-I{KERNELS / 'sim' / 'include'}", f"-I{KERNELS / 'common'}"]
+            cmd = [compiler.path, *simbuild.SIM_CXXFLAGS, *include, str(src), "-o", str(tmp)]
+            cmd += simbuild.runtime_link_flags(KERNELS, root / simbuild.RUNTIME_DIR)
+            subprocess.run(cmd, check=True)
+            tmp.replace(lib)
     return lib
 
 
