@@ -71,6 +71,7 @@ COMMON_SOURCES = [
     "csrc/quantize.cpp",
     "csrc/sparse.cpp",
     "csrc/tbe.cpp",
+    "csrc/unique.cpp",
     "csrc/variants.cpp",
 ]
 # Each variant's backend: its hand-written helpers, then the generated per-operator glue.

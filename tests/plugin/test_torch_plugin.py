@@ -75,6 +75,7 @@ REGISTERED = {
         "segment_sum_csr",
         "offsets_range",
         "expand_into_jagged_permute",
+        "jagged_unique_indices",
         "permute_multi_embedding_function",
         "permute_multi_embedding",
         "kt_regroup_arguments",
@@ -174,6 +175,7 @@ FAMILIES = {
     },
     "hstu.cpp": {"hstu_dense", "hstu_dense_backward"},
     "quantize.cpp": {"FloatToFused8BitRowwiseQuantized", "Fused8BitRowwiseQuantizedToFloat"},
+    "unique.cpp": {"jagged_unique_indices"},
 }
 
 
