@@ -30,7 +30,7 @@ from torchrec_embcache.sharded import (
 )
 
 # The worker is the verify suite's (verify/lib/embcache_sharded.py), run here on CPU ranks.
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "verify"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "verify" / "lib"))
 import embcache_sharded as sharded_worker
 import npu_dist
 from torchrec_embcache.sharded_checkpoint import GLOBAL, read_global

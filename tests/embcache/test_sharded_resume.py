@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("torchrec")
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "verify"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "verify" / "lib"))
 import embcache_sharded_resume as resume
 import npu_dist
 

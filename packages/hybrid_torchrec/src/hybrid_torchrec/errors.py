@@ -25,3 +25,9 @@ class CollectiveError(HybridTorchrecError):
     """A step that every rank takes together failed on one or more ranks with an error this
     rank cannot rebuild by type (see hybrid_torchrec.distributed.collective): raised on every
     rank with the same message, naming the failing ranks and their errors."""
+
+
+class CheckpointError(HybridTorchrecError, ValueError):
+    """A checkpoint is missing, damaged (a file's size or CRC-32C differs from its manifest's
+    record) or does not fit the module it is loaded into. The message names the file or the
+    table; nothing has been loaded when it is raised."""

@@ -18,10 +18,6 @@ the hits and swaps it would have had.
 from __future__ import annotations
 
 import functools
-import json
-import os
-import re
-import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -32,6 +28,7 @@ import torch
 from torch import nn
 
 from torchrec_embcache._ext import _C
+from torchrec_embcache._shared import checkpoint as shared
 from torchrec_embcache._version import __version__
 from torchrec_embcache.errors import CheckpointError
 from torchrec_embcache.table import EmbeddingTable
@@ -61,41 +58,13 @@ def tables_of(obj: Tables) -> dict[str, EmbeddingTable]:
     raise TypeError(f"expected a module, a table or a mapping of tables, got {type(obj).__name__}")
 
 
-def _file_stem(name: str) -> str:
-    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", name)
-    # Distinct table names must never share files, even when sanitising merges them.
-    return f"{stem}-{_C.crc32c(name.encode()):08x}"
-
-
-def _checksum(manifest: dict[str, Any]) -> str:
-    body = {k: v for k, v in manifest.items() if k != "checksum"}
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"))
-    return f"{_C.crc32c(text.encode()):08x}"
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+_file_stem = shared.file_stem
 
 
 def write_manifest(directory: Path, manifest: dict[str, Any], name: str = MANIFEST) -> None:
     """Commits a manifest (with its checksum) atomically: temporary file, fsync, rename,
     directory fsync."""
-    manifest = dict(manifest)
-    manifest["checksum"] = _checksum(manifest)
-    tmp = directory / f"{name}.tmp.{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(manifest, f, indent=1, sort_keys=True)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, directory / name)
-    finally:
-        tmp.unlink(missing_ok=True)
-    _fsync_dir(directory)
+    shared.write_manifest(directory, manifest, name)
 
 
 def read_manifest(directory: str | Path) -> dict[str, Any]:
@@ -103,66 +72,17 @@ def read_manifest(directory: str | Path) -> dict[str, Any]:
     return read_verified(Path(directory) / MANIFEST, FORMAT, FORMAT_VERSION, "checkpoint")
 
 
-def read_verified(
-    path: Path, fmt: str, version: int | tuple[int, ...], what: str
-) -> dict[str, Any]:
-    """A manifest written by :func:`write_manifest`, checked for its format, checksum and
-    version (one of ``version`` when a tuple); errors call it a ``what`` manifest."""
-    versions = version if isinstance(version, tuple) else (version,)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CheckpointError(f"no {what} in {path.parent}: {path.name} is missing") from None
-    except OSError as exc:
-        raise CheckpointError(f"cannot read {what} manifest {path}: {exc}") from exc
-    except UnicodeDecodeError as exc:  # binary bytes where JSON should be
-        raise CheckpointError(f"{what} manifest {path} is corrupted: {exc}") from exc
-    try:
-        manifest = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CheckpointError(f"{what} manifest {path} is corrupted: {exc}") from exc
-    if not isinstance(manifest, dict) or manifest.get("format") != fmt:
-        raise CheckpointError(f"{path} is not a torchrec_embcache {what} manifest")
-    if manifest.get("checksum") != _checksum(manifest):
-        raise CheckpointError(f"{what} manifest {path} is corrupted: checksum mismatch")
-    if manifest.get("version") not in versions:
-        readable = " or ".join(str(v) for v in versions)
-        raise CheckpointError(
-            f"{what} manifest {path} has format version {manifest.get('version')}; this "
-            f"torchrec_embcache reads version {readable}"
-        )
-    return manifest
+read_verified = shared.read_verified
 
 
 def _write_cache_ids(path: Path, ids: torch.Tensor) -> dict[str, Any]:
     """Writes a table's resident ids atomically; returns the manifest's record of the file."""
-    data = ids.to(torch.int64).numpy().astype("<i8").tobytes()
-    tmp = path.with_name(f"{path.name}.tmp.{os.getpid()}")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return {"name": path.name, "bytes": len(data), "crc32c": f"{_C.crc32c(data):08x}"}
+    return shared.write_blob(path, ids.to(torch.int64).numpy().astype("<i8").tobytes())
 
 
 def read_cache_ids(directory: Path, name: str, record: dict[str, Any]) -> torch.Tensor:
     """A table's resident ids from a checkpoint, verified against the manifest's record."""
-    path = directory / record["name"]
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise CheckpointError(
-            f"cache file {path} (table {name!r}) listed in the manifest is missing"
-        ) from None
-    if len(data) != record["bytes"] or f"{_C.crc32c(data):08x}" != record["crc32c"]:
-        raise CheckpointError(
-            f"cache file {path} (table {name!r}) does not match the manifest (size or "
-            "checksum): it is torn, corrupted or was replaced"
-        )
+    data = shared.read_blob(directory, record, "cache file", name)
     return torch.frombuffer(bytearray(data), dtype=torch.int64).clone()
 
 
@@ -264,17 +184,11 @@ def _commit(
     return manifest
 
 
-# Background saves not yet committed, by directory: the next save there must build on them.
-_IN_FLIGHT: dict[Path, Future[dict[str, Any]]] = {}
-_IN_FLIGHT_LOCK = threading.Lock()
-
-
 def _start(
     obj: Tables, directory: str | Path, incremental: bool, cache: bool, background: bool
 ) -> tuple[Path, int, list[_TableSave]]:
     directory = Path(directory)
-    with _IN_FLIGHT_LOCK:
-        pending = _IN_FLIGHT.get(directory.resolve())
+    pending = shared.in_flight(directory)
     if pending is not None and not pending.done():
         raise CheckpointError(
             f"a checkpoint of {directory} is still being written in the background; wait() for "
@@ -315,19 +229,11 @@ def save_checkpoint_in_background(
     last checkpoint for an incremental save, of every row for a full one (which holds that
     much memory until written). One background save per directory at a time."""
     directory, generation, saves = _start(obj, directory, incremental, cache, background=True)
-    future: Future[dict[str, Any]] = Future()
-    future.set_running_or_notify_cancel()
-
-    def run() -> None:
-        try:
-            future.set_result(_commit(directory, generation, saves, incremental))
-        except BaseException as exc:  # handed to whoever waits on the future
-            future.set_exception(exc)
-
-    with _IN_FLIGHT_LOCK:
-        _IN_FLIGHT[directory.resolve()] = future
-    threading.Thread(target=run, name=f"embcache-save-{directory.name}", daemon=False).start()
-    return future
+    return shared.run_in_background(
+        directory,
+        f"embcache-save-{directory.name}",
+        lambda: _commit(directory, generation, saves, incremental),
+    )
 
 
 def load_checkpoint(

@@ -30,31 +30,28 @@ every rank holding every table) is still read.
 from __future__ import annotations
 
 import shutil
-import threading
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
-import torch.distributed as dist
 
 from torchrec_embcache import checkpoint
 from torchrec_embcache._ext import _C
+from torchrec_embcache._shared import checkpoint as shared
 from torchrec_embcache.checkpoint import (
     read_cache_ids,
     read_verified,
     save_checkpoint,
     tables_of,
-    write_manifest,
 )
 from torchrec_embcache.errors import CheckpointError, ShardingError
 from torchrec_embcache.placement import ROW_WISE, BucketMap, Placement
 from torchrec_embcache.sharded import ShardedEmbCacheBase
 from torchrec_embcache.table import EmbeddingTable
 
-GLOBAL = "GLOBAL.json"
+GLOBAL = shared.GLOBAL
 FORMAT = "torchrec_embcache-sharded-checkpoint"
 FORMAT_VERSION = 2
 _READABLE = (1, FORMAT_VERSION)
@@ -104,23 +101,7 @@ def _same_placement(
 def _agree(module: ShardedEmbCacheBase, error: str | None, group: Any = None) -> None:
     """Raises the first rank's error on every rank (collective over ``group``, the host group
     by default)."""
-    errors: list[Any] = [None] * module._world
-    dist.all_gather_object(errors, error, group=group or module._host_group)
-    for rank, message in enumerate(errors):
-        if message is not None:
-            raise CheckpointError(message if rank == module._rank else f"rank {rank}: {message}")
-
-
-@dataclass(frozen=True)
-class _Save:
-    """Where one save of a sharded checkpoint goes (the same on every rank)."""
-
-    root: Path
-    chain: int
-    base: str
-    placements: dict[str, Any]  # table -> Placement.to_json()
-    incremental: bool
-    rank_dir: Path
+    shared.agree_errors(group or module._host_group, module._rank, module._world, error)
 
 
 def _layout_change(previous: dict[str, Any] | None, module: Any) -> str | None:
@@ -143,100 +124,35 @@ def _layout_change(previous: dict[str, Any] | None, module: Any) -> str | None:
     return f"table(s) {', '.join(moved)} have another placement" if moved else None
 
 
-def _prepare(module: Any, directory: str | Path, incremental: bool) -> _Save:
+def _prepare(module: Any, directory: str | Path, incremental: bool) -> shared.ShardedSave:
     root = Path(directory)
     previous = read_global(root) if (root / GLOBAL).exists() else None
-    if incremental:
-        why = _layout_change(previous, module)
-        if why is not None:
-            raise CheckpointError(
-                f"cannot save an incremental checkpoint into {root}: {why}; an incremental "
-                "save needs the world size and placements of the full one it builds on: save "
-                "a full checkpoint"
-            )
-    chain = int(previous["chain"]) + 1 if previous else 1
-    base = previous["base"] if incremental and previous else f"chain-{chain:06d}"
-    rank_dir = root / base / f"rank-{module._rank:05d}"
     placements = {name: p.to_json() for name, p in module.table_placements().items()}
-    return _Save(root, chain, base, placements, incremental, rank_dir)
+    why = _layout_change(previous, module) if incremental and previous else None
+    return shared.plan_sharded_save(
+        root,
+        FORMAT,
+        FORMAT_VERSION,
+        previous,
+        module._rank,
+        module._world,
+        placements,
+        incremental,
+        why,
+    )
 
 
 def _commit_global(
-    module: Any, save: _Save, manifest: Any, error: str | None, group: Any
+    save: shared.ShardedSave, manifest: Any, error: str | None, group: Any
 ) -> dict[str, Any]:
     """Every rank's manifest to rank 0, which commits GLOBAL.json once all ranks succeeded
     (collective over ``group``); older chains are removed after a full save."""
-    manifests: list[Any] = [None] * module._world
-    dist.all_gather_object(manifests, manifest, group=group)
-    try:
-        _agree(module, error, group)
-    except CheckpointError:
-        if not save.incremental:
-            shutil.rmtree(save.rank_dir, ignore_errors=True)
-        raise
-    body = {
-        "format": FORMAT,
-        "version": FORMAT_VERSION,
-        "chain": save.chain,
-        "base": save.base,
-        "world_size": module._world,
-        "placements": save.placements,
-        "ranks": [
-            {
-                "dir": f"{save.base}/rank-{r:05d}",
-                "tables": {name: t for name, t in m["tables"].items()},
-            }
-            for r, m in enumerate(manifests)
-        ],
-    }
-    written = None
-    if module._rank == 0:
-        written = _write_global(save, body)
-    # Rank 0's outcome to every rank (also the barrier after the commit): a failed write of
-    # GLOBAL.json fails the save everywhere, and no rank starts another save before the old
-    # chains are gone.
-    outcome = [written]
-    dist.broadcast_object_list(outcome, src=dist.get_process_group_ranks(group)[0], group=group)
-    if outcome[0] is not None:
-        if not save.incremental:
-            shutil.rmtree(save.rank_dir, ignore_errors=True)
-        raise CheckpointError(outcome[0])
+    shared.commit_global(save, manifest, error, group)
     return read_global(save.root)
 
 
-_SAVE_ERRORS = (CheckpointError, OSError, RuntimeError, ValueError)
-
-
-def _write_global(save: _Save, body: dict[str, Any]) -> str | None:
-    """Rank 0's commit: GLOBAL.json, then (after a full save) the chains before this one, all
-    before any rank may start the next save. Returns the error, or None."""
-    try:
-        write_manifest(save.root, body, GLOBAL)
-    except _SAVE_ERRORS as exc:
-        return f"cannot commit the sharded checkpoint {save.root / GLOBAL}: {exc}"
-    if not save.incremental:
-        for old in save.root.glob("chain-*"):
-            if old.name != save.base:
-                shutil.rmtree(old, ignore_errors=True)
-    return None
-
-
-# Background saves still writing, by checkpoint directory: a save or load of the same directory
-# waits for them (each rank for its own thread; the threads commit together), so that two saves
-# never pick the same chain directory and a load never reads a half-committed chain.
-_IN_FLIGHT: dict[str, Future[Any]] = {}
-_IN_FLIGHT_LOCK = threading.Lock()
-
-
-def _key(directory: str | Path) -> str:
-    return str(Path(directory).resolve())
-
-
-def _wait_in_flight(directory: str | Path) -> None:
-    with _IN_FLIGHT_LOCK:
-        pending = _IN_FLIGHT.get(_key(directory))
-    if pending is not None:
-        pending.exception()  # waits; its error was or will be reported by its own result()
+_SAVE_ERRORS = shared.SAVE_ERRORS
+_wait_in_flight = shared.wait_in_flight
 
 
 # What a rank that holds no table contributes to the global manifest.
@@ -270,20 +186,13 @@ def save_sharded_checkpoint(
         error = str(exc)
         if not incremental:
             shutil.rmtree(save.rank_dir, ignore_errors=True)
-    return _commit_global(module, save, manifest, error, module._host_group)
+    return _commit_global(save, manifest, error, module._host_group)
 
 
 def _checkpoint_group(module: Any) -> Any:
-    """A gloo group of the module's ranks for background saves (made on first use: like every
-    ``new_group``, a collective of all processes of torch's default group, so every process
-    makes the first background save): their commit talks over it while training uses the
-    host group."""
-    group = getattr(module, "_checkpoint_group", None)
-    if group is None:
-        ranks = dist.get_process_group_ranks(module._host_group)
-        group = dist.new_group(ranks=ranks, backend="gloo")
-        object.__setattr__(module, "_checkpoint_group", group)
-    return group
+    """A gloo group of the module's ranks for background saves (see
+    ``_shared.checkpoint.checkpoint_group``)."""
+    return shared.checkpoint_group(module, module._host_group)
 
 
 def save_sharded_checkpoint_in_background(
@@ -310,10 +219,8 @@ def save_sharded_checkpoint_in_background(
             )
     except _SAVE_ERRORS as exc:
         error = str(exc)
-    future: Future[dict[str, Any]] = Future()
-    future.set_running_or_notify_cancel()
 
-    def run() -> None:
+    def run() -> dict[str, Any]:
         manifest, err = (_NOTHING if error is None else None), error
         if local is not None:
             try:
@@ -322,48 +229,14 @@ def save_sharded_checkpoint_in_background(
                 err = str(exc)
                 if not incremental:
                     shutil.rmtree(save.rank_dir, ignore_errors=True)
-        try:
-            result = _commit_global(module, save, manifest, err, group)
-        except BaseException as exc:  # handed to whoever waits on the future
-            _finished(exc=exc)
-        else:
-            _finished(result=result)
+        return _commit_global(save, manifest, err, group)
 
-    def _finished(result: Any = None, exc: BaseException | None = None) -> None:
-        with _IN_FLIGHT_LOCK:
-            if _IN_FLIGHT.get(key) is future:
-                del _IN_FLIGHT[key]
-        if exc is not None:
-            future.set_exception(exc)
-        else:
-            future.set_result(result)
-
-    key = _key(directory)
-    with _IN_FLIGHT_LOCK:
-        _IN_FLIGHT[key] = future
-    threading.Thread(target=run, name="embcache-sharded-save", daemon=False).start()
-    return future
+    return shared.run_in_background(directory, "embcache-sharded-save", run)
 
 
 def _paths(root: Path, rank_entry: dict[str, Any], table: str) -> list[Path]:
     """The files of one table of one saved rank, each checked against the recorded size."""
-    entry = rank_entry["tables"].get(table)
-    if entry is None:
-        raise CheckpointError(f"{root / rank_entry['dir']} holds no table {table!r}")
-    paths = []
-    for f in entry["files"]:
-        path = root / rank_entry["dir"] / f["name"]
-        try:
-            size = path.stat().st_size
-        except FileNotFoundError:
-            raise CheckpointError(f"checkpoint file {path} (table {table!r}) is missing") from None
-        if size != f["bytes"]:
-            raise CheckpointError(
-                f"checkpoint file {path} (table {table!r}) has {size} bytes but the global "
-                f"manifest records {f['bytes']}: the file is torn, stale or foreign"
-            )
-        paths.append(path)
-    return paths
+    return list(shared.rank_files(root, rank_entry, table))
 
 
 def _load_chain(table: EmbeddingTable, root: Path, rank_entry: dict[str, Any], name: str) -> Any:
@@ -385,9 +258,7 @@ def _load_chain(table: EmbeddingTable, root: Path, rank_entry: dict[str, Any], n
 _Selector = Callable[[torch.Tensor], torch.Tensor]
 
 
-def _holders(saved: dict[str, Any], name: str) -> list[dict[str, Any]]:
-    """The saved ranks' entries that hold table ``name``, in rank order."""
-    return [entry for entry in saved["ranks"] if name in entry["tables"]]
+_holders = shared.holders
 
 
 def _rebucket(
