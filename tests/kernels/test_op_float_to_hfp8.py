@@ -127,7 +127,7 @@ def test_encoder_copies_equal() -> None:
     assert all(c == copies[0] for c in copies)
 
 
-ENCODERS = ["float_to_hfp8"]
+ENCODERS = ["float_to_hfp8", "float_to_fp8_rowwise"]
 
 
 def test_production_size(sim_ops) -> None:
