@@ -393,6 +393,28 @@ def test_large_spread_over_cores(sim_ops) -> None:
         torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-4)
 
 
+@pytest.mark.parametrize("weight_dtype", [torch.float32, torch.float16])
+def test_a_row_repeated_within_a_batch_is_fetched_once(sim_ops, weight_dtype) -> None:
+    """8 bags of 6 indices on one core: all 48 distinct, or only rows 3 and 7 (weighted mean,
+    so that each occurrence scales its own copy). The second fetches 2 rows, not 48: 46 DMAs
+    fewer, everything else alike."""
+    gen = torch.Generator().manual_seed(8)
+    rows, d, b, length = 60, 16, 8, 6
+    weights = torch.randn(rows * d, generator=gen).to(weight_dtype)
+    wo, do = torch.tensor([0]), torch.tensor([0, d], dtype=torch.int32)
+    offsets = torch.arange(b + 1) * length
+    iw = torch.randn(b * length, generator=gen)
+    counts = []
+    for indices in (torch.randperm(rows, generator=gen)[: b * length], torch.tensor([3, 7] * 24)):
+        args = (weights, wo, do, indices, offsets)
+        out, result = split_embedding_forward(sim_ops, *args, MEAN, d, d, iw, max_cores=1)
+        torch.testing.assert_close(
+            out, fbgemm_pooled(*args, [rows], MEAN, iw), rtol=1e-5, atol=1e-5
+        )
+        counts.append(result.total("dma_transfers"))
+    assert counts[0] - counts[1] == b * length - 2, counts
+
+
 @pytest.mark.parametrize("vbe", [False, True])
 def test_cores_share_the_rows_not_the_bags(sim_ops, vbe) -> None:
     """Table 0's bags hold 12 rows each, table 1's none: split by bag count, half the cores would

@@ -7,8 +7,10 @@
 // in none mode (each output row is one index). The tiling cannot see bag lengths, so the split
 // is by count, not by rows fetched. A core takes its units table by table, in groups of
 // groupRows output rows accumulated in float32 in UB and written with one strided DMA; the
-// weight rows of a group are fetched in batches of batchRows DMAs into a double-buffered queue,
-// then (cast to float32 and scaled by their indice weight) added to their accumulator rows.
+// weight rows of a group are fetched in batches of up to batchRows distinct rows (a row met again
+// while its batch fills is fetched once: hot rows repeat within nearby bags) into a
+// double-buffered queue, then (cast to float32 and scaled by their indice weight) added to their
+// accumulator rows, one add per occurrence (up to occRows a batch) in the order of the indices.
 // Rows wider than the UB slot are done in column chunks of `slot` elements. No workspace.
 //
 // Bags are not all alike: their lengths vary and a core's time goes mostly into its rows' DMAs,
@@ -32,6 +34,12 @@ namespace mxrec {
 // DMA (kernels/bench/README.md: a proxy, the vendor publishes no figure). Only the ratio of a
 // bag's cost to an index's matters.
 constexpr int64_t kSefDmaFixedBytes = 512;
+// UB bookkeeping per batch row slot: its index (8) and hash position (an int32 array as long as
+// the occurrences': 8), up to four hash entries (4 each: the table has the power of two
+// >= 2 * batchRows entries) and two occurrences (accumulator row, slot and weight, 4 each).
+constexpr int64_t kSlotMetaBytes = 8 + 8 + 4 * 4 + 2 * 12;
+// UB buffers besides the windows, each rounded up to whole blocks.
+constexpr int64_t kSefBuffers = 12;
 
 inline TilingPlan<SplitEmbeddingForwardTilingData> SplitEmbeddingForwardTiling(
     const SplitEmbeddingForwardArgs& a, const PlatformInfo& p) {
@@ -139,23 +147,36 @@ inline TilingPlan<SplitEmbeddingForwardTilingData> SplitEmbeddingForwardTiling(
     td.mode = mode;
     td.hasWeights = a.indiceWeights.present ? 1 : 0;
 
-    // UB: three windows (offsets, indices, indice weights) of ub/96 each; of the rest a quarter
-    // holds the accumulators and three quarters the batches (two weights-dtype buffers, their
-    // float32 copy for 16-bit weights, and two words of slot bookkeeping per row).
+    // UB: three windows (offsets, indices, indice weights) of ub/96 each, and for weighted bags
+    // one float32 row for a weighted copy; of the rest a quarter holds the accumulators and three
+    // quarters the batches: per row slot two weights-dtype buffers, their float32 copy for 16-bit
+    // weights and kSlotMetaBytes of bookkeeping (the row's index and hash position, up to four
+    // hash entries, and two occurrences of accumulator row, slot and weight).
     const int64_t wElem = DTypeSize(a.weights.dtype);
     const int64_t castElem = wElem == 4 ? 0 : 4;
     td.windowBytes = static_cast<uint32_t>(Max64(UbShare(p, 96), kBlockBytes));
-    const int64_t avail = UbBytes(p) - 3 * static_cast<int64_t>(td.windowBytes) - 2 * kBlockBytes;
-    const int64_t slotCap = StepElems(avail, 16, 16);  // one accumulator row fits its quarter
+    const int64_t avail = UbBytes(p) - 3 * static_cast<int64_t>(td.windowBytes) -
+                          kSefBuffers * kBlockBytes - kSlotMetaBytes;
+    // One accumulator row, the weighted copy and a batch row fit: 4 + 4 + 12 bytes an element.
+    const int64_t slotCap = StepElems(avail, 20, 16);
     td.slot = Min64(AlignUp(Max64(maxD, 1), 16), slotCap);
-    td.groupRows = Clamp64(avail / 4 / (td.slot * 4), 1, 4095);
+    const int64_t tmpBytes = td.hasWeights ? td.slot * 4 : 0;
+    const int64_t rest = avail - tmpBytes;
+    td.groupRows = Clamp64(rest / 4 / (td.slot * 4), 1, 4095);
     const int64_t accBytes = td.groupRows * td.slot * 4;
-    const int64_t perRow = td.slot * (2 * wElem + castElem) + 8;
-    td.batchRows = Clamp64((avail - accBytes - 2 * kBlockBytes) / perRow, 1, 1024);
+    const int64_t perRow = td.slot * (2 * wElem + castElem) + kSlotMetaBytes;
+    td.batchRows = Clamp64((rest - accBytes) / perRow, 1, 1024);
+    td.occRows = 2 * td.batchRows;
+    td.hashBits = 1;
+    while ((int64_t{1} << td.hashBits) < 2 * td.batchRows)
+        ++td.hashBits;
     td.accBufBytes = static_cast<uint32_t>(accBytes);
     td.rowBufBytes = static_cast<uint32_t>(td.batchRows * td.slot * wElem);
     td.castBufBytes = static_cast<uint32_t>(td.batchRows * td.slot * castElem);
-    td.metaBytes = static_cast<uint32_t>(AlignedBytes(td.batchRows, 4));
+    td.metaBytes = static_cast<uint32_t>(AlignedBytes(td.occRows, 4));
+    td.keyBytes = static_cast<uint32_t>(AlignedBytes(td.batchRows, 8));
+    td.hashBytes = static_cast<uint32_t>(AlignedBytes(int64_t{1} << td.hashBits, 4));
+    td.tmpBytes = static_cast<uint32_t>(tmpBytes);
 
     // Bytes moved, with every row taken as max_d wide (the tiling cannot see the mix of D).
     const int64_t iElem = DTypeSize(a.indices.dtype);

@@ -21,7 +21,9 @@ struct SplitEmbeddingForwardTilingData {
     int64_t coreNum;
     int64_t slot;           // elements per UB row slot (a multiple of 16): also the column chunk
     int64_t groupRows;      // output rows accumulated in UB before one strided write (<= 4095)
-    int64_t batchRows;      // weight rows fetched per batch before the vector adds
+    int64_t batchRows;      // distinct weight rows fetched per batch before the vector adds
+    int64_t occRows;        // occurrences (adds) of a batch's rows, at most
+    int64_t hashBits;       // the batch's hash table of row indices has 1 << hashBits entries
     int64_t idCost;         // pooled and VBE split over cores: the cost of one index and of one
     int64_t bagCost;        // bag, in bytes-equivalents (a bag's share is idCost * its length
                             // + bagCost); 0: an even split of the units by count
@@ -29,8 +31,10 @@ struct SplitEmbeddingForwardTilingData {
     uint32_t rowBufBytes;   // one of the two batch buffers (batchRows * slot weights elements)
     uint32_t castBufBytes;  // float32 copy of a 16-bit batch (0 for float32 weights)
     uint32_t accBufBytes;   // groupRows * slot float32 accumulators
-    uint32_t metaBytes;     // per-slot accumulator row (int32) and weight (float32), each
-    uint32_t reserved;
+    uint32_t metaBytes;     // per occurrence: accumulator row (int32), slot (int32), weight
+    uint32_t keyBytes;      // per slot: the row index (int64)
+    uint32_t hashBytes;     // the hash table (int32: slot + 1, 0 empty)
+    uint32_t tmpBytes;      // one float32 row for weighted copies (0 without indice weights)
 };
 
 #define SEF_KEY_POOLED 1  // sum or mean
