@@ -3,6 +3,10 @@
 * Checkpoints keyed by id (hybrid_torchrec.distributed.checkpoint): the module hooks (another
   plan, the same layout, refusals), and the row-wise 2 -> 4 -> 2 resharding of the id rows
   worked without processes against the ids' vectors themselves.
+* Directory checkpoints (the format shared with torchrec_embcache): another plan, damaged
+  files, checkpoints of another format and tables that do not fit refused naming them, and
+  the CRC-32C both packages check files with (test_sharded_checkpoint.py: 2 -> 1 and 2 -> 4
+  ranks).
 * Gradient accumulation of the fused optimisers against one step on the joined batch.
 * Defined behaviour of sharded tables for negative ids, ids repeated within a bag, a full
   shard and ids never seen in evaluation.
@@ -11,6 +15,8 @@ verify/hybrid/test_hybrid_state.py does both on 2 and 4 npu ranks."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import hybrid_torchrec as hy
@@ -18,16 +24,24 @@ import pytest
 import torch
 import torch.distributed as dist
 from fbgemm_gpu.split_embedding_configs import EmbOptimType
+from hybrid_torchrec._shared import checkpoint as shared_checkpoint
 from hybrid_torchrec.distributed import (
     CheckpointError,
     UnknownIdError,
     accumulate_gradients,
     get_default_hybrid_sharders,
     hash_ranks,
+    load_sharded_checkpoint,
     portable_state_dict,
+    save_sharded_checkpoint,
 )
 from hybrid_torchrec.distributed.accumulate import join_batches
-from hybrid_torchrec.distributed.checkpoint import load_table, table_state
+from hybrid_torchrec.distributed.checkpoint import (
+    load_table,
+    read_global,
+    save_sharded_checkpoint_in_background,
+    table_state,
+)
 from torchrec import KeyedJaggedTensor
 from torchrec.distributed.model_parallel import DistributedModelParallel
 from torchrec.distributed.planner import EmbeddingShardingPlanner, Topology
@@ -134,6 +148,108 @@ def test_checkpoints_that_do_not_fit_are_refused_naming_the_table(host_env: Shar
         )
     with pytest.raises(CheckpointError, match="table 'user': the checkpoint's weight is sharded"):
         _sharded(host_env, "column_wise").load_state_dict(trained.state_dict())
+
+
+def test_directory_checkpoint_loads_into_another_plan(
+    host_env: ShardingEnv, tmp_path: Path
+) -> None:
+    trained = _sharded(host_env, "table_wise")
+    _train(trained, 2)
+    want = _outputs(trained, 2)
+    manifest = save_sharded_checkpoint(trained, tmp_path / "ckpt")
+    assert manifest["world_size"] == 1 and sorted(manifest["placements"]) == ["item", "user"]
+    column_wise = _sharded(host_env, "column_wise")
+    load_sharded_checkpoint(column_wise, tmp_path / "ckpt")
+    assert all(torch.equal(a, b) for a, b in zip(_outputs(column_wise, 2), want, strict=True))
+    # A background save of the loaded model holds the same rows.
+    pending = save_sharded_checkpoint_in_background(column_wise, tmp_path / "ckpt")
+    assert pending.result()["chain"] == 2 == read_global(tmp_path / "ckpt")["chain"]
+    back = _sharded(host_env, "table_wise")
+    load_sharded_checkpoint(back, tmp_path / "ckpt")
+    assert all(torch.equal(a, b) for a, b in zip(_outputs(back, 2), want, strict=True))
+
+
+def test_directory_checkpoints_that_do_not_fit_are_refused(
+    host_env: ShardingEnv, tmp_path: Path
+) -> None:
+    trained = _sharded(host_env, "table_wise")
+    _train(trained, 1)
+    ckpt = tmp_path / "ckpt"
+    save_sharded_checkpoint(trained, ckpt)
+    with pytest.raises(CheckpointError, match="table 'item': the checkpoint's rows are 8 wide"):
+        load_sharded_checkpoint(_sharded(host_env, "table_wise", {"user": DIM, "item": 16}), ckpt)
+    with pytest.raises(CheckpointError, match=r"holds table\(s\) \['item'\] the model does not"):
+        load_sharded_checkpoint(_sharded(host_env, "table_wise", {"user": DIM}), ckpt)
+    load_sharded_checkpoint(_sharded(host_env, "table_wise", {"user": DIM}), ckpt, strict=False)
+    with pytest.raises(CheckpointError, match=r"table 'clicks': .*GLOBAL\.json holds no rows"):
+        three = {"user": DIM, "item": DIM, "clicks": DIM}
+        load_sharded_checkpoint(_sharded(host_env, "table_wise", three), ckpt)
+    # A damaged file: refused naming it, the model unchanged.
+    target = _sharded(host_env, "table_wise")
+    before = _outputs(target, 1)
+    (victim,) = ckpt.glob("chain-*/rank-00000/item-*.rows")
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 2] ^= 1
+    victim.write_bytes(bytes(data))
+    with pytest.raises(CheckpointError, match=r"item-.*\.rows \(table 'item'\) does not match"):
+        load_sharded_checkpoint(target, ckpt)
+    assert all(torch.equal(a, b) for a, b in zip(_outputs(target, 1), before, strict=True))
+
+
+def test_other_checkpoint_formats_are_refused_naming_them(
+    host_env: ShardingEnv, tmp_path: Path
+) -> None:
+    model = _sharded(host_env, "table_wise")
+    # The documented checkpoints of earlier releases: torch.save'd portable state_dicts.
+    old = tmp_path / "old"
+    old.mkdir()
+    torch.save(portable_state_dict(model.state_dict()), old / "rank0.pt")
+    with pytest.raises(CheckpointError, match=r"rank\*\.pt files .*portable_state_dict"):
+        load_sharded_checkpoint(model, old)
+    # A torchrec_embcache checkpoint: the same layout, another package's table files.
+    other = tmp_path / "other"
+    other.mkdir()
+    shared_checkpoint.write_manifest(
+        other, {"format": "torchrec_embcache-sharded-checkpoint", "version": 2}, "GLOBAL.json"
+    )
+    with pytest.raises(CheckpointError, match=r"not a hybrid_torchrec .*'torchrec_embcache"):
+        load_sharded_checkpoint(model, other)
+    # One of this format, damaged, and one of a later version.
+    mine = {"format": "hybrid_torchrec-sharded-checkpoint", "version": 2}
+    shared_checkpoint.write_manifest(other, mine, "GLOBAL.json")
+    with pytest.raises(CheckpointError, match="has format version 2; this hybrid_torchrec reads"):
+        load_sharded_checkpoint(model, other)
+    body = json.loads((other / "GLOBAL.json").read_text())
+    body["version"] = 1
+    (other / "GLOBAL.json").write_text(json.dumps(body))
+    with pytest.raises(CheckpointError, match="corrupted: checksum mismatch"):
+        load_sharded_checkpoint(model, other)
+    with pytest.raises(
+        CheckpointError, match=r"no sharded checkpoint in .*GLOBAL\.json is missing"
+    ):
+        load_sharded_checkpoint(model, tmp_path / "nothing")
+
+
+def test_crc32c_is_castagnoli() -> None:
+    # Check values of CRC-32C (RFC 3720, B.4) and one the bitwise definition gives; hybrid's
+    # core has no CRC-32C, so this is the shared module's own computation, in lanes.
+    assert shared_checkpoint.crc32c(b"123456789") == 0xE3069283
+    assert shared_checkpoint.crc32c(bytes(32)) == 0x8A9136AA
+    assert shared_checkpoint.crc32c(b"\xff" * 32) == 0x62A8AB43
+    assert shared_checkpoint.crc32c(bytes(range(32))) == 0x46DD794E
+
+    def bitwise(data: bytes) -> int:
+        crc = 0xFFFFFFFF
+        for byte in data:
+            crc ^= byte
+            for _ in range(8):
+                crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+        return crc ^ 0xFFFFFFFF
+
+    data = torch.randint(0, 256, (70001,), generator=torch.Generator().manual_seed(5))
+    blob = bytes(data.to(torch.uint8).tolist())
+    for n in (0, 1, 255, 256, 257, 4097, 70001):
+        assert shared_checkpoint.crc32c(blob[:n]) == bitwise(blob[:n]), n
 
 
 def test_hash_ranks_are_the_routing_and_nest() -> None:

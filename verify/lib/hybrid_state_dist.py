@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import hybrid_dist
+import npu_dist
 import torch
 
 Case = hybrid_dist.Case
@@ -156,3 +157,190 @@ def worker(
             assert save_dir is not None
             source = Path(load_dir) if load_dir is not None else None
             run_checkpoint_case(case, rank, world_size, device, host_env, source, Path(save_dir))
+
+
+# ---- directory checkpoints on CPU ranks (tests/hybrid_torchrec/test_sharded_checkpoint.py) ----
+
+CPU_DIMS = {"t0": 4, "t1": 8}  # t0 table-wise on rank 0, t1 column-wise over every rank
+
+
+def _cpu_model(world_size: int, host_env: Any) -> Any:
+    """A Hash EBC of two tables sharded by DMP with the hybrid sharders on CPU ranks (torchrec
+    has no row-wise sharding on CPU: table- and column-wise)."""
+    import hybrid_torchrec as hy
+    from fbgemm_gpu.split_embedding_configs import EmbOptimType
+    from hybrid_torchrec.distributed import get_default_hybrid_sharders
+    from torchrec.distributed.model_parallel import DistributedModelParallel
+    from torchrec.distributed.sharding_plan import (
+        column_wise,
+        construct_module_sharding_plan,
+        table_wise,
+    )
+    from torchrec.distributed.types import ShardingPlan
+
+    configs = [
+        hy.HashEmbeddingBagConfig(name=t, embedding_dim=d, num_embeddings=64, feature_names=[t])
+        for t, d in CPU_DIMS.items()
+    ]
+    module = hy.HashEmbeddingBagCollection(configs, device=torch.device("meta"))
+    fused = {"optimizer": EmbOptimType.EXACT_SGD, "learning_rate": 0.1}
+    sharders = get_default_hybrid_sharders(host_env, fused_params=fused)
+    sharder = next(s for s in sharders if s.module_type is hy.HashEmbeddingBagCollection)
+    per_table = {"t0": table_wise(rank=0), "t1": column_wise(ranks=list(range(world_size)))}
+    plan = construct_module_sharding_plan(
+        module,
+        per_table,
+        local_size=world_size,
+        world_size=world_size,
+        device_type="cpu",
+        sharder=sharder,  # type: ignore[arg-type]
+    )
+    for sharding in plan.values():  # torchrec's helpers pick the dense kernel on CPU
+        sharding.compute_kernel = "fused"
+    return DistributedModelParallel(
+        module, device=torch.device("cpu"), plan=ShardingPlan({"": plan}), sharders=sharders
+    )
+
+
+def _cpu_batch(rank: int, step: int) -> Any:
+    from torchrec import KeyedJaggedTensor
+
+    g = torch.Generator().manual_seed(1000 * step + rank)
+    pool = torch.randint(-(2**62), 2**62, (40,), generator=torch.Generator().manual_seed(7))
+    lengths = torch.randint(0, 4, (2 * 4,), generator=g)
+    ids = pool[torch.randint(0, 40, (int(lengths.sum()),), generator=g)]
+    return KeyedJaggedTensor.from_lengths_sync(keys=list(CPU_DIMS), values=ids, lengths=lengths)
+
+
+def _cpu_step(dmp: Any, rank: int, step: int) -> None:
+    dmp(_cpu_batch(rank, step)).values().square().sum().backward()
+
+
+def _rows_by_id(dmp: Any, world_size: int) -> dict[str, dict[int, torch.Tensor]]:
+    """Per table, every id any rank holds and its whole vector, joined from the column
+    shards of every rank (read from the mappings and weights, not from a checkpoint). Also
+    checks that every rank holding a shard of a table holds the same ids."""
+    import torch.distributed as dist
+
+    sharded = dmp.module
+    mine: dict[str, dict[int, dict[int, torch.Tensor]]] = {}
+    for table, mapper in sharded.mappers().items():
+        state = mapper.state()
+        pieces = mine.setdefault(table, {})
+        for shard in sharded._model_parallel_name_to_local_shards[table]:
+            c0 = int(shard.metadata.shard_offsets[1])
+            for i, row in zip(state.ids.tolist(), state.rows.tolist(), strict=True):
+                pieces.setdefault(i, {})[c0] = shard.tensor[row].detach().clone()
+    everyone: list[Any] = [None] * world_size
+    dist.all_gather_object(everyone, mine)
+    out: dict[str, dict[int, torch.Tensor]] = {}
+    for table, dim in CPU_DIMS.items():
+        held = [r[table] for r in everyone if table in r]
+        assert held, table
+        assert all(set(h) == set(held[0]) for h in held), (table, "ranks hold other ids")
+        joined: dict[int, dict[int, torch.Tensor]] = {}
+        for h in held:
+            for i, parts in h.items():
+                joined.setdefault(i, {}).update(parts)
+        out[table] = {i: torch.cat([p[c] for c in sorted(p)]) for i, p in joined.items()}
+        assert all(v.numel() == dim for v in out[table].values()), table
+    return out
+
+
+def run_directory_checkpoint_save(rank: int, world_size: int, port: int, directory: str) -> None:
+    """Trains on ``world_size`` CPU ranks and saves: synchronously, then once with rank 1
+    unable to write (every rank raises the same CheckpointError; the previous checkpoint stays
+    the latest), then in the background while training goes on. Rank 0 keeps the rows by id
+    of the background save's moment as ``reference.pt``."""
+    import pytest
+    import torch.distributed as dist
+    from hybrid_torchrec.distributed import (
+        CheckpointError,
+        load_sharded_checkpoint,
+        save_sharded_checkpoint,
+        save_sharded_checkpoint_in_background,
+    )
+    from hybrid_torchrec.distributed.checkpoint import read_global
+    from torchrec.distributed.types import ShardingEnv
+
+    npu_dist.start_rank(rank, world_size, port, "cpu")
+    host_env = ShardingEnv.from_process_group(dist.new_group(backend="gloo"))
+    dmp = _cpu_model(world_size, host_env)
+    root = Path(directory)
+    ckpt = root / "ckpt"
+    for step in range(2):
+        _cpu_step(dmp, rank, step)
+    first = _rows_by_id(dmp, world_size)
+    assert save_sharded_checkpoint(dmp, ckpt)["chain"] == 1
+
+    blocker = ckpt / "chain-000002" / "rank-00001"  # a file where rank 1's directory goes
+    if rank == 1:
+        blocker.parent.mkdir(parents=True)
+        blocker.write_bytes(b"")
+    dist.barrier()
+    with pytest.raises(CheckpointError, match=r"cannot write .*rank-00001") as failed:
+        save_sharded_checkpoint(dmp, ckpt)
+    assert str(failed.value).startswith("cannot write" if rank == 1 else "rank 1: cannot write")
+    assert read_global(ckpt)["chain"] == 1
+    if rank == 1:
+        blocker.unlink()
+    dist.barrier()
+
+    _cpu_step(dmp, rank, 2)
+    reference = _rows_by_id(dmp, world_size)
+    pending = save_sharded_checkpoint_in_background(dmp, ckpt)
+    _cpu_step(dmp, rank, 3)  # changes rows the background save must not see
+    assert pending.result()["chain"] == 2
+    assert not _equal(_rows_by_id(dmp, world_size), reference)  # what the checks tell apart
+    assert not _equal(first, reference)
+    if rank == 0:
+        torch.save(reference, root / "reference.pt")
+    assert sorted(p.name for p in ckpt.glob("chain-*")) == ["chain-000002"]
+    # Back to the rows of the background save's moment, on the same layout.
+    load_sharded_checkpoint(dmp, ckpt)
+    assert _equal(_rows_by_id(dmp, world_size), reference)
+    npu_dist.finish_rank("cpu", None, rank)
+
+
+Rows = dict[str, dict[int, torch.Tensor]]
+
+
+def _equal(got: Rows, want: Rows) -> bool:
+    """The same tables, ids and vectors (bit for bit)."""
+    return got.keys() == want.keys() and all(
+        got[t].keys() == want[t].keys()
+        and all(torch.equal(got[t][i], v) for i, v in want[t].items())
+        for t in want
+    )
+
+
+def run_directory_checkpoint_load(rank: int, world_size: int, port: int, directory: str) -> None:
+    """Loads the checkpoint of run_directory_checkpoint_save on ``world_size`` CPU ranks (a
+    fresh model): every table's ids and vectors equal the saving ranks' rows; a damaged file
+    is then refused on every rank, the rows staying as they are."""
+    import pytest
+    import torch.distributed as dist
+    from hybrid_torchrec.distributed import CheckpointError, load_sharded_checkpoint
+    from torchrec.distributed.types import ShardingEnv
+
+    npu_dist.start_rank(rank, world_size, port, "cpu")
+    host_env = ShardingEnv.from_process_group(dist.new_group(backend="gloo"))
+    dmp = _cpu_model(world_size, host_env)
+    root = Path(directory)
+    reference = torch.load(root / "reference.pt")
+    load_sharded_checkpoint(dmp, root / "ckpt")
+    assert _equal(_rows_by_id(dmp, world_size), reference)
+    dist.barrier()
+    if rank == 0:
+        (victim,) = (root / "ckpt").glob("chain-*/rank-00001/t1-*.rows")
+        data = bytearray(victim.read_bytes())
+        data[-1] ^= 0xFF
+        victim.write_bytes(bytes(data))
+    dist.barrier()
+    with pytest.raises(CheckpointError, match=r"rank-00001/t1-.*does not match the manifest"):
+        load_sharded_checkpoint(dmp, root / "ckpt")
+    assert _equal(_rows_by_id(dmp, world_size), reference)
+    if rank == 0:
+        data[-1] ^= 0xFF
+        victim.write_bytes(bytes(data))
+    npu_dist.finish_rank("cpu", None, rank)

@@ -5,7 +5,10 @@ from hybrid_torchrec.distributed.accumulate import accumulate_gradients
 from hybrid_torchrec.distributed.checkpoint import (
     CheckpointError,
     hash_ranks,
+    load_sharded_checkpoint,
     portable_state_dict,
+    save_sharded_checkpoint,
+    save_sharded_checkpoint_in_background,
 )
 from hybrid_torchrec.distributed.collective import collective_plan
 from hybrid_torchrec.distributed.host_dist import UnknownIdError
@@ -44,5 +47,8 @@ __all__ = [
     "collective_plan",
     "get_default_hybrid_sharders",
     "hash_ranks",
+    "load_sharded_checkpoint",
     "portable_state_dict",
+    "save_sharded_checkpoint",
+    "save_sharded_checkpoint_in_background",
 ]

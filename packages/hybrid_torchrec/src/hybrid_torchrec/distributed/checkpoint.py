@@ -1,9 +1,27 @@
 """Checkpoints of sharded Hash collections that load into another number of ranks.
 
 Which row of which rank holds an id is an accident of the layout (the world size, the plan,
-the order ids arrived in); what a checkpoint must keep is each id's vector. So next to
-torchrec's sharded weights and its exact mappings, the state_dict of a sharded Hash collection
-holds per table the rank's rows keyed by id:
+the order ids arrived in); what a checkpoint must keep is each id's vector.
+
+**Directory checkpoints** (:func:`save_sharded_checkpoint`, :func:`load_sharded_checkpoint`,
+:func:`save_sharded_checkpoint_in_background`) are the one checkpoint format of the recsdk
+packages, shared with torchrec_embcache (``hybrid_torchrec._shared.checkpoint``)::
+
+    GLOBAL.json                       the commit point: format, chain id, world size, every
+                                      table's width, per rank its files with size and CRC-32C
+    chain-000002/rank-00001/<table>-<crc>.rows
+                                      rank 1's id rows of one table (torch.save of the
+                                      tensors below), written atomically
+
+Every rank writes its files; the ranks agree over the host group, and rank 0 then replaces
+GLOBAL.json and removes the older chains: a failure on any rank is raised on every rank as the
+same :class:`CheckpointError` and leaves the previous checkpoint the latest. Loading checks
+every file's size and CRC-32C and every table's width on every rank before any rank changes a
+table, and loads on any world size and plan: each rank reads the files of every saved rank
+that held a table and keeps the ids of its hash range.
+
+**State dicts.** The state_dict of a sharded Hash collection holds, next to torchrec's sharded
+weights and its exact mappings, per table the rank's rows keyed by id:
 
 * ``id_rows.<table>.ids``: the ids of this rank's mapping;
 * ``id_rows.<table>.columns.<c>``: their rows of each local shard starting at column ``c``;
@@ -11,38 +29,42 @@ holds per table the rank's rows keyed by id:
   (``[part/parts, (part+1)/parts)``; row-wise rank r of W holds ``(r, W)``, table- and
   column-wise shards every id, ``(0, 1)``).
 
-The rank's own state_dict restores exactly on the same layout (torchrec's weights and the
-mappings). For any other layout, :func:`portable_state_dict` joins every rank's state_dict into
-one keyed by id alone (no weights by row, no mappings); each rank of the new layout loads it,
-keeps the ids it is to hold (by the hash routing of its world size), maps them to rows of its
-shards and writes their vectors. Hash ranges nest (rank r of W holds ranks 2r and 2r+1 of
-2W), so a checkpoint of any W covers any W'; a state_dict that does not cover what a rank
-needs (one rank's, loaded on another layout) is refused, as are tables or widths that differ.
+The files of a directory checkpoint hold these same tensors. The rank's own state_dict restores
+exactly on the same layout (torchrec's weights and the mappings). For any other layout,
+:func:`portable_state_dict` joins every rank's state_dict into one keyed by id alone (no weights
+by row, no mappings); each rank of the new layout loads it, keeps the ids it is to hold (by the
+hash routing of its world size), maps them to rows of its shards and writes their vectors. Hash
+ranges nest (rank r of W holds ranks 2r and 2r+1 of 2W), so a checkpoint of any W covers any
+W'; a state_dict that does not cover what a rank needs (one rank's, loaded on another layout)
+is refused, as are tables or widths that differ.
 
-The fused optimiser's state is not part of the module's state_dict (torchrec keeps it in the
-model's ``fused_optimizer``) and does not move with the rows.
+The fused optimiser's state is not part of either (torchrec keeps it in the model's
+``fused_optimizer``) and does not move with the rows; nor are the mappings' use statistics: a
+loaded table starts its eviction recency afresh.
 """
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import torch
+import torch.distributed as dist
+from torch import nn
 from torch.distributed._shard.sharded_tensor import ShardedTensor
 
-from hybrid_torchrec.errors import HybridTorchrecError
+from hybrid_torchrec._shared import checkpoint as shared
+from hybrid_torchrec.errors import CheckpointError
 from hybrid_torchrec.ids import IdMapper, bucketize
 
 ID_ROWS = "id_rows"
 _IDS_KEY = re.compile(rf"^(?P<prefix>(?:.*\.)?){ID_ROWS}\.(?P<table>[^.]+)\.ids$")
 _WEIGHT_ATTRS = ("embedding_bags", "embeddings")
-
-
-class CheckpointError(HybridTorchrecError, ValueError):
-    """A checkpoint does not fit the module it is loaded into (names the table)."""
 
 
 def hash_ranks(ids: torch.Tensor, world_size: int) -> torch.Tensor:
@@ -232,3 +254,268 @@ def own_layout(value: Any, mine: ShardedTensor) -> bool:
     return saved.size == ours.size and [
         (s.shard_offsets, s.shard_sizes, str(s.placement)) for s in saved.shards_metadata
     ] == [(s.shard_offsets, s.shard_sizes, str(s.placement)) for s in ours.shards_metadata]
+
+
+# ---- directory checkpoints (the format shared with torchrec_embcache) -----------------------
+
+FORMAT = "hybrid_torchrec-sharded-checkpoint"
+FORMAT_VERSION = 1
+_SUFFIX = ".rows"
+# The module DistributedModelParallel wraps: not part of a table's name in a checkpoint, so
+# that a DMP and its .module name tables alike.
+_DMP_WRAPPED = "_dmp_wrapped_module"
+
+
+def _hash_modules(model: nn.Module) -> dict[str, Any]:
+    """The sharded Hash collections of ``model`` by module path (DMP's wrapper left out)."""
+    from hybrid_torchrec.distributed.sharders import _Hybrid  # the sharders import this module
+
+    found = {}
+    for path, module in model.named_modules():
+        if isinstance(module, _Hybrid) and module._shard_mapper is not None:
+            parts = [p for p in path.split(".") if p and p != _DMP_WRAPPED]
+            found[".".join(parts)] = module
+    if not found:
+        raise ValueError(
+            "nothing to save or load: the model holds no sharded Hash collection (shard Hash "
+            "collections with hybrid_torchrec's sharders)"
+        )
+    return found
+
+
+def _key(path: str, table: str) -> str:
+    """A table's name in a checkpoint: its module path and table name."""
+    return f"{path}.{table}" if path else table
+
+
+def _host_group(modules: dict[str, Any]) -> tuple[Any, int, int]:
+    group = next(iter(modules.values()))._host_pg
+    return group, dist.get_rank(group), dist.get_world_size(group)
+
+
+def _placements(modules: dict[str, Any]) -> dict[str, Any]:
+    """Every table of the model (held on this rank or not) with its width."""
+    return {
+        _key(path, table): {"dim": dim}
+        for path, module in modules.items()
+        for table, dim in module._table_dims.items()
+    }
+
+
+def _snapshot(modules: dict[str, Any]) -> dict[str, dict[str, torch.Tensor]]:
+    """This rank's id rows of every table it holds, copied (training may go on)."""
+    out = {}
+    for path, module in modules.items():
+        for table, mapping in module.id_mappers.items():
+            state = mapping.mapper.state()
+            entries = table_state(
+                state.ids, state.rows, module._local_columns(table), module._shares[table]
+            )
+            out[_key(path, table)] = {k: v.clone() for k, v in entries.items()}
+    return out
+
+
+def _write_rank(
+    save: shared.ShardedSave, rows: dict[str, dict[str, torch.Tensor]], dims: dict[str, Any]
+) -> dict[str, Any]:
+    """Writes this rank's files; returns its part of the global manifest."""
+    tables = {}
+    if rows:
+        save.rank_dir.mkdir(parents=True, exist_ok=True)
+    for name, entries in sorted(rows.items()):
+        buffer = io.BytesIO()
+        torch.save(entries, buffer)
+        path = save.rank_dir / f"{shared.file_stem(name)}{_SUFFIX}"
+        record = shared.write_blob(path, buffer.getvalue())
+        share = [int(v) for v in entries["shares"][0]]
+        tables[name] = {"dim": dims[name]["dim"], "share": share, "files": [record]}
+    if rows:
+        shared.fsync_dir(save.rank_dir)
+    return {"tables": tables}
+
+
+def _prepare(modules: dict[str, Any], directory: str | Path) -> shared.ShardedSave:
+    root = Path(directory)
+    previous = read_global(root) if (root / shared.GLOBAL).exists() else None
+    _, rank, world = _host_group(modules)
+    return shared.plan_sharded_save(
+        root, FORMAT, FORMAT_VERSION, previous, rank, world, _placements(modules), False
+    )
+
+
+def _save(
+    save: shared.ShardedSave, rows: dict[str, dict[str, torch.Tensor]] | None, group: Any
+) -> dict[str, Any]:
+    error, manifest = None, None
+    if rows is not None:
+        try:
+            manifest = _write_rank(save, rows, save.placements)
+        except shared.SAVE_ERRORS as exc:
+            error = f"cannot write {save.rank_dir}: {exc}"
+    return shared.commit_global(save, manifest, error, group)
+
+
+def save_sharded_checkpoint(model: nn.Module, directory: str | Path) -> dict[str, Any]:
+    """Saves the id rows of every sharded Hash collection of ``model`` into ``directory``
+    and commits them with one global manifest (``GLOBAL.json``); returns it.
+
+    Collective: every rank of the host group calls it with the same directory (a shared file
+    system). A failure on any rank is raised on every rank, the previous checkpoint staying
+    the latest. Waits for a background save into the same directory to finish first."""
+    modules = _hash_modules(model)
+    shared.wait_in_flight(directory)
+    group, _, _ = _host_group(modules)
+    save = _prepare(modules, directory)
+    return _save(save, _snapshot(modules), group)
+
+
+def save_sharded_checkpoint_in_background(
+    model: nn.Module, directory: str | Path
+) -> Future[dict[str, Any]]:
+    """:func:`save_sharded_checkpoint` that returns once every rank's id rows are copied: a
+    thread per rank writes the files and the ranks commit the global manifest over a gloo
+    group of their own while training goes on. ``result()`` on every rank gives the global
+    manifest, or the error of whichever rank failed. Collective; the first background save
+    makes that group (a collective of every process of torch's default group). A save or
+    load of the same directory waits for it."""
+    modules = _hash_modules(model)
+    first = next(iter(modules.values()))
+    group = shared.checkpoint_group(first, first._host_pg)
+    shared.wait_in_flight(directory)
+    save = _prepare(modules, directory)
+    rows = None
+    error = None
+    try:
+        rows = _snapshot(modules)
+    except Exception as exc:  # every rank must reach the commit
+        error = exc
+    if error is not None:
+        return shared.run_in_background(
+            directory, "hybrid-sharded-save", lambda: _save_failed(save, str(error), group)
+        )
+    return shared.run_in_background(
+        directory, "hybrid-sharded-save", lambda: _save(save, rows, group)
+    )
+
+
+def _save_failed(save: shared.ShardedSave, error: str, group: Any) -> dict[str, Any]:
+    return shared.commit_global(save, None, error, group)
+
+
+def read_global(directory: str | Path) -> dict[str, Any]:
+    """The verified global manifest of a hybrid_torchrec directory checkpoint."""
+    root = Path(directory)
+    if not (root / shared.GLOBAL).exists() and any(root.glob("rank*.pt")):
+        raise CheckpointError(
+            f"{root} holds rank*.pt files and no {shared.GLOBAL}: torch.save'd "
+            "portable_state_dict files (the state_dict checkpoints of earlier hybrid_torchrec "
+            "releases), not a directory checkpoint; load them with "
+            "model.load_state_dict(portable_state_dict(*(torch.load(f) for f in files)))"
+        )
+    return shared.read_verified(root / shared.GLOBAL, FORMAT, FORMAT_VERSION, "sharded checkpoint")
+
+
+def _read_rows(root: Path, rank_entry: dict[str, Any], name: str) -> dict[str, torch.Tensor]:
+    (path,) = shared.rank_files(root, rank_entry, name)
+    record = rank_entry["tables"][name]["files"][0]
+    data = shared.read_blob(path.parent, record, "checkpoint file", name)
+    try:
+        entries = torch.load(io.BytesIO(data), weights_only=True)
+    except Exception as exc:  # a file whose checksum matches but that is not id rows
+        raise CheckpointError(f"checkpoint file {path} (table {name!r}): {exc}") from exc
+    if not isinstance(entries, dict) or "ids" not in entries or "shares" not in entries:
+        raise CheckpointError(f"checkpoint file {path} (table {name!r}) holds no id rows")
+    return entries
+
+
+def _gather_table(
+    root: Path, saved: dict[str, Any], name: str, table: str, dim: int, share: tuple[int, int]
+) -> dict[str, torch.Tensor]:
+    """The id rows of table ``name`` this rank needs, joined from every saved rank's files
+    (keys relative to the table), checked to cover ``share`` and be ``dim`` wide."""
+    holders = shared.holders(saved, name)
+    if not holders:
+        raise CheckpointError(f"table {name!r}: {root / shared.GLOBAL} holds no rows of it")
+    part, parts = share
+    pieces = []
+    for rank_entry in holders:
+        entries = _read_rows(root, rank_entry, name)
+        keep = hash_ranks(entries["ids"], parts) == part  # only the ids this rank is to hold
+        pieces.append({k: (v if k == "shares" else v[keep]) for k, v in entries.items()})
+    merged = _merge_table(name, "", pieces)
+    if not _covers(merged["shares"], part, parts):
+        held = ", ".join(f"{int(p)}/{int(n)}" for p, n in merged["shares"])
+        raise CheckpointError(
+            f"table {name!r}: the checkpoint holds the ids of hash range(s) {held} "
+            f"(part/parts), this rank needs {part}/{parts}"
+        )
+    _full_rows(name, _pieces(merged, ""), merged["ids"].numel(), dim)  # widths and joins
+    return merged
+
+
+def load_sharded_checkpoint(
+    model: nn.Module, directory: str | Path, *, strict: bool = True
+) -> None:
+    """Loads a directory checkpoint into every sharded Hash collection of ``model`` - on all
+    ranks or on none.
+
+    Collective over the host group. Any world size and plan: each rank keeps the ids of its
+    hash range (row-wise) or every id (table- and column-wise). Every file's size and CRC-32C
+    and every table's width are checked on every rank before any table changes; an error on
+    any rank is raised on every rank as the same :class:`CheckpointError`. ``strict``: the
+    checkpoint must not hold tables the model lacks (``strict=False`` ignores them); a table
+    of the model the checkpoint lacks is always refused. Rows of ids the checkpoint does not
+    hold are left as they are; each table's mapping holds exactly the checkpoint's ids."""
+    modules = _hash_modules(model)
+    shared.wait_in_flight(directory)
+    group, rank, world = _host_group(modules)
+    root = Path(directory)
+    plans: list[tuple[Any, str, str, dict[str, torch.Tensor]]] = []
+    error = None
+    try:
+        saved = read_global(root)
+        ours = _placements(modules)
+        extra = sorted(set(saved["placements"]) - set(ours))
+        if strict and extra:
+            raise CheckpointError(
+                f"{root / shared.GLOBAL} holds table(s) {extra} the model does not have; "
+                "load_sharded_checkpoint(..., strict=False) ignores them"
+            )
+        missing = sorted(set(ours) - set(saved["placements"]))
+        if missing:
+            raise CheckpointError(
+                f"table {missing[0]!r}: {root / shared.GLOBAL} holds no rows of it"
+            )
+        for name, placement in ours.items():
+            then = saved["placements"][name]["dim"]
+            if then != placement["dim"]:
+                raise CheckpointError(
+                    f"table {name!r}: the checkpoint's rows are {then} wide, this table's "
+                    f"{placement['dim']}"
+                )
+        for path, module in sorted(modules.items()):
+            for table in sorted(module.id_mappers):
+                name = _key(path, table)
+                dim, share = module._table_dims[table], module._shares[table]
+                plans.append(
+                    (module, table, name, _gather_table(root, saved, name, table, dim, share))
+                )
+    except Exception as exc:  # every failure reaches every rank (none waits alone)
+        error = str(exc) if isinstance(exc, CheckpointError) else f"{type(exc).__name__}: {exc}"
+    shared.agree_errors(group, rank, world, error)
+    error = None
+    try:
+        for module, table, name, merged in plans:
+            mapper = module.id_mappers[table].mapper
+            load_table(
+                merged,
+                "",
+                name,
+                module._table_dims[table],
+                mapper,
+                module._shares[table],
+                module._local_columns(table),
+            )
+    except Exception as exc:  # e.g. a shard too small for its ids: raised on every rank
+        error = f"{type(exc).__name__}: {exc}"
+    shared.agree_errors(group, rank, world, error)
