@@ -15,7 +15,7 @@ from strategies import platforms, seeds  # noqa: E402
 
 fbgemm = torch.ops.fbgemm
 OPS = Path(__file__).resolve().parents[2] / "kernels" / "ops"
-DECODERS = ["hfp8_to_float"]
+DECODERS = ["hfp8_to_float", "fp8_rowwise_to_float"]
 
 
 def decode(ops, q, ebits, bias, **launch):
