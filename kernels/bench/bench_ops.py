@@ -255,8 +255,9 @@ def tbe_backward_case() -> Case:
         None,
         None,
         None,
+        None,
     ]
-    attrs = [1, 0, 0.01, 1e-8, 0.0, 0, 0, 0.0, dim, 0.9, 0.999, 0]
+    attrs = [1, 0, 0.01, 1e-8, 0.0, 0, 0, 0.0, dim, 0.9, 0.999, 0, 0.001, 0.9]
     # Each occurrence's gradient row is read (as the forward reads its weight row); each
     # distinct row's weights and Adagrad state are read and written once. With sorted_bags,
     # sum pooling needs no offsets.
@@ -356,6 +357,33 @@ def segment_sum_csr_case() -> Case:
         nbytes(csr, lengths, out),
         lambda ops: ops("segment_sum_csr").launch(
             [lib.arg(csr), lib.arg(lengths), lib.arg(out)], [1]
+        ),
+    )
+
+
+def jagged_unique_indices_case() -> Case:
+    # EmbeddingCollection dedup: 26 features x B = 4096 bags of 0-4 Zipf ids (many repeats) in
+    # hash ranges of up to 10^6 ids, int64. The minimum moves ids, offsets and the outputs once.
+    t, b = 26, 4096
+    lengths = torch.randint(0, 5, (t * b,), generator=GEN)
+    sizes = torch.randint(1000, 1_000_000, (t,), generator=GEN)
+    n = int(lengths.sum())
+    feature = torch.repeat_interleave(torch.arange(t * b), lengths) // b
+    ids = (torch.rand(n, generator=GEN).pow(-5.0).long() - 1).clamp(min=0) % sizes[feature]
+    zero = torch.zeros(1, dtype=torch.int64)
+    cumsum = torch.cat([zero, sizes.cumsum(0)])
+    groups = torch.arange(t + 1)
+    offsets = torch.cat([zero, lengths.cumsum(0)])
+    outs = [torch.empty(t * b, dtype=torch.int64), torch.empty(t * b + 1, dtype=torch.int64)]
+    outs += [torch.empty(n, dtype=torch.int64), torch.empty(n, dtype=torch.int64)]
+    outs.append(torch.empty(1, dtype=torch.int64))
+    unique = torch.unique(cumsum[feature] + ids).numel()
+    return Case(
+        "jagged_unique_indices",
+        f"int64 ids [{n}] of 26 x 4096 bags, Zipf, {unique} unique",
+        nbytes(cumsum, groups, offsets, ids, outs[0], outs[1], outs[3]) + unique * 8,
+        lambda ops: ops("jagged_unique_indices").launch(
+            [lib.arg(x) for x in (cumsum, groups, offsets, ids, *outs)], []
         ),
     )
 
@@ -605,6 +633,7 @@ CASES = {
     "permute_multi_embedding": permute_multi_embedding_case,
     "permute_pooled_embs": permute_pooled_embs_case,
     "segment_sum_csr": segment_sum_csr_case,
+    "jagged_unique_indices": jagged_unique_indices_case,
     "offsets_range": offsets_range_case,
     "expand_into_jagged_permute": expand_into_jagged_permute_case,
     "batch_index_select_dim0": batch_index_select_case,

@@ -876,22 +876,23 @@ ADAM_STATE = {
         ),
         ({"indice_weights": torch.ones(3)}, {}, "indice_weights must have N = 2"),
         ({}, {"optimizer": ADAGRAD}, "momentum1 and momentum1_offsets are required"),
-        ({}, {"optimizer": DENSE}, "grad_weights is required in dense mode"),
-        ({}, {"optimizer": 5}, "optimizer must be 0"),
+        ({}, {"optimizer": DENSE}, "grad_weights is required by optimizer 3"),
+        ({}, {"optimizer": 10}, "optimizer must be 0"),
+        ({}, {"optimizer": -1}, "optimizer must be 0"),
         ({}, {"pooling_mode": NONE}, "grad_output must have N = 2 rows"),
         ({}, {"pooling_mode": 3}, "pooling_mode must be"),
         ({}, {"max_d": -1}, "max_d must be >= 0"),
         (
             {**ADAM_STATE, "momentum2": None},
             {"optimizer": ADAM, "iter": 1},
-            "momentum1, momentum1_offsets, momentum2 and momentum2_offsets are required by Adam",
+            "momentum2 and momentum2_offsets are required by optimizer 4",
         ),
         (
             {**ADAM_STATE, "momentum2_offsets": torch.tensor([0, 0])},
             {"optimizer": ADAM, "iter": 1},
             "momentum2_offsets must have T = 1",
         ),
-        (ADAM_STATE, {"optimizer": ADAM}, "iter must be >= 1 for Adam"),
+        (ADAM_STATE, {"optimizer": ADAM}, "iter must be >= 1 for optimizer 4"),
         (
             ADAM_STATE,
             {"optimizer": ADAM, "iter": 2, "beta2": 1.0},
@@ -1231,3 +1232,367 @@ def test_vbe_rejections(sim_ops, change, message) -> None:
             optimizer=SGD,
             **kw,
         )
+
+
+# ---- LARS-SGD, partial row-wise Adam, LAMB, partial row-wise LAMB, NONE ---------------------
+#
+# fbgemm-gpu-cpu 1.1.0 has no CPU path for any of them (its module asserts "Optimizer ... is not
+# supported in CPU mode"; NONE wants ComputeDevice.CUDA): the golden is the GPU kernels' formula
+# (codegen/genscript/optimizers.py lars_sgd(), partial_rowwise_adam(), lamb(),
+# partial_rowwise_lamb(); NONE: the backward's sparse gradient) in float64, on per-row gradient
+# sums in float64.
+
+NOUPDATE, LARS, PADAM, LAMB, PLAMB = 5, 6, 7, 8, 9
+ETA, MOMENTUM = 0.05, 0.8
+
+
+def table_sums(case: Case, clip=None) -> dict[int, tuple[torch.Tensor, torch.Tensor]]:
+    """Per table: its touched rows (ascending) and their summed gradients, float64."""
+    grad = case.grad_output.double()
+    if clip is not None:
+        grad = grad.clamp(-clip, clip)
+    lengths = case.offsets[1:] - case.offsets[:-1]
+    bag = torch.repeat_interleave(torch.arange(lengths.numel()), lengths)
+    if case.indice_weights is not None:
+        scale = case.indice_weights.double()
+    elif case.pooling == MEAN:
+        scale = (1.0 / lengths.float())[bag].double()
+    else:
+        scale = torch.ones(case.n, dtype=torch.float64)
+    table = bag // max(case.b, 1)
+    out = {}
+    for t in range(case.t):
+        p = ((table == t) & (case.indices != -1)).nonzero().squeeze(1)
+        d, d0 = case.dims[t], int(case.d_offsets[t])
+        # pooling none: one gradient row per position; pooled: the bag's row, the table's columns
+        at = p if case.pooling == NONE else bag[p] % max(case.b, 1)
+        rows = grad[at, :d] if case.pooling == NONE else grad[at, d0 : d0 + d]
+        sums = torch.zeros(case.rows[t], d, dtype=torch.float64)
+        sums.index_add_(0, case.indices[p], rows * scale[p].unsqueeze(1))
+        touched = torch.unique(case.indices[p])
+        out[t] = (touched, sums[touched])
+    return out
+
+
+def f32(x: float) -> float:
+    return float(torch.tensor(x, dtype=torch.float32))
+
+
+def reference_fused(case: Case, optimizer, it=1, weight_decay=0.0, clip=None):
+    """(weights, momentum1, momentum2) after one step of fbgemm's GPU formula, in float64."""
+    weights, m1 = case.weights.double(), case.adam_m.double()
+    m2 = (case.adam_v if optimizer == LAMB else case.mom_rows).double()
+    lr, eps, b1, b2 = f32(LR), f32(EPS), f32(BETA1), f32(BETA2)
+    wd, eta, mom = f32(weight_decay), f32(ETA), f32(MOMENTUM)
+    bc1, bc2 = (1.0 - float(torch.tensor(b, dtype=torch.float32) ** it) for b in (b1, b2))
+    for t, (rows, g) in table_sums(case, clip).items():
+        d = case.dims[t]
+        at = int(case.weights_offsets[t]) + rows.unsqueeze(1) * d + torch.arange(d)
+        w, m = weights[at], m1[at]
+        if optimizer == LARS:
+            wn, gn = w.norm(dim=1, keepdim=True), g.norm(dim=1, keepdim=True)
+            m = mom * m + lr * eta * wn / (gn + wd * wn) * (g + wd * w)
+            new_w = w - m
+        else:
+            m = b1 * m + (1 - b1) * g
+            if optimizer == LAMB:
+                v_at = int(case.adam_v_offsets[t]) + rows.unsqueeze(1) * d + torch.arange(d)
+                v = b2 * m2[v_at] + (1 - b2) * g * g
+            else:
+                v_at = int(case.row_offsets[t]) + rows
+                v = b2 * m2[v_at] + (1 - b2) * (g * g).mean(dim=1)
+            m2[v_at] = v
+            root = (v / bc2).sqrt()
+            r = m / bc1 / ((root if optimizer == LAMB else root.unsqueeze(1)) + eps) + wd * w
+            if optimizer == PADAM:
+                new_w = w - lr * r
+            else:
+                ratio = w.norm(dim=1, keepdim=True) / r.norm(dim=1, keepdim=True)
+                new_w = w - lr * ratio * r
+        weights[at], m1[at] = new_w, m
+    return weights.float(), m1.float(), None if optimizer == LARS else m2.float()
+
+
+def run_fused(ops, case: Case, optimizer, index_dtype, bags=False, **kw):
+    """The kernel's mode on copies of the case's state: momentum1 laid out like the weights,
+    momentum2 like the weights (3 floats on) for LAMB, one float per row for the partial ones."""
+    weights, m1 = case.weights.clone(), case.adam_m.clone()
+    state = {"momentum1": m1, "momentum1_offsets": case.weights_offsets}
+    m2 = None
+    if optimizer == LAMB:
+        m2 = case.adam_v.clone()
+        state |= {"momentum2": m2, "momentum2_offsets": case.adam_v_offsets}
+    elif optimizer in (PADAM, PLAMB):
+        m2 = case.mom_rows.clone()
+        state |= {"momentum2": m2, "momentum2_offsets": case.row_offsets}
+    batch = case.batch(index_dtype, bags)
+    attrs = {"beta1": BETA1, "beta2": BETA2, "eta": ETA, "momentum": MOMENTUM}
+    split_embedding_backward(
+        ops, weights=weights, **state, **batch, optimizer=optimizer, **attrs, **kw
+    )
+    return weights, m1, m2
+
+
+def none_slots(case: Case) -> tuple[torch.Tensor, int]:
+    """What the adapter passes for NONE: each sorted position's unique row's rank (-1 for a
+    pruned index), and the number of unique rows."""
+    cumsum = torch.tensor([0, *torch.tensor(case.rows).cumsum(0).tolist()], dtype=torch.int64)
+    linear = cumsum[table_of_positions(case.offsets, case.t, case.n)] + case.indices
+    live = case.indices[case.sorted] != -1
+    slots = torch.full((case.n,), -1, dtype=torch.int64)
+    unique, inverse = torch.unique_consecutive(linear[case.sorted][live], return_inverse=True)
+    slots[live] = inverse
+    return slots, unique.numel()
+
+
+def run_none(ops, case: Case, index_dtype, bags=False, **kw):
+    slots, count = none_slots(case)
+    max_d = max(case.dims)
+    grad = torch.zeros(count * max_d)
+    weights = case.weights.clone()
+    batch = case.batch(index_dtype, bags)
+    split_embedding_backward(
+        ops, weights=weights, grad_weights=grad, run_slots=slots, **batch, optimizer=NOUPDATE, **kw
+    )
+    assert torch.equal(weights, case.weights)  # NONE updates nothing
+    return (grad.view(count, max_d),)
+
+
+def reference_none(case: Case, clip=None) -> torch.Tensor:
+    """fbgemm's NONE gradient values: the unique rows in (table, row) order, max_d wide."""
+    max_d = max(case.dims)
+    blocks = [
+        torch.nn.functional.pad(sums, (0, max_d - case.dims[t]))
+        for t, (_, sums) in table_sums(case, clip).items()
+    ]
+    return torch.cat(blocks).float() if blocks else torch.zeros(0, max_d)
+
+
+def assert_fused_close(got, want) -> None:
+    for g, w in zip(got, want, strict=True):
+        if w is not None:
+            torch.testing.assert_close(g, w, rtol=2e-5, atol=5e-6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    data=st.data(),
+    optimizer=st.sampled_from([LARS, PADAM, LAMB, PLAMB]),
+    pooling=st.sampled_from([SUM, MEAN, NONE]),
+    index_dtype=st.sampled_from(INDEX_DTYPES),
+    it=st.integers(1, 3),
+    weight_decay=st.sampled_from([0.0, 0.25]),
+    clip=st.booleans(),
+    platform=platforms,
+)
+def test_fused_matches_reference(
+    sim_ops, data, optimizer, pooling, index_dtype, it, weight_decay, clip, platform
+) -> None:
+    case = data.draw(cases(pooling, allow_pruned=True))
+    kw = {"iter": it, "weight_decay": weight_decay, "gradient_clipping": int(clip)}
+    got = with_and_without_bags(
+        run_fused, sim_ops, case, optimizer, index_dtype, max_gradient=0.7, **kw, **platform
+    )
+    want = reference_fused(case, optimizer, it, weight_decay, 0.7 if clip else None)
+    assert_fused_close(got, want)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    data=st.data(),
+    pooling=st.sampled_from([SUM, MEAN, NONE]),
+    index_dtype=st.sampled_from(INDEX_DTYPES),
+    clip=st.booleans(),
+    platform=platforms,
+)
+def test_none_matches_reference(sim_ops, data, pooling, index_dtype, clip, platform) -> None:
+    case = data.draw(cases(pooling, allow_pruned=True))
+    kw = {"gradient_clipping": int(clip), "max_gradient": 0.7}
+    got = with_and_without_bags(run_none, sim_ops, case, index_dtype, **kw, **platform)
+    torch.testing.assert_close(got[0], reference_none(case, 0.7 if clip else None))
+
+
+def test_hand_worked_lars_and_lamb(sim_ops) -> None:
+    """One table (D = 2, 2 rows), B = 1, bag [1, 1]: row 1's gradient is 2 * [3, 4] = [6, 8]
+    (|g| = 10); its weight [3, 4] (|w| = 5), momentum1 [1, -1]; lr 0.1.
+
+    LARS-SGD, eta 0.05, momentum 0.8, weight_decay 0.5: lr' = 0.1 * 0.05 * 5 / (10 + 2.5)
+    = 0.002; m = 0.8 * [1, -1] + 0.002 * ([6, 8] + [1.5, 2]) = [0.815, -0.78];
+    w = [3, 4] - m = [2.185, 4.78].
+
+    LAMB, beta1 0.5, beta2 0.75, iter 1, eps 0, no decay, momentum1 [1, 1], momentum2 [1, 4]:
+    m = [3.5, 4.5], v = [0.75 + 9, 3 + 16] = [9.75, 19]; r = (m / 0.5) / sqrt(v / 0.25) =
+    [7 / sqrt(39), 9 / sqrt(76)]; w -= 0.1 * (5 / |r|) * r."""
+    layout = {"weights_offsets": torch.tensor([0]), "d_offsets": torch.tensor([0, 2]).int()}
+    batch = {"indices": torch.tensor([1, 1]), "offsets": torch.tensor([0, 2])}
+    batch |= {"sorted_positions": torch.tensor([0, 1]), "grad_output": torch.tensor([[3.0, 4]])}
+    weights = torch.tensor([9.0, 9, 3, 4])
+    m1 = torch.tensor([7.0, 7, 1, -1])
+    split_embedding_backward(
+        sim_ops,
+        weights=weights,
+        momentum1=m1,
+        momentum1_offsets=torch.tensor([0]),
+        **layout,
+        **batch,
+        optimizer=LARS,
+        pooling_mode=SUM,
+        eta=0.05,
+        momentum=0.8,
+        weight_decay=0.5,
+    )
+    torch.testing.assert_close(m1, torch.tensor([7.0, 7, 0.815, -0.78]))
+    torch.testing.assert_close(weights, torch.tensor([9.0, 9, 2.185, 4.78]))
+
+    weights = torch.tensor([9.0, 9, 3, 4])
+    m1, m2 = torch.tensor([7.0, 7, 1, 1]), torch.tensor([7.0, 7, 1, 4])
+    state = {"momentum1": m1, "momentum2": m2}
+    state |= {"momentum1_offsets": torch.tensor([0]), "momentum2_offsets": torch.tensor([0])}
+    split_embedding_backward(
+        sim_ops,
+        weights=weights,
+        **state,
+        **layout,
+        **batch,
+        optimizer=LAMB,
+        pooling_mode=SUM,
+        beta1=0.5,
+        beta2=0.75,
+        iter=1,
+        eps=0.0,
+    )
+    r = torch.tensor([7 / 39**0.5, 9 / 76**0.5], dtype=torch.float64)
+    want = torch.tensor([3.0, 4], dtype=torch.float64) - 0.1 * 5 / r.norm() * r
+    torch.testing.assert_close(m1, torch.tensor([7.0, 7, 3.5, 4.5]))
+    torch.testing.assert_close(m2, torch.tensor([7.0, 7, 9.75, 19]))
+    torch.testing.assert_close(weights, torch.cat([torch.tensor([9.0, 9]), want.float()]))
+
+
+def test_hand_worked_partial_rowwise_and_none(sim_ops) -> None:
+    """The same row and gradient [6, 8] (mean square 50). Partial row-wise Adam, beta1 0.5,
+    beta2 0.75, iter 1, eps 0, lr 0.1, momentum2 of the row 2: v = 1.5 + 12.5 = 14,
+    sqrt(v / 0.25) = sqrt(56); m = 0.5 * [1, 1] + 0.5 * [6, 8] = [3.5, 4.5];
+    w = [3, 4] - 0.1 * (m / 0.5) / sqrt(56). NONE: the row's gradient goes to slot 0."""
+    layout = {"weights_offsets": torch.tensor([0]), "d_offsets": torch.tensor([0, 2]).int()}
+    batch = {"indices": torch.tensor([1, 1]), "offsets": torch.tensor([0, 2])}
+    batch |= {"sorted_positions": torch.tensor([0, 1]), "grad_output": torch.tensor([[3.0, 4]])}
+    weights = torch.tensor([9.0, 9, 3, 4])
+    m1, m2 = torch.tensor([7.0, 7, 1, 1]), torch.tensor([7.0, 2])
+    state = {"momentum1": m1, "momentum2": m2}
+    state |= {"momentum1_offsets": torch.tensor([0]), "momentum2_offsets": torch.tensor([0])}
+    split_embedding_backward(
+        sim_ops,
+        weights=weights,
+        **state,
+        **layout,
+        **batch,
+        optimizer=PADAM,
+        pooling_mode=SUM,
+        beta1=0.5,
+        beta2=0.75,
+        iter=1,
+        eps=0.0,
+    )
+    want = torch.tensor([3.0, 4]) - 0.1 * torch.tensor([7.0, 9]) / 56**0.5
+    torch.testing.assert_close(m2, torch.tensor([7.0, 14]))
+    torch.testing.assert_close(m1, torch.tensor([7.0, 7, 3.5, 4.5]))
+    torch.testing.assert_close(weights, torch.cat([torch.tensor([9.0, 9]), want]))
+
+    grad = torch.full((4,), -1.0)
+    weights = torch.tensor([9.0, 9, 3, 4])
+    slots = torch.tensor([1, 1])
+    split_embedding_backward(
+        sim_ops,
+        weights=weights,
+        grad_weights=grad,
+        run_slots=slots,
+        **layout,
+        **batch,
+        optimizer=NOUPDATE,
+        pooling_mode=SUM,
+    )
+    torch.testing.assert_close(grad, torch.tensor([-1.0, -1, 6, 8]))
+    with pytest.raises(SimError, match="trap"):  # slot 2 lies outside grad_weights
+        split_embedding_backward(
+            sim_ops,
+            weights=weights,
+            grad_weights=grad,
+            run_slots=torch.tensor([2, 2]),
+            **layout,
+            **batch,
+            optimizer=NOUPDATE,
+            pooling_mode=SUM,
+        )
+
+
+def production_case(seed: int) -> Case:
+    """26 tables, B = 2048, D 64-128, Zipf-like ids with many repeats, sum pooling."""
+    gen = torch.Generator().manual_seed(seed)
+    t, b = 26, 2048
+    dims = [(64, 96, 128)[f % 3] for f in range(t)]
+    rows = [int(x) for x in torch.randint(1000, 20000, (t,), generator=gen)]
+    lengths = torch.randint(0, 2, (t * b,), generator=gen).tolist()
+    index_list = []
+    for f in range(t):
+        n = sum(lengths[f * b : (f + 1) * b])
+        index_list += (torch.rand(n, generator=gen) ** 4 * rows[f]).long().tolist()
+    return Case(rows, dims, lengths, index_list, False, SUM, gen)
+
+
+@pytest.mark.parametrize("optimizer", [NOUPDATE, LARS, PADAM, LAMB, PLAMB])
+def test_fused_production_shape(sim_ops, optimizer) -> None:
+    case = production_case(31)
+    if optimizer == NOUPDATE:
+        # fbgemm's NONE takes one D for all tables
+        case = Case(
+            case.rows,
+            [64] * case.t,
+            (case.offsets[1:] - case.offsets[:-1]).tolist(),
+            case.indices.tolist(),
+            False,
+            SUM,
+            torch.Generator().manual_seed(5),
+        )
+        got = run_none(sim_ops, case, torch.int64, bags=True, min_core_bytes=1)
+        torch.testing.assert_close(got[0], reference_none(case), rtol=2e-5, atol=1e-5)
+        return
+    got = run_fused(
+        sim_ops,
+        case,
+        optimizer,
+        torch.int64,
+        bags=True,
+        min_core_bytes=1,
+        iter=3,
+        weight_decay=0.01,
+    )
+    want = reference_fused(case, optimizer, 3, 0.01)
+    for g, w in zip(got, want, strict=True):
+        if w is not None:
+            torch.testing.assert_close(g, w, rtol=2e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("optimizer", "drop", "message"),
+    [
+        (LARS, "momentum1", "momentum1 and momentum1_offsets are required by optimizer 6"),
+        (PADAM, "momentum2", "momentum2 and momentum2_offsets are required by optimizer 7"),
+        (LAMB, "momentum2_offsets", "momentum2 and momentum2_offsets are required by optimizer 8"),
+        (PLAMB, "momentum1_offsets", "momentum1 and momentum1_offsets are required by optimizer 9"),
+        (NOUPDATE, "grad_weights", "grad_weights is required by optimizer 5"),
+        (NOUPDATE, "run_slots", "run_slots is required by optimizer 5"),
+    ],
+)
+def test_fused_rejections(sim_ops, optimizer, drop, message) -> None:
+    state = {**ADAM_STATE, "grad_weights": torch.zeros(4), "run_slots": torch.tensor([0, 0])}
+    state[drop] = None
+    args, attrs = small_args(optimizer, **state)
+    attrs["iter"] = 1
+    with pytest.raises(SimError, match=message):
+        split_embedding_backward(sim_ops, **args, **attrs)
+    if optimizer == PADAM and drop == "momentum2":
+        state[drop] = torch.zeros(6)
+        state["run_slots"] = torch.tensor([0])
+        args, attrs = small_args(NOUPDATE, **state)
+        with pytest.raises(SimError, match="run_slots must have N = 2 entries, got 1"):
+            split_embedding_backward(sim_ops, **args, **attrs)

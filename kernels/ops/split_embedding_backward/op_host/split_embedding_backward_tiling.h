@@ -6,8 +6,9 @@
 // every row is summed and updated by exactly one core and no inter-core sync is needed.
 //
 // A row is handled whole in UB: the accumulated gradient, one grad_output row, the weight row
-// and, for Adagrad, the momentum row (Adam: both moment rows; row-wise Adagrad needs the full
-// row's sum of squares before it may update any column). max_d therefore has to fit the unified
+// and, for Adagrad, the momentum row (Adam, LAMB: both moment rows; row-wise Adagrad, the
+// partial row-wise ones, LARS-SGD and LAMB need a whole row's sum of squares before they may
+// update any column). max_d therefore has to fit the unified
 // buffer: larger values are rejected rather than chunked, which at 192 KiB still allows D up to
 // about 16000 (SGD, row-wise Adagrad; Adagrad 12000, Adam 9600, dense 24000); the sorted_bags
 // window takes 4 KiB more of it.
@@ -37,10 +38,11 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
         if (!requiredDesc[i]->present)
             return Reject(std::string(required[i]) + " is required");
     }
-    if (optimizer < 0 || optimizer > 4) {
+    if (optimizer < 0 || optimizer > 9) {
         return Reject(
-            "optimizer must be 0 (sgd), 1 (adagrad), 2 (rowwise_adagrad), 3 (dense) or 4 (adam), "
-            "got " +
+            "optimizer must be 0 (sgd), 1 (adagrad), 2 (rowwise_adagrad), 3 (dense), 4 (adam), "
+            "5 (none), 6 (lars_sgd), 7 (partial_rowwise_adam), 8 (lamb) or 9 "
+            "(partial_rowwise_lamb), got " +
             std::to_string(optimizer));
     }
     if (pooling < 0 || pooling > 2) {
@@ -123,15 +125,18 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
         return Reject("grad_output must have " + std::string(pooling == 2 ? "N" : "B") + " = " +
                       std::to_string(wantRows) + " rows, got " + a.gradOutput.Shape());
     }
-    const bool adagrad = optimizer == 1 || optimizer == 2;
-    const bool adam = optimizer == 4;
-    if (adagrad && (!a.momentum1.present || !a.momentum1Offsets.present)) {
-        return Reject("momentum1 and momentum1_offsets are required by (row-wise) Adagrad");
+    // Which optimizer state each mode reads: momentum1 (with momentum1_offsets), momentum2.
+    const bool none = optimizer == 5;
+    const bool adamLike = optimizer == 4 || optimizer >= 7;  // moments and bias corrections
+    const bool useM1 = optimizer == 1 || optimizer == 2 || optimizer == 4 || optimizer >= 6;
+    const bool useM2 = adamLike;
+    if (useM1 && (!a.momentum1.present || !a.momentum1Offsets.present)) {
+        return Reject("momentum1 and momentum1_offsets are required by optimizer " +
+                      std::to_string(optimizer));
     }
-    if (adam && (!a.momentum1.present || !a.momentum1Offsets.present || !a.momentum2.present ||
-                 !a.momentum2Offsets.present)) {
-        return Reject(
-            "momentum1, momentum1_offsets, momentum2 and momentum2_offsets are required by Adam");
+    if (useM2 && (!a.momentum2.present || !a.momentum2Offsets.present)) {
+        return Reject("momentum2 and momentum2_offsets are required by optimizer " +
+                      std::to_string(optimizer));
     }
     if (a.momentum1Offsets.present && a.momentum1Offsets.dims[0] != td.tables) {
         return Reject("momentum1_offsets must have T = " + std::to_string(td.tables) + " entries");
@@ -139,14 +144,25 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
     if (a.momentum2Offsets.present && a.momentum2Offsets.dims[0] != td.tables) {
         return Reject("momentum2_offsets must have T = " + std::to_string(td.tables) + " entries");
     }
-    td.numMomentum = adagrad || adam ? a.momentum1.dims[0] : 0;
-    td.numMomentum2 = adam ? a.momentum2.dims[0] : 0;
-    if (optimizer == 3) {
-        if (!a.gradWeights.present)
-            return Reject("grad_weights is required in dense mode (optimizer 3)");
-        if (a.gradWeights.dims[0] != td.numWeights) {
+    td.numMomentum = useM1 ? a.momentum1.dims[0] : 0;
+    td.numMomentum2 = useM2 ? a.momentum2.dims[0] : 0;
+    if (optimizer == 3 || none) {
+        if (!a.gradWeights.present) {
+            return Reject("grad_weights is required by optimizer " + std::to_string(optimizer) +
+                          " (dense or none)");
+        }
+        td.numGradWeights = a.gradWeights.dims[0];
+        if (optimizer == 3 && td.numGradWeights != td.numWeights) {
             return Reject("grad_weights must have W = " + std::to_string(td.numWeights) +
                           " entries, got " + std::to_string(a.gradWeights.dims[0]));
+        }
+    }
+    if (none) {
+        if (!a.runSlots.present)
+            return Reject("run_slots is required by optimizer 5 (none)");
+        if (a.runSlots.dims[0] != td.numIndices) {
+            return Reject("run_slots must have N = " + std::to_string(td.numIndices) +
+                          " entries, got " + std::to_string(a.runSlots.dims[0]));
         }
     }
     if (maxD < 0)
@@ -160,13 +176,15 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
     td.clip = a.gradientClipping != 0 ? 1 : 0;
     td.maxGradient = static_cast<float>(a.maxGradient);
     td.maxD = maxD;
-    if (adam) {
+    td.eta = static_cast<float>(a.eta);
+    td.momentum = static_cast<float>(a.momentum);
+    if (adamLike) {
         // fbgemm divides by 1 - powf(beta, iter) (powf in float, the rest in double); iter 0
         // or beta 1 would divide by zero, so they are refused rather than turned into NaN.
         const int64_t iter = a.iter;
         if (iter < 1)
-            return Reject("iter must be >= 1 for Adam (bias correction), got " +
-                          std::to_string(iter));
+            return Reject("iter must be >= 1 for optimizer " + std::to_string(optimizer) +
+                          " (bias correction), got " + std::to_string(iter));
         const float beta[2] = {static_cast<float>(a.beta1), static_cast<float>(a.beta2)};
         float scale[2];
         for (int k = 0; k < 2; ++k) {
@@ -189,10 +207,12 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
 
     // UB: the sorted_positions window (and as large a one over sorted_bags), a 32-byte slot, and
     // the row buffers (accumulated gradient, grad_output row; weight row in the optimizer modes;
-    // momentum row for Adagrad, both moment rows for Adam).
+    // a first-moment row for Adagrad, LARS-SGD and the partial row-wise ones, both moment rows
+    // for Adam and LAMB).
     td.windowBytes = static_cast<uint32_t>(Min64(UbShare(p, 24), 4096));
     const int64_t rowBytes = AlignedBytes(Max64(maxD, 1), 4);
-    const int64_t rows = optimizer == 3 ? 2 : (optimizer == 1 ? 4 : (adam ? 5 : 3));
+    const int64_t rowsOf[10] = {3, 4, 3, 2, 5, 2, 4, 4, 5, 4};
+    const int64_t rows = rowsOf[optimizer];
     const int64_t windows = td.hasSortedBags ? 2 : 1;
     const int64_t avail = UbBytes(p) - windows * td.windowBytes - kBlockBytes;
     if (rows * rowBytes > avail) {

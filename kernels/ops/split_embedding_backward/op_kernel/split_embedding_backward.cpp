@@ -1,7 +1,9 @@
 // SplitEmbeddingBackward: the exact fused backward of a table-batched embedding. For every
 // weight row touched by the forward, the gradient contributions of all its occurrences (within
 // and across bags) are summed first, then the row is updated once in place (SGD, Adagrad,
-// row-wise Adagrad, Adam), or in dense mode the sum is written to grad_weights.
+// row-wise Adagrad, Adam, LARS-SGD, partial row-wise Adam, LAMB, partial row-wise LAMB), or the
+// sum is written out: to grad_weights at the row's place in dense mode, to the row's compact
+// slot (run_slots) for optimizer NONE.
 //
 // sorted_positions lists the index positions with equal rows adjacent; a core walks the runs
 // that start in its slice of it (see the tiling header). Per position: its bag, from sorted_bags
@@ -20,7 +22,9 @@
 //
 // Adagrad's and Adam's steps are vector work (Sqrt, Adds, Div); row-wise Adagrad needs one
 // square root per row, which runs on the scalar unit (ScalarSqrt below) rather than as a
-// 1-element vector op.
+// 1-element vector op. So do the row reductions that LARS-SGD, LAMB and the partial row-wise
+// optimizers need (norms, mean squares): a vector square, then a scalar sum over the row, as
+// for row-wise Adagrad.
 #include "kernel_operator.h"
 #include "mxrec_common.h"
 #include "kernel_copy.h"
@@ -36,6 +40,19 @@ constexpr int64_t kAdagrad = 1;
 constexpr int64_t kRowwise = 2;
 constexpr int64_t kDense = 3;
 constexpr int64_t kAdam = 4;
+constexpr int64_t kNoUpdate = 5;  // fbgemm's optimizer NONE
+constexpr int64_t kLarsSgd = 6;
+constexpr int64_t kPartialAdam = 7;
+constexpr int64_t kLamb = 8;
+constexpr int64_t kPartialLamb = 9;
+
+// The modes that read momentum1 / momentum2 (with their per-table offsets).
+__aicore__ inline bool UsesMomentum1(int64_t o) {
+    return o == kAdagrad || o == kRowwise || o == kAdam || o >= kLarsSgd;
+}
+__aicore__ inline bool UsesMomentum2(int64_t o) {
+    return o == kAdam || o >= kPartialAdam;
+}
 constexpr int64_t kMean = 1;
 constexpr int64_t kNone = 2;
 
@@ -63,6 +80,7 @@ __aicore__ inline float ScalarSqrt(float x) {
 // One index position, resolved: key = its weight row's address (-1: nothing to do).
 struct Entry {
     int64_t key;
+    int64_t at;  // its place in sorted_positions
     int64_t pos;
     int64_t bag;
     int64_t table;
@@ -94,7 +112,7 @@ public:
                                 GM_ADDR indices, GM_ADDR offsets, GM_ADDR indiceWeights,
                                 GM_ADDR sortedPositions, GM_ADDR gradWeights, GM_ADDR momentum2,
                                 GM_ADDR momentum2Offsets, GM_ADDR sortedBags, GM_ADDR bOffsets,
-                                GM_ADDR vbeOutputOffsets, GM_ADDR vbeBOffsetsRank,
+                                GM_ADDR vbeOutputOffsets, GM_ADDR vbeBOffsetsRank, GM_ADDR runSlots,
                                 GM_ADDR /*workspace*/, const SplitEmbeddingBackwardTilingData& td,
                                 TPipe* pipe) {
         td_ = td;
@@ -111,16 +129,18 @@ public:
         sortedGm_.SetGlobalBuffer((__gm__ int64_t*)sortedPositions, td.numIndices);
         if (td.hasIndiceWeights)
             iwGm_.SetGlobalBuffer((__gm__ float*)indiceWeights, td.numIndices);
-        if (td.optimizer == kDense) {
-            outGm_.SetGlobalBuffer((__gm__ float*)gradWeights, td.numWeights);
+        if (td.optimizer == kDense || td.optimizer == kNoUpdate) {
+            outGm_.SetGlobalBuffer((__gm__ float*)gradWeights, td.numGradWeights);
         } else {
             outGm_.SetGlobalBuffer((__gm__ float*)weights, td.numWeights);
         }
-        if (td.optimizer == kAdagrad || td.optimizer == kRowwise || td.optimizer == kAdam) {
+        if (UsesMomentum1(td.optimizer)) {
             momGm_.SetGlobalBuffer((__gm__ float*)momentum, td.numMomentum);
             moOffGm_.SetGlobalBuffer((__gm__ int64_t*)momentumOffsets, td.tables);
         }
-        if (td.optimizer == kAdam) {
+        if (td.optimizer == kNoUpdate)
+            slotsGm_.SetGlobalBuffer((__gm__ int64_t*)runSlots, td.numIndices);
+        if (UsesMomentum2(td.optimizer)) {
             mom2Gm_.SetGlobalBuffer((__gm__ float*)momentum2, td.numMomentum2);
             mo2OffGm_.SetGlobalBuffer((__gm__ int64_t*)momentum2Offsets, td.tables);
         }
@@ -131,11 +151,13 @@ public:
         }
         pipe->InitBuffer(accBuf_, td.rowBytes);
         pipe->InitBuffer(gBuf_, td.rowBytes);
-        if (td.optimizer != kDense)
+        if (td.optimizer != kDense && td.optimizer != kNoUpdate)
             pipe->InitBuffer(wBuf_, td.rowBytes);
-        if (td.optimizer == kAdagrad || td.optimizer == kAdam)
+        // A first-moment row: every mode with per-element state (row-wise Adagrad keeps one
+        // float per row, in the slot).
+        if (UsesMomentum1(td.optimizer) && td.optimizer != kRowwise)
             pipe->InitBuffer(mBuf_, td.rowBytes);
-        if (td.optimizer == kAdam)
+        if (td.optimizer == kAdam || td.optimizer == kLamb)
             pipe->InitBuffer(m2Buf_, td.rowBytes);
         pipe->InitBuffer(slot_, static_cast<uint32_t>(mxrec::kBlockBytes));
     }
@@ -226,6 +248,7 @@ private:
     // UB windows rather than element by element from global memory).
     __aicore__ inline void Locate(int64_t j, Entry& e) {
         e.key = -1;
+        e.at = j;
         e.pos = sortedWin_.Get(j);
         if (e.pos < 0 || e.pos >= td_.numIndices)
             Trap();  // not a permutation of 0..N-1
@@ -268,10 +291,9 @@ private:
         if (table_.dim < 0 || table_.dim > td_.maxD)
             Trap();  // d_offsets decreasing or max_d too small
         table_.weightsAt = woGm_.GetValue(t);
-        if (td_.optimizer == kAdagrad || td_.optimizer == kRowwise || td_.optimizer == kAdam) {
+        if (UsesMomentum1(td_.optimizer))
             table_.momentumAt = moOffGm_.GetValue(t);
-        }
-        if (td_.optimizer == kAdam)
+        if (UsesMomentum2(td_.optimizer))
             table_.momentum2At = mo2OffGm_.GetValue(t);
         if (td_.vbe) {
             table_.bag0 = vbe_.BOff(t);
@@ -346,6 +368,17 @@ private:
             DataCopyPad(outGm_[head.key], acc, rowCopy);
             return;
         }
+        if (td_.optimizer == kNoUpdate) {
+            // fbgemm's NONE: the run's gradient goes to its unique row's compact slot
+            // (grad_weights is [U, max_d]); the adapter makes the sparse tensor of them.
+            const int64_t slot = slotsGm_.GetValue(head.at);
+            const int64_t at = slot * td_.maxD;
+            if (slot < 0 || at + dim > td_.numGradWeights)
+                Trap();  // run_slots outside grad_weights
+            mxrec::PipeSync<HardEvent::V_MTE3>();
+            DataCopyPad(outGm_[at], acc, rowCopy);
+            return;
+        }
         LocalTensor<float> g = gBuf_.Get<float>();
         LocalTensor<float> w = wBuf_.Get<float>();
         DataCopyPadExtParams<float> pad{false, 0, 0, 0.0f};
@@ -376,6 +409,14 @@ private:
             DataCopyPad(momGm_[mAt], m, rowCopy);
         } else if (td_.optimizer == kAdam) {
             Adam(head, acc, g, w);
+        } else if (td_.optimizer == kLarsSgd) {
+            LarsSgd(head, acc, g, w);
+        } else if (td_.optimizer == kPartialAdam) {
+            PartialRowwiseAdam(head, acc, g, w);
+        } else if (td_.optimizer == kLamb) {
+            Lamb(head, acc, g, w);
+        } else if (td_.optimizer == kPartialLamb) {
+            PartialRowwiseLamb(head, acc, g, w);
         } else {
             RowwiseAdagrad(head, acc, g, w);
         }
@@ -428,6 +469,62 @@ private:
         mxrec::PipeSync<HardEvent::MTE3_S>();  // the slot may be rewritten for the next row
     }
 
+    // ---- row reductions and one-float-per-row state ---------------------------------------
+    // The sum of src's squares (n floats), tmp as scratch; the vector unit squares, the scalar
+    // unit adds in column order.
+    __aicore__ inline float SumSquares(const LocalTensor<float>& src, LocalTensor<float>& tmp,
+                                       int32_t n) {
+        Mul(tmp, src, src, n);
+        mxrec::PipeSync<HardEvent::V_S>();
+        float sum = 0.0f;
+        for (int32_t d = 0; d < n; ++d)
+            sum += tmp.GetValue(static_cast<uint32_t>(d));
+        mxrec::PipeSync<HardEvent::S_V>();  // tmp may be overwritten by vector work again
+        return sum;
+    }
+
+    __aicore__ inline float ReadRowState(GlobalTensor<float>& gm, int64_t at) {
+        LocalTensor<float> s = slot_.Get<float>();
+        mxrec::PipeSync<HardEvent::S_MTE2>();
+        DataCopyPad(s, gm[at], DataCopyExtParams{1, 4, 0, 0, 0},
+                    DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+        mxrec::PipeSync<HardEvent::MTE2_S>();
+        return s.GetValue(0);
+    }
+
+    __aicore__ inline void WriteRowState(GlobalTensor<float>& gm, int64_t at, float value) {
+        LocalTensor<float> s = slot_.Get<float>();
+        s.SetValue(0, value);
+        mxrec::PipeSync<HardEvent::S_MTE3>();
+        DataCopyPad(gm[at], s, DataCopyExtParams{1, 4, 0, 0, 0});
+        mxrec::PipeSync<HardEvent::MTE3_S>();  // the slot may be rewritten for the next row
+    }
+
+    // The first-moment row (laid out like the weights) of the run's row, loaded into m.
+    __aicore__ inline int64_t LoadMomentumRow(const Entry& head, LocalTensor<float>& m) {
+        const int64_t dim = head.dim;
+        const int64_t mAt = head.momentumAt + head.row * dim;
+        if (mAt < 0 || mAt + dim > td_.numMomentum)
+            Trap();
+        DataCopyPad(m, momGm_[mAt], DataCopyExtParams{1, static_cast<uint32_t>(dim * 4), 0, 0, 0},
+                    DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+        return mAt;
+    }
+
+    __aicore__ inline void StoreRow(GlobalTensor<float>& gm, int64_t at, LocalTensor<float>& row,
+                                    int64_t dim) {
+        mxrec::PipeSync<HardEvent::V_MTE3>();
+        DataCopyPad(gm[at], row, DataCopyExtParams{1, static_cast<uint32_t>(dim * 4), 0, 0, 0});
+    }
+
+    // m = beta1 m + (1 - beta1) g, in place; g is the row's summed gradient (acc), tmp scratch.
+    __aicore__ inline void FirstMoment(LocalTensor<float>& m, LocalTensor<float>& acc,
+                                       LocalTensor<float>& tmp, int32_t n) {
+        Muls(tmp, acc, td_.oneMinusBeta1, n);
+        Muls(m, m, td_.beta1, n);
+        Add(m, m, tmp, n);
+    }
+
     // fbgemm's (experimental, GPU-only in 1.1.0) Adam with iter-based bias correction:
     //   m = beta1 m + (1 - beta1) g,  v = beta2 v + (1 - beta2) g^2,
     //   w -= lr * (m / (1 - beta1^iter) / (sqrt(v / (1 - beta2^iter)) + eps) + weight_decay * w)
@@ -435,6 +532,17 @@ private:
     // arrive as factors from the tiling. The weights were read into w by the caller.
     __aicore__ inline void Adam(const Entry& head, LocalTensor<float>& acc, LocalTensor<float>& g,
                                 LocalTensor<float>& w) {
+        const int32_t n = static_cast<int32_t>(head.dim);
+        AdamStep(head, acc, g, w);
+        Muls(g, g, td_.learningRate, n);
+        Sub(w, w, g, n);
+    }
+
+    // Adam's moments of the run's row, stored back, and its step before the learning rate,
+    //   r = m / (1 - beta1^iter) / (sqrt(v / (1 - beta2^iter)) + eps) + weight_decay * w,
+    // left in g (LAMB scales it by its trust ratio instead). acc is free afterwards.
+    __aicore__ inline void AdamStep(const Entry& head, LocalTensor<float>& acc,
+                                    LocalTensor<float>& g, LocalTensor<float>& w) {
         const int64_t dim = head.dim;
         const int32_t n = static_cast<int32_t>(dim);
         const DataCopyExtParams rowCopy{1, static_cast<uint32_t>(dim * 4), 0, 0, 0};
@@ -471,8 +579,102 @@ private:
             Muls(acc, w, td_.weightDecay, n);
             Add(g, g, acc, n);
         }
+    }
+
+    // fbgemm's LAMB (optimizers.py lamb(), GPU-only in 1.1.0): Adam's step r, then
+    //   w -= lr * (|w| / |r|) * r
+    // with both norms over the row and w the weight before the step.
+    __aicore__ inline void Lamb(const Entry& head, LocalTensor<float>& acc, LocalTensor<float>& g,
+                                LocalTensor<float>& w) {
+        AdamStep(head, acc, g, w);
+        TrustStep(acc, g, w, static_cast<int32_t>(head.dim));
+    }
+
+    // LAMB's step: w -= lr * (|w| / |r|) * r, with r in g; acc as scratch.
+    __aicore__ inline void TrustStep(LocalTensor<float>& acc, LocalTensor<float>& g,
+                                     LocalTensor<float>& w, int32_t n) {
+        const float weightNorm = ScalarSqrt(SumSquares(w, acc, n));
+        const float stepNorm = ScalarSqrt(SumSquares(g, acc, n));
+        const float ratio = weightNorm / stepNorm;
+        Muls(g, g, td_.learningRate * ratio, n);
+        Sub(w, w, g, n);
+    }
+
+    // The row-wise second moment of the partial row-wise optimizers, updated and stored:
+    // v = beta2 v + (1 - beta2) * mean(g^2); returns sqrt(v / (1 - beta2^iter)).
+    __aicore__ inline float PartialSecondMoment(const Entry& head, LocalTensor<float>& acc,
+                                                LocalTensor<float>& tmp) {
+        const int64_t vAt = head.momentum2At + head.row;
+        if (vAt < 0 || vAt >= td_.numMomentum2)
+            Trap();
+        const float old = ReadRowState(mom2Gm_, vAt);
+        const float meanSq =
+            SumSquares(acc, tmp, static_cast<int32_t>(head.dim)) / static_cast<float>(head.dim);
+        const float v = old * td_.beta2 + meanSq * td_.oneMinusBeta2;
+        WriteRowState(mom2Gm_, vAt, v);
+        return ScalarSqrt(v * td_.biasScale2);
+    }
+
+    // The first moment and the step before the learning rate of the partial row-wise
+    // optimizers, left in g:
+    //   m = beta1 m + (1 - beta1) g  (stored back),
+    //   r = m / (1 - beta1^iter) / (sqrt(v / (1 - beta2^iter)) + eps) + weight_decay * w
+    __aicore__ inline void PartialStep(const Entry& head, LocalTensor<float>& acc,
+                                       LocalTensor<float>& g, LocalTensor<float>& w) {
+        const int32_t n = static_cast<int32_t>(head.dim);
+        LocalTensor<float> m = mBuf_.Get<float>();
+        const int64_t mAt = LoadMomentumRow(head, m);
+        const float root = PartialSecondMoment(head, acc, g);
+        mxrec::PipeSync<HardEvent::MTE2_V>();
+        FirstMoment(m, acc, g, n);
+        StoreRow(momGm_, mAt, m, head.dim);
+        Muls(g, m, td_.biasScale1, n);
+        Muls(g, g, 1.0f / (root + td_.eps), n);
+        if (td_.weightDecay != 0.0f) {
+            Muls(acc, w, td_.weightDecay, n);
+            Add(g, g, acc, n);
+        }
+    }
+
+    // fbgemm's partial row-wise Adam (optimizers.py partial_rowwise_adam()): Adam whose second
+    // moment is one float per row, of the row's mean square gradient; w -= lr * r.
+    __aicore__ inline void PartialRowwiseAdam(const Entry& head, LocalTensor<float>& acc,
+                                              LocalTensor<float>& g, LocalTensor<float>& w) {
+        const int32_t n = static_cast<int32_t>(head.dim);
+        PartialStep(head, acc, g, w);
         Muls(g, g, td_.learningRate, n);
         Sub(w, w, g, n);
+    }
+
+    // fbgemm's partial row-wise LAMB (optimizers.py partial_rowwise_lamb()): the partial
+    // row-wise step r, then LAMB's trust-ratio step.
+    __aicore__ inline void PartialRowwiseLamb(const Entry& head, LocalTensor<float>& acc,
+                                              LocalTensor<float>& g, LocalTensor<float>& w) {
+        PartialStep(head, acc, g, w);
+        TrustStep(acc, g, w, static_cast<int32_t>(head.dim));
+    }
+
+    // fbgemm's LARS-SGD (optimizers.py lars_sgd(), GPU-only in 1.1.0), with norms over the row
+    // of the weight before the step and of the summed gradient:
+    //   lr' = lr * eta * |w| / (|g| + weight_decay * |w|)
+    //   m = momentum * m + lr' * (g + weight_decay * w),  w -= m
+    __aicore__ inline void LarsSgd(const Entry& head, LocalTensor<float>& acc,
+                                   LocalTensor<float>& g, LocalTensor<float>& w) {
+        const int32_t n = static_cast<int32_t>(head.dim);
+        LocalTensor<float> m = mBuf_.Get<float>();
+        const int64_t mAt = LoadMomentumRow(head, m);
+        mxrec::PipeSync<HardEvent::MTE2_V>();
+        const float weightNorm = ScalarSqrt(SumSquares(w, g, n));
+        const float gradNorm = ScalarSqrt(SumSquares(acc, g, n));
+        const float wd = td_.weightDecay;
+        const float lr = td_.learningRate * td_.eta * weightNorm / (gradNorm + wd * weightNorm);
+        Muls(g, w, wd, n);
+        Add(g, acc, g, n);
+        Muls(g, g, lr, n);
+        Muls(m, m, td_.momentum, n);
+        Add(m, m, g, n);
+        Sub(w, w, m, n);
+        StoreRow(momGm_, mAt, m, head.dim);
     }
 
     SplitEmbeddingBackwardTilingData td_;
@@ -494,6 +696,7 @@ private:
     GlobalTensor<TI> idxGm_;
     GlobalTensor<TI> offGm_;
     GlobalTensor<int64_t> sortedGm_;
+    GlobalTensor<int64_t> slotsGm_;
     mxrec::OffsetWindow<int64_t> sortedWin_;
     GlobalTensor<int64_t> bagsGm_;
     mxrec::OffsetWindow<int64_t> bagsWin_;
