@@ -211,3 +211,10 @@ def test_shapes_refused(sim_ops) -> None:
         jagged_unique_indices(
             sim_ops, cumsum, groups, torch.tensor([0, 1, 3, 3], dtype=I64), indices
         )
+
+
+@pytest.mark.parametrize("platform", [{}, {"min_core_bytes": 1}])
+def test_no_ids(sim_ops, platform) -> None:
+    cumsum, groups, offsets, indices = tensors([0, 10, 30], [0, 1, 2], [0, 0, 0, 0, 0], [])
+    got, _ = jagged_unique_indices(sim_ops, cumsum, groups, offsets, indices, **platform)
+    assert [x.tolist() for x in got] == [[0, 0, 0, 0], [0, 0, 0, 0, 0], [], []]
