@@ -19,6 +19,7 @@
 #include "kernel_operator.h"
 #include "mxrec_common.h"
 #include "kernel_copy.h"
+#include "tbe_vbe.h"
 #include "split_embedding_forward_tiling_data.h"
 
 using namespace AscendC;
@@ -98,9 +99,7 @@ public:
         offGm_.SetGlobalBuffer((__gm__ TI*)offsets, td.bags + 1);
         outGm_.SetGlobalBuffer((__gm__ float*)out, td.outLen);
         if (vbe_) {
-            bOffGm_.SetGlobalBuffer((__gm__ int32_t*)bOffsets, td.tables + 1);
-            vOutGm_.SetGlobalBuffer((__gm__ int64_t*)vbeOutputOffsets, td.ranks * td.tables + 1);
-            vRankGm_.SetGlobalBuffer((__gm__ int32_t*)vbeBOffsetsRank, td.tables * (td.ranks + 1));
+            vbeMeta_.Init(bOffsets, vbeOutputOffsets, vbeBOffsetsRank, td.tables, td.ranks);
         }
         offWin_.Init(pipe, offGm_, td.bags + 1, td.windowBytes);
         idxWin_.Init(pipe, idxGm_, td.numIndices, td.windowBytes);
@@ -193,38 +192,22 @@ private:
         }
     }
 
-    // Variable batch per feature. Every core first checks the three metadata chains whole (they
-    // are short: T + 1, T * (R + 1) and R * T + 1 entries), so that each output element belongs
-    // to exactly one (rank, feature, row) and the walk below needs no checks of its own.
+    // Variable batch per feature. Every core first checks the metadata whole (tbe_vbe.h), so
+    // that each output element belongs to exactly one (rank, feature, row) and the walk below
+    // needs no checks of its own.
     __aicore__ inline void ProcessVbe() {
         const int64_t tables = td_.tables;
-        const int64_t ranks = td_.ranks;
         if (doGm_.GetValue(0) != 0 || doGm_.GetValue(tables) != td_.totalD)
             Trap();
-        if (BOff(0) != 0 || BOff(tables) != td_.bags)
-            Trap();  // b_offsets does not cover offsets' bags
-        if (vOutGm_.GetValue(0) != 0 || vOutGm_.GetValue(ranks * tables) != td_.outLen)
-            Trap();  // the output layout does not cover out
-        for (int64_t t = 0; t < tables; ++t) {
-            const int64_t featureB = BOff(t + 1) - BOff(t);
-            const int64_t d = static_cast<int64_t>(doGm_.GetValue(t + 1)) - doGm_.GetValue(t);
-            if (featureB < 0 || d < 0 || RankOff(t, 0) != 0 || RankOff(t, ranks) != featureB)
-                Trap();
-            for (int64_t r = 0; r < ranks; ++r) {
-                const int64_t rows = RankOff(t, r + 1) - RankOff(t, r);
-                const int64_t at = r * tables + t;
-                if (rows < 0 || vOutGm_.GetValue(at + 1) - vOutGm_.GetValue(at) != rows * d)
-                    Trap();  // a rank's block is not its rows times D_t
-            }
-        }
-        // Every block's size is >= 0 and the chain runs from 0 to outLen, so the blocks tile out.
+        if (!vbeMeta_.Tiles(doGm_, td_.bags, td_.outLen))
+            Trap();  // the VBE metadata does not tile out
         const mxrec::Span span = BagSpan();
         int64_t t = 0;  // the feature holding bag k: the last t with b_offsets[t] <= k
         if (span.begin < span.end) {
             int64_t hi = tables - 1;
             while (t < hi) {
                 const int64_t mid = t + (hi - t + 1) / 2;
-                if (BOff(mid) <= span.begin) {
+                if (vbeMeta_.BOff(mid) <= span.begin) {
                     t = mid;
                 } else {
                     hi = mid - 1;
@@ -232,16 +215,17 @@ private:
             }
         }
         for (int64_t k = span.begin; k < span.end;) {
-            while (BOff(t + 1) <= k)
+            while (vbeMeta_.BOff(t + 1) <= k)
                 ++t;  // empty features in between
             const Table tb = LoadTable(t);
-            const int64_t b = k - BOff(t);
+            const int64_t b = k - vbeMeta_.BOff(t);
             int64_t r = 0;  // the rank holding b: the last r with rank offset <= b
-            while (RankOff(t, r + 1) <= b)
+            while (vbeMeta_.RankOff(t, r + 1) <= b)
                 ++r;
-            const int64_t first = RankOff(t, r);
-            const int64_t stop = mxrec::Min64(span.end, BOff(t) + RankOff(t, r + 1));
-            Segment(tb, k, stop, vOutGm_.GetValue(r * tables + t) + (b - first) * tb.d, tb.d);
+            const int64_t first = vbeMeta_.RankOff(t, r);
+            const int64_t stop =
+                mxrec::Min64(span.end, vbeMeta_.BOff(t) + vbeMeta_.RankOff(t, r + 1));
+            Segment(tb, k, stop, vbeMeta_.OutputAt(r, t) + (b - first) * tb.d, tb.d);
             k = stop;
         }
     }
@@ -288,12 +272,6 @@ private:
             }
         }
         return lo;
-    }
-
-    __aicore__ inline int64_t BOff(int64_t t) { return static_cast<int64_t>(bOffGm_.GetValue(t)); }
-
-    __aicore__ inline int64_t RankOff(int64_t t, int64_t r) {
-        return static_cast<int64_t>(vRankGm_.GetValue(t * (td_.ranks + 1) + r));
     }
 
     // offsets[t * B]: none mode's table boundaries.
@@ -500,9 +478,7 @@ private:
     GlobalTensor<TI> offGm_;
     GlobalTensor<float> iwGm_;
     GlobalTensor<float> outGm_;
-    GlobalTensor<int32_t> bOffGm_;
-    GlobalTensor<int64_t> vOutGm_;
-    GlobalTensor<int32_t> vRankGm_;
+    mxrec::VbeMetadata vbeMeta_;
     mxrec::OffsetWindow<TI> offWin_;
     mxrec::OffsetWindow<TI> idxWin_;
     FloatWindow iwWin_;
