@@ -3,10 +3,11 @@
 * Gradient accumulation (2 ranks): three micro-batches inside ``accumulate_gradients`` equal
   the float64 reference's one step on the three batches joined (rows and Adagrad's state),
   for row-wise Hash bags, column-wise Hash sequences and table-wise row-number bags.
-* Resharding (2 -> 4 -> 2 ranks): a model trained on 2 ranks saves one portable checkpoint per
-  rank; 4 ranks load them (each rank keeping the ids of its hash range), give the same
-  outputs for the same batch, hold every id exactly where the layout says, and save again;
-  2 ranks load those and give the outputs once more.
+* Resharding (2 -> 4 -> 2 ranks): a model trained on 2 ranks saves a directory checkpoint
+  (save_sharded_checkpoint, the format shared with torchrec_embcache); 4 ranks load it (each
+  rank keeping the ids of its hash range), give the same outputs for the same batch, hold
+  every id exactly where the layout says, and save again; 2 ranks load that and give the
+  outputs once more.
 """
 
 from __future__ import annotations

@@ -84,27 +84,24 @@ def run_checkpoint_case(
     load_dir: Path | None,
     save_dir: Path,
 ) -> None:
-    """Trains (no load_dir) or loads the portable checkpoint of another world size, checks
+    """Trains (no load_dir) or loads the directory checkpoint of another world size, checks
     the probe's outputs against those the checkpoint's ranks saw, and saves its own."""
     import torch.distributed as dist
-    from hybrid_torchrec.distributed import portable_state_dict
+    from hybrid_torchrec.distributed import load_sharded_checkpoint, save_sharded_checkpoint
 
     dmp = hybrid_dist._build(case, world_size, device, host_env)
     if load_dir is None:
         for step in range(TRAIN_STEPS):
             _loss(case, dmp(hybrid_dist.batch(case, rank, step))).backward()
     else:
-        files = sorted((load_dir / str(case)).glob("rank*.pt"))
-        dmp.load_state_dict(portable_state_dict(*(torch.load(f) for f in files)))
+        load_sharded_checkpoint(dmp, load_dir / str(case) / "ckpt")
     outputs = _probe_outputs(case, dmp)
     if load_dir is not None:
         _compare_outputs(case, outputs, torch.load(load_dir / str(case) / "outputs.pt"))
     _check_ids_held(case, dmp, host_env.process_group, world_size)
     target = save_dir / str(case)
     target.mkdir(parents=True, exist_ok=True)
-    # One file per rank: the id rows are per-rank tensors of different lengths under the same
-    # keys, which torch.distributed.checkpoint would take for replicas and write once.
-    torch.save(portable_state_dict(dmp.state_dict()), target / f"rank{rank}.pt")
+    save_sharded_checkpoint(dmp, target / "ckpt")
     if rank == 0:
         torch.save(outputs, target / "outputs.pt")
     dist.barrier(group=host_env.process_group)
