@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+import numpy as np  # fbgemm-gpu (and torchrec's torchmetrics) depend on it
 import torch.distributed as dist
 
 from .._ext import _C
