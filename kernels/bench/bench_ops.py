@@ -488,6 +488,57 @@ def fused8bit_rowwise_to_float_case() -> Case:
     )
 
 
+def float_to_hfp8_case() -> Case:
+    # The FP8 QComms codec without a row dim (torchrec's CommType.FP8 default): e4m3, bias 15,
+    # max_pos 0.9375, on an all-to-all of pooled embeddings, 26*4096 rows of 128.
+    x = torch.randn(26 * 4096, 128, generator=GEN) * 0.3
+    out = torch.empty(26 * 4096, 128, dtype=torch.uint8)
+    return Case(
+        "float_to_hfp8",
+        "fp32 [106496, 128] -> uint8 [106496, 128], e4m3 bias 15",
+        nbytes(x, out),
+        lambda ops: ops("float_to_hfp8").launch([lib.arg(x), lib.arg(out)], [4, 15, 0.9375]),
+    )
+
+
+def hfp8_to_float_case() -> Case:
+    # Its decoder on the same elements (any byte is a code).
+    q = torch.randint(0, 256, (26 * 4096, 128), generator=GEN, dtype=torch.uint8)
+    out = torch.empty(26 * 4096, 128)
+    return Case(
+        "hfp8_to_float",
+        "uint8 [106496, 128] -> fp32 [106496, 128], e4m3 bias 15",
+        nbytes(q, out),
+        lambda ops: ops("hfp8_to_float").launch([lib.arg(q), lib.arg(out)], [4, 15]),
+    )
+
+
+def float_to_fp8_rowwise_case() -> Case:
+    # The FP8 QComms codec with fp8_quantize_dim = 128, forward (e4m3): 26*4096 rows of 128.
+    x = torch.randn(26 * 4096, 128, generator=GEN)
+    out = torch.empty(26 * 4096, 136, dtype=torch.uint8)
+    return Case(
+        "float_to_fp8_rowwise",
+        "fp32 [106496, 128] -> uint8 [106496, 136], forward",
+        nbytes(x, out),
+        lambda ops: ops("float_to_fp8_rowwise").launch([lib.arg(x), lib.arg(out)], [True]),
+    )
+
+
+def fp8_rowwise_to_float_case() -> Case:
+    # Its decoder on the same rows (codes, then the fp32 scale and 4 zero bytes).
+    q = torch.randint(0, 256, (26 * 4096, 136), generator=GEN, dtype=torch.uint8)
+    q[:, 128:132] = torch.tensor([0.5], dtype=torch.float32).view(torch.uint8)
+    q[:, 132:136] = 0
+    out = torch.empty(26 * 4096, 128)
+    return Case(
+        "fp8_rowwise_to_float",
+        "uint8 [106496, 136] -> fp32 [106496, 128], forward",
+        nbytes(q, out),
+        lambda ops: ops("fp8_rowwise_to_float").launch([lib.arg(q), lib.arg(out)], [True]),
+    )
+
+
 # ---- fbgemm variants the adapter serves with an existing kernel (torch_plugin/csrc/variants.cpp):
 # each row is that kernel's launch with the variant's arguments, at a size of its own.
 
@@ -667,6 +718,10 @@ CASES = {
     "batch_index_select_dim0_backward": batch_index_select_backward_case,
     "float_to_fused8bit_rowwise": float_to_fused8bit_rowwise_case,
     "fused8bit_rowwise_to_float": fused8bit_rowwise_to_float_case,
+    "float_to_hfp8": float_to_hfp8_case,
+    "hfp8_to_float": hfp8_to_float_case,
+    "float_to_fp8_rowwise": float_to_fp8_rowwise_case,
+    "fp8_rowwise_to_float": fp8_rowwise_to_float_case,
     "permute_pooled_embs_split": permute_pooled_embs_split_case,
     "batch_index_select_dim0_tensor": batch_index_select_tensor_case,
     "group_index_select_dim0": group_index_select_case,
