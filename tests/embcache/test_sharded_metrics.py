@@ -28,7 +28,7 @@ from torchrec_embcache.sharded import BucketMap, RowWiseEmbCacheEmbeddingBagColl
 from torchrec_embcache.sharded_metrics import ShardedEmbCacheMetrics
 
 # The batches, table layout and rank launcher are the sharded tests' (verify/ helpers).
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "verify"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "verify" / "lib"))
 import embcache_sharded as sharded_worker
 import npu_dist
 
