@@ -66,6 +66,7 @@ COMMON_SOURCES = [
     "csrc/index_select.cpp",
     "csrc/jagged.cpp",
     "csrc/keyed.cpp",
+    "csrc/merge.cpp",
     "csrc/module.cpp",
     "csrc/mxrec.cpp",
     "csrc/quantize.cpp",

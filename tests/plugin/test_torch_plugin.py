@@ -103,6 +103,9 @@ REGISTERED = {
         "block_bucketize_sparse_features_inference",
         "FloatToFused8BitRowwiseQuantized",
         "Fused8BitRowwiseQuantizedToFloat",
+        "merge_pooled_embeddings",
+        "all_to_one_device",
+        "sum_reduce_to_one",
     },
     ("fbgemm", "AutogradPrivateUse1"): {
         "batch_index_select_dim0",
@@ -175,6 +178,7 @@ FAMILIES = {
     },
     "hstu.cpp": {"hstu_dense", "hstu_dense_backward"},
     "quantize.cpp": {"FloatToFused8BitRowwiseQuantized", "Fused8BitRowwiseQuantizedToFloat"},
+    "merge.cpp": {"merge_pooled_embeddings", "all_to_one_device", "sum_reduce_to_one"},
     "unique.cpp": {"jagged_unique_indices"},
 }
 
