@@ -21,6 +21,7 @@
 #include "recsdk_sim/vector_cmpsel.h"
 #include "recsdk_sim/vector_reduce.h"
 #include "recsdk_sim/vector_fused.h"
+#include "recsdk_sim/vector_shift.h"
 #include "recsdk_sim/vector_cast.h"
 #include "kernel_log.h"
 #include "recsdk_sim/mix.h"

@@ -1,6 +1,7 @@
 """ReduceMax / ReduceMin (count and level-0 forms, calIndex, the sharedTmpBuffer minimum),
 ReduceSum's level-0 forms, BlockReduceMax / Min / Sum, PairReduceSum and the unified names
-ReduceDataBlock / ReducePairElem / ReduceRepeat (samples/vector_reduce.cpp) against numpy."""
+ReduceDataBlock / ReducePairElem / ReduceRepeat, and the ReduceSum register (GetReduceRepeatSumSpr,
+GetAccVal) (samples/vector_reduce.cpp) against numpy."""
 
 from __future__ import annotations
 
@@ -119,3 +120,18 @@ def test_unified_names(lib: ctypes.CDLL) -> None:
     assert np.array_equal(d[:8], x.reshape(8, 8).max(axis=1))
     assert np.array_equal(d[8:40], x.reshape(32, 2).sum(axis=1))
     assert d[40] == x.min() and (d[41:] == -100).all()
+
+
+def test_reduce_sum_register_holds_the_count_form_sum(lib: ctypes.CDLL) -> None:
+    out = ok(lib, "reduce_sum_spr")
+    spr, own = out[:8].view(np.float32)
+    assert spr == IN[:300].astype(np.float64).sum() and spr == own  # quarters: the sum is exact
+    acc = out[8:10].view(np.float16)[0]
+    assert acc == IN[:200].astype(np.float64).sum()
+    for case, why in [
+        ("reduce_sum_spr_unset", "no ReduceSum count form ran before it"),
+        ("reduce_sum_spr_after_level0", "no ReduceSum count form ran before it"),
+        ("reduce_sum_spr_wrong_type", "read as half after a ReduceSum of float"),
+    ]:
+        status, message, _ = run(lib, case)
+        assert status == 2 and "GetReduceRepeatSumSpr at" in message and why in message, message

@@ -143,6 +143,57 @@ void unified_names() {
     Store(d, 256);
 }
 
+// GetReduceRepeatSumSpr after a ReduceSum count form: float over in[0, 300) to out[0, 4) (and
+// ReduceSum's own dst[0] to out[4, 8)), then GetAccVal after a half ReduceSum over in[0, 200) to
+// out[8, 10).
+void reduce_sum_spr() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> ba, bd, bt, ha, hd, ht;
+    LocalTensor<float> a = Load(pipe, ba, 0, 304, 304);
+    LocalTensor<float> d = Filled<float>(pipe, bd, 8, 0.0f);
+    LocalTensor<float> t = Filled<float>(pipe, bt, 64, 0.0f);
+    ReduceSum(d, a, t, 300);
+    PipeBarrier<PIPE_ALL>();
+    d.SetValue(1, d.GetValue(0));
+    d.SetValue(0, GetReduceRepeatSumSpr<float>());
+    LocalTensor<half> h = ToHalf(pipe, ha, a, 208);
+    LocalTensor<half> e = Filled<half>(pipe, hd, 16, half(0.0f));
+    LocalTensor<half> u = Filled<half>(pipe, ht, 64, half(0.0f));
+    ReduceSum(e, h, u, 200);
+    PipeBarrier<PIPE_ALL>();
+    const half acc = GetAccVal<half>();
+    Store(d, 32);
+    d.SetValue(0, 0.0f);
+    e.SetValue(0, acc);
+    Store(e, 32, 8);
+}
+
+// The register read with nothing documented in it: before any ReduceSum, after a level-0
+// ReduceSum, and as another type than the ReduceSum's.
+void reduce_sum_spr_unset() {
+    (void)GetReduceRepeatSumSpr<float>();
+}
+// A float ReduceSum count form over in[0, 64), a level-0 one after it if `level0`, then the
+// register read as float or half.
+template <typename R>
+void reduce_sum_then_read(bool level0) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> ba, bd, bt;
+    LocalTensor<float> a = Load(pipe, ba, 0, 128, 128);
+    LocalTensor<float> d = Filled<float>(pipe, bd, 8, 0.0f);
+    LocalTensor<float> t = Filled<float>(pipe, bt, 64, 0.0f);
+    ReduceSum(d, a, t, 64);
+    if (level0)
+        ReduceSum(d, a, t, 64, 2, 8);
+    (void)GetReduceRepeatSumSpr<R>();
+}
+void reduce_sum_spr_after_level0() {
+    reduce_sum_then_read<float>(true);
+}
+void reduce_sum_spr_wrong_type() {
+    reduce_sum_then_read<half>(false);
+}
+
 }  // namespace
 
 const CaseTable& vector_sample::Cases() {
@@ -156,6 +207,10 @@ const CaseTable& vector_sample::Cases() {
         {"block_reduce_empty_block", block_reduce_empty_block},
         {"pair_reduce", pair_reduce},
         {"unified_names", unified_names},
+        {"reduce_sum_spr", reduce_sum_spr},
+        {"reduce_sum_spr_unset", reduce_sum_spr_unset},
+        {"reduce_sum_spr_after_level0", reduce_sum_spr_after_level0},
+        {"reduce_sum_spr_wrong_type", reduce_sum_spr_wrong_type},
     };
     return cases;
 }

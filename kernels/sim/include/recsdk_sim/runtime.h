@@ -276,6 +276,10 @@ struct CoreState {
     HazardPtr hazard{nullptr, nullptr};  // pipe clocks, flags, event ids (hazard.h)
     std::string leak;                    // set when a TPipe goes away with tensors still held
     void* pipe = nullptr;                // the TPipe GetTPipePtr() returns
+    // The ReduceSum register (GetReduceRepeatSumSpr): the type of the last ReduceSum count form
+    // (null: nothing readable) and its result, exact in float for half and float.
+    const char* reduce_sum_type = nullptr;
+    float reduce_sum_value = 0.0f;
 };
 
 // The core the calling thread emulates, set by the runtime for the duration of a kernel body.

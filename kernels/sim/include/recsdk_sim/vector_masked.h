@@ -785,6 +785,45 @@ RECSDK_SIM_WHOLE_REDUCE(WholeReduceMax, true)
 RECSDK_SIM_WHOLE_REDUCE(WholeReduceMin, false)
 #undef RECSDK_SIM_WHOLE_REDUCE
 
+}  // namespace AscendC
+
+namespace recsdk::sim {
+
+template <typename T>
+inline T ReadReduceSumSpr(const char* call, const SrcLoc& loc) {
+    VecType<kHalfFloat<T>, T>(call, loc);
+    // The register holds the last ReduceSum count form of this core
+    // (GetReduceRepeatSumSpr(ISASI).md documents it for that form only, so a level-0 ReduceSum
+    // leaves it unreadable).
+    const CoreState& c = Core();
+    if (c.reduce_sum_type == nullptr) {
+        Fail(call, loc,
+             "no ReduceSum count form ran before it on this core (the register is documented "
+             "only after that form)");
+    }
+    if (std::string(c.reduce_sum_type) != TypeName<T>()) {
+        Fail(call, loc,
+             std::string("read as ") + TypeName<T>() + " after a ReduceSum of " +
+                 c.reduce_sum_type + " (the page requires the ReduceSum's type)");
+    }
+    return static_cast<T>(c.reduce_sum_value);
+}
+
+}  // namespace recsdk::sim
+
+namespace AscendC {
+
+// GetReduceRepeatSumSpr(ISASI).md, and GetAccVal, its former name: the sum of the last ReduceSum
+// count form; half, float.
+template <typename T>
+inline T GetReduceRepeatSumSpr(recsdk::sim::SrcLoc loc = {}) {
+    return recsdk::sim::ReadReduceSumSpr<T>("GetReduceRepeatSumSpr", loc);
+}
+template <typename T>
+inline T GetAccVal(recsdk::sim::SrcLoc loc = {}) {
+    return recsdk::sim::ReadReduceSumSpr<T>("GetAccVal", loc);
+}
+
 // ReduceSum, count form (ReduceSum.md): dst[0] = the sum of src[0, count). On Atlas A2/A3 this
 // form sums each 256-byte repeat as a binary tree and adds the repeats' sums in order ("方式一"),
 // and sharedTmpBuffer is not used. half/float; a count of 0 is a no-op; isSetMask = false is
@@ -818,6 +857,8 @@ inline void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
     }
     VecWrite(dst, 1, call, loc);
     dst.SimData()[0] = acc;
+    Core().reduce_sum_type = TypeName<T>();
+    Core().reduce_sum_value = static_cast<float>(acc);
     VecDone(count, sizeof(T));
 }
 template <typename T, typename P>

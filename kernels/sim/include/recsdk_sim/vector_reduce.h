@@ -174,6 +174,7 @@ inline void ReduceSumTree(const AscendC::LocalTensor<T>& dst, const AscendC::Loc
     dst.InUb(call, loc);
     if (plan.repeats == 0)
         return;
+    Core().reduce_sum_type = nullptr;  // what the level-0 form leaves in the register: undocumented
     const Lane0 ss{1, src_rep_stride};
     Operand0(src, plan, ss, Acc::kRead, call, loc);
     CheckTmp(tmp, AlignElems(plan.repeats, 32 / sizeof(T)), call, loc);
