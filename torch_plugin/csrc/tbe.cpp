@@ -1,7 +1,10 @@
 // Table-batched embedding (TBE) lookups on the npu: fbgemm's training entry points
-// split_embedding_codegen_lookup_{sgd,adagrad,rowwise_adagrad,adam}_function (fused kernels: the
-// optimizer runs inside the backward) and dense_embedding_codegen_lookup_function (data-parallel
-// tables: an ordinary gradient for the weights).
+// split_embedding_codegen_lookup_{sgd,adagrad,rowwise_adagrad,adam,lars_sgd,partial_rowwise_adam,
+// lamb,partial_rowwise_lamb}_function (fused kernels: the optimizer runs inside the backward),
+// split_embedding_codegen_lookup_none_function (optimizer NONE: the backward returns the weights'
+// gradient as a sparse tensor of the touched rows, as fbgemm's) and
+// dense_embedding_codegen_lookup_function (data-parallel tables: an ordinary gradient for the
+// weights).
 //
 // fbgemm-gpu-cpu defines the dense lookup but not the split ones (only their *_cpu variants):
 // their schemas come from fbgemm's CUDA build. We define them, with fbgemm's exact schema, only
@@ -50,8 +53,19 @@ enum class Optimizer : int64_t {
     kAdagrad = 1,
     kRowwiseAdagrad = 2,
     kDense = 3,
-    kAdam = 4
+    kAdam = 4,
+    kNone = 5,
+    kLarsSgd = 6,
+    kPartialRowwiseAdam = 7,
+    kLamb = 8,
+    kPartialRowwiseLamb = 9
 };
+
+// The optimizers with Adam's moments, bias corrections and arguments.
+bool adam_like(Optimizer o) {
+    return o == Optimizer::kAdam || o == Optimizer::kPartialRowwiseAdam || o == Optimizer::kLamb ||
+           o == Optimizer::kPartialRowwiseLamb;
+}
 
 // What the forward needs and the backward keeps.
 struct Lookup {
@@ -124,10 +138,14 @@ bool is_vbe(const Lookup& l) {
     return l.b_offsets.defined();
 }
 
-Lookup read_lookup(const Args& a) {
+// none_2d: optimizer NONE, whose dev_weights fbgemm makes a [total_hash_size, max_D] parameter
+// (one D for all tables); the kernels take it flat.
+Lookup read_lookup(const Args& a, bool none_2d = false) {
     Lookup l;
     l.op = a.op();
     l.weights = a.tensor("dev_weights");
+    if (none_2d && l.weights.defined() && l.weights.dim() == 2)
+        l.weights = l.weights.reshape({-1});
     l.weights_offsets = a.tensor("weights_offsets");
     l.d_offsets = a.tensor("D_offsets");
     l.hash_size_cumsum = a.tensor("hash_size_cumsum");
@@ -245,6 +263,7 @@ at::Tensor forward(const Lookup& l) {
 struct SortedPositions {
     at::Tensor positions;
     at::Tensor bags;
+    at::Tensor linear;  // hash_size_cumsum[table] + index of every position (unsorted)
 };
 
 SortedPositions sorted_positions(const Lookup& l) {
@@ -264,7 +283,7 @@ SortedPositions sorted_positions(const Lookup& l) {
     at::Tensor order =
         std::get<1>(linear.sort(/*stable=*/true, /*dim=*/0, /*descending=*/false)).contiguous();
     at::Tensor sorted_bags = bag_of.index_select(0, order).contiguous();
-    return {order, sorted_bags};
+    return {order, sorted_bags, linear};
 }
 
 struct Update {
@@ -283,24 +302,38 @@ struct Update {
     double beta1 = 0.0;
     double beta2 = 0.0;
     int64_t iter = 0;
+    // LARS-SGD
+    double eta = 0.0;
+    double momentum = 0.0;
 };
 
-void backward(const Lookup& l, const Update& u, const at::Tensor& grad_output,
-              const at::Tensor& grad_weights) {
-    const at::Tensor grad = grad_output.to(at::kFloat).contiguous();
+at::Tensor float_gradient(const Lookup& l, const at::Tensor& grad_output) {
+    at::Tensor grad = grad_output.to(at::kFloat).contiguous();
     const std::vector<int64_t> shape = output_shape(l);
     TORCH_CHECK_VALUE(grad.sizes() == at::IntArrayRef(shape), l.op,
                       ": the output gradient must have the output's shape ", at::IntArrayRef(shape),
                       ", got ", grad.sizes());
-    const SortedPositions sorted = sorted_positions(l);
+    return grad;
+}
+
+void launch_backward(const Lookup& l, const Update& u, const at::Tensor& grad,
+                     const SortedPositions& sorted, const at::Tensor& grad_weights,
+                     const at::Tensor& run_slots) {
     backend::split_embedding_backward(
         grad, l.weights, u.momentum1, u.momentum1_offsets, l.weights_offsets.contiguous(),
         l.d_offsets.contiguous(), l.indices.contiguous(), l.offsets.contiguous(),
         l.indice_weights.defined() ? l.indice_weights.contiguous() : at::Tensor(), sorted.positions,
         grad_weights, u.momentum2, u.momentum2_offsets, sorted.bags, l.b_offsets,
-        l.vbe_output_offsets, l.vbe_b_offsets_rank, static_cast<int64_t>(u.optimizer),
+        l.vbe_output_offsets, l.vbe_b_offsets_rank, run_slots, static_cast<int64_t>(u.optimizer),
         l.pooling_mode, u.learning_rate, u.eps, u.weight_decay, u.weight_decay_mode,
-        u.gradient_clipping ? 1 : 0, u.max_gradient, l.max_d, u.beta1, u.beta2, u.iter);
+        u.gradient_clipping ? 1 : 0, u.max_gradient, l.max_d, u.beta1, u.beta2, u.iter, u.eta,
+        u.momentum);
+}
+
+void backward(const Lookup& l, const Update& u, const at::Tensor& grad_output,
+              const at::Tensor& grad_weights) {
+    const at::Tensor grad = float_gradient(l, grad_output);
+    launch_backward(l, u, grad, sorted_positions(l), grad_weights, at::Tensor());
 }
 
 at::Tensor optional_tensor(const c10::IValue& v) {
@@ -368,6 +401,8 @@ void save_update(AutogradContext* ctx, const Update& u) {
     ctx->saved_data["beta1"] = u.beta1;
     ctx->saved_data["beta2"] = u.beta2;
     ctx->saved_data["iter"] = u.iter;
+    ctx->saved_data["eta"] = u.eta;
+    ctx->saved_data["momentum"] = u.momentum;
 }
 
 Update restore_update(AutogradContext* ctx) {
@@ -387,6 +422,8 @@ Update restore_update(AutogradContext* ctx) {
     u.beta1 = s["beta1"].toDouble();
     u.beta2 = s["beta2"].toDouble();
     u.iter = s["iter"].toInt();
+    u.eta = s["eta"].toDouble();
+    u.momentum = s["momentum"].toDouble();
     return u;
 }
 
@@ -453,9 +490,15 @@ Update read_update(const Args& a, Optimizer optimizer, const Lookup& l) {
                       ": dev_weights is updated in place and must be contiguous");
     if (optimizer == Optimizer::kSgd)
         return u;
-    u.eps = a.real("eps");
     std::tie(u.momentum1, u.momentum1_offsets) = read_momentum(a, "momentum1", l);
-    if (optimizer == Optimizer::kAdam) {
+    if (optimizer == Optimizer::kLarsSgd) {
+        u.eta = a.real("eta");
+        u.momentum = a.real("momentum");
+        u.weight_decay = a.real("weight_decay");
+        return u;
+    }
+    u.eps = a.real("eps");
+    if (adam_like(optimizer)) {
         std::tie(u.momentum2, u.momentum2_offsets) = read_momentum(a, "momentum2", l);
         u.beta1 = a.real("beta1");
         u.beta2 = a.real("beta2");
@@ -464,8 +507,7 @@ Update read_update(const Args& a, Optimizer optimizer, const Lookup& l) {
         TORCH_CHECK_VALUE(
             !a.has("use_rowwise_bias_correction") || !a.flag("use_rowwise_bias_correction"), op,
             ": use_rowwise_bias_correction is not supported on npu");
-        TORCH_CHECK_VALUE(u.iter >= 1, op, ": Adam's iter must be >= 1 (bias correction), got ",
-                          u.iter);
+        TORCH_CHECK_VALUE(u.iter >= 1, op, ": iter must be >= 1 (bias correction), got ", u.iter);
         return u;
     }
     if (optimizer == Optimizer::kRowwiseAdagrad) {
@@ -507,12 +549,100 @@ void split_lookup_boxed(const c10::OperatorHandle& handle, torch::jit::Stack* st
 }
 
 // Below autograd (inference mode): the forward only.
+template <bool kNone2d>
 void split_lookup_forward_boxed(const c10::OperatorHandle& handle, torch::jit::Stack* stack) {
     const Args a(handle, stack);
-    const Lookup l = read_lookup(a);
+    const Lookup l = read_lookup(a, kNone2d);
     check_split_placement(a);
     const size_t n = a.size();
     at::Tensor out = forward(l);
+    torch::jit::drop(*stack, n);
+    torch::jit::push(*stack, std::move(out));
+}
+
+// ---- optimizer NONE -------------------------------------------------------------------------
+//
+// fbgemm's NONE lookup (split_embedding_backward_codegen_none_* in its CUDA build) updates
+// nothing: its backward returns dev_weights' gradient as a sparse COO tensor of size
+// [total_hash_size, max_D] whose indices are the unique linear rows (hash_size_cumsum[t] + index,
+// ascending) and whose values are their summed gradients, [total_unique_indices, max_D] (the
+// caller's bound on the number of unique rows). The kernel sums each run into its row's slot;
+// the slots past the real number of unique rows stay zero, with index 0.
+
+struct NoneCall {
+    Lookup lookup;
+    int64_t total_hash_size = 0;
+    int64_t total_unique_indices = 0;
+};
+
+class NoneLookupFunction : public torch::autograd::Function<NoneLookupFunction> {
+public:
+    static at::Tensor forward(AutogradContext* ctx, const at::Tensor& dev_weights,
+                              const std::shared_ptr<NoneCall>& call) {
+        at::AutoDispatchBelowADInplaceOrView guard;
+        save(ctx, call->lookup);
+        ctx->saved_data["op"] = std::string(call->lookup.op);
+        ctx->saved_data["weights"] = call->lookup.weights;
+        ctx->saved_data["total_hash_size"] = call->total_hash_size;
+        ctx->saved_data["total_unique_indices"] = call->total_unique_indices;
+        ctx->saved_data["weights_dtype"] = static_cast<int64_t>(dev_weights.scalar_type());
+        return fbgemm_npu::forward(call->lookup);
+    }
+
+    static variable_list backward(AutogradContext* ctx, variable_list grads) {
+        const std::string op = ctx->saved_data["op"].toStringRef();
+        const Lookup l = restore(ctx, op.c_str(), ctx->saved_data["weights"].toTensor());
+        const int64_t total_hash_size = ctx->saved_data["total_hash_size"].toInt();
+        const int64_t unique_bound = ctx->saved_data["total_unique_indices"].toInt();
+        const auto dtype = static_cast<at::ScalarType>(ctx->saved_data["weights_dtype"].toInt());
+        at::AutoDispatchBelowADInplaceOrView guard;
+        const at::Tensor grad = float_gradient(l, grads[0]);
+        const SortedPositions sorted = sorted_positions(l);
+        // Each sorted position's unique row (its rank among the live ones); pruned (-1)
+        // indices have none, and the kernel skips them.
+        const at::Tensor live = l.indices.index_select(0, sorted.positions).ne(-1);
+        const at::Tensor sorted_linear =
+            sorted.linear.index_select(0, sorted.positions).masked_select(live);
+        const auto [unique, inverse, counts] =
+            at::unique_consecutive(sorted_linear, /*return_inverse=*/true);
+        const int64_t count = unique.numel();
+        TORCH_CHECK_VALUE(count <= unique_bound, op, ": the batch has ", count,
+                          " unique rows, more than total_unique_indices = ", unique_bound);
+        at::Tensor slots = at::full({l.indices.numel()}, -1, sorted.positions.options());
+        slots.masked_scatter_(live, inverse);
+        at::Tensor values =
+            at::zeros({unique_bound * l.max_d}, l.weights.options().dtype(at::kFloat));
+        Update u;
+        u.optimizer = Optimizer::kNone;
+        launch_backward(l, u, grad, sorted, values, slots.contiguous());
+        at::Tensor rows = at::zeros({unique_bound}, unique.options());
+        rows.narrow(0, 0, count).copy_(unique);
+        at::Tensor sparse = at::sparse_coo_tensor(
+            rows.unsqueeze(0), values.view({unique_bound, l.max_d}).to(dtype),
+            {total_hash_size, l.max_d}, values.options().dtype(dtype).layout(at::kSparse));
+        return {sparse, at::Tensor()};
+    }
+};
+
+void none_lookup_boxed(const c10::OperatorHandle& handle, torch::jit::Stack* stack) {
+    const Args a(handle, stack);
+    const char* op = a.op();
+    auto call = std::make_shared<NoneCall>();
+    const at::Tensor dev_weights = a.tensor("dev_weights");
+    call->lookup = read_lookup(a, /*none_2d=*/true);
+    check_split_placement(a);
+    call->total_hash_size = a.integer("total_hash_size");
+    call->total_unique_indices = a.integer("total_unique_indices");
+    const Lookup& l = call->lookup;
+    TORCH_CHECK_VALUE(dev_weights.dim() == 2 && dev_weights.size(1) == l.max_d &&
+                          dev_weights.size(0) == call->total_hash_size,
+                      op, ": dev_weights must be [total_hash_size, max_D] = [",
+                      call->total_hash_size, ", ", l.max_d, "] for optimizer NONE, got ",
+                      dev_weights.sizes());
+    TORCH_CHECK_VALUE(call->total_unique_indices >= 0, op,
+                      ": total_unique_indices must be >= 0, got ", call->total_unique_indices);
+    const size_t n = a.size();
+    at::Tensor out = NoneLookupFunction::apply(dev_weights, call);
     torch::jit::drop(*stack, n);
     torch::jit::push(*stack, std::move(out));
 }
@@ -608,16 +738,20 @@ void generate_vbe_metadata_boxed(const c10::OperatorHandle& handle, torch::jit::
 // fbgemm 1.1.0's schema of split_embedding_codegen_lookup_<optimizer>_function (its CUDA build,
 // v1 interface), with the optimizer's own arguments in the middle.
 std::string split_schema(const std::string& optimizer, const std::string& optimizer_args) {
-    // An optimizer with its own iter argument does not get the common one.
+    // An optimizer with its own iter argument does not get the common one; NONE has no
+    // gradient clipping nor stochastic rounding arguments (nothing to update).
     const bool own_iter = optimizer_args.find("int iter") != std::string::npos;
+    const bool updates = optimizer != "none";
     return "split_embedding_codegen_lookup_" + optimizer +
            "_function("
            "Tensor placeholder_autograd_tensor, Tensor(a!) dev_weights, Tensor(b!) uvm_weights, "
            "Tensor lxu_cache_weights, Tensor weights_placements, Tensor weights_offsets, "
            "Tensor D_offsets, SymInt total_D, SymInt max_D, Tensor hash_size_cumsum, "
            "int total_hash_size_bits, Tensor indices, Tensor offsets, int pooling_mode, "
-           "Tensor? indice_weights, Tensor? feature_requires_grad, Tensor lxu_cache_locations, "
-           "bool gradient_clipping, float max_gradient, bool stochastic_rounding, " +
+           "Tensor? indice_weights, Tensor? feature_requires_grad, Tensor lxu_cache_locations, " +
+           std::string(updates ? "bool gradient_clipping, float max_gradient, "
+                                 "bool stochastic_rounding, "
+                               : "") +
            optimizer_args +
            ", int output_dtype=0, Tensor? B_offsets=None, "
            "Tensor? vbe_output_offsets_feature_rank=None, "
@@ -636,6 +770,14 @@ struct SplitOp {
     const char* args;
 };
 
+// The v1 arguments of fbgemm's partial_rowwise_adam, lamb and partial_rowwise_lamb (momentum2
+// is one float per row for the partial row-wise ones; the schema does not say).
+constexpr const char* kAdamFamilyArgs =
+    "Tensor momentum1_dev, Tensor momentum1_uvm, Tensor momentum1_placements, "
+    "Tensor momentum1_offsets, Tensor momentum2_dev, Tensor momentum2_uvm, "
+    "Tensor momentum2_placements, Tensor momentum2_offsets, float learning_rate=0, float eps=0, "
+    "float beta1=0, float beta2=0, float weight_decay=0, int iter=0";
+
 const SplitOp kSplitOps[] = {
     {"sgd", "float learning_rate=0"},
     {"adagrad",
@@ -653,6 +795,14 @@ const SplitOp kSplitOps[] = {
      "bool use_rowwise_bias_correction=False, Tensor? row_counter_dev=None, "
      "Tensor? row_counter_uvm=None, Tensor? row_counter_placements=None, "
      "Tensor? row_counter_offsets=None"},
+    {"lars_sgd",
+     "Tensor momentum1_dev, Tensor momentum1_uvm, Tensor momentum1_placements, "
+     "Tensor momentum1_offsets, float learning_rate=0, float eta=0, float momentum=0, "
+     "float weight_decay=0"},
+    {"partial_rowwise_adam", kAdamFamilyArgs},
+    {"lamb", kAdamFamilyArgs},
+    {"partial_rowwise_lamb", kAdamFamilyArgs},
+    {"none", "int total_hash_size=0, SymInt total_unique_indices=0"},
 };
 
 bool defined_elsewhere(const std::string& name) {
@@ -687,6 +837,20 @@ TORCH_LIBRARY_IMPL(fbgemm, AutogradPrivateUse1, m) {
     m.impl("split_embedding_codegen_lookup_adam_function",
            torch::CppFunction::makeFromBoxedFunction<
                &fbgemm_npu::split_lookup_boxed<Optimizer::kAdam>>());
+    m.impl("split_embedding_codegen_lookup_lars_sgd_function",
+           torch::CppFunction::makeFromBoxedFunction<
+               &fbgemm_npu::split_lookup_boxed<Optimizer::kLarsSgd>>());
+    m.impl("split_embedding_codegen_lookup_partial_rowwise_adam_function",
+           torch::CppFunction::makeFromBoxedFunction<
+               &fbgemm_npu::split_lookup_boxed<Optimizer::kPartialRowwiseAdam>>());
+    m.impl("split_embedding_codegen_lookup_lamb_function",
+           torch::CppFunction::makeFromBoxedFunction<
+               &fbgemm_npu::split_lookup_boxed<Optimizer::kLamb>>());
+    m.impl("split_embedding_codegen_lookup_partial_rowwise_lamb_function",
+           torch::CppFunction::makeFromBoxedFunction<
+               &fbgemm_npu::split_lookup_boxed<Optimizer::kPartialRowwiseLamb>>());
+    m.impl("split_embedding_codegen_lookup_none_function",
+           torch::CppFunction::makeFromBoxedFunction<&fbgemm_npu::none_lookup_boxed>());
     m.impl("dense_embedding_codegen_lookup_function",
            torch::CppFunction::makeFromBoxedFunction<&fbgemm_npu::dense_lookup_boxed>());
 }
@@ -695,11 +859,17 @@ TORCH_LIBRARY_IMPL(fbgemm, PrivateUse1, m) {
     for (const char* name : {"split_embedding_codegen_lookup_sgd_function",
                              "split_embedding_codegen_lookup_adagrad_function",
                              "split_embedding_codegen_lookup_rowwise_adagrad_function",
-                             "split_embedding_codegen_lookup_adam_function"}) {
-        m.impl(
-            name,
-            torch::CppFunction::makeFromBoxedFunction<&fbgemm_npu::split_lookup_forward_boxed>());
+                             "split_embedding_codegen_lookup_adam_function",
+                             "split_embedding_codegen_lookup_lars_sgd_function",
+                             "split_embedding_codegen_lookup_partial_rowwise_adam_function",
+                             "split_embedding_codegen_lookup_lamb_function",
+                             "split_embedding_codegen_lookup_partial_rowwise_lamb_function"}) {
+        m.impl(name, torch::CppFunction::makeFromBoxedFunction<
+                         &fbgemm_npu::split_lookup_forward_boxed<false>>());
     }
+    m.impl(
+        "split_embedding_codegen_lookup_none_function",
+        torch::CppFunction::makeFromBoxedFunction<&fbgemm_npu::split_lookup_forward_boxed<true>>());
     m.impl("dense_embedding_codegen_lookup_function",
            torch::CppFunction::makeFromBoxedFunction<&fbgemm_npu::dense_lookup_forward_boxed>());
     m.impl("get_infos_metadata",
