@@ -108,6 +108,10 @@ REGISTERED = {
         "block_bucketize_sparse_features_inference",
         "FloatToFused8BitRowwiseQuantized",
         "Fused8BitRowwiseQuantizedToFloat",
+        "FloatToHFP8Quantized",
+        "HFP8QuantizedToFloat",
+        "FloatToFP8RowwiseQuantized",
+        "FP8RowwiseQuantizedToFloat",
         "merge_pooled_embeddings",
         "all_to_one_device",
         "sum_reduce_to_one",
@@ -187,9 +191,16 @@ FAMILIES = {
         "block_bucketize_sparse_features_inference",
     },
     "hstu.cpp": {"hstu_dense", "hstu_dense_backward"},
-    "quantize.cpp": {"FloatToFused8BitRowwiseQuantized", "Fused8BitRowwiseQuantizedToFloat"},
-    "merge.cpp": {"merge_pooled_embeddings", "all_to_one_device", "sum_reduce_to_one"},
+    "quantize.cpp": {
+        "FloatToFused8BitRowwiseQuantized",
+        "Fused8BitRowwiseQuantizedToFloat",
+        "FloatToHFP8Quantized",
+        "HFP8QuantizedToFloat",
+        "FloatToFP8RowwiseQuantized",
+        "FP8RowwiseQuantizedToFloat",
+    },
     "unique.cpp": {"jagged_unique_indices"},
+    "merge.cpp": {"merge_pooled_embeddings", "all_to_one_device", "sum_reduce_to_one"},
 }
 
 
