@@ -1,5 +1,7 @@
 """Worker processes for verify/dmp/test_npu_qcomms.py: torchrec's INT8 quantised communication
-(QCommsConfig forward and backward INT8) on npu ranks over hccl.
+(QCommsConfig forward and backward INT8) on npu ranks over hccl, and its FP8 row-wise
+communication (forward and backward FP8 with fp8_quantize_dim 32: e4m3 rows forward, e5m2 rows
+backward, each row scaled so that its largest magnitude maps to the format's max_pos).
 
 Each rank shards npu_dist's EmbeddingBagCollection table-wise with the INT8 codecs on its
 all-to-alls, loads the known weights, runs its local batch forward and one fused-SGD step, and
@@ -9,6 +11,8 @@ update) within the INT8 codec's error bound: a row-wise INT8 value is within hal
 tensor, so the bound uses the range of every pooled value of the global batch (a row's range is
 at most that); gradients (the loss is 0.5 * sum(out^2), so d loss / d out = out) pass one more
 codec on the way back, and each weight row moves by lr times the sum of its bags' gradients.
+FP8 row-wise rounds each value to 3 (forward) or 2 (backward) mantissa bits after scaling, so a
+value is within 2^-4 (2^-3) of its row's largest magnitude, at most that of every value.
 """
 
 from __future__ import annotations
@@ -47,9 +51,24 @@ def _bag_counts(tables: dict[str, tuple], world: int) -> dict[str, torch.Tensor]
     return counts
 
 
-def qcomms_worker(rank: int, world_size: int, port: int, device_type: str = "npu") -> None:
+def _bounds(every: torch.Tensor, precision: str) -> tuple[float, float]:
+    """The forward error bound of a pooled value and of a gradient (an output, within the
+    forward bound, quantised once more)."""
+    if precision == "int8":
+        spread = float(every.max() - every.min())
+        fwd = spread / 510 * (1 + 1e-5) + 1e-6
+        return fwd, fwd + (spread + 2 * fwd) / 510 * (1 + 1e-5) + 1e-6
+    top = float(every.abs().max())
+    fwd = top * 2.0**-4 * (1 + 1e-5) + 1e-6
+    return fwd, fwd + (top + fwd) * 2.0**-3 * (1 + 1e-5) + 1e-6
+
+
+def qcomms_worker(
+    rank: int, world_size: int, port: int, device_type: str = "npu", precision: str = "int8"
+) -> None:
     """One rank; device_type "cpu" (gloo) runs the same checks anywhere, which tests the
-    harness and its bound where no npu exists."""
+    harness and its bound where no npu exists (INT8 only: fbgemm-gpu-cpu has no CPU FP8
+    row-wise kernel). precision "int8" or "fp8" (row-wise, fp8_quantize_dim 32)."""
     import torch.distributed as dist
     from torchrec.distributed.embeddingbag import EmbeddingBagCollectionSharder
     from torchrec.distributed.fbgemm_qcomm_codec import (
@@ -65,9 +84,15 @@ def qcomms_worker(rank: int, world_size: int, port: int, device_type: str = "npu
     try:
         tables = TABLES
         weights = npu_dist.reference_weights(tables)
-        registry = get_qcomm_codecs_registry(
-            QCommsConfig(forward_precision=CommType.INT8, backward_precision=CommType.INT8)
-        )
+        if precision == "fp8":
+            config = QCommsConfig(
+                forward_precision=CommType.FP8,
+                backward_precision=CommType.FP8,
+                fp8_quantize_dim=32,
+            )
+        else:
+            config = QCommsConfig(forward_precision=CommType.INT8, backward_precision=CommType.INT8)
+        registry = get_qcomm_codecs_registry(config)
         sharder = EmbeddingBagCollectionSharder(
             fused_params=npu_dist.fused_params("sgd"), qcomm_codecs_registry=registry
         )
@@ -85,8 +110,7 @@ def qcomms_worker(rank: int, world_size: int, port: int, device_type: str = "npu
 
         _, outputs = _global_outputs(tables, weights, world_size)
         every = torch.cat([v.flatten() for out in outputs for v in out.values()])
-        spread = float(every.max() - every.min())
-        fwd_bound = spread / 510 * (1 + 1e-5) + 1e-6
+        fwd_bound, grad_bound = _bounds(every, precision)
 
         got = dmp(npu_dist.local_batch(rank, tables).to(device))
         have = {k: v.cpu() for k, v in got.to_dict().items()}
@@ -94,13 +118,11 @@ def qcomms_worker(rank: int, world_size: int, port: int, device_type: str = "npu
         assert sorted(have) == sorted(want)
         errors = [float((have[k] - want[k]).abs().max()) for k in want]
         assert max(errors) <= fwd_bound, (errors, fwd_bound)
-        # The codec did run: INT8 cannot carry these floats exactly.
+        # The codec did run: 8 bits cannot carry these floats exactly.
         assert max(errors) > 0, "the pooled outputs came through unquantised"
 
         npu_dist._loss(dict(got.to_dict())).backward()
-        # Gradients: each is an output (within fwd_bound), quantised once more over a range at
-        # most spread + 2 fwd_bound.
-        grad_bound = fwd_bound + (spread + 2 * fwd_bound) / 510 * (1 + 1e-5) + 1e-6
+        # Gradients: each is an output (within fwd_bound), quantised once more (_bounds).
         want_weights = npu_dist.expected_update("ebc", tables, weights, world_size, "sgd")
         counts = _bag_counts(tables, world_size)
         checked = 0
