@@ -55,6 +55,9 @@ class EnvStage(Stage):
             error=BuildError,
             fresh=ctx.options.env.fresh,
             purpose="the build environment",
+            # Builds import torch from here and may cache its bytecode; the verify environment
+            # runs with PYTHONDONTWRITEBYTECODE, so it keeps pip's compiled modules.
+            byte_compile=False,
         )
         return Outcome(
             provenance={
