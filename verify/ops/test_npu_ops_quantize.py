@@ -13,6 +13,8 @@ op's formula with fbgemm's CPU HFP8 encoder and decoder for the codes.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -170,9 +172,11 @@ def fp8_rowwise_reference(x: torch.Tensor, forward: bool) -> torch.Tensor:
     codes float_to_hfp8(x * scale) (fbgemm's CPU HFP8 encoder), rows padded to ceil4(D) + 8."""
     ebits, bias, max_pos = (4, 15, 0.9375) if forward else (5, 31, 0.875)
     d = x.shape[-1]
-    rows = x.reshape(-1, d).float()
+    rows = x.reshape(math.prod(x.shape[:-1]), d).float()  # -1 is ambiguous when D = 0
     width = (d + 3) // 4 * 4 + 8
     out = torch.zeros(rows.shape[0], width, dtype=torch.uint8)
+    if rows.numel() == 0:
+        return out.view(*x.shape[:-1], width)  # fbgemm's zeros: no scale
     m = torch.clamp(torch.nan_to_num(rows.abs(), nan=0.0, posinf=float("inf")).amax(1), min=1e-20)
     scale = torch.tensor(max_pos) / (torch.tensor(1e-20) + m)
     out[:, :d] = fbgemm.FloatToHFP8Quantized(rows * scale[:, None], ebits, bias, max_pos)
