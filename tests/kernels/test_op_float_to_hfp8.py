@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 
@@ -15,7 +14,6 @@ from kernel_testlib import SimError, arg  # noqa: E402
 from strategies import platforms, seeds  # noqa: E402
 
 fbgemm = torch.ops.fbgemm
-OPS = Path(__file__).resolve().parents[2] / "kernels" / "ops"
 
 # torchrec's FP8 all-to-all (fbgemm_gpu.quantize_comm without a row dim): e4m3, bias 15.
 TORCHREC = (4, 15, 0.9375)
@@ -118,16 +116,6 @@ def test_empty(sim_ops, shape) -> None:
     x = torch.empty(shape)
     got, _ = encode(sim_ops, x, *TORCHREC)
     assert torch.equal(got, fbgemm.FloatToHFP8Quantized(x, *TORCHREC))
-
-
-def test_encoder_copies_equal() -> None:
-    """The encoding header is copied into each encoding operator (kernels include only their
-    own headers and common/): the copies must not drift."""
-    copies = [(OPS / op / "op_kernel" / "hfp8_encode.h").read_text() for op in ENCODERS]
-    assert all(c == copies[0] for c in copies)
-
-
-ENCODERS = ["float_to_hfp8", "float_to_fp8_rowwise"]
 
 
 def test_production_size(sim_ops) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -14,8 +12,6 @@ from kernel_testlib import SimError, arg  # noqa: E402
 from strategies import platforms, seeds  # noqa: E402
 
 fbgemm = torch.ops.fbgemm
-OPS = Path(__file__).resolve().parents[2] / "kernels" / "ops"
-DECODERS = ["hfp8_to_float", "fp8_rowwise_to_float"]
 
 
 def decode(ops, q, ebits, bias, **launch):
@@ -83,13 +79,6 @@ def test_empty(sim_ops, shape) -> None:
     q = torch.zeros(shape, dtype=torch.uint8)
     got, _ = decode(sim_ops, q, 4, 15)
     assert torch.equal(got, fbgemm.HFP8QuantizedToFloat(q, 4, 15))
-
-
-def test_decoder_copies_equal() -> None:
-    """The decoding header is copied into each decoding operator (kernels include only their
-    own headers and common/): the copies must not drift."""
-    copies = [(OPS / op / "op_kernel" / "hfp8_decode.h").read_text() for op in DECODERS]
-    assert all(c == copies[0] for c in copies)
 
 
 def test_production_size(sim_ops) -> None:

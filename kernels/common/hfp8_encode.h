@@ -6,8 +6,7 @@
 // are done here on the float's bits: no reliance on the scalar unit's float adds, its handling
 // of fp32 subnormals, or on a compiler keeping (b + x) - b. The two agree for every magnitude
 // below 2^100 and bias in [1, 127], which the host checks.
-// A copy of this header sits in each encoding operator's op_kernel/ (kernels include only
-// their own headers and common/); tests/kernels/test_op_float_to_hfp8.py keeps them equal.
+// Shared by float_to_hfp8 and float_to_fp8_rowwise.
 #ifndef MXREC_HFP8_ENCODE_H
 #define MXREC_HFP8_ENCODE_H
 

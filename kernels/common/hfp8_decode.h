@@ -4,8 +4,7 @@
 // 2^(127 - bias): the product is exact (an HFP8 value is always an fp32 value for ebits 1..7
 // and bias 1..127), so the float is assembled directly here, subnormal HFP8 values normalised,
 // with no float multiply (and no dependence on the scalar unit's handling of fp32 subnormals).
-// A copy of this header sits in each decoding operator's op_kernel/ (kernels include only
-// their own headers and common/); tests/kernels/test_op_hfp8_to_float.py keeps them equal.
+// Shared by hfp8_to_float and fp8_rowwise_to_float.
 #ifndef MXREC_HFP8_DECODE_H
 #define MXREC_HFP8_DECODE_H
 
