@@ -214,10 +214,12 @@ private:
 
     __aicore__ inline void Linearize() {
         // Every pair of offsets is checked by one core; fbgemm reads ids outside
-        // [offsets[0], offsets[-1]) as uninitialised keys, so those offsets trap.
+        // [offsets[0], offsets[-1]) as uninitialised keys, so those offsets trap. Every core
+        // checks the two ends itself: its walk over the bags below stays inside offsets only
+        // because offsets[bags] = N, and another core's trap may come after it has walked.
         const mxrec::Span pairs = Share(td_.bags);
         bagWin_.Bind(bagGm_, td_.bags + 1);
-        if (me_ == 0 && (bagWin_.Get(0) != 0 || bagWin_.Get(td_.bags) != n_))
+        if (bagWin_.Get(0) != 0 || bagWin_.Get(td_.bags) != n_)
             Trap();
         for (int64_t b = pairs.begin; b < pairs.end; ++b) {
             if (bagWin_.Get(b + 1) < bagWin_.Get(b))
