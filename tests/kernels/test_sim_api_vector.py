@@ -110,3 +110,14 @@ def test_ascendc_assert_stops_the_kernel(api_library: Path) -> None:
 def test_mask_count_out_of_range_is_refused(api_library: Path) -> None:
     status, message, _ = run(api_library, "mask_count_too_large")
     assert status == 2 and "mask 65 is outside [1, 64]" in message, message
+
+
+def test_mask_registers_start_reset_at_every_launch(api_library: Path) -> None:
+    # Both launches run on this thread (one core runs on the caller's thread): the first leaves
+    # counter mode with a count of 3 and a compare result in the CmpMask register; the second
+    # must start with the reset registers, as every launch does on the device.
+    ok(api_library, "mask_left_set")
+    out = ok(api_library, "mask_fresh")
+    assert torch.equal(out[:64], torch.full((64,), 7.0)), out[:64]
+    # the register's 16 bytes (the rest of the 32-byte block is whatever UB held)
+    assert torch.equal(out[64:68].view(torch.int32), torch.zeros(4, dtype=torch.int32))

@@ -179,6 +179,35 @@ void mask_count_too_large() {  // 65 lanes of float in normal mode
     Duplicate<float>(t, 1.0f, 65, 1, 1, 8);
 }
 
+// Leaves the vector mask in counter mode with a count of 3 and a compare result in the CmpMask
+// register: the next launch on this thread must not see either.
+void mask_left_set() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a, b;
+    LocalTensor<float> t = Zeroed(pipe, a, 64);
+    LocalTensor<float> u = Zeroed(pipe, b, 64);
+    Adds(u, u, 1.0f, 64);
+    Compare(t, u, CMPMODE::LT, uint64_t(64), BinaryRepeatParams());  // every lane: 0 < 1
+    SetMaskCount();
+    SetVectorMask<float, MaskMode::COUNTER>(0, 3);
+}
+
+// A launch's first level-0 instruction with isSetMask = false: the mask registers as a core
+// starts them (normal mode, every lane on), so all 64 lanes; then the CmpMask register as
+// GetCmpMask reads it, into out[64...) as raw bits.
+void mask_fresh() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a, b;
+    LocalTensor<float> t = Zeroed(pipe, a, 128);
+    pipe.InitBuffer(b, 32);
+    LocalTensor<uint8_t> m = b.Get<uint8_t>();
+    Duplicate<float, false>(t, 7.0f, MASK_PLACEHOLDER, 1, 1, 8);
+    GetCmpMask(m);
+    PipeBarrier<PIPE_ALL>();
+    DataCopy(t[64], m.ReinterpretCast<float>(), 8);
+    Store(t, 128);
+}
+
 const std::map<std::string, std::function<void()>>& Cases() {
     static const std::map<std::string, std::function<void()>> cases = {
         {"dup_mask_bits", dup_mask_bits},
@@ -194,6 +223,8 @@ const std::map<std::string, std::function<void()>>& Cases() {
         {"phy_addr_and_queues", phy_addr_and_queues},
         {"assert_fails", assert_fails},
         {"mask_count_too_large", mask_count_too_large},
+        {"mask_left_set", mask_left_set},
+        {"mask_fresh", mask_fresh},
     };
     return cases;
 }

@@ -602,20 +602,9 @@ inline recsdk::sim::CoreState& CheckPadParams(const LocalTensor<T>& ub, const Da
     return core;
 }
 
-// The move-pad register SetPadValue writes (per core: the thread that runs a core may run others
-// before it). DataCopyPad with isPad=false pads with it once set; unset, padding is undefined.
-struct SimPadRegister {
-    const void* core = nullptr;
-    bool set = false;
-    uint8_t bits[8] = {};
-};
-inline SimPadRegister& SimPadValueRegister() {
-    static thread_local SimPadRegister reg;
-    if (reg.core != &recsdk::sim::Core()) {
-        reg = SimPadRegister{};
-        reg.core = &recsdk::sim::Core();
-    }
-    return reg;
+// The move-pad register SetPadValue writes (CoreState: reset at every launch).
+inline recsdk::sim::PadRegister& SimPadValueRegister() {
+    return recsdk::sim::Core().pad;
 }
 
 // GM -> UB with padding, both parameter forms: `pad_bits` is the element's bit pattern when the
@@ -640,7 +629,7 @@ inline void DataCopyPadGmToUb(const LocalTensor<T>& dst, const GlobalTensor<T>& 
             Fail(call, loc, "paddingValue of a 64-bit type must be 0");
         }
     }
-    const SimPadRegister& reg = SimPadValueRegister();
+    const recsdk::sim::PadRegister& reg = SimPadValueRegister();
     if (pad_bits == nullptr && reg.set)
         pad_bits = reg.bits;
     if (p.blockCount == 0 || p.blockLen == 0)
@@ -717,7 +706,7 @@ inline void SetPadValue(T paddingValue) {
     static_assert(pos == TPosition::MAX || pos == TPosition::VECIN || pos == TPosition::VECOUT,
                   "SetPadValue: on Atlas A2/A3 the pad register serves GM->UB (VECIN/VECOUT)");
     static_assert(sizeof(T) <= 8, "SetPadValue: an 8-, 16-, 32- or 64-bit type");
-    SimPadRegister& reg = SimPadValueRegister();
+    recsdk::sim::PadRegister& reg = SimPadValueRegister();
     reg.set = true;
     std::memset(reg.bits, 0, sizeof(reg.bits));
     std::memcpy(reg.bits, &paddingValue, sizeof(T));

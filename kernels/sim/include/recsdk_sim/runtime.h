@@ -250,6 +250,26 @@ struct LaunchState : LaunchDesc {
     }
 };
 
+// The vector unit's mask registers (SetVectorMask, SetMaskCount/SetMaskNorm; vector_masked.h):
+// reset to normal mode with every lane on.
+struct MaskState {
+    bool counter = false;
+    uint64_t hi = ~uint64_t{0};
+    uint64_t lo = ~uint64_t{0};
+};
+
+// The CmpMask register (Compare into the register, SetCmpMask/GetCmpMask; vector_cmpsel.h).
+struct CmpMaskState {
+    uint8_t bytes[16] = {};
+};
+
+// The move-pad register SetPadValue writes (datacopy.h): DataCopyPad with isPad = false pads
+// with it once set; unset, the padding is undefined.
+struct PadRegister {
+    bool set = false;
+    uint8_t bits[8] = {};
+};
+
 struct CoreState {
     LaunchState* launch = nullptr;
     uint32_t idx = 0;  // GetBlockIdx(): on an AIV of a mixed launch block * ratio + sub-block
@@ -280,6 +300,14 @@ struct CoreState {
     // (null: nothing readable) and its result, exact in float for half and float.
     const char* reduce_sum_type = nullptr;
     float reduce_sum_value = 0.0f;
+    // The registers a kernel sets and later instructions read. They belong to the core's state of
+    // one launch: a launch starts with them reset, whatever the thread ran before (keeping them
+    // per thread let a kernel start with the mask the previous launch on that thread left).
+    MaskState mask;
+    CmpMaskState cmp_mask;
+    PadRegister pad;
+    // The count of elements the last GatherMask kept (GetGatherMaskRemainCount).
+    uint64_t gather_mask_kept = 0;
 };
 
 // The core the calling thread emulates, set by the runtime for the duration of a kernel body.
@@ -289,7 +317,7 @@ extern RECSDK_SIM_RUNTIME_API thread_local CoreState* g_core;
 // The layout of the structures operator libraries and the runtime share. An operator library
 // built against other headers than the runtime it finds is refused at launch instead of
 // misreading the runtime's structures (see LaunchOp).
-constexpr uint64_t kRuntimeLayout = (uint64_t{6} << 56) ^ (uint64_t{sizeof(LaunchState)} << 40) ^
+constexpr uint64_t kRuntimeLayout = (uint64_t{7} << 56) ^ (uint64_t{sizeof(LaunchState)} << 40) ^
                                     (uint64_t{sizeof(CoreState)} << 24) ^
                                     (uint64_t{sizeof(GmRegion)} << 12) ^
                                     uint64_t { sizeof(RecsdkSimReport) };

@@ -45,19 +45,8 @@ enum class SELMODE : uint8_t {
 
 namespace recsdk::sim {
 
-struct CmpMaskState {
-    const CoreState* core = nullptr;
-    uint8_t bytes[16] = {};
-};
-
 inline CmpMaskState& CmpMaskReg() {
-    thread_local CmpMaskState m;
-    CoreState* c = &Core();
-    if (m.core != c) {
-        m = CmpMaskState{};
-        m.core = c;
-    }
-    return m;
+    return Core().cmp_mask;
 }
 
 template <typename T>

@@ -119,24 +119,9 @@ struct CopyRepeatParams {
 
 namespace recsdk::sim {
 
-// The core's mask registers. Kept per thread (a core is a thread) and reset when the thread runs
-// another core's body.
-struct MaskState {
-    const CoreState* core = nullptr;
-    uint64_t launch_gen = 0;
-    bool counter = false;
-    uint64_t hi = ~uint64_t{0};
-    uint64_t lo = ~uint64_t{0};
-};
-
+// The core's mask registers (CoreState: reset at every launch).
 inline MaskState& MaskRegs() {
-    thread_local MaskState m;
-    CoreState* c = &Core();
-    if (m.core != c) {
-        m = MaskState{};
-        m.core = c;
-    }
-    return m;
+    return Core().mask;
 }
 
 // The repeat parameters' mode switches (repeatStrideMode, strideSizeMode, UnaryRepeatParams'
