@@ -45,6 +45,7 @@ OPS = [
     "invert_permute",
     "jagged_to_padded_dense",
     "jagged_unique_indices",
+    "keyed_jagged_index_select_dim1",
     "offsets_range",
     "permute2d_sparse_data",
     "permute_multi_embedding",

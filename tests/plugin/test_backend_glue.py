@@ -160,6 +160,7 @@ def test_special_cases_are_op_toml_data(specs) -> None:
         "expand_into_jagged_permute",
         "invert_permute",
         "jagged_unique_indices",
+        "keyed_jagged_index_select_dim1",
         "offsets_range",
         "permute_pooled_embs",
         "segment_sum_csr",
