@@ -306,8 +306,8 @@ struct CoreState {
     MaskState mask;
     CmpMaskState cmp_mask;
     PadRegister pad;
-    // The count of elements the last GatherMask kept (GetGatherMaskRemainCount).
-    uint64_t gather_mask_kept = 0;
+    // The count of elements the last GatherMask kept (GetGatherMaskRemainCount); -1: none ran.
+    int64_t gather_mask_kept = -1;
 };
 
 // The core the calling thread emulates, set by the runtime for the duration of a kernel body.

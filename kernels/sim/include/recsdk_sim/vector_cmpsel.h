@@ -495,6 +495,7 @@ inline void GatherMaskRun(const LocalTensor<T>& dst, const LocalTensor<T>& src0,
             kept.push_back(a[LanePlan<T>::At(r, j, ss)]);
     });
     rsvdCnt = kept.size();
+    Core().gather_mask_kept = static_cast<int64_t>(kept.size());
     if (!kept.empty()) {
         dst.CheckSpan(kept.size(), call, loc);
         dst.SimAccess(0, kept.size() * sizeof(T), Pipe::V, Acc::kWrite, call, loc);
@@ -560,6 +561,22 @@ inline void GatherMask(const LocalTensor<T>& dst, const LocalTensor<T>& src0,
             }
         },
         loc);
+}
+
+// GetGatherMaskRemainCount (dav_c220: the register GatherMask leaves its count in, get_rsvd_cnt;
+// 0 on an AIC): the elements the core's last GatherMask kept. The register before any GatherMask
+// of the launch is not documented, so reading it then is refused.
+inline int64_t GetGatherMaskRemainCount(recsdk::sim::SrcLoc loc = {}) {
+    using namespace recsdk::sim;
+    const CoreState& c = Core();
+    if (c.core_type == kAic)
+        return 0;
+    if (c.gather_mask_kept < 0) {
+        Fail("GetGatherMaskRemainCount", loc,
+             "no GatherMask ran before it on this core (the register's content is undocumented "
+             "until one does)");
+    }
+    return c.gather_mask_kept;
 }
 
 }  // namespace AscendC

@@ -611,9 +611,9 @@ inline float PairwiseSum(const float* v, uint32_t n) {
 template <typename T, typename P>
 inline void WholeReduceSumLevel0(const LocalTensor<T>& dst, const LocalTensor<T>& src,
                                  const P& plan, int32_t dstRepStride, int32_t srcBlkStride,
-                                 int32_t srcRepStride, const recsdk::sim::SrcLoc& loc) {
+                                 int32_t srcRepStride, const recsdk::sim::SrcLoc& loc,
+                                 const char* call = "WholeReduceSum") {
     using namespace recsdk::sim;
-    const char* call = "WholeReduceSum";
     dst.Validate(call, loc);
     dst.InUb(call, loc);
     if (plan.repeats > 0) {

@@ -479,6 +479,23 @@ RECSDK_SIM_UNIFIED(const uint64_t*)
 RECSDK_SIM_UNIFIED(const int32_t)
 #undef RECSDK_SIM_UNIFIED
 
+// RepeatReduceSum: the older name of ReduceRepeat<ReduceType::SUM> (接口变更说明.md: repeatTime
+// before the mask count, and a dstBlkStride that is not used); dav_c220 issues the same
+// instruction as WholeReduceSum's count form (vcadd, the mask set from the count).
+template <typename T, bool isSetMask = true>
+inline void RepeatReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                            const int32_t repeatTime, const int32_t mask,
+                            const int32_t dstBlkStride, const int32_t srcBlkStride,
+                            const int32_t dstRepStride, const int32_t srcRepStride,
+                            recsdk::sim::SrcLoc loc = {}) {
+    (void)dstBlkStride;
+    WholeReduceSumLevel0(
+        dst, src,
+        recsdk::sim::PlanFromCount<T>(static_cast<uint64_t>(mask), static_cast<uint8_t>(repeatTime),
+                                      isSetMask, "RepeatReduceSum", loc),
+        dstRepStride, srcBlkStride, srcRepStride, loc, "RepeatReduceSum");
+}
+
 }  // namespace AscendC
 
 #endif  // RECSDK_SIM_VECTOR_REDUCE_H
