@@ -76,6 +76,7 @@ REGISTERED = {
         "offsets_range",
         "expand_into_jagged_permute",
         "jagged_unique_indices",
+        "keyed_jagged_index_select_dim1",
         "permute_multi_embedding_function",
         "permute_multi_embedding",
         "kt_regroup_arguments",
@@ -133,6 +134,7 @@ REGISTERED = {
         "split_embedding_codegen_lookup_partial_rowwise_lamb_function",
         "split_embedding_codegen_lookup_none_function",
         "dense_embedding_codegen_lookup_function",
+        "keyed_jagged_index_select_dim1",
     },
     ("mxrec", "PrivateUse1"): {
         "gather_for_rank1",
@@ -173,6 +175,7 @@ FAMILIES = {
         "permute_multi_embedding",
         "kt_regroup_arguments",
         "regroup_keyed_tensor",
+        "keyed_jagged_index_select_dim1",
     },
     "mxrec.cpp": {"gather_for_rank1", "index_select_for_rank1_backward"},
     "variants.cpp": {

@@ -246,3 +246,171 @@ TORCH_LIBRARY_IMPL(fbgemm, PrivateUse1, m) {
     m.impl("kt_regroup_arguments", &fbgemm_npu::kt_regroup_arguments);
     m.impl("regroup_keyed_tensor", &fbgemm_npu::regroup_keyed_tensor);
 }
+
+// ---- keyed_jagged_index_select_dim1 -------------------------------------------------------
+//
+// fbgemm 1.1.0 has this operator for CUDA only (fbgemm-gpu-cpu registers a Meta kernel): the
+// same batch columns `indices` of every key of a KeyedJaggedTensor (torchrec's variable-stride
+// permute and ITEP). lengths and indices are read on the host (T * B and I entries: small) to
+// check the columns and to size the output when selected_lengths_sum is not given; the kernel
+// (kernels/ops/keyed_jagged_index_select_dim1) gathers lengths and moves the values. Its
+// autograd follows fbgemm's: the values' gradient sums the output's gradient back into the
+// selected places (the kernel run on the positions 0..N-1 maps each output element to its
+// source, index_select_for_rank1_backward adds), weights get none.
+namespace fbgemm_npu {
+
+namespace {
+
+constexpr const char* kKjis = "keyed_jagged_index_select_dim1";
+
+std::vector<at::Tensor> keyed_jagged_index_select_dim1(
+    const at::Tensor& values, const at::Tensor& lengths, const at::Tensor& offsets,
+    const at::Tensor& indices, const c10::SymInt batch_size_sym,
+    const std::optional<at::Tensor>& weights,
+    const std::optional<c10::SymInt> selected_lengths_sum) {
+    const char* op = kKjis;
+    check_npu(op, "values", values);
+    check_npu(op, "lengths", lengths);
+    check_npu(op, "offsets", offsets);
+    check_npu(op, "indices", indices);
+    const at::Tensor w = weights.has_value() ? *weights : at::Tensor();
+    if (w.defined())
+        check_npu(op, "weights", w);
+    check_same_device(op, values, {&lengths, &offsets, &indices, &w});
+    check_dtype(op, "values", values, kValueTypes);
+    check_dtype(op, "lengths", lengths, kIndexTypes);
+    check_dtype(op, "offsets", offsets, kIndexTypes);
+    check_dtype(op, "indices", indices, kIndexTypes);
+    check_dim(op, "values", values, 1, 1);
+    check_dim(op, "lengths", lengths, 1, 1);
+    check_dim(op, "offsets", offsets, 1, 1);
+    check_dim(op, "indices", indices, 1, 1);
+    TORCH_CHECK_VALUE(offsets.size(0) == lengths.size(0) + 1, op,
+                      ": offsets size must be lengths size + 1, got ", offsets.size(0), " and ",
+                      lengths.size(0));
+    if (w.defined()) {
+        // fbgemm dispatches the weights as float or half.
+        check_dtype(op, "weights", w, {at::kFloat, at::kHalf});
+        check_dim(op, "weights", w, 1, 1);
+        TORCH_CHECK_VALUE(w.size(0) == values.size(0), op, ": weights must have as many entries ",
+                          "as values (", values.size(0), "), got ", w.size(0));
+    }
+    const int64_t batch = batch_size_sym.guard_int(__FILE__, __LINE__);
+    TORCH_CHECK_VALUE(batch >= 1, op, ": batch_size must be >= 1, got ", batch);
+    TORCH_CHECK_VALUE(lengths.size(0) % batch == 0, op, ": lengths has ", lengths.size(0),
+                      " entries, not a multiple of batch_size ", batch);
+    const int64_t keys = lengths.size(0) / batch;
+    const int64_t sel = indices.size(0);
+
+    const at::Tensor len_host = lengths.to(at::kCPU, at::kLong).contiguous();
+    const at::Tensor idx_host = indices.to(at::kCPU, at::kLong).contiguous();
+    const int64_t* lp = len_host.data_ptr<int64_t>();
+    const int64_t* ip = idx_host.data_ptr<int64_t>();
+    for (int64_t j = 0; j < sel; ++j) {
+        TORCH_CHECK_VALUE(ip[j] >= 0 && ip[j] < batch, op, ": indices[", j, "] = ", ip[j],
+                          " is not a batch column in [0, batch_size = ", batch, ")");
+    }
+    int64_t selected = 0;
+    for (int64_t t = 0; t < keys; ++t) {
+        for (int64_t j = 0; j < sel; ++j) {
+            const int64_t n = lp[t * batch + ip[j]];
+            TORCH_CHECK_VALUE(n >= 0, op, ": lengths[", t * batch + ip[j], "] = ", n,
+                              " is negative");
+            selected += n;
+        }
+    }
+    int64_t total = selected;
+    if (selected_lengths_sum.has_value()) {
+        total = selected_lengths_sum->guard_int(__FILE__, __LINE__);
+        TORCH_CHECK_VALUE(total >= 0, op, ": selected_lengths_sum must be >= 0, got ", total);
+    }
+
+    // The kernel takes offsets and indices in the dtype of lengths; mixed index dtypes run in
+    // int64 (the output lengths return in the dtype of lengths).
+    const at::ScalarType idx_type =
+        offsets.scalar_type() == lengths.scalar_type() ? lengths.scalar_type() : at::kLong;
+    at::Tensor out_lengths = at::empty({keys * sel}, lengths.options().dtype(idx_type));
+    at::Tensor output = at::empty({total}, values.options());
+    at::Tensor out_weights;
+    if (w.defined())
+        out_weights = at::empty({total}, w.options());
+    backend::keyed_jagged_index_select_dim1(
+        values.contiguous(), lengths.to(idx_type).contiguous(), offsets.to(idx_type).contiguous(),
+        indices.to(idx_type).contiguous(), w.defined() ? w.contiguous() : w, batch, total, output,
+        out_lengths, out_weights);
+    std::vector<at::Tensor> result{output, out_lengths.to(lengths.scalar_type())};
+    if (w.defined())
+        result.push_back(out_weights);
+    return result;
+}
+
+class KeyedJaggedIndexSelectDim1Function
+    : public torch::autograd::Function<KeyedJaggedIndexSelectDim1Function> {
+public:
+    static torch::autograd::variable_list forward(
+        torch::autograd::AutogradContext* ctx, const at::Tensor& values, const at::Tensor& lengths,
+        const at::Tensor& offsets, const at::Tensor& indices, int64_t batch_size,
+        const std::optional<at::Tensor>& weights, std::optional<int64_t> selected_lengths_sum) {
+        at::AutoDispatchBelowADInplaceOrView guard;
+        std::optional<c10::SymInt> sum;
+        if (selected_lengths_sum.has_value())
+            sum = c10::SymInt(*selected_lengths_sum);
+        std::vector<at::Tensor> out = keyed_jagged_index_select_dim1(
+            values, lengths, offsets, indices, c10::SymInt(batch_size), weights, sum);
+        ctx->save_for_backward({lengths, offsets, indices});
+        ctx->saved_data["batch_size"] = batch_size;
+        ctx->saved_data["num_values"] = values.size(0);
+        ctx->mark_non_differentiable({out[1]});
+        return out;
+    }
+
+    static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                   torch::autograd::variable_list grads) {
+        const torch::autograd::variable_list saved = ctx->get_saved_variables();
+        const int64_t batch = ctx->saved_data["batch_size"].toInt();
+        const int64_t n = ctx->saved_data["num_values"].toInt();
+        torch::autograd::variable_list none(6);
+        const at::Tensor& grad = grads[0];
+        if (!grad.defined()) {
+            none.insert(none.begin(), at::Tensor());
+            return none;
+        }
+        check_dtype(kKjis, "the output's gradient", grad, {at::kFloat, at::kHalf, at::kBFloat16});
+        at::Tensor grad_values = at::empty({n}, grad.options());
+        if (n > 0) {
+            // Where each output element came from: the forward selection of 0..N-1.
+            const at::Tensor positions = at::arange(n, grad.options().dtype(at::kLong));
+            const at::Tensor source = keyed_jagged_index_select_dim1(
+                positions, saved[0], saved[1], saved[2], c10::SymInt(batch), std::nullopt,
+                c10::SymInt(grad.size(0)))[0];
+            const at::Tensor like = at::empty({n}, grad.options());  // only its length is read
+            backend::index_select_for_rank1_backward(grad.contiguous(), like, source, grad_values);
+        }
+        none.insert(none.begin(), grad_values);
+        return none;
+    }
+};
+
+std::vector<at::Tensor> keyed_jagged_index_select_dim1_autograd(
+    const at::Tensor& values, const at::Tensor& lengths, const at::Tensor& offsets,
+    const at::Tensor& indices, const c10::SymInt batch_size,
+    const std::optional<at::Tensor>& weights,
+    const std::optional<c10::SymInt> selected_lengths_sum) {
+    std::optional<int64_t> sum;
+    if (selected_lengths_sum.has_value())
+        sum = selected_lengths_sum->guard_int(__FILE__, __LINE__);
+    return KeyedJaggedIndexSelectDim1Function::apply(
+        values, lengths, offsets, indices, batch_size.guard_int(__FILE__, __LINE__), weights, sum);
+}
+
+}  // namespace
+
+}  // namespace fbgemm_npu
+
+TORCH_LIBRARY_IMPL(fbgemm, PrivateUse1, m) {
+    m.impl("keyed_jagged_index_select_dim1", &fbgemm_npu::keyed_jagged_index_select_dim1);
+}
+
+TORCH_LIBRARY_IMPL(fbgemm, AutogradPrivateUse1, m) {
+    m.impl("keyed_jagged_index_select_dim1", &fbgemm_npu::keyed_jagged_index_select_dim1_autograd);
+}
