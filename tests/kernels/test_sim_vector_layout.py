@@ -1,8 +1,10 @@
-"""Gatherb, Transpose, TransDataTo5HD, RepeatReduceSum and GetGatherMaskRemainCount on the
-emulation (sim_checks/vector_layout.cpp) against numpy: Gatherb's block gather with its stride
+"""Gatherb, Transpose, TransDataTo5HD, RepeatReduceSum, GetGatherMaskRemainCount and the fused
+casts MulCast / AddReluCast / SubReluCast on the emulation (sim_checks/vector_layout.cpp) against
+numpy: Gatherb's block gather with its stride
 rules, the 16 x 16 and NCHW <-> NHWC transposes, TransDataTo5HD's NCHW -> NC1HWC0 recipe in b8,
 b16 and b32 and all three list forms, the one-repeat stride rule, and the checks (a race, a short
-temporary buffer, an address outside the pipe's buffers, a register read before it is set)."""
+temporary buffer, an address outside the pipe's buffers, a register read before it is set); the
+fused casts convert as precision_conversion.md's CAST_NONE (nearest even, saturating)."""
 
 from __future__ import annotations
 
@@ -155,3 +157,50 @@ def test_get_gather_mask_remain_count(lib: ctypes.CDLL) -> None:
     assert out[100] == 64 and out[101] == 64
     status, message, _ = run(lib, "gather_mask_remain_unset", x)
     assert status == 2 and "no GatherMask ran before it" in message, message
+
+
+def to_int(v: np.ndarray, dtype: type) -> np.ndarray:
+    """precision_conversion.md without a round mode: nearest even, saturating."""
+    info = np.iinfo(dtype)
+    return np.clip(np.rint(v.astype(np.float64)), info.min, info.max).astype(dtype)
+
+
+def test_mul_cast_half_to_int8_and_uint8(lib: ctypes.CDLL) -> None:
+    # quarters in [-16, 16]: products up to 256 in sixteenths, so ties (.5) and both saturations
+    a = (RNG.integers(-64, 65, 256) / 4).astype(np.float16)
+    b = (RNG.integers(-64, 65, 256) / 4).astype(np.float16)
+    out = ok(lib, "mul_cast", np.concatenate([a, b]))
+    p = a * b  # float16 product, rounded once as the vector unit's half multiply
+    assert np.array_equal(out[:256].view(np.int8), to_int(p, np.int8))
+    assert np.array_equal(out[256:512], to_int(p, np.uint8))
+
+
+def test_add_relu_cast_level0_mask_count_and_repeat_strides(lib: ctypes.CDLL) -> None:
+    a = (RNG.integers(-400, 400, 256) / 2).astype(np.float16)
+    b = (RNG.integers(-400, 400, 256) / 2).astype(np.float16)
+    out = ok(lib, "add_relu_cast_level0", np.concatenate([a, b]))[:512].view(np.int8)
+    b2 = np.concatenate([b[:128], np.full(128, 1.5, np.float16)])  # b's repeat 1 is b[256...)
+    for r in range(2):
+        s = np.maximum(a[128 * r : 128 * r + 100] + b2[128 * r : 128 * r + 100], 0)
+        assert np.array_equal(out[256 * r : 256 * r + 100], to_int(s, np.int8)), r
+        assert (out[256 * r + 100 : 256 * r + 256].view(np.uint8) == SENTINEL).all()
+
+
+def test_sub_relu_cast_float_to_half_mask_bits_and_int16_to_int8(lib: ctypes.CDLL) -> None:
+    a = RNG.uniform(-3, 3, 128).astype(np.float32)
+    b = RNG.uniform(-3, 3, 128).astype(np.float32)
+    c = RNG.integers(-10000, 10000, 128).astype(np.int16)  # sums stay inside int16
+    e = RNG.integers(-10000, 10000, 128).astype(np.int16)
+    data = np.frombuffer(a.tobytes() + b.tobytes() + c.tobytes() + e.tobytes(), np.uint8)
+    out = ok(lib, "sub_relu_cast_and_int16", data)
+    d = out[:512].view(np.float16)
+    lanes = [*range(32), 40]
+    others = np.setdiff1d(np.arange(64), lanes)
+    for r in range(2):
+        got = d[64 * r : 64 * r + 64]
+        want = np.maximum(a[64 * r : 64 * r + 64] - b[64 * r : 64 * r + 64], 0).astype(np.float16)
+        assert np.array_equal(got[lanes], want[lanes]), r
+        assert (got[others].view(np.uint16) == 0xEEEE).all()
+    s = np.maximum(c.astype(np.int32) + e, 0)
+    assert s.max() > 127  # saturation to 127 is exercised
+    assert np.array_equal(out[512:640].view(np.int8), to_int(s, np.int8))

@@ -1,8 +1,8 @@
-// Kernels for the data-layout vector instructions and the reduction / gather-mask names added
-// with them (tests/kernels/test_sim_vector_layout.py): Gatherb, Transpose (16 x 16 and NCHW <->
-// NHWC), TransDataTo5HD in its three forms and widths, RepeatReduceSum and
-// GetGatherMaskRemainCount. Each case reads raw bytes from `in` and writes bytes to the front of
-// `out`; the test works the expected bytes out with numpy.
+// Kernels for the data-layout vector instructions and the names added with them
+// (tests/kernels/test_sim_vector_layout.py): Gatherb, Transpose (16 x 16 and NCHW <-> NHWC),
+// TransDataTo5HD in its three forms and widths, RepeatReduceSum, GetGatherMaskRemainCount and the
+// fused casts MulCast / AddReluCast / SubReluCast. Each case reads raw bytes from `in` and writes
+// bytes to the front of `out`; the test works the expected bytes out with numpy.
 //
 // recsdk_sim_vector_case(name, in, in_bytes, out, out_bytes, report) runs one case on one core
 // (the entry kernel_testlib.vector_case calls).
@@ -266,6 +266,53 @@ void gather_mask_remain_unset() {
     GetGatherMaskRemainCount();
 }
 
+// ---- MulCast / AddReluCast / SubReluCast: in = a then b, 512 bytes each ------------------------
+
+// half a * b -> int8_t (out[0, 256)) and uint8_t (out[256, 512)), count forms.
+void mul_cast() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> ba, bb, bd, bu;
+    LocalTensor<half> a = Load<half>(pipe, ba, 0, 512, 512),
+                      b = Load<half>(pipe, bb, 512, 512, 512);
+    LocalTensor<int8_t> d = Sentinel<int8_t>(pipe, bd, 256);
+    LocalTensor<uint8_t> u = Sentinel<uint8_t>(pipe, bu, 256);
+    MulCast(d, a, b, 256);
+    MulCast(u, a, b, 256);
+    Store(d, 256);
+    Store(u, 256, 256);
+}
+
+// half relu(a + b) -> int8_t, level 0: mask count 100 over 2 repeats, b's repeats 16 blocks
+// apart (b[0..128) and b[256..384)), dst repeats 8 blocks apart (out[0..100), out[256..356)).
+void add_relu_cast_level0() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> ba, bb, bd;
+    LocalTensor<half> a = Load<half>(pipe, ba, 0, 512, 512);
+    LocalTensor<half> b = Load<half>(pipe, bb, 512, 512, 1024);
+    Duplicate<half>(b[256], half(1.5f), 256);
+    LocalTensor<int8_t> d = Sentinel<int8_t>(pipe, bd, 512);
+    AddReluCast(d, a, b, uint64_t(100), 2, BinaryRepeatParams(1, 1, 1, 8, 8, 16));
+    Store(d, 512);
+}
+
+// float relu(a - b) -> half with the mask bits of lanes 0-31 and 40, 2 repeats (level 0), then
+// int16_t relu(c + e) -> int8_t (count form) on the 128 + 128 int16_t after them.
+void sub_relu_cast_and_int16() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> ba, bb, bd, bi, bj, be;
+    LocalTensor<float> a = Load<float>(pipe, ba, 0, 512, 512),
+                       b = Load<float>(pipe, bb, 512, 512, 512);
+    LocalTensor<half> d = Sentinel<half>(pipe, bd, 512);
+    uint64_t mask[2] = {0xFFFFFFFFull | (1ull << 40), 0};
+    SubReluCast(d, a, b, mask, 2, BinaryRepeatParams(1, 1, 1, 4, 8, 8));
+    Store(d, 512);
+    LocalTensor<int16_t> ai = Load<int16_t>(pipe, bi, 1024, 256, 256);
+    LocalTensor<int16_t> bj16 = Load<int16_t>(pipe, bj, 1280, 256, 256);
+    LocalTensor<int8_t> e = Sentinel<int8_t>(pipe, be, 128);
+    AddReluCast(e, ai, bj16, 128);
+    Store(e, 128, 512);
+}
+
 const std::map<std::string, std::function<void()>>& Cases() {
     static const std::map<std::string, std::function<void()>> cases = {
         {"gatherb_strides", gatherb_strides},
@@ -283,6 +330,9 @@ const std::map<std::string, std::function<void()>>& Cases() {
         {"repeat_reduce_sum", repeat_reduce_sum},
         {"gather_mask_remain", gather_mask_remain},
         {"gather_mask_remain_unset", gather_mask_remain_unset},
+        {"mul_cast", mul_cast},
+        {"add_relu_cast_level0", add_relu_cast_level0},
+        {"sub_relu_cast_and_int16", sub_relu_cast_and_int16},
     };
     return cases;
 }

@@ -12,6 +12,13 @@
 //   precision. To an integer type the value is rounded to an integer; float -> float rounds to an
 //   integral value. Out-of-range results saturate (the documented default overflow mode; the mode
 //   register, SetCastOverflowMode, is not modelled); NaN converts to 0 for integer destinations.
+// - MulCast / AddReluCast / SubReluCast (复合计算/MulCast.md, AddReluCast.md, SubReluCast.md):
+//   dst = Cast(src0 * src1), Cast(Relu(src0 + src1)), Cast(Relu(src0 - src1)), the operation in
+//   the source type (as Mul / Add / Sub compute it) and the conversion by precision_conversion.md
+//   with no round mode given (CAST_NONE: CAST_RINT where precision is lost, saturating); the A2
+//   combinations of the pages: MulCast half -> int8_t / uint8_t, the others half -> int8_t,
+//   int16_t -> int8_t, float -> half. Level 0 as Cast's (BinaryRepeatParams, each operand's
+//   blocks in its own type); count 0 / repeatTime 0 write nothing.
 // - Level 0: a repeat covers 256 bytes of the wider type (256 / max(sizeof(dst), sizeof(src))
 //   lanes); each operand's blocks are 32 bytes of its own type, so with half -> int32_t a
 //   contiguous repeat is dstRepStride 8, srcRepStride 4. The mask selects lanes of the wider type.
@@ -272,10 +279,10 @@ inline uint64_t CastAt(uint32_t r, uint32_t j, const Lane0& s) {
 
 template <typename X, typename P>
 inline void CastOperand(const AscendC::LocalTensor<X>& t, const P& plan, const Lane0& s, Acc acc,
-                        const SrcLoc& loc) {
-    t.Validate("Cast", loc);
-    t.InUb("Cast", loc);
-    CheckUbAligned(t.SimData(), "Cast", loc, "operand");
+                        const SrcLoc& loc, const char* call = "Cast") {
+    t.Validate(call, loc);
+    t.InUb(call, loc);
+    CheckUbAligned(t.SimData(), call, loc, "operand");
     if (plan.repeats == 0 || plan.HighestLane() == 0)
         return;
     uint64_t end = 0;
@@ -287,8 +294,8 @@ inline void CastOperand(const AscendC::LocalTensor<X>& t, const P& plan, const L
             }
         }
     }
-    t.CheckSpan(end, "Cast", loc);
-    t.SimAccess(0, end * sizeof(X), Pipe::V, acc, "Cast", loc);
+    t.CheckSpan(end, call, loc);
+    t.SimAccess(0, end * sizeof(X), Pipe::V, acc, call, loc);
 }
 
 template <typename A, typename B>
@@ -348,6 +355,132 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
                recsdk::sim::PlanFromCount<W>(mask, repeatTime, isSetMask, "Cast", loc),
                repeatParams, loc);
 }
+
+}  // namespace AscendC
+
+// ---- MulCast / AddReluCast / SubReluCast ------------------------------------------------------
+
+namespace recsdk::sim {
+
+template <typename T, typename U>
+constexpr bool kMulCastTypes =
+    std::is_same_v<U, half> && (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>);
+template <typename T, typename U>
+constexpr bool kReluCastTypes = (std::is_same_v<U, half> && std::is_same_v<T, int8_t>) ||
+                                (std::is_same_v<U, int16_t> && std::is_same_v<T, int8_t>) ||
+                                (std::is_same_v<U, float> && std::is_same_v<T, half>);
+
+template <bool ok, typename T, typename U>
+inline void FusedCastTypes(const char* call, const SrcLoc& loc) {
+    if constexpr (!ok) {
+        Fail(call, loc,
+             std::string(TypeName<U>()) + " -> " + TypeName<T>() +
+                 " is not one of its page's Atlas A2/A3 type combinations");
+    }
+}
+
+template <typename U>
+inline U ReluOf(U v) {
+    const U zero = static_cast<U>(0.0f);
+    return v < zero ? zero : v;
+}
+
+struct MulOp {
+    template <typename U>
+    U operator()(U x, U y) const {
+        return static_cast<U>(x * y);
+    }
+};
+struct AddReluOp {
+    template <typename U>
+    U operator()(U x, U y) const {
+        return ReluOf(static_cast<U>(x + y));
+    }
+};
+struct SubReluOp {
+    template <typename U>
+    U operator()(U x, U y) const {
+        return ReluOf(static_cast<U>(x - y));
+    }
+};
+
+template <typename T, typename U, typename Op>
+inline void FusedCastCount(const char* call, const AscendC::LocalTensor<T>& dst,
+                           const AscendC::LocalTensor<U>& src0, const AscendC::LocalTensor<U>& src1,
+                           uint32_t count, Op op, const SrcLoc& loc) {
+    VecOperand(dst, static_cast<int32_t>(count), call, loc);
+    VecOperand(src0, static_cast<int32_t>(count), call, loc);
+    VecOperand(src1, static_cast<int32_t>(count), call, loc);
+    VecRead(src0, count, call, loc);
+    VecRead(src1, count, call, loc);
+    VecWrite(dst, count, call, loc);
+    T* d = dst.SimData();
+    const U* a = src0.SimData();
+    const U* b = src1.SimData();
+    for (uint32_t i = 0; i < count; ++i)
+        d[i] = ConvertOne<T, U>(op(a[i], b[i]), AscendC::RoundMode::CAST_NONE);
+    VecDone(static_cast<int32_t>(count), sizeof(Wider<T, U>));
+}
+
+template <typename T, typename U, typename P, typename Op>
+inline void FusedCastLevel0(const char* call, const AscendC::LocalTensor<T>& dst,
+                            const AscendC::LocalTensor<U>& src0,
+                            const AscendC::LocalTensor<U>& src1, const P& plan,
+                            const AscendC::BinaryRepeatParams& rp, Op op, const SrcLoc& loc) {
+    RefuseStrideModes(rp, call, loc);
+    const Lane0 sd{rp.dstBlkStride, rp.dstRepStride};
+    const Lane0 s0{rp.src0BlkStride, rp.src0RepStride}, s1{rp.src1BlkStride, rp.src1RepStride};
+    CastOperand(src0, plan, s0, Acc::kRead, loc, call);
+    CastOperand(src1, plan, s1, Acc::kRead, loc, call);
+    CastOperand(dst, plan, sd, Acc::kWrite, loc, call);
+    T* d = dst.SimData();
+    const U* a = src0.SimData();
+    const U* b = src1.SimData();
+    Run0<Wider<T, U>>(plan, [&](uint32_t r, uint32_t j) {
+        d[CastAt<T>(r, j, sd)] = ConvertOne<T, U>(
+            op(a[CastAt<U>(r, j, s0)], b[CastAt<U>(r, j, s1)]), AscendC::RoundMode::CAST_NONE);
+    });
+}
+
+}  // namespace recsdk::sim
+
+namespace AscendC {
+
+#define RECSDK_SIM_FUSED_CAST(NAME, TYPES, OP)                                                    \
+    template <typename T, typename U>                                                             \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<U>& src0,                       \
+                     const LocalTensor<U>& src1, const uint32_t count,                            \
+                     recsdk::sim::SrcLoc loc = {}) {                                              \
+        recsdk::sim::FusedCastTypes<recsdk::sim::TYPES<T, U>, T, U>(#NAME, loc);                  \
+        recsdk::sim::FusedCastCount(#NAME, dst, src0, src1, count, recsdk::sim::OP{}, loc);       \
+    }                                                                                             \
+    template <typename T, typename U, bool isSetMask = true>                                      \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<U>& src0,                       \
+                     const LocalTensor<U>& src1, uint64_t mask[], const uint8_t repeatTime,       \
+                     const BinaryRepeatParams& repeatParams, recsdk::sim::SrcLoc loc = {}) {      \
+        using W = recsdk::sim::Wider<T, U>;                                                       \
+        recsdk::sim::FusedCastTypes<recsdk::sim::TYPES<T, U>, T, U>(#NAME, loc);                  \
+        recsdk::sim::FusedCastLevel0(                                                             \
+            #NAME, dst, src0, src1,                                                               \
+            recsdk::sim::PlanFromBits<W>(mask, repeatTime, isSetMask, #NAME, loc), repeatParams,  \
+            recsdk::sim::OP{}, loc);                                                              \
+    }                                                                                             \
+    template <typename T, typename U, bool isSetMask = true>                                      \
+    inline void NAME(const LocalTensor<T>& dst, const LocalTensor<U>& src0,                       \
+                     const LocalTensor<U>& src1, uint64_t mask, const uint8_t repeatTime,         \
+                     const BinaryRepeatParams& repeatParams, recsdk::sim::SrcLoc loc = {}) {      \
+        using W = recsdk::sim::Wider<T, U>;                                                       \
+        recsdk::sim::FusedCastTypes<recsdk::sim::TYPES<T, U>, T, U>(#NAME, loc);                  \
+        recsdk::sim::FusedCastLevel0(                                                             \
+            #NAME, dst, src0, src1,                                                               \
+            recsdk::sim::PlanFromCount<W>(mask, repeatTime, isSetMask, #NAME, loc), repeatParams, \
+            recsdk::sim::OP{}, loc);                                                              \
+    }
+
+RECSDK_SIM_FUSED_CAST(MulCast, kMulCastTypes, MulOp)
+RECSDK_SIM_FUSED_CAST(AddReluCast, kReluCastTypes, AddReluOp)
+RECSDK_SIM_FUSED_CAST(SubReluCast, kReluCastTypes, SubReluOp)
+#undef RECSDK_SIM_FUSED_CAST
 
 }  // namespace AscendC
 
