@@ -27,6 +27,9 @@
 
 // Families, with the reason shared by their members.
 #define RECSDK_SIM_WHY_VEC "this vector instruction's semantics are not implemented (yet)"
+#define RECSDK_SIM_WHY_NOT_A2 \
+    "its page in docs/api lists Atlas A2 training/inference products as not supported"
+#define RECSDK_SIM_WHY_NO_PAGE "no page in docs/api documents its semantics"
 #define RECSDK_SIM_WHY_SORT "the region-proposal / sort layouts (Sort, MrgSort) are not emulated"
 #define RECSDK_SIM_WHY_CUBE \
     "legacy or quantising Cube / Fixpipe control outside the LoadData/Mmad/Fixpipe subset"
@@ -60,35 +63,35 @@
 namespace AscendC {
 
 // Vector compute (Memory vector API), refused per name.
-RECSDK_SIM_REFUSED(AbsSub, RECSDK_SIM_WHY_VEC)
-RECSDK_SIM_REFUSED(AddDeqRelu, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(AbsSub, RECSDK_SIM_WHY_NOT_A2)
+RECSDK_SIM_REFUSED(AddDeqRelu, "it scales by the DEQSCALE register (SetDeqScale), not modelled")
 RECSDK_SIM_REFUSED(Ands, "its page (Ands.md) lists Atlas A2/A3 as not supported")
 RECSDK_SIM_REFUSED(BilinearInterpolation, RECSDK_SIM_WHY_VEC)
 RECSDK_SIM_REFUSED(CastDeq, "dequantising casts need the DEQSCALE register, not modelled")
 RECSDK_SIM_REFUSED(CastDequant, "dequantising casts need the DEQSCALE register, not modelled")
-RECSDK_SIM_REFUSED(DeInterleave, RECSDK_SIM_WHY_VEC)
-RECSDK_SIM_REFUSED(Divs, RECSDK_SIM_WHY_VEC)
-RECSDK_SIM_REFUSED(ExpSub, RECSDK_SIM_WHY_VEC)
-RECSDK_SIM_REFUSED(FusedAbsSub, RECSDK_SIM_WHY_VEC)
-RECSDK_SIM_REFUSED(FusedExpSub, RECSDK_SIM_WHY_VEC)
-RECSDK_SIM_REFUSED(FusedMulAddRelu, RECSDK_SIM_WHY_VEC)
-RECSDK_SIM_REFUSED(FusedMulsCast, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(DeInterleave, RECSDK_SIM_WHY_NOT_A2)
+RECSDK_SIM_REFUSED(Divs, RECSDK_SIM_WHY_NOT_A2)
+RECSDK_SIM_REFUSED(ExpSub, RECSDK_SIM_WHY_NOT_A2)
+RECSDK_SIM_REFUSED(FusedAbsSub, RECSDK_SIM_WHY_NO_PAGE)
+RECSDK_SIM_REFUSED(FusedExpSub, RECSDK_SIM_WHY_NO_PAGE)
+RECSDK_SIM_REFUSED(FusedMulAddRelu, RECSDK_SIM_WHY_NO_PAGE)
+RECSDK_SIM_REFUSED(FusedMulsCast, RECSDK_SIM_WHY_NO_PAGE)
 RECSDK_SIM_REFUSED(GetReduceMaxMinCount, RECSDK_SIM_WHY_MAXMIN_SPR)
 RECSDK_SIM_REFUSED(GetReduceRepeatMaxMinSpr, RECSDK_SIM_WHY_MAXMIN_SPR)
-RECSDK_SIM_REFUSED(Interleave, RECSDK_SIM_WHY_VEC)
-RECSDK_SIM_REFUSED(Mull, RECSDK_SIM_WHY_VEC)
-RECSDK_SIM_REFUSED(MulsCast, RECSDK_SIM_WHY_VEC)
-RECSDK_SIM_REFUSED(Neg, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(Interleave, RECSDK_SIM_WHY_NOT_A2)
+RECSDK_SIM_REFUSED(Mull, RECSDK_SIM_WHY_NOT_A2)
+RECSDK_SIM_REFUSED(MulsCast, RECSDK_SIM_WHY_NOT_A2)
+RECSDK_SIM_REFUSED(Neg, RECSDK_SIM_WHY_NOT_A2)
 RECSDK_SIM_REFUSED(Ors, "its page (Ors.md) lists Atlas A2/A3 as not supported")
-RECSDK_SIM_REFUSED(Prelu, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(Prelu, RECSDK_SIM_WHY_NOT_A2)
 RECSDK_SIM_REFUSED(Scatter,
                    "its page (Scatter(ISASI).md) lists Atlas A2/A3 as not supported (dav_c220 "
                    "reports it unsupported)")
 RECSDK_SIM_REFUSED(SetCastOverflowMode, RECSDK_SIM_WHY_SPR)
 RECSDK_SIM_REFUSED(SetDeqScale, "the DEQSCALE register of dequantising casts is not modelled")
-RECSDK_SIM_REFUSED(Subs, RECSDK_SIM_WHY_VEC)
-RECSDK_SIM_REFUSED(Truncate, RECSDK_SIM_WHY_VEC)
-RECSDK_SIM_REFUSED(VectorPadding, RECSDK_SIM_WHY_VEC)
+RECSDK_SIM_REFUSED(Subs, RECSDK_SIM_WHY_NOT_A2)
+RECSDK_SIM_REFUSED(Truncate, RECSDK_SIM_WHY_NOT_A2)
+RECSDK_SIM_REFUSED(VectorPadding, RECSDK_SIM_WHY_NOT_A2)
 
 // Sorting and region proposals.
 RECSDK_SIM_REFUSED(Concat, RECSDK_SIM_WHY_SORT)
