@@ -15,6 +15,8 @@ verify/hybrid/test_hybrid_state.py does both on 2 and 4 npu ranks."""
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -215,12 +217,12 @@ def test_other_checkpoint_formats_are_refused_naming_them(
     with pytest.raises(CheckpointError, match=r"not a hybrid_torchrec .*'torchrec_embcache"):
         load_sharded_checkpoint(model, other)
     # One of this format, damaged, and one of a later version.
-    mine = {"format": "hybrid_torchrec-sharded-checkpoint", "version": 2}
+    mine = {"format": "hybrid_torchrec-sharded-checkpoint", "version": 3}
     shared_checkpoint.write_manifest(other, mine, "GLOBAL.json")
-    with pytest.raises(CheckpointError, match="has format version 2; this hybrid_torchrec reads"):
+    with pytest.raises(CheckpointError, match="has format version 3; this hybrid_torchrec reads"):
         load_sharded_checkpoint(model, other)
     body = json.loads((other / "GLOBAL.json").read_text())
-    body["version"] = 1
+    body["version"] = 2
     (other / "GLOBAL.json").write_text(json.dumps(body))
     with pytest.raises(CheckpointError, match="corrupted: checksum mismatch"):
         load_sharded_checkpoint(model, other)
@@ -416,3 +418,209 @@ def test_sharded_evaluation_refuses_ids_never_seen(host_env: ShardingEnv) -> Non
     with pytest.raises(UnknownIdError, match="table 'user': 1 ids without a row"):
         model(_one_bag(6, 7))
     assert model.module.mappers()["user"].state().ids.tolist() == [5, 6]
+
+
+# ---- resuming training from a directory checkpoint -----------------------------------------
+
+
+def _evicting(
+    host_env: ShardingEnv,
+    sharding_type: str,
+    optimizer: EmbOptimType,
+    order: str | None,
+    init_fn: Any = None,
+) -> DistributedModelParallel:
+    """Two tables of 8 rows (the batches' pool has 16 ids: full after a few steps) with an
+    eviction policy, initialised from one seed (or by ``init_fn``)."""
+    eviction = None if order is None else hy.EvictionPolicy(order)
+    tables = [
+        hy.HashEmbeddingBagConfig(
+            name=t,
+            embedding_dim=DIM,
+            num_embeddings=8,
+            feature_names=[t],
+            eviction=eviction,
+            init_fn=init_fn,
+        )
+        for t in ("user", "item")
+    ]
+    model = hy.HashEmbeddingBagCollection(tables, device=torch.device("meta"))
+    fused = {"optimizer": optimizer, "learning_rate": 0.1, "eps": 1e-8}
+    sharders = get_default_hybrid_sharders(host_env, fused_params=fused)
+    constraints = {
+        t: ParameterConstraints(
+            sharding_types=[sharding_type], compute_kernels=["fused"], min_partition=DIM // 2
+        )
+        for t in ("user", "item")
+    }
+    planner = EmbeddingShardingPlanner(
+        topology=Topology(world_size=1, compute_device="cpu"), constraints=constraints
+    )
+    plan = planner.collective_plan(model, sharders, dist.GroupMember.WORLD)
+    torch.manual_seed(0)
+    return DistributedModelParallel(model, device=torch.device("cpu"), plan=plan, sharders=sharders)
+
+
+def _state_by_id(dmp: DistributedModelParallel) -> dict[str, Any]:
+    """Per table: the mapping (ids in eviction order with rows, counts, last use, step), every
+    id's whole row and every id's optimiser state per shard (by first column)."""
+    out: dict[str, Any] = {}
+    for table, mapper in dmp.module.mappers().items():
+        state = mapper.state()
+        weight = _side_by_side(dmp.module._model_parallel_name_to_local_shards[table])
+        _, _, states = dmp.module._fused_optimizer(table)
+        columns = [c for c, _ in dmp.module._local_columns(table)]
+        out[table] = {
+            "ids": state.ids,
+            "counts": state.counts,
+            "last_used": state.last_used,
+            "step": state.step,
+            "weights": weight[state.rows],
+            "optimizer": {
+                c: [s[state.rows] for s in per_shard]
+                for c, per_shard in zip(columns, states, strict=True)
+            },
+        }
+    return out
+
+
+def _train_recording(dmp: DistributedModelParallel, steps: range) -> list[list[list[int]]]:
+    """Trains on the batches of ``steps``; after each, the ids each table holds, in eviction
+    order (what tells which ids a step evicted). Evicted rows are re-initialised with the
+    tables' ``init_fn`` (torchrec's default: uniform, from torch's generator), so the generator
+    starts from a seed of the first step: what a resuming caller restores with
+    ``torch.set_rng_state``."""
+    torch.manual_seed(1000 + steps.start)
+    held = []
+    for step in steps:
+        dmp(_batch(step)).wait().values().square().sum().backward()
+        held.append([m.state().ids.tolist() for m in dmp.module.mappers().values()])
+    return held
+
+
+def _assert_same_state(got: dict[str, Any], want: dict[str, Any], exact: bool) -> None:
+    assert got.keys() == want.keys()
+    for table, w in want.items():
+        g = got[table]
+        assert g["ids"].tolist() == w["ids"].tolist(), table
+        assert g["counts"].tolist() == w["counts"].tolist(), table
+        assert g["last_used"].tolist() == w["last_used"].tolist(), table
+        assert g["step"] == w["step"], table
+        if exact:
+            assert torch.equal(g["weights"], w["weights"]), table
+        else:
+            torch.testing.assert_close(g["weights"], w["weights"], rtol=1e-6, atol=1e-7)
+        assert g["optimizer"].keys() == w["optimizer"].keys(), table
+        for column, states in w["optimizer"].items():
+            assert len(states) == len(g["optimizer"][column]) > 0, (table, column)
+            for a, b in zip(g["optimizer"][column], states, strict=True):
+                assert torch.equal(a, b), (table, column)
+
+
+K = 4  # steps before the checkpoint and after it
+
+
+@pytest.mark.parametrize(
+    ("sharding_type", "optimizer", "order"),
+    [
+        ("table_wise", EmbOptimType.EXACT_ROWWISE_ADAGRAD, "lru"),
+        ("column_wise", EmbOptimType.EXACT_ADAGRAD, "lfu"),
+    ],
+)
+def test_a_checkpoint_resumes_training_exactly(
+    host_env: ShardingEnv, tmp_path: Path, sharding_type: str, optimizer: EmbOptimType, order: str
+) -> None:
+    # K steps, save, load into a fresh model, K more: bit for bit K + K steps in one go -
+    # rows, the fused optimiser's state, the mapping's statistics and which ids get evicted.
+    uninterrupted = _evicting(host_env, sharding_type, optimizer, order)
+    _train_recording(uninterrupted, range(K))
+    want_held = _train_recording(uninterrupted, range(K, 2 * K))
+    want = _state_by_id(uninterrupted)
+    evicted = [set(a[0]) - set(b[0]) for a, b in itertools.pairwise(want_held)]
+    assert any(evicted), "the steps after the checkpoint evict nothing"
+
+    first = _evicting(host_env, sharding_type, optimizer, order)
+    _train_recording(first, range(K))
+    save_sharded_checkpoint(first, tmp_path / "ckpt")
+    resumed = _evicting(host_env, sharding_type, optimizer, order)
+    load_sharded_checkpoint(resumed, tmp_path / "ckpt")
+    assert _train_recording(resumed, range(K, 2 * K)) == want_held
+    _assert_same_state(_state_by_id(resumed), want, exact=True)
+
+    # What the test tells apart: the rows alone (a version 1 checkpoint) restart the eviction
+    # statistics and the optimiser.
+    rows_only = _evicting(host_env, sharding_type, optimizer, order)
+    manifest = read_global(tmp_path / "ckpt")
+    for file in (tmp_path / "ckpt").glob("chain-*/rank-*/*.rows"):
+        entries = torch.load(file, weights_only=True)
+        keep = {k: v for k, v in entries.items() if k == "ids" or k == "shares" or "columns" in k}
+        torch.save(keep, file)
+        record = next(
+            f
+            for r in manifest["ranks"]
+            for t in r["tables"].values()
+            for f in t["files"]
+            if f["name"] == file.name
+        )
+        data = file.read_bytes()
+        record.update(bytes=len(data), crc32c=f"{shared_checkpoint.crc32c(data):08x}")
+    for r in manifest["ranks"]:
+        for t in r["tables"].values():
+            for key in ("optimizer", "optimizer_step", "eviction"):
+                t.pop(key)
+    manifest["version"] = 1
+    shared_checkpoint.write_manifest(tmp_path / "ckpt", manifest, "GLOBAL.json")
+    load_sharded_checkpoint(rows_only, tmp_path / "ckpt")
+    _train_recording(rows_only, range(K, 2 * K))
+    restarted = _state_by_id(rows_only)
+    assert any(
+        not torch.equal(a, b)
+        for table, w in want.items()
+        for column, states in w["optimizer"].items()
+        for a, b in zip(restarted[table]["optimizer"][column], states, strict=True)
+    )
+
+
+def test_a_checkpoint_resumes_on_another_plan(host_env: ShardingEnv, tmp_path: Path) -> None:
+    # Table-wise -> two column shards per table: element-wise Adagrad state moves with its
+    # columns; the same ids evicted, rows and state equal by id (the mapping is rebuilt). A
+    # constant init_fn: random draws per column shard are not those of the whole table.
+    init = functools.partial(torch.nn.init.constant_, val=0.05)
+    uninterrupted = _evicting(host_env, "table_wise", EmbOptimType.EXACT_ADAGRAD, "lru", init)
+    _train_recording(uninterrupted, range(K))
+    want_held = _train_recording(uninterrupted, range(K, 2 * K))
+    first = _evicting(host_env, "table_wise", EmbOptimType.EXACT_ADAGRAD, "lru", init)
+    _train_recording(first, range(K))
+    save_sharded_checkpoint(first, tmp_path / "ckpt")
+    resumed = _evicting(host_env, "column_wise", EmbOptimType.EXACT_ADAGRAD, "lru", init)
+    load_sharded_checkpoint(resumed, tmp_path / "ckpt")
+    assert _train_recording(resumed, range(K, 2 * K)) == want_held
+    got, want = _state_by_id(resumed), _state_by_id(uninterrupted)
+    for table in want:  # one element-wise state over the two column shards, by id
+        got[table]["optimizer"] = {
+            0: [torch.cat([got[table]["optimizer"][c][0] for c in (0, 4)], 1)]
+        }
+    _assert_same_state(got, want, exact=False)
+
+
+def test_a_checkpoint_of_another_optimizer_or_policy_is_refused(
+    host_env: ShardingEnv, tmp_path: Path
+) -> None:
+    model = _evicting(host_env, "table_wise", EmbOptimType.EXACT_ROWWISE_ADAGRAD, "lru")
+    _train_recording(model, range(2))
+    save_sharded_checkpoint(model, tmp_path / "ckpt")
+    adagrad = _evicting(host_env, "table_wise", EmbOptimType.EXACT_ADAGRAD, "lru")
+    with pytest.raises(
+        CheckpointError,
+        match=r"table 'item' was saved with the fused optimizer EXACT_ROWWISE_ADAGRAD, this "
+        r"model's is EXACT_ADAGRAD",
+    ):
+        load_sharded_checkpoint(adagrad, tmp_path / "ckpt")
+    for order in ("lfu", None):
+        other = _evicting(host_env, "table_wise", EmbOptimType.EXACT_ROWWISE_ADAGRAD, order)
+        with pytest.raises(
+            CheckpointError,
+            match=rf"table 'item' was saved with eviction policy 'lru', this model's is "
+            rf"'{order or 'none'}'",
+        ):
+            load_sharded_checkpoint(other, tmp_path / "ckpt")

@@ -9,9 +9,11 @@ packages, shared with torchrec_embcache (``hybrid_torchrec._shared.checkpoint``)
 
     GLOBAL.json                       the commit point: format, chain id, world size, every
                                       table's width, per rank its files with size and CRC-32C
+                                      and each table's optimiser, optimiser step and policy
     chain-000002/rank-00001/<table>-<crc>.rows
                                       rank 1's id rows of one table (torch.save of the
-                                      tensors below), written atomically
+                                      tensors below, with statistics and optimiser state),
+                                      written atomically
 
 Every rank writes its files; the ranks agree over the host group, and rank 0 then replaces
 GLOBAL.json and removes the older chains: a failure on any rank is raised on every rank as the
@@ -38,9 +40,14 @@ ranges nest (rank r of W holds ranks 2r and 2r+1 of 2W), so a checkpoint of any 
 W'; a state_dict that does not cover what a rank needs (one rank's, loaded on another layout)
 is refused, as are tables or widths that differ.
 
-The fused optimiser's state is not part of either (torchrec keeps it in the model's
-``fused_optimizer``) and does not move with the rows; nor are the mappings' use statistics: a
-loaded table starts its eviction recency afresh.
+Directory checkpoints (format version 2) also hold, per id, the mapping's use statistics
+(``rows``, ``counts``, ``last_used``, and the mapper's ``step``) and the fused optimiser's state
+of its row (``optim.<k>.<first column>``), and in ``GLOBAL.json`` each table's optimiser, its
+step and its eviction policy: a table loads them back with its rows (another optimiser or
+policy is refused by name), so training resumes as if uninterrupted (docs/hybrid_torchrec.md
+says what an eviction order is after resharding). State_dicts and ``portable_state_dict``
+carry the rows only: a table loaded from them starts its eviction statistics afresh, and the
+fused optimiser's state stays in torchrec's ``fused_optimizer``.
 """
 
 from __future__ import annotations
@@ -60,9 +67,12 @@ from torch.distributed._shard.sharded_tensor import ShardedTensor
 
 from hybrid_torchrec._shared import checkpoint as shared
 from hybrid_torchrec.errors import CheckpointError
-from hybrid_torchrec.ids import IdMapper, bucketize
+from hybrid_torchrec.ids import IdMapper, MappingState, bucketize
 
 ID_ROWS = "id_rows"
+OPTIM = "optim"
+# The mapping's statistics in a table's entries (directory checkpoints of version 2).
+_STATS = ("rows", "counts", "last_used")
 _IDS_KEY = re.compile(rf"^(?P<prefix>(?:.*\.)?){ID_ROWS}\.(?P<table>[^.]+)\.ids$")
 _WEIGHT_ATTRS = ("embedding_bags", "embeddings")
 
@@ -87,18 +97,54 @@ def table_state(
     rows: torch.Tensor,
     shards: Sequence[tuple[int, torch.Tensor]],
     share: tuple[int, int],
+    mapping: MappingState | None = None,
+    optimizer: Sequence[Sequence[torch.Tensor]] | None = None,
 ) -> dict[str, torch.Tensor]:
     """The id-keyed entries of one table (keys relative to ``id_rows.<table>.``): ``ids``,
-    ``shares`` and for each local shard ``(first column, local weight)`` its rows of ``ids``."""
+    ``shares`` and for each local shard ``(first column, local weight)`` its rows of ``ids``.
+
+    With ``mapping`` (the mapper's state, whose ids and rows ``ids`` and ``rows`` are) also the
+    ids' rows, eviction statistics and the mapper's step (``rows``, ``counts``, ``last_used``,
+    ``step``); with ``optimizer`` (per local shard, in the order of ``shards``, the fused
+    optimiser's per-row state tensors) each state's rows of ``ids`` as
+    ``optim.<k>.<first column>``: ``[ids, width]`` for an element-wise state, ``[ids]`` for a
+    row-wise one."""
     state = {"ids": ids.cpu(), "shares": torch.tensor([share], dtype=torch.int64)}
     for column, weight in shards:
         state[f"columns.{column}"] = weight.detach()[rows.to(weight.device)].cpu()
+    if mapping is not None:
+        state["rows"] = rows.cpu()
+        state["counts"] = mapping.counts.cpu()
+        state["last_used"] = mapping.last_used.cpu()
+        state["step"] = torch.tensor(mapping.step, dtype=torch.int64)
+    if optimizer is not None:
+        for (column, _), states in zip(shards, optimizer, strict=True):
+            for k, tensor in enumerate(states):
+                state[f"{OPTIM}.{k}.{column}"] = tensor.detach()[rows.to(tensor.device)].cpu()
     return state
 
 
-def _pieces(state_dict: Mapping[str, Any], base: str) -> dict[int, torch.Tensor]:
-    prefix = base + "columns."
-    return {int(k[len(prefix) :]): v for k, v in state_dict.items() if k.startswith(prefix)}
+def _pieces(
+    state_dict: Mapping[str, Any], base: str, family: str = "columns"
+) -> dict[int, torch.Tensor]:
+    """The pieces of one family (``columns``, or ``optim.<k>``) by first column."""
+    prefix = f"{base}{family}."
+    return {
+        int(k[len(prefix) :]): v
+        for k, v in state_dict.items()
+        if k.startswith(prefix) and k[len(prefix) :].isdigit()
+    }
+
+
+def _families(state_dict: Mapping[str, Any], base: str) -> list[str]:
+    """The piece families of a table: ``columns`` and each optimiser state's ``optim.<k>``."""
+    found = set()
+    for key in state_dict:
+        if key.startswith(base):
+            head, _, column = key[len(base) :].rpartition(".")
+            if column.isdigit() and (head == "columns" or head.startswith(f"{OPTIM}.")):
+                found.add(head)
+    return sorted(found)
 
 
 def _full_rows(table: str, pieces: dict[int, torch.Tensor], n: int, dim: int) -> torch.Tensor:
@@ -147,9 +193,22 @@ def load_table(
     mapper: IdMapper,
     share: tuple[int, int],
     shards: Sequence[tuple[int, torch.Tensor]],
+    optimizer: Sequence[Sequence[torch.Tensor]] | None = None,
 ) -> None:
     """Rebuilds one table of this rank from id rows: keeps the ids of its hash range, maps
-    them to rows of its shards in checkpoint order and writes their vectors there."""
+    them to rows of its shards and writes their vectors there.
+
+    With the mapping's statistics in the entries (``counts``, ``last_used``, ``step``) the
+    mapper gets them back (its eviction order is rebuilt from them, ties in the entries'
+    order), and the ids their saved ``rows`` when those fit this shard (the same layout:
+    the mapping comes back exactly); otherwise the ids get rows in the entries' order with
+    fresh statistics. With ``optimizer`` (per local shard, in the order of ``shards``, the
+    fused optimiser's per-row state tensors) and optimiser pieces in the entries, every row's
+    state is zeroed and the ids' states written: element-wise states column by column, a
+    row-wise state (one value per row of a shard: a mean over the shard's columns, as fbgemm's
+    row-wise optimisers keep it) as the width-weighted mean of the saved shards' values over
+    the shard's columns - exact when a shard is the saved shards' union or one of them; a saved
+    shard split into narrower ones gives each its value, the split of its mean being unknown."""
     ids, shares = state_dict[base + "ids"], state_dict[base + "shares"]
     part, parts = share
     if not _covers(shares, part, parts):
@@ -159,16 +218,88 @@ def load_table(
             f"(part/parts), this rank needs {part}/{parts}: load the merge of every rank's "
             "state_dict (hybrid_torchrec.distributed.portable_state_dict)"
         )
-    mapper.clear()
-    if ids.numel() == 0:
-        return
-    rows = _full_rows(table, _pieces(state_dict, base), ids.numel(), dim)
     mine = hash_ranks(ids, parts) == part
-    local = mapper.map(ids[mine], insert=True).rows
+    rows = _full_rows(table, _pieces(state_dict, base), ids.numel(), dim)[mine]
+    kept = ids[mine]
+    if all(base + key in state_dict for key in (*_STATS, "step")):
+        saved_rows = state_dict[base + "rows"][mine]
+        fits = saved_rows.numel() == saved_rows.unique().numel() and bool(
+            ((saved_rows >= 0) & (saved_rows < mapper.capacity)).all()
+        )
+        local = saved_rows if fits else torch.arange(kept.numel(), dtype=torch.int64)
+        stats = MappingState(
+            kept,
+            local,
+            state_dict[base + "counts"][mine],
+            state_dict[base + "last_used"][mine],
+            int(state_dict[base + "step"]),
+        )
+        try:
+            mapper.load_state(stats)
+        except ValueError as exc:
+            raise CheckpointError(f"table {table!r}: {exc}") from exc
+        local = mapper.lookup(kept)
+    else:  # rows only (version 1, portable state_dicts): fresh statistics
+        mapper.clear()
+        if kept.numel() == 0:
+            return
+        local = mapper.map(kept, insert=True).rows
     with torch.no_grad():
         for column, weight in shards:
-            values = rows[mine][:, column : column + weight.shape[1]]
+            values = rows[:, column : column + weight.shape[1]]
             weight[local.to(weight.device)] = values.to(device=weight.device, dtype=weight.dtype)
+        if optimizer is not None:
+            _load_optimizer(state_dict, base, table, mine, local, shards, optimizer)
+
+
+def _load_optimizer(
+    state_dict: Mapping[str, Any],
+    base: str,
+    table: str,
+    mine: torch.Tensor,
+    local: torch.Tensor,
+    shards: Sequence[tuple[int, torch.Tensor]],
+    optimizer: Sequence[Sequence[torch.Tensor]],
+) -> None:
+    """The fused optimiser's per-row states of the ids ``mine`` selects, at rows ``local``
+    (see :func:`load_table`); nothing without optimiser pieces in the entries."""
+    families = [f for f in _families(state_dict, base) if f != "columns"]
+    if not families:
+        return
+    widths = {c: int(v.shape[1]) for c, v in _pieces(state_dict, base).items()}
+    for (column, weight), states in zip(shards, optimizer, strict=True):
+        width = int(weight.shape[1])
+        if len(states) != len(families):
+            raise CheckpointError(
+                f"table {table!r}: the checkpoint has {len(families)} optimiser state(s) per "
+                f"row, this table's optimiser {len(states)}"
+            )
+        for k, state in enumerate(states):
+            pieces = _pieces(state_dict, base, f"{OPTIM}.{k}")
+            if not pieces:
+                raise CheckpointError(f"table {table!r}: the checkpoint lacks optimiser state {k}")
+            if state.dim() == 2:  # element-wise: the shard's columns of the saved pieces
+                if any(p.dim() != 2 for p in pieces.values()):
+                    raise CheckpointError(
+                        f"table {table!r}: optimiser state {k} is row-wise in the checkpoint, "
+                        "element-wise in this table's optimiser"
+                    )
+                full = torch.cat([pieces[c] for c in sorted(pieces)], dim=1)[mine]
+                values = full[:, column : column + width]
+            else:  # row-wise: the width-weighted mean over the shard's columns
+                if any(p.dim() != 1 for p in pieces.values()):
+                    raise CheckpointError(
+                        f"table {table!r}: optimiser state {k} is element-wise in the "
+                        "checkpoint, row-wise in this table's optimiser"
+                    )
+                values = torch.zeros(int(mine.sum()), dtype=torch.float64)
+                for c, piece in pieces.items():
+                    overlap = min(c + widths[c], column + width) - max(c, column)
+                    if overlap > 0:
+                        values += piece[mine].to(torch.float64) * overlap
+                values /= width
+            state.zero_()
+            state[local.to(state.device)] = values.to(device=state.device, dtype=state.dtype)
 
 
 def pop_table(state_dict: dict[str, Any], base: str) -> None:
@@ -214,26 +345,47 @@ def portable_state_dict(*state_dicts: Mapping[str, Any]) -> dict[str, Any]:
 def _merge_table(
     table: str, base: str, state_dicts: Sequence[Mapping[str, Any]]
 ) -> dict[str, torch.Tensor]:
+    """One table's entries joined over the holders' ``state_dicts``: each id once, in the
+    order of its first holder (holders in rank order, each in its eviction order), with its
+    pieces of every column and optimiser state, and its statistics from that first holder
+    when every holder has them."""
     holders = [sd for sd in state_dicts if base + "ids" in sd]
     shares = torch.cat([sd[base + "shares"] for sd in holders]).unique(dim=0)
-    ids = torch.cat([sd[base + "ids"] for sd in holders]).unique()
+    every = torch.cat([sd[base + "ids"] for sd in holders])
+    distinct, inverse = torch.unique(every, return_inverse=True)
+    first = torch.full((distinct.numel(),), every.numel(), dtype=torch.int64)
+    first.scatter_reduce_(0, inverse, torch.arange(every.numel()), reduce="amin")
+    first = first.sort().values  # positions of first occurrences, in holder order
+    ids = every[first]
     out = {base + "ids": ids, base + "shares": shares}
-    columns = sorted({c for sd in holders for c in _pieces(sd, base)})
-    for column in columns:
-        out[f"{base}columns.{column}"] = _rows_of_column(table, base, column, ids, holders)
+    for family in sorted({f for sd in holders for f in _families(sd, base)}):
+        columns = sorted({c for sd in holders for c in _pieces(sd, base, family)})
+        for column in columns:
+            out[f"{base}{family}.{column}"] = _rows_of_column(
+                table, f"{base}{family}.{column}", base, ids, holders
+            )
+    if holders and all(base + key in sd for sd in holders for key in (*_STATS, "step")):
+        for key in _STATS:
+            out[base + key] = torch.cat([sd[base + key] for sd in holders])[first]
+        steps = {int(sd[base + "step"]) for sd in holders}
+        if len(steps) > 1:
+            raise CheckpointError(
+                f"table {table!r}: the saved ranks disagree on its mapping's step "
+                f"({sorted(steps)}): they were not saved together"
+            )
+        out[base + "step"] = torch.tensor(steps.pop() if steps else 0, dtype=torch.int64)
     return out
 
 
 def _rows_of_column(
     table: str,
+    key: str,
     base: str,
-    column: int,
     ids: torch.Tensor,
     holders: Sequence[Mapping[str, Any]],
 ) -> torch.Tensor:
-    """The rows of ``ids`` in the pieces starting at ``column``; column shards and table-wise
-    replicas repeat ids with equal rows, the first is taken."""
-    key = f"{base}columns.{column}"
+    """The rows of ``ids`` in the pieces ``key``; column shards and table-wise replicas
+    repeat ids with equal rows, the first is taken."""
     have = [sd for sd in holders if key in sd]
     held_ids = torch.cat([sd[base + "ids"] for sd in have])
     rows = torch.cat([sd[key] for sd in have])
@@ -242,7 +394,8 @@ def _rows_of_column(
     found = held_ids[order][pos] == ids if held_ids.numel() else torch.zeros_like(ids, dtype=bool)
     if not bool(found.all()):
         missing = int(ids[~found][0])
-        raise CheckpointError(f"table {table!r}: id {missing} has no columns from {column} on")
+        piece = key[len(base) :]
+        raise CheckpointError(f"table {table!r}: id {missing} has no {piece} piece")
     return rows[order[pos]]
 
 
@@ -259,7 +412,11 @@ def own_layout(value: Any, mine: ShardedTensor) -> bool:
 # ---- directory checkpoints (the format shared with torchrec_embcache) -----------------------
 
 FORMAT = "hybrid_torchrec-sharded-checkpoint"
-FORMAT_VERSION = 1
+# Version 2 adds the mapping's statistics and the fused optimiser's state (files) and each
+# table's optimiser, optimiser step and eviction policy (GLOBAL.json); version 1 (rows only)
+# is still read, its tables loading with fresh statistics and optimiser state as they were.
+FORMAT_VERSION = 2
+_READABLE = (1, FORMAT_VERSION)
 _SUFFIX = ".rows"
 # The module DistributedModelParallel wraps: not part of a table's name in a checkpoint, so
 # that a DMP and its .module name tables alike.
@@ -302,33 +459,51 @@ def _placements(modules: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _snapshot(modules: dict[str, Any]) -> dict[str, dict[str, torch.Tensor]]:
-    """This rank's id rows of every table it holds, copied (training may go on)."""
+Snapshot = dict[str, tuple[dict[str, torch.Tensor], dict[str, Any]]]
+
+
+def _eviction_name(mapper: IdMapper) -> str:
+    return "none" if mapper.eviction is None else mapper.eviction.order
+
+
+def _snapshot(modules: dict[str, Any]) -> Snapshot:
+    """This rank's id rows of every table it holds, with their mapping statistics and fused
+    optimiser state, copied (training may go on); beside them what the manifest records of
+    the table (its optimiser, the optimiser's step, its eviction policy)."""
     out = {}
     for path, module in modules.items():
         for table, mapping in module.id_mappers.items():
             state = mapping.mapper.state()
+            optimizer, step, states = module._fused_optimizer(table)
             entries = table_state(
-                state.ids, state.rows, module._local_columns(table), module._shares[table]
+                state.ids,
+                state.rows,
+                module._local_columns(table),
+                module._shares[table],
+                mapping=state,
+                optimizer=states,
             )
-            out[_key(path, table)] = {k: v.clone() for k, v in entries.items()}
+            meta = {
+                "optimizer": optimizer,
+                "optimizer_step": step,
+                "eviction": _eviction_name(mapping.mapper),
+            }
+            out[_key(path, table)] = ({k: v.clone() for k, v in entries.items()}, meta)
     return out
 
 
-def _write_rank(
-    save: shared.ShardedSave, rows: dict[str, dict[str, torch.Tensor]], dims: dict[str, Any]
-) -> dict[str, Any]:
+def _write_rank(save: shared.ShardedSave, rows: Snapshot, dims: dict[str, Any]) -> dict[str, Any]:
     """Writes this rank's files; returns its part of the global manifest."""
     tables = {}
     if rows:
         save.rank_dir.mkdir(parents=True, exist_ok=True)
-    for name, entries in sorted(rows.items()):
+    for name, (entries, meta) in sorted(rows.items()):
         buffer = io.BytesIO()
         torch.save(entries, buffer)
         path = save.rank_dir / f"{shared.file_stem(name)}{_SUFFIX}"
         record = shared.write_blob(path, buffer.getvalue())
         share = [int(v) for v in entries["shares"][0]]
-        tables[name] = {"dim": dims[name]["dim"], "share": share, "files": [record]}
+        tables[name] = {"dim": dims[name]["dim"], "share": share, "files": [record], **meta}
     if rows:
         shared.fsync_dir(save.rank_dir)
     return {"tables": tables}
@@ -343,9 +518,7 @@ def _prepare(modules: dict[str, Any], directory: str | Path) -> shared.ShardedSa
     )
 
 
-def _save(
-    save: shared.ShardedSave, rows: dict[str, dict[str, torch.Tensor]] | None, group: Any
-) -> dict[str, Any]:
+def _save(save: shared.ShardedSave, rows: Snapshot | None, group: Any) -> dict[str, Any]:
     error, manifest = None, None
     if rows is not None:
         try:
@@ -412,7 +585,7 @@ def read_global(directory: str | Path) -> dict[str, Any]:
             "releases), not a directory checkpoint; load them with "
             "model.load_state_dict(portable_state_dict(*(torch.load(f) for f in files)))"
         )
-    return shared.read_verified(root / shared.GLOBAL, FORMAT, FORMAT_VERSION, "sharded checkpoint")
+    return shared.read_verified(root / shared.GLOBAL, FORMAT, _READABLE, "sharded checkpoint")
 
 
 def _read_rows(root: Path, rank_entry: dict[str, Any], name: str) -> dict[str, torch.Tensor]:
@@ -441,7 +614,9 @@ def _gather_table(
     for rank_entry in holders:
         entries = _read_rows(root, rank_entry, name)
         keep = hash_ranks(entries["ids"], parts) == part  # only the ids this rank is to hold
-        pieces.append({k: (v if k == "shares" else v[keep]) for k, v in entries.items()})
+        pieces.append(
+            {k: (v if v.dim() == 0 or k == "shares" else v[keep]) for k, v in entries.items()}
+        )
     merged = _merge_table(name, "", pieces)
     if not _covers(merged["shares"], part, parts):
         held = ", ".join(f"{int(p)}/{int(n)}" for p, n in merged["shares"])
@@ -451,6 +626,37 @@ def _gather_table(
         )
     _full_rows(name, _pieces(merged, ""), merged["ids"].numel(), dim)  # widths and joins
     return merged
+
+
+def _saved_with(
+    root: Path, saved: dict[str, Any], name: str, module: Any, table: str
+) -> int | None:
+    """Refuses a table saved with another fused optimiser or eviction policy (naming both);
+    returns the optimiser step the saved ranks agree on (None: a version 1 checkpoint)."""
+    entries = [r["tables"][name] for r in shared.holders(saved, name)]
+    if not entries or "optimizer" not in entries[0]:
+        return None
+    optimizer, _, _ = module._fused_optimizer(table)
+    eviction = _eviction_name(module.id_mappers[table].mapper)
+    then = entries[0]
+    if then["optimizer"] != optimizer:
+        raise CheckpointError(
+            f"table {name!r} was saved with the fused optimizer {then['optimizer']}, this "
+            f"model's is {optimizer}: one optimizer's state is not another's (shard the model "
+            f"with fused_params optimizer={then['optimizer']} to resume from it)"
+        )
+    if then["eviction"] != eviction:
+        raise CheckpointError(
+            f"table {name!r} was saved with eviction policy {then['eviction']!r}, this "
+            f"model's is {eviction!r}: the saved use statistics order that policy's rows only "
+            f"(configure the table with the checkpoint's policy to resume from it)"
+        )
+    steps = {int(e["optimizer_step"]) for e in entries}
+    if len(steps) != 1:
+        raise CheckpointError(
+            f"table {name!r}: the saved ranks disagree on its optimizer step ({sorted(steps)})"
+        )
+    return steps.pop()
 
 
 def load_sharded_checkpoint(
@@ -470,7 +676,7 @@ def load_sharded_checkpoint(
     shared.wait_in_flight(directory)
     group, rank, world = _host_group(modules)
     root = Path(directory)
-    plans: list[tuple[Any, str, str, dict[str, torch.Tensor]]] = []
+    plans: list[tuple[Any, str, str, dict[str, torch.Tensor], int | None]] = []
     error = None
     try:
         saved = read_global(root)
@@ -497,15 +703,15 @@ def load_sharded_checkpoint(
             for table in sorted(module.id_mappers):
                 name = _key(path, table)
                 dim, share = module._table_dims[table], module._shares[table]
-                plans.append(
-                    (module, table, name, _gather_table(root, saved, name, table, dim, share))
-                )
+                step = _saved_with(root, saved, name, module, table)
+                merged = _gather_table(root, saved, name, table, dim, share)
+                plans.append((module, table, name, merged, step))
     except Exception as exc:  # every failure reaches every rank (none waits alone)
         error = str(exc) if isinstance(exc, CheckpointError) else f"{type(exc).__name__}: {exc}"
     shared.agree_errors(group, rank, world, error)
     error = None
     try:
-        for module, table, name, merged in plans:
+        for module, table, name, merged, step in plans:
             mapper = module.id_mappers[table].mapper
             load_table(
                 merged,
@@ -515,7 +721,10 @@ def load_sharded_checkpoint(
                 mapper,
                 module._shares[table],
                 module._local_columns(table),
+                module._fused_optimizer(table)[2],
             )
+            if step is not None:
+                module._set_optimizer_step(table, step)
     except Exception as exc:  # e.g. a shard too small for its ids: raised on every rank
         error = f"{type(exc).__name__}: {exc}"
     shared.agree_errors(group, rank, world, error)

@@ -358,22 +358,53 @@ class _Hybrid:
     def _optimizer_states(self, table: str) -> list[torch.Tensor]:
         """Views of the fused optimiser's per-row state of this rank's shards of a table
         (momentum, and counters some optimisers keep), from fbgemm's TBE modules."""
-        states: list[torch.Tensor] = []
+        return [state for _, states in self._fused_shards(table).values() for state in states]
+
+    def _fused_shards(self, table: str) -> dict[int, tuple[Any, list[torch.Tensor]]]:
+        """First column -> (fbgemm's TBE module, its per-row optimiser states) of each of this
+        rank's shards of a table."""
+        found: dict[int, tuple[Any, list[torch.Tensor]]] = {}
         for lookup in self._lookups:  # type: ignore[attr-defined]
             for emb in getattr(lookup, "_emb_modules", ()):
                 tbe = getattr(emb, "_emb_module", None)
                 config = getattr(emb, "_config", None)
-                if tbe is None or config is None or not hasattr(tbe, "split_optimizer_states"):
+                if tbe is None or config is None:
                     continue
-                if getattr(tbe, "optimizer", None) == OptimType.NONE:
-                    continue  # no optimiser, no state (fbgemm refuses to list it)
-                per_table = tbe.split_optimizer_states()
-                if not per_table:  # SGD keeps no state (and fbgemm then lists no tables)
-                    continue
+                per_table: list[list[torch.Tensor]] | None = None
                 for t, shard in enumerate(config.embedding_tables):
-                    if shard.name == table:
-                        states.extend(per_table[t])
-        return states
+                    if shard.name != table:
+                        continue
+                    if per_table is None:
+                        per_table = _split_states(tbe)
+                    meta = shard.local_metadata
+                    column = int(meta.shard_offsets[1]) if meta is not None else 0
+                    found[column] = (tbe, list(per_table[t]) if per_table else [])
+        return found
+
+    def _fused_optimizer(self, table: str) -> tuple[str, int, list[list[torch.Tensor]]]:
+        """The fused optimiser of this rank's shards of a table: its name (fbgemm's
+        EmbOptimType), its step (the TBE's iteration counter, which Adam-like optimisers
+        correct their moments by) and per local shard, in the order of ``_local_columns``,
+        its per-row state tensors."""
+        fused = self._fused_shards(table)
+        name, step = "NONE", 0
+        for tbe, _ in fused.values():
+            optim = getattr(tbe, "optimizer", None)
+            name = getattr(optim, "name", str(optim))
+            counter = getattr(tbe, "iter", None)
+            step = int(counter.item()) if isinstance(counter, torch.Tensor) else 0
+            break
+        states = [fused[c][1] if c in fused else [] for c, _ in self._local_columns(table)]
+        return name, step, states
+
+    def _set_optimizer_step(self, table: str, step: int) -> None:
+        """Sets the iteration counter of the TBE modules holding a table's shards (fbgemm reads
+        its host copy ``iter_cpu`` from ``iter`` only while the copy is 0: both are set)."""
+        for tbe, _ in self._fused_shards(table).values():
+            for name in ("iter", "iter_cpu"):
+                counter = getattr(tbe, name, None)
+                if isinstance(counter, torch.Tensor):
+                    counter.fill_(step)
 
     def mappers(self) -> dict[str, IdMapper]:
         """Table name -> the IdMapper of this rank's shard (Hash collections only)."""
@@ -455,6 +486,15 @@ def _save_id_rows(
         )
         for key, value in entries.items():
             destination[f"{prefix}{checkpoint.ID_ROWS}.{table}.{key}"] = value
+
+
+def _split_states(tbe: Any) -> list[list[torch.Tensor]]:
+    """fbgemm's per-table optimiser states of a TBE module (none for SGD and NONE)."""
+    if not hasattr(tbe, "split_optimizer_states"):
+        return []
+    if getattr(tbe, "optimizer", None) == OptimType.NONE:
+        return []  # no optimiser, no state (fbgemm refuses to list it)
+    return tbe.split_optimizer_states()  # SGD keeps no state (and fbgemm then lists no tables)
 
 
 def _portable_permutes(output_dists: list[nn.Module]) -> None:
