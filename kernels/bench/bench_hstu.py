@@ -31,7 +31,13 @@ measured end-to-end training steps (a whole GR step, attention being a part).
 
 Usage (from the repository root, in an environment with torch):
 
-    python kernels/bench/bench_hstu.py [--quick] [--forward-only] [--json] [--readme]
+    python kernels/bench/bench_hstu.py [--quick] [--forward-only] [--case TEXT] [--pipes]
+        [--json] [--readme]
+
+--pipes prints, per row, where the slowest AI core (AIC) and the slowest vector core (AIV) spend
+their time: each pipe's busy time, the GM link's (MTE2 and MTE3 transfers together) and the core's
+modelled time, in us. --case runs only the cases whose name contains TEXT; with --readme the rows
+it runs replace theirs in results/hstu.json and the others are kept.
 """
 
 from __future__ import annotations
@@ -112,6 +118,23 @@ def run(
     cube_peak = peak["cube_cores"] * per_cycle * peak["clock_hz"]
     roofline = max(minimum / peak["hbm_bytes_per_s"], kept / cube_peak)
     t = costmodel.timeline(r)
+    clock = peak["clock_hz"]
+
+    def pipes(cores: list[dict[str, int]]) -> dict[str, float]:
+        """The slowest core's busy time per pipe and its GM link's, and its time (us)."""
+        c = max(cores, key=lambda x: x["model_core"])
+        us = {
+            p: round(c[f"model_busy_{p}"] / 1e3 / clock * 1e6, 1) for p in (*costmodel.PIPES, "gm")
+        }
+        us["core"] = round(c["model_core"] / 1e3 / clock * 1e6, 1)
+        # Its global-memory bytes (MB): tensors read and written, workspace read and written.
+        ws_r, ws_w = c["gm_workspace_read_bytes"], c["gm_workspace_write_bytes"]
+        us["tensor_read_mb"] = round((c["gm_read_bytes"] - ws_r) / 1e6, 2)
+        us["tensor_write_mb"] = round((c["gm_write_bytes"] - ws_w) / 1e6, 2)
+        us["ws_read_mb"] = round(ws_r / 1e6, 2)
+        us["ws_write_mb"] = round(ws_w / 1e6, 2)
+        return us
+
     return {
         "table": costmodel.row(
             "hstu_dense_" + ("backward" if backward else "forward"), "", r, minimum, roofline
@@ -134,6 +157,8 @@ def run(
         "vector_us": round(r.model.vector_seconds * 1e6, 1),
         "dma_us": round(r.model.dma_seconds * 1e6, 1),
         "roofline_us": round(roofline * 1e6, 1),
+        "aic_pipes_us": pipes(aic),
+        "aiv_pipes_us": pipes(aiv),
         "sim_seconds": round(seconds, 1),
     }
 
@@ -146,6 +171,10 @@ def main() -> int:
         "--readme", action="store_true", help="regenerate the table of kernels/bench/README.md"
     )
     parser.add_argument("--forward-only", action="store_true", help="skip the backward")
+    parser.add_argument("--case", default="", help="only the cases whose name contains this text")
+    parser.add_argument(
+        "--pipes", action="store_true", help="the slowest AIC's and AIV's time per pipe"
+    )
     parser.add_argument(
         "--build-dir", type=Path, default=REPO / "build", help="where build/ops/sim lives"
     )
@@ -166,6 +195,7 @@ def main() -> int:
     ]
     if not args.quick:
         cases.append(("normal B=1 S=8000 N=1 D=128 (one head)", [8000], 1, 128, True))
+    cases = [c for c in cases if args.case in c[0]]
     rows = []
     for name, lengths, heads, dim, normal in cases:
         for op_name, op in ops.items():
@@ -179,7 +209,16 @@ def main() -> int:
                     row["seed_e2e_step_ms"] = SEED_STEPS[row["dtype"]]
                 rows.append(row)
     if args.readme:
-        costmodel.write_results("hstu", [r["table"] for r in rows])
+        table = [r["table"] for r in rows]
+        saved = costmodel.RESULTS / "hstu.json"
+        if saved.exists() and (args.case or args.forward_only):
+            # A subset: its rows replace theirs, the others (and the order) are kept.
+            new = {(t["op"], t["case"]): t for t in table}
+            old = json.loads(saved.read_text(encoding="utf-8"))
+            keys = {(t["op"], t["case"]) for t in old}
+            table = [new.get((t["op"], t["case"]), t) for t in old]
+            table += [t for k, t in new.items() if k not in keys]
+        costmodel.write_results("hstu", table)
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
@@ -198,6 +237,25 @@ def main() -> int:
             f"{r['gm_balance']:6.3f} {r['modelled_us']:10.1f} {r['bound']:>16} "
             f"{r['roofline_us']:9.1f} {r['sim_seconds']:6.1f}"
         )
+    if args.pipes:
+        names = (
+            *(p.upper() for p in costmodel.PIPES),
+            "GM",
+            "core",
+            "T rd",
+            "T wr",
+            "W rd",
+            "W wr",
+        )
+        print(
+            "\nslowest cores, busy us per pipe, then MB of tensors (T) and workspace (W) read and "
+            "written:\n" + " " * 42 + " ".join(f"{n:>7}" for n in names)
+        )
+        for r in rows:
+            for kind in ("aic", "aiv"):
+                us = r[f"{kind}_pipes_us"]
+                label = f"{r['case'][:30]} {r['op'][:3]} {r['dtype'][:4]} {kind.upper()}"
+                print(f"{label:42}" + " ".join(f"{v:7.1f}" for v in us.values()))
     for r in rows:
         if "seed_shape_modelled_ms" in r:
             print(
