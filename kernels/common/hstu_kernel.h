@@ -1,13 +1,13 @@
 // Vector code of the HSTU attention kernels (hstu_dense_forward, hstu_dense_backward): AscendC
 // device code, float32.
 //
-// The vector cores of the emulation have no Exp (nor Sigmoid/Silu): exp(-z) is taken from its
-// definition with the instructions it has (Muls/Adds/Maxs/Mins/Cast/Sub/Mul): 2^k * e^y with
-// k = rint(-z log2 e) clamped to +-126 (2^k stays a normal float; beyond, the result saturates
-// towards 0 or inf as exp does, which 1 / (1 + exp(-z)) absorbs), y = -z - k ln 2 in two parts
-// (Cody-Waite: |y| <= ln2 / 2, exact k ln2_hi), e^y by its Taylor polynomial to degree 7
-// (truncation < 6e-9 relative) and 2^k assembled from k's exponent bits. A device build could use
-// Exp instead; this is the same arithmetic on both targets.
+// HstuOnePlusExpNeg (the backward's) takes exp(-z) from its definition with basic instructions
+// (Muls/Adds/Maxs/Mins/Cast/Sub/Mul): 2^k * e^y with k = rint(-z log2 e) clamped to +-126 (2^k
+// stays a normal float; beyond, the result saturates towards 0 or inf as exp does, which
+// 1 / (1 + exp(-z)) absorbs), y = -z - k ln 2 in two parts (Cody-Waite: |y| <= ln2 / 2, exact
+// k ln2_hi), e^y by its Taylor polynomial to degree 7 (truncation < 6e-9 relative) and 2^k
+// assembled from k's exponent bits; it was written when the emulation had no Exp. The forward's
+// HstuSilu uses Exp.
 #ifndef MXREC_HSTU_KERNEL_H
 #define MXREC_HSTU_KERNEL_H
 
@@ -52,6 +52,18 @@ __aicore__ inline void HstuOnePlusExpNeg(const AscendC::LocalTensor<float>& dst,
     Muls(k, k, 1 << 23, n);
     Mul(dst, t1, t2, n);
     Adds(dst, dst, 1.0f, n);
+}
+
+// dst = silu(z) = z / (1 + exp(-z)), float32, with the vector unit's Exp (Exp.md: half and float
+// on Atlas A2/A3): four instructions where HstuOnePlusExpNeg takes about thirty. For z far below
+// 0, exp(-z) overflows to inf and dst is -0, as silu's limit. dst and z are different buffers.
+__aicore__ inline void HstuSilu(const AscendC::LocalTensor<float>& dst,
+                                const AscendC::LocalTensor<float>& z, int32_t n) {
+    using namespace AscendC;
+    Muls(dst, z, -1.0f, n);
+    Exp(dst, dst, n);
+    Adds(dst, dst, 1.0f, n);
+    Div(dst, z, dst, n);
 }
 
 // q's dtype <-> float32 for n elements (float32: a vector copy).

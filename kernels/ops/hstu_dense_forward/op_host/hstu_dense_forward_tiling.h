@@ -16,9 +16,9 @@
 // untiled forward: blocks from HstuChooseBlock, key calls of kHstuBlockK.
 //
 // Per vector core: a workspace slot for one S / P block ([blockQ, blockK] in q's dtype) and a
-// float32 O accumulator ([blockQ, dimPad]); the unified buffer holds a chunk of score rows (S,
-// bias and mask in q's dtype, four float32 work buffers, P in q's dtype), the causal ramp, and the
-// O rows being written; L1 (tiled) a block's Q tiles and one K and one V tile.
+// float32 O accumulator ([blockQ, dimPad]); the unified buffer holds two chunks of score rows (S,
+// bias and mask in q's dtype, P in q's dtype), the float32 work buffers of one, the causal ramp,
+// and the O rows being written; L1 (tiled) a block's Q tiles and one K and one V tile.
 #ifndef HSTU_DENSE_FORWARD_TILING_H
 #define HSTU_DENSE_FORWARD_TILING_H
 
@@ -75,7 +75,8 @@ inline std::string HstuForwardMatmuls(HstuDenseForwardTilingData& td, const Hstu
 }
 
 // Unified buffer: the causal ramp and the O rows first, then as many score rows per chunk as fit
-// (each row: blockK elements of S, P, bias and mask in q's dtype, four float32).
+// (each row: blockK elements of S, P, bias and mask in q's dtype, two buffers each, and two
+// float32 work buffers, three for 16-bit types, which widen S into one).
 inline std::string HstuForwardUb(HstuDenseForwardTilingData& td, const HstuShape& s,
                                  const PlatformInfo& p) {
     const int64_t esz = DTypeSize(s.dtype);
@@ -84,7 +85,8 @@ inline std::string HstuForwardUb(HstuDenseForwardTilingData& td, const HstuShape
     td.accInBytes = static_cast<uint32_t>(td.outRows * td.dimPad * 4);
     td.accOutBytes = static_cast<uint32_t>(td.outRows * td.dimPad * esz);
     const int64_t inputs = 1 + (s.hasBias ? 1 : 0) + (s.hasMask ? 1 : 0);
-    const int64_t perRow = td.blockK * (4 * 4 + esz * (inputs + 1));
+    const int64_t temps = esz == 4 ? 2 : 3;
+    const int64_t perRow = td.blockK * (4 * temps + 2 * esz * (inputs + 1));
     const int64_t avail =
         UbBytes(p) - td.rampBytes - td.accInBytes - td.accOutBytes - 4 * kBlockBytes;
     if (avail < perRow) {

@@ -26,8 +26,7 @@
 // or D too large for L1) a piece's key blocks run to HstuKeyEnd with Q, K and V from global
 // memory.
 //
-// The vector cores of the emulation have no Exp: silu(z) = z / (1 + exp(-z)) takes exp from its
-// definition with the instructions there are (kernels/common/hstu_kernel.h).
+// silu(z) = z / (1 + exp(-z)) with the vector unit's Exp (kernels/common/hstu_kernel.h HstuSilu).
 //
 // Synchronisation: score, bias, mask and O rows pass through queues (MTE2 -> V -> MTE3); the
 // float32 work buffers are vector-only; the L1 tiles pass through TSCM queues (MTE2 -> MTE1, the
@@ -89,16 +88,18 @@ public:
         accGm_.SetGlobalBuffer(
             (__gm__ float*)(ws + td.workers * td.slotBytes + worker_ * td.accBytes),
             td.blockQ * td.dimPad);
-        pipe->InitBuffer(scoreQue_, 1, td.scoreInBytes);
+        // Two buffers per queue: a chunk's copy in and P's copy out overlap the vector work of
+        // the next and previous chunks.
+        pipe->InitBuffer(scoreQue_, 2, td.scoreInBytes);
         if (td.hasBias)
-            pipe->InitBuffer(biasQue_, 1, td.scoreInBytes);
+            pipe->InitBuffer(biasQue_, 2, td.scoreInBytes);
         if (td.maskType == 3)
-            pipe->InitBuffer(maskQue_, 1, td.scoreInBytes);
-        pipe->InitBuffer(pQue_, 1, td.scoreOutBytes);
-        pipe->InitBuffer(zBuf_, td.tempBytes);
+            pipe->InitBuffer(maskQue_, 2, td.scoreInBytes);
+        pipe->InitBuffer(pQue_, 2, td.scoreOutBytes);
+        if (sizeof(T) != 4)
+            pipe->InitBuffer(zBuf_, td.tempBytes);
         pipe->InitBuffer(t0Buf_, td.tempBytes);
         pipe->InitBuffer(t1Buf_, td.tempBytes);
-        pipe->InitBuffer(t2Buf_, td.tempBytes);
         pipe->InitBuffer(accInQue_, 1, td.accInBytes);
         pipe->InitBuffer(accOutQue_, 1, td.accOutBytes);
         if (td.tileRows > 0) {
@@ -263,29 +264,36 @@ private:
                 DataCopyPad(mIn, maskGm_[squareOff], squareRows, zero);
                 maskQue_.EnQue(mIn);
             }
-            LocalTensor<float> z = zBuf_.Get<float>();
             LocalTensor<float> t0 = t0Buf_.Get<float>();
             LocalTensor<float> t1 = t1Buf_.Get<float>();
-            LocalTensor<float> t2 = t2Buf_.Get<float>();
+            // float32: S is worked on where it landed and P computed in its output buffer (no
+            // copies); 16-bit: S widened into z, P narrowed from t0.
             sIn = scoreQue_.DeQue<T>();
-            mxrec::HstuToFloat(z, sIn, n);
-            scoreQue_.FreeTensor(sIn);
+            LocalTensor<float> z = sIn.template ReinterpretCast<float>();
+            if constexpr (sizeof(T) != 4) {
+                z = zBuf_.Get<float>();
+                mxrec::HstuToFloat(z, sIn, n);
+                scoreQue_.FreeTensor(sIn);
+            }
             if (td_->hasBias) {
                 LocalTensor<T> bIn = biasQue_.DeQue<T>();
-                mxrec::HstuToFloat(t0, bIn, n);
+                mxrec::HstuToFloat(t1, bIn, n);
                 biasQue_.FreeTensor(bIn);
-                Add(z, z, t0, n);
+                Add(z, z, t1, n);
             }
-            mxrec::HstuOnePlusExpNeg(t0, z, t1, t2, n);  // silu(z) = z / (1 + exp(-z))
-            Div(t0, z, t0, n);
+            LocalTensor<T> pOut = pQue_.AllocTensor<T>();
+            LocalTensor<float> p = sizeof(T) == 4 ? pOut.template ReinterpretCast<float>() : t0;
+            mxrec::HstuSilu(p, z, n);
+            if constexpr (sizeof(T) == 4)
+                scoreQue_.FreeTensor(sIn);
             if (td_->maskType == 3) {
                 LocalTensor<T> mIn = maskQue_.DeQue<T>();
                 mxrec::HstuToFloat(t1, mIn, n);
                 maskQue_.FreeTensor(mIn);
                 Muls(t1, t1, td_->scale, n);  // mask * s, then into silu
-                Mul(t0, t0, t1, n);
+                Mul(p, p, t1, n);
             } else {
-                Muls(t0, t0, td_->scale, n);
+                Muls(p, p, td_->scale, n);
                 // Causal: rows whose keys reach past the diagonal get M_ij = clamp(i - j + 1, 0,
                 // 1).
                 if (td_->maskType == 0 && k0 + kn - 1 > r0 + c0) {
@@ -296,11 +304,11 @@ private:
                     }
                     Maxs(t1, t1, 0.0f, n);
                     Mins(t1, t1, 1.0f, n);
-                    Mul(t0, t0, t1, n);
+                    Mul(p, p, t1, n);
                 }
             }
-            LocalTensor<T> pOut = pQue_.AllocTensor<T>();
-            mxrec::HstuFromFloat(pOut, t0, n);
+            if constexpr (sizeof(T) != 4)
+                mxrec::HstuFromFloat(pOut, t0, n);
             pQue_.EnQue(pOut);
             pOut = pQue_.DeQue<T>();
             DataCopy(slotGm_[c0 * kp], pOut, static_cast<uint32_t>(n));
@@ -356,7 +364,6 @@ private:
     TBuf<TPosition::VECCALC> zBuf_;
     TBuf<TPosition::VECCALC> t0Buf_;
     TBuf<TPosition::VECCALC> t1Buf_;
-    TBuf<TPosition::VECCALC> t2Buf_;
     TBuf<TPosition::VECCALC> rampBuf_;
     TSCM<TPosition::GM, 1> qL1_;
     TSCM<TPosition::GM, 1> kL1_;

@@ -34,7 +34,7 @@ struct HstuDenseForwardTilingData {
     int64_t accBytes;        // workspace per worker for the O accumulator: blockQ * dimPad float32
     uint32_t scoreInBytes;   // UB: one S chunk in q's dtype (also bias and mask chunks)
     uint32_t scoreOutBytes;  // UB: one P chunk in q's dtype
-    uint32_t tempBytes;      // UB: each of the four float32 work buffers of a chunk
+    uint32_t tempBytes;      // UB: each float32 work buffer of a chunk (two; 16-bit: three)
     uint32_t rampBytes;      // UB: -j for the causal mask's rows (float32, blockK)
     uint32_t accInBytes;     // UB: O accumulator rows (float32)
     uint32_t accOutBytes;    // UB: O rows in q's dtype
