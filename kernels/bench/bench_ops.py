@@ -256,8 +256,14 @@ def tbe_backward_case() -> Case:
         None,
         None,
         None,
+        None,
+        None,
+        None,
+        None,
     ]
+    # optimizer 1 (exact Adagrad), sum pooling, then op.toml's attributes in order (defaults)
     attrs = [1, 0, 0.01, 1e-8, 0.0, 0, 0, 0.0, dim, 0.9, 0.999, 0, 0.001, 0.9]
+    attrs += [-1, -1, 1.0, -1, 0.0, 0.0, 0, 0, 0.0, 0.0]
     # Each occurrence's gradient row is read (as the forward reads its weight row); each
     # distinct row's weights and Adagrad state are read and written once. With sorted_bags,
     # sum pooling needs no offsets.

@@ -17,6 +17,8 @@ is ``reference_update`` below, the update formulas written out in PyTorch.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -1412,117 +1414,75 @@ def test_none_matches_reference(sim_ops, data, pooling, index_dtype, clip, platf
     torch.testing.assert_close(got[0], reference_none(case, 0.7 if clip else None))
 
 
-def test_hand_worked_lars_and_lamb(sim_ops) -> None:
-    """One table (D = 2, 2 rows), B = 1, bag [1, 1]: row 1's gradient is 2 * [3, 4] = [6, 8]
-    (|g| = 10); its weight [3, 4] (|w| = 5), momentum1 [1, -1]; lr 0.1.
+# The hand-worked cases share one layout: one table (D = 2, 2 rows), B = 1, bag [1, 1], so row
+# 1's gradient is 2 * [3, 4] = [6, 8] (|g| = 10, mean square 50); its weight [3, 4] (|w| = 5),
+# row 0's [9, 9] (untouched); lr 0.1. Each optimizer's state has row 0's entries at 7 (or 9),
+# which must stay.
+ONE_ROW = {
+    "weights_offsets": torch.tensor([0]),
+    "d_offsets": torch.tensor([0, 2]).int(),
+    "indices": torch.tensor([1, 1]),
+    "offsets": torch.tensor([0, 2]),
+    "sorted_positions": torch.tensor([0, 1]),
+    "grad_output": torch.tensor([[3.0, 4]]),
+}
 
-    LARS-SGD, eta 0.05, momentum 0.8, weight_decay 0.5: lr' = 0.1 * 0.05 * 5 / (10 + 2.5)
-    = 0.002; m = 0.8 * [1, -1] + 0.002 * ([6, 8] + [1.5, 2]) = [0.815, -0.78];
-    w = [3, 4] - m = [2.185, 4.78].
+
+def run_one_row(ops, optimizer, state: dict[str, list[float]], **attrs) -> dict:
+    """The optimizer on ONE_ROW: state maps each state input to its values (their offsets are
+    [0]); returns the weights and the state after the step, by name."""
+    tensors = {"weights": torch.tensor([9.0, 9, 3, 4])}
+    tensors |= {name: torch.tensor(values) for name, values in state.items()}
+    offsets = {f"{name}_offsets": torch.tensor([0]) for name in state if name != "grad_weights"}
+    if optimizer == NOUPDATE:
+        offsets = {}
+    split_embedding_backward(
+        ops, **tensors, **offsets, **ONE_ROW, optimizer=optimizer, pooling_mode=SUM, **attrs
+    )
+    return tensors
+
+
+def test_hand_worked_lars_and_lamb(sim_ops) -> None:
+    """LARS-SGD, eta 0.05, momentum 0.8, weight_decay 0.5, momentum1 [1, -1]:
+    lr' = 0.1 * 0.05 * 5 / (10 + 2.5) = 0.002; m = 0.8 * [1, -1] + 0.002 * ([6, 8] + [1.5, 2])
+    = [0.815, -0.78]; w = [3, 4] - m = [2.185, 4.78].
 
     LAMB, beta1 0.5, beta2 0.75, iter 1, eps 0, no decay, momentum1 [1, 1], momentum2 [1, 4]:
     m = [3.5, 4.5], v = [0.75 + 9, 3 + 16] = [9.75, 19]; r = (m / 0.5) / sqrt(v / 0.25) =
     [7 / sqrt(39), 9 / sqrt(76)]; w -= 0.1 * (5 / |r|) * r."""
-    layout = {"weights_offsets": torch.tensor([0]), "d_offsets": torch.tensor([0, 2]).int()}
-    batch = {"indices": torch.tensor([1, 1]), "offsets": torch.tensor([0, 2])}
-    batch |= {"sorted_positions": torch.tensor([0, 1]), "grad_output": torch.tensor([[3.0, 4]])}
-    weights = torch.tensor([9.0, 9, 3, 4])
-    m1 = torch.tensor([7.0, 7, 1, -1])
-    split_embedding_backward(
-        sim_ops,
-        weights=weights,
-        momentum1=m1,
-        momentum1_offsets=torch.tensor([0]),
-        **layout,
-        **batch,
-        optimizer=LARS,
-        pooling_mode=SUM,
-        eta=0.05,
-        momentum=0.8,
-        weight_decay=0.5,
+    got = run_one_row(
+        sim_ops, LARS, {"momentum1": [7.0, 7, 1, -1]}, eta=0.05, momentum=0.8, weight_decay=0.5
     )
-    torch.testing.assert_close(m1, torch.tensor([7.0, 7, 0.815, -0.78]))
-    torch.testing.assert_close(weights, torch.tensor([9.0, 9, 2.185, 4.78]))
+    torch.testing.assert_close(got["momentum1"], torch.tensor([7.0, 7, 0.815, -0.78]))
+    torch.testing.assert_close(got["weights"], torch.tensor([9.0, 9, 2.185, 4.78]))
 
-    weights = torch.tensor([9.0, 9, 3, 4])
-    m1, m2 = torch.tensor([7.0, 7, 1, 1]), torch.tensor([7.0, 7, 1, 4])
-    state = {"momentum1": m1, "momentum2": m2}
-    state |= {"momentum1_offsets": torch.tensor([0]), "momentum2_offsets": torch.tensor([0])}
-    split_embedding_backward(
-        sim_ops,
-        weights=weights,
-        **state,
-        **layout,
-        **batch,
-        optimizer=LAMB,
-        pooling_mode=SUM,
-        beta1=0.5,
-        beta2=0.75,
-        iter=1,
-        eps=0.0,
-    )
+    adam = {"beta1": 0.5, "beta2": 0.75, "iter": 1, "eps": 0.0}
+    state = {"momentum1": [7.0, 7, 1, 1], "momentum2": [7.0, 7, 1, 4]}
+    got = run_one_row(sim_ops, LAMB, state, **adam)
     r = torch.tensor([7 / 39**0.5, 9 / 76**0.5], dtype=torch.float64)
     want = torch.tensor([3.0, 4], dtype=torch.float64) - 0.1 * 5 / r.norm() * r
-    torch.testing.assert_close(m1, torch.tensor([7.0, 7, 3.5, 4.5]))
-    torch.testing.assert_close(m2, torch.tensor([7.0, 7, 9.75, 19]))
-    torch.testing.assert_close(weights, torch.cat([torch.tensor([9.0, 9]), want.float()]))
+    torch.testing.assert_close(got["momentum1"], torch.tensor([7.0, 7, 3.5, 4.5]))
+    torch.testing.assert_close(got["momentum2"], torch.tensor([7.0, 7, 9.75, 19]))
+    torch.testing.assert_close(got["weights"], torch.cat([torch.tensor([9.0, 9]), want.float()]))
 
 
 def test_hand_worked_partial_rowwise_and_none(sim_ops) -> None:
-    """The same row and gradient [6, 8] (mean square 50). Partial row-wise Adam, beta1 0.5,
-    beta2 0.75, iter 1, eps 0, lr 0.1, momentum2 of the row 2: v = 1.5 + 12.5 = 14,
-    sqrt(v / 0.25) = sqrt(56); m = 0.5 * [1, 1] + 0.5 * [6, 8] = [3.5, 4.5];
-    w = [3, 4] - 0.1 * (m / 0.5) / sqrt(56). NONE: the row's gradient goes to slot 0."""
-    layout = {"weights_offsets": torch.tensor([0]), "d_offsets": torch.tensor([0, 2]).int()}
-    batch = {"indices": torch.tensor([1, 1]), "offsets": torch.tensor([0, 2])}
-    batch |= {"sorted_positions": torch.tensor([0, 1]), "grad_output": torch.tensor([[3.0, 4]])}
-    weights = torch.tensor([9.0, 9, 3, 4])
-    m1, m2 = torch.tensor([7.0, 7, 1, 1]), torch.tensor([7.0, 2])
-    state = {"momentum1": m1, "momentum2": m2}
-    state |= {"momentum1_offsets": torch.tensor([0]), "momentum2_offsets": torch.tensor([0])}
-    split_embedding_backward(
-        sim_ops,
-        weights=weights,
-        **state,
-        **layout,
-        **batch,
-        optimizer=PADAM,
-        pooling_mode=SUM,
-        beta1=0.5,
-        beta2=0.75,
-        iter=1,
-        eps=0.0,
-    )
+    """Partial row-wise Adam, beta1 0.5, beta2 0.75, iter 1, eps 0, momentum2 of the row 2:
+    v = 1.5 + 12.5 = 14, sqrt(v / 0.25) = sqrt(56); m = 0.5 * [1, 1] + 0.5 * [6, 8] = [3.5, 4.5];
+    w = [3, 4] - 0.1 * (m / 0.5) / sqrt(56). NONE: the row's gradient goes to slot 1."""
+    state = {"momentum1": [7.0, 7, 1, 1], "momentum2": [7.0, 2]}
+    got = run_one_row(sim_ops, PADAM, state, beta1=0.5, beta2=0.75, iter=1, eps=0.0)
     want = torch.tensor([3.0, 4]) - 0.1 * torch.tensor([7.0, 9]) / 56**0.5
-    torch.testing.assert_close(m2, torch.tensor([7.0, 14]))
-    torch.testing.assert_close(m1, torch.tensor([7.0, 7, 3.5, 4.5]))
-    torch.testing.assert_close(weights, torch.cat([torch.tensor([9.0, 9]), want]))
+    torch.testing.assert_close(got["momentum2"], torch.tensor([7.0, 14]))
+    torch.testing.assert_close(got["momentum1"], torch.tensor([7.0, 7, 3.5, 4.5]))
+    torch.testing.assert_close(got["weights"], torch.cat([torch.tensor([9.0, 9]), want]))
 
-    grad = torch.full((4,), -1.0)
-    weights = torch.tensor([9.0, 9, 3, 4])
-    slots = torch.tensor([1, 1])
-    split_embedding_backward(
-        sim_ops,
-        weights=weights,
-        grad_weights=grad,
-        run_slots=slots,
-        **layout,
-        **batch,
-        optimizer=NOUPDATE,
-        pooling_mode=SUM,
-    )
-    torch.testing.assert_close(grad, torch.tensor([-1.0, -1, 6, 8]))
+    none = {"grad_weights": [-1.0, -1, -1, -1], "run_slots": [1, 1]}
+    got = run_one_row(sim_ops, NOUPDATE, none)
+    torch.testing.assert_close(got["grad_weights"], torch.tensor([-1.0, -1, 6, 8]))
+    assert torch.equal(got["weights"], torch.tensor([9.0, 9, 3, 4]))  # NONE updates nothing
     with pytest.raises(SimError, match="trap"):  # slot 2 lies outside grad_weights
-        split_embedding_backward(
-            sim_ops,
-            weights=weights,
-            grad_weights=grad,
-            run_slots=torch.tensor([2, 2]),
-            **layout,
-            **batch,
-            optimizer=NOUPDATE,
-            pooling_mode=SUM,
-        )
+        run_one_row(sim_ops, NOUPDATE, none | {"run_slots": [2, 2]})
 
 
 def production_case(seed: int) -> Case:
@@ -1596,3 +1556,264 @@ def test_fused_rejections(sim_ops, optimizer, drop, message) -> None:
         args, attrs = small_args(NOUPDATE, **state)
         with pytest.raises(SimError, match="run_slots must have N = 2 entries, got 1"):
             split_embedding_backward(sim_ops, **args, **attrs)
+
+
+# ---- row-wise Adagrad with counter ----------------------------------------------------------
+#
+# fbgemm's rowwise_adagrad_with_counter (EXACT_ROWWISE_ADAGRAD with WeightDecayMode.COUNTER or
+# COWCLIP) is GPU-only in 1.1.0 (optimizers.py: has_cpu_support False; its module's invoker
+# calls the CUDA op). The _cpu op the wheel still registers runs an older formula (exp_reg ^
+# iter_delta, no counter) that the module never reaches, so the golden is the GPU kernel's
+# formula (split_precomputation + split_weight_update of rowwise_adagrad_with_counter()) in
+# float64, on per-row gradient sums in float64.
+
+COUNTER = 10
+# The counter state is one float per row, each laid out at its own distance from the rows, so
+# that mixing up the offsets shows.
+PREV_SHIFT, COUNTER_SHIFT = 2, 5
+
+
+def counter_state(case: Case, gen: torch.Generator, it: int) -> dict[str, torch.Tensor]:
+    """momentum1 (case.mom_rows), prev_iter (0 = never, else an earlier iteration) and
+    row_counter, with their offsets."""
+    r = sum(case.rows)
+    prev = torch.randint(0, it, (r,), generator=gen).float()
+    counter = torch.rand(r, generator=gen) * 6
+    return {
+        "momentum1": case.mom_rows.clone(),
+        "momentum1_offsets": case.row_offsets,
+        "prev_iter": torch.cat([torch.full((PREV_SHIFT,), -7.0), prev]),
+        "prev_iter_offsets": case.row_offsets + PREV_SHIFT,
+        "row_counter": torch.cat([torch.full((COUNTER_SHIFT,), -7.0), counter]),
+        "row_counter_offsets": case.row_offsets + COUNTER_SHIFT,
+    }
+
+
+COUNTER_DEFAULTS = {
+    "iter": 1,
+    "weight_decay": 0.0,
+    "weight_decay_mode": 0,
+    "counter_halflife": -1,
+    "adjustment_iter": -1,
+    "adjustment_ub": 1.0,
+    "learning_rate_mode": -1,
+    "max_counter": 1.0,
+    "tail_id_threshold": 0.0,
+    "is_tail_id_thresh_ratio": 0,
+    "regularization_mode": 3,
+    "weight_norm_coefficient": 0.0,
+    "lower_bound": 0.0,
+}
+
+
+def counter_step(w, g, m, counter, prev, p: dict):
+    """fbgemm's GPU formula in float64 on a table's touched rows (w, g: [R, D]; m, counter,
+    prev: [R]): (new w, m, counter, prev_iter). min / max as CUDA's (fmin / fmax)."""
+    it, hl, wdm = p["iter"], p["counter_halflife"], p["weight_decay_mode"]
+    lr, eps, wd, ub = f32(LR), f32(EPS), f32(p["weight_decay"]), f32(p["adjustment_ub"])
+    max_counter, tail = f32(p["max_counter"]), f32(p["tail_id_threshold"])
+    if p["is_tail_id_thresh_ratio"] == 1:
+        tail = math.floor(f32(tail * max_counter))
+    if hl > 0:
+        delta = torch.where(prev == 0, 1.0, it - prev)
+        prev = torch.full_like(prev, float(it))
+        counter = 1.0 + torch.exp(-delta * math.log(2.0) / hl) * counter
+    elif hl == 0:
+        counter = torch.ones_like(counter)
+    else:
+        counter = counter + 1.0
+    freq = hl / counter
+    gd = g + wd * w if wdm == 1 else g
+    g_sum_square = (gd * gd).sum(dim=1)
+    m = m + g_sum_square / w.shape[1]
+    multiplier = lr / (m.sqrt() + eps)
+    enabled = p["adjustment_iter"] <= 0 or it > p["adjustment_iter"]
+    one = torch.ones_like(m)
+    adjusted, correction = torch.zeros_like(m), one
+    if p["regularization_mode"] == 3:
+        adjusted = multiplier
+        lr_mode = p["learning_rate_mode"]
+        if lr_mode >= 0 and enabled:
+            if lr_mode == 0:
+                factor = torch.fmax(
+                    torch.fmin((max_counter / (counter + 1.0)) ** ub, 10 * one), one
+                )
+                changed = multiplier * factor
+            elif lr_mode == 1:
+                factor = torch.fmin(
+                    torch.fmax(((counter + 1.0) / max_counter) ** ub, 0.1 * one), one
+                )
+                changed = multiplier * factor
+            else:
+                changed = lr / ((ub * counter).sqrt() + eps)
+            adjusted = torch.where(counter > tail, changed, multiplier)
+        if enabled and wdm == 2:
+            correction = 1.0 - freq * wd * lr
+        elif enabled and wdm == 1:
+            correction = 1.0 - freq * wd * multiplier
+    elif p["regularization_mode"] == 4:
+        coefficient, lower = f32(p["weight_norm_coefficient"]), f32(p["lower_bound"])
+        clip = counter * torch.fmax(coefficient * w.norm(dim=1), lower * one)
+        adjusted = torch.fmin(one, clip / g_sum_square.sqrt()) * multiplier
+        if wdm == 2:
+            correction = (1.0 - wd * lr) * one
+        elif wdm == 1:
+            correction = 1.0 - wd * adjusted
+    new_w = correction.unsqueeze(1) * w - adjusted.unsqueeze(1) * g
+    return new_w, m, counter, prev
+
+
+def reference_counter(case: Case, state: dict[str, torch.Tensor], p: dict, clip=None):
+    """(weights, momentum1, prev_iter, row_counter) after one step, float64 then float32."""
+    weights = case.weights.double()
+    m1, prev, counter = (state[k].double() for k in ("momentum1", "prev_iter", "row_counter"))
+    for t, (rows, g) in table_sums(case, clip).items():
+        d = case.dims[t]
+        at = int(case.weights_offsets[t]) + rows.unsqueeze(1) * d + torch.arange(d)
+        m_at = int(case.row_offsets[t]) + rows
+        p_at, c_at = m_at + PREV_SHIFT, m_at + COUNTER_SHIFT
+        w, m, c, pv = counter_step(weights[at], g, m1[m_at], counter[c_at], prev[p_at], p)
+        weights[at], m1[m_at], counter[c_at], prev[p_at] = w, m, c, pv
+    return weights.float(), m1.float(), prev.float(), counter.float()
+
+
+def run_counter(
+    ops, case: Case, state: dict[str, torch.Tensor], p: dict, index_dtype, bags=False, **kw
+):
+    weights = case.weights.clone()
+    st_ = {k: v.clone() for k, v in state.items()}
+    batch = case.batch(index_dtype, bags)
+    split_embedding_backward(ops, weights=weights, **st_, **batch, optimizer=COUNTER, **p, **kw)
+    return weights, st_["momentum1"], st_["prev_iter"], st_["row_counter"]
+
+
+def test_hand_worked_counter(sim_ops) -> None:
+    """ONE_ROW (gradient [6, 8], weight [3, 4]), eps 0.
+
+    Counter-based (regularization_mode 3), halflife -1, counter 3 -> 4 (freq = -1/4), momentum1
+    14 -> 14 + 50 = 64 (multiplier 0.1 / 8 = 0.0125); learning_rate_mode 0, max_counter 20,
+    adjustment_ub 0.5: the rate times clamp((20 / 5)^0.5, 1, 10) = 2 -> 0.025; decoupled decay
+    0.5: correction 1 - (-1/4) * 0.5 * 0.1 = 1.0125; w = 1.0125 * [3, 4] - 0.025 * [6, 8]
+    = [2.8875, 3.85]. prev_iter is not touched (halflife <= 0).
+
+    CowClip (4), halflife 2, prev_iter 3, iter 5: counter 4 -> 1 + 2^(-2/2) * 4 = 3, prev_iter
+    5; L2 decay 0.5 enters the statistics: g + 0.5 w = [7.5, 10], sum of squares 156.25
+    (mean 78.125), momentum1 21.875 -> 100, multiplier 0.01; clip threshold 3 * max(0.4 * 5, 1)
+    = 6, rate 0.01 * min(1, 6 / 12.5) = 0.0048; correction 1 - 0.5 * 0.0048 = 0.9976;
+    w = 0.9976 * [3, 4] - 0.0048 * [6, 8] = [2.964, 3.952]."""
+    base = COUNTER_DEFAULTS | {"eps": 0.0}
+    state = {"momentum1": [7.0, 14], "prev_iter": [9.0, 1], "row_counter": [9.0, 3]}
+    attrs = {"learning_rate_mode": 0, "max_counter": 20.0, "adjustment_ub": 0.5}
+    attrs |= {"weight_decay_mode": 2, "weight_decay": 0.5}
+    got = run_one_row(sim_ops, COUNTER, state, **(base | attrs))
+    torch.testing.assert_close(got["weights"], torch.tensor([9.0, 9, 2.8875, 3.85]))
+    torch.testing.assert_close(got["momentum1"], torch.tensor([7.0, 64]))
+    torch.testing.assert_close(got["row_counter"], torch.tensor([9.0, 4]))
+    torch.testing.assert_close(got["prev_iter"], torch.tensor([9.0, 1]))
+
+    state = {"momentum1": [7.0, 21.875], "prev_iter": [9.0, 3], "row_counter": [9.0, 4]}
+    attrs = {"regularization_mode": 4, "counter_halflife": 2, "iter": 5}
+    attrs |= {"weight_norm_coefficient": 0.4, "lower_bound": 1.0}
+    attrs |= {"weight_decay_mode": 1, "weight_decay": 0.5}
+    got = run_one_row(sim_ops, COUNTER, state, **(base | attrs))
+    torch.testing.assert_close(got["weights"], torch.tensor([9.0, 9, 2.964, 3.952]))
+    torch.testing.assert_close(got["momentum1"], torch.tensor([7.0, 100]))
+    torch.testing.assert_close(got["row_counter"], torch.tensor([9.0, 3]))
+    torch.testing.assert_close(got["prev_iter"], torch.tensor([9.0, 5]))
+
+
+counter_params = st.fixed_dictionaries(
+    {
+        "iter": st.integers(1, 6),
+        "weight_decay": st.sampled_from([0.0, 0.25]),
+        "weight_decay_mode": st.sampled_from([0, 1, 2]),
+        "counter_halflife": st.sampled_from([-1, 0, 3]),
+        "adjustment_iter": st.sampled_from([-1, 3]),
+        "adjustment_ub": st.sampled_from([0.5, 2.0]),
+        "learning_rate_mode": st.sampled_from([-1, 0, 1, 2]),
+        "max_counter": st.sampled_from([3.0, 12.0]),
+        "tail_id_threshold": st.sampled_from([0.0, 2.5, 0.4]),
+        "is_tail_id_thresh_ratio": st.sampled_from([0, 1]),
+        "regularization_mode": st.sampled_from([3, 4]),
+        "weight_norm_coefficient": st.sampled_from([0.0, 0.3]),
+        "lower_bound": st.sampled_from([0.0, 0.05]),
+    }
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    data=st.data(),
+    p=counter_params,
+    pooling=st.sampled_from([SUM, MEAN, NONE]),
+    index_dtype=st.sampled_from(INDEX_DTYPES),
+    clip=st.booleans(),
+    platform=platforms,
+)
+def test_counter_matches_reference(sim_ops, data, p, pooling, index_dtype, clip, platform) -> None:
+    case = data.draw(cases(pooling, allow_pruned=True))
+    state = counter_state(case, torch.Generator().manual_seed(data.draw(seeds)), p["iter"])
+    kw = {"gradient_clipping": int(clip), "max_gradient": 0.7, **platform}
+    got = with_and_without_bags(run_counter, sim_ops, case, state, p, index_dtype, **kw)
+    want = reference_counter(case, state, p, 0.7 if clip else None)
+    assert_fused_close(got, want)
+
+
+@pytest.mark.parametrize("mode", [3, 4])
+def test_counter_production_shape(sim_ops, mode) -> None:
+    """26 tables, B = 2048, D 64-128, Zipf-like ids: many rows repeat within the batch."""
+    case = production_case(37)
+    p = COUNTER_DEFAULTS | {
+        "iter": 7,
+        "weight_decay": 0.01,
+        "weight_decay_mode": 2 if mode == 3 else 1,
+        "counter_halflife": 4,
+        "adjustment_iter": 3,
+        "adjustment_ub": 0.5,
+        "learning_rate_mode": 0,
+        "max_counter": 5.0,
+        "tail_id_threshold": 0.2,
+        "is_tail_id_thresh_ratio": 1,
+        "regularization_mode": mode,
+        "weight_norm_coefficient": 0.1,
+        "lower_bound": 0.01,
+    }
+    state = counter_state(case, torch.Generator().manual_seed(3), p["iter"])
+    got = run_counter(sim_ops, case, state, p, torch.int64, bags=True, min_core_bytes=1)
+    want = reference_counter(case, state, p)
+    for g, w in zip(got, want, strict=True):
+        torch.testing.assert_close(g, w, rtol=2e-5, atol=1e-5)
+
+
+COUNTER_STATE = {
+    "momentum1": torch.zeros(2),
+    "momentum1_offsets": torch.tensor([0]),
+    "prev_iter": torch.zeros(2),
+    "prev_iter_offsets": torch.tensor([0]),
+    "row_counter": torch.zeros(2),
+    "row_counter_offsets": torch.tensor([0]),
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "attrs", "message"),
+    [
+        ({"prev_iter": None}, {}, "prev_iter and prev_iter_offsets are required by optimizer 10"),
+        (
+            {"row_counter_offsets": None},
+            {},
+            "row_counter and row_counter_offsets are required by optimizer 10",
+        ),
+        (
+            {"prev_iter_offsets": torch.tensor([0, 0])},
+            {},
+            "prev_iter_offsets and row_counter_offsets must have T = 1 entries",
+        ),
+        ({}, {"max_counter": 0.0}, "max_counter must not be 0 for optimizer 10"),
+        ({}, {"weight_decay_mode": 3}, "weight_decay_mode must be 0, 1 or 2 for optimizer 10"),
+    ],
+)
+def test_counter_rejections(sim_ops, change, attrs, message) -> None:
+    args, base = small_args(COUNTER, **(COUNTER_STATE | change))
+    with pytest.raises(SimError, match=message):
+        split_embedding_backward(sim_ops, **args, **(base | COUNTER_DEFAULTS | attrs))

@@ -1,6 +1,7 @@
 // Table-batched embedding (TBE) lookups on the npu: fbgemm's training entry points
 // split_embedding_codegen_lookup_{sgd,adagrad,rowwise_adagrad,adam,lars_sgd,partial_rowwise_adam,
-// lamb,partial_rowwise_lamb}_function (fused kernels: the optimizer runs inside the backward),
+// lamb,partial_rowwise_lamb,rowwise_adagrad_with_counter}_function (fused kernels: the optimizer
+// runs inside the backward),
 // split_embedding_codegen_lookup_none_function (optimizer NONE: the backward returns the weights'
 // gradient as a sparse tensor of the touched rows, as fbgemm's) and
 // dense_embedding_codegen_lookup_function (data-parallel tables: an ordinary gradient for the
@@ -58,7 +59,8 @@ enum class Optimizer : int64_t {
     kLarsSgd = 6,
     kPartialRowwiseAdam = 7,
     kLamb = 8,
-    kPartialRowwiseLamb = 9
+    kPartialRowwiseLamb = 9,
+    kRowwiseAdagradWithCounter = 10
 };
 
 // The optimizers with Adam's moments, bias corrections and arguments.
@@ -305,6 +307,21 @@ struct Update {
     // LARS-SGD
     double eta = 0.0;
     double momentum = 0.0;
+    // row-wise Adagrad with counter (fbgemm's names)
+    at::Tensor prev_iter;
+    at::Tensor prev_iter_offsets;
+    at::Tensor row_counter;
+    at::Tensor row_counter_offsets;
+    int64_t counter_halflife = -1;
+    int64_t adjustment_iter = -1;
+    double adjustment_ub = 1.0;
+    int64_t learning_rate_mode = -1;
+    double max_counter = 0.0;
+    double tail_id_threshold = 0.0;
+    int64_t is_tail_id_thresh_ratio = 0;
+    int64_t regularization_mode = 0;
+    double weight_norm_coefficient = 0.0;
+    double lower_bound = 0.0;
 };
 
 at::Tensor float_gradient(const Lookup& l, const at::Tensor& grad_output) {
@@ -324,10 +341,13 @@ void launch_backward(const Lookup& l, const Update& u, const at::Tensor& grad,
         l.d_offsets.contiguous(), l.indices.contiguous(), l.offsets.contiguous(),
         l.indice_weights.defined() ? l.indice_weights.contiguous() : at::Tensor(), sorted.positions,
         grad_weights, u.momentum2, u.momentum2_offsets, sorted.bags, l.b_offsets,
-        l.vbe_output_offsets, l.vbe_b_offsets_rank, run_slots, static_cast<int64_t>(u.optimizer),
-        l.pooling_mode, u.learning_rate, u.eps, u.weight_decay, u.weight_decay_mode,
-        u.gradient_clipping ? 1 : 0, u.max_gradient, l.max_d, u.beta1, u.beta2, u.iter, u.eta,
-        u.momentum);
+        l.vbe_output_offsets, l.vbe_b_offsets_rank, run_slots, u.prev_iter, u.prev_iter_offsets,
+        u.row_counter, u.row_counter_offsets, static_cast<int64_t>(u.optimizer), l.pooling_mode,
+        u.learning_rate, u.eps, u.weight_decay, u.weight_decay_mode, u.gradient_clipping ? 1 : 0,
+        u.max_gradient, l.max_d, u.beta1, u.beta2, u.iter, u.eta, u.momentum, u.counter_halflife,
+        u.adjustment_iter, u.adjustment_ub, u.learning_rate_mode, u.max_counter,
+        u.tail_id_threshold, u.is_tail_id_thresh_ratio, u.regularization_mode,
+        u.weight_norm_coefficient, u.lower_bound);
 }
 
 void backward(const Lookup& l, const Update& u, const at::Tensor& grad_output,
@@ -403,6 +423,20 @@ void save_update(AutogradContext* ctx, const Update& u) {
     ctx->saved_data["iter"] = u.iter;
     ctx->saved_data["eta"] = u.eta;
     ctx->saved_data["momentum"] = u.momentum;
+    ctx->saved_data["prev_iter"] = u.prev_iter;
+    ctx->saved_data["prev_iter_offsets"] = u.prev_iter_offsets;
+    ctx->saved_data["row_counter"] = u.row_counter;
+    ctx->saved_data["row_counter_offsets"] = u.row_counter_offsets;
+    ctx->saved_data["counter_halflife"] = u.counter_halflife;
+    ctx->saved_data["adjustment_iter"] = u.adjustment_iter;
+    ctx->saved_data["adjustment_ub"] = u.adjustment_ub;
+    ctx->saved_data["learning_rate_mode"] = u.learning_rate_mode;
+    ctx->saved_data["max_counter"] = u.max_counter;
+    ctx->saved_data["tail_id_threshold"] = u.tail_id_threshold;
+    ctx->saved_data["is_tail_id_thresh_ratio"] = u.is_tail_id_thresh_ratio;
+    ctx->saved_data["regularization_mode"] = u.regularization_mode;
+    ctx->saved_data["weight_norm_coefficient"] = u.weight_norm_coefficient;
+    ctx->saved_data["lower_bound"] = u.lower_bound;
 }
 
 Update restore_update(AutogradContext* ctx) {
@@ -424,6 +458,20 @@ Update restore_update(AutogradContext* ctx) {
     u.iter = s["iter"].toInt();
     u.eta = s["eta"].toDouble();
     u.momentum = s["momentum"].toDouble();
+    u.prev_iter = optional_tensor(s["prev_iter"]);
+    u.prev_iter_offsets = optional_tensor(s["prev_iter_offsets"]);
+    u.row_counter = optional_tensor(s["row_counter"]);
+    u.row_counter_offsets = optional_tensor(s["row_counter_offsets"]);
+    u.counter_halflife = s["counter_halflife"].toInt();
+    u.adjustment_iter = s["adjustment_iter"].toInt();
+    u.adjustment_ub = s["adjustment_ub"].toDouble();
+    u.learning_rate_mode = s["learning_rate_mode"].toInt();
+    u.max_counter = s["max_counter"].toDouble();
+    u.tail_id_threshold = s["tail_id_threshold"].toDouble();
+    u.is_tail_id_thresh_ratio = s["is_tail_id_thresh_ratio"].toInt();
+    u.regularization_mode = s["regularization_mode"].toInt();
+    u.weight_norm_coefficient = s["weight_norm_coefficient"].toDouble();
+    u.lower_bound = s["lower_bound"].toDouble();
     return u;
 }
 
@@ -508,6 +556,34 @@ Update read_update(const Args& a, Optimizer optimizer, const Lookup& l) {
             !a.has("use_rowwise_bias_correction") || !a.flag("use_rowwise_bias_correction"), op,
             ": use_rowwise_bias_correction is not supported on npu");
         TORCH_CHECK_VALUE(u.iter >= 1, op, ": iter must be >= 1 (bias correction), got ", u.iter);
+        return u;
+    }
+    if (optimizer == Optimizer::kRowwiseAdagradWithCounter) {
+        // fbgemm's rowwise_adagrad_with_counter: grad_sum_decay is in its schema but its kernel
+        // never reads it, so it is ignored here too.
+        std::tie(u.prev_iter, u.prev_iter_offsets) = read_momentum(a, "prev_iter", l);
+        std::tie(u.row_counter, u.row_counter_offsets) = read_momentum(a, "row_counter", l);
+        u.weight_decay = a.real("weight_decay");
+        u.weight_decay_mode = a.integer("weight_decay_mode");
+        u.iter = a.integer("iter");
+        u.counter_halflife = a.integer("counter_halflife");
+        u.adjustment_iter = a.integer("adjustment_iter");
+        u.adjustment_ub = a.real("adjustment_ub");
+        u.learning_rate_mode = a.integer("learning_rate_mode");
+        u.max_counter = a.real("max_counter");
+        u.tail_id_threshold = a.real("tail_id_threshold");
+        u.is_tail_id_thresh_ratio = a.integer("is_tail_id_thresh_ratio");
+        u.regularization_mode = a.integer("regularization_mode");
+        u.weight_norm_coefficient = a.real("weight_norm_coefficient");
+        u.lower_bound = a.real("lower_bound");
+        TORCH_CHECK_VALUE(u.weight_decay_mode >= 0 && u.weight_decay_mode <= 2, op,
+                          ": weight_decay_mode (fbgemm's counter_weight_decay_mode) ",
+                          u.weight_decay_mode, " is not supported (0 none, 1 L2, 2 decoupled)");
+        TORCH_CHECK_VALUE(u.max_counter != 0.0, op,
+                          ": max_counter must not be 0 (fbgemm asserts it: it divides the "
+                          "tail-id adjustment)");
+        TORCH_CHECK_VALUE(!a.flag("apply_global_weight_decay"), op,
+                          ": apply_global_weight_decay is not supported on npu");
         return u;
     }
     if (optimizer == Optimizer::kRowwiseAdagrad) {
@@ -738,9 +814,10 @@ void generate_vbe_metadata_boxed(const c10::OperatorHandle& handle, torch::jit::
 // fbgemm 1.1.0's schema of split_embedding_codegen_lookup_<optimizer>_function (its CUDA build,
 // v1 interface), with the optimizer's own arguments in the middle.
 std::string split_schema(const std::string& optimizer, const std::string& optimizer_args) {
-    // An optimizer with its own iter argument does not get the common one; NONE has no
-    // gradient clipping nor stochastic rounding arguments (nothing to update).
+    // An optimizer with its own iter (prev_iter) argument does not get the common one; NONE has
+    // no gradient clipping nor stochastic rounding arguments (nothing to update).
     const bool own_iter = optimizer_args.find("int iter") != std::string::npos;
+    const bool own_prev_iter = optimizer_args.find("prev_iter_dev") != std::string::npos;
     const bool updates = optimizer != "none";
     return "split_embedding_codegen_lookup_" + optimizer +
            "_function("
@@ -758,7 +835,8 @@ std::string split_schema(const std::string& optimizer, const std::string& optimi
            "Tensor? vbe_B_offsets_rank_per_feature=None, SymInt max_B=-1, "
            "SymInt max_B_feature_rank=-1, SymInt vbe_output_size=-1, bool is_experimental=False, "
            "bool use_uniq_cache_locations_bwd=False, bool use_homogeneous_placements=False, "
-           "Tensor? uvm_cache_stats=None, Tensor? prev_iter_dev=None, " +
+           "Tensor? uvm_cache_stats=None, " +
+           std::string(own_prev_iter ? "" : "Tensor? prev_iter_dev=None, ") +
            std::string(own_iter ? "" : "int iter=0, ") +
            "bool apply_global_weight_decay=False, float gwd_lower_bound=0, bool mixed_D=True"
            ") -> Tensor";
@@ -802,6 +880,16 @@ const SplitOp kSplitOps[] = {
     {"partial_rowwise_adam", kAdamFamilyArgs},
     {"lamb", kAdamFamilyArgs},
     {"partial_rowwise_lamb", kAdamFamilyArgs},
+    {"rowwise_adagrad_with_counter",
+     "Tensor momentum1_dev, Tensor momentum1_uvm, Tensor momentum1_placements, "
+     "Tensor momentum1_offsets, Tensor prev_iter_dev, Tensor prev_iter_uvm, "
+     "Tensor prev_iter_placements, Tensor prev_iter_offsets, Tensor row_counter_dev, "
+     "Tensor row_counter_uvm, Tensor row_counter_placements, Tensor row_counter_offsets, "
+     "float eps=0, float learning_rate=0, float weight_decay=0.0, int iter=0, "
+     "int counter_halflife=-1, int adjustment_iter=-1, float adjustment_ub=1.0, "
+     "int learning_rate_mode=-1, int weight_decay_mode=1, int grad_sum_decay=-1, "
+     "float max_counter=0, float tail_id_threshold=0.0, int is_tail_id_thresh_ratio=0, "
+     "int regularization_mode=0, float weight_norm_coefficient=0.0, float lower_bound=0.0"},
     {"none", "int total_hash_size=0, SymInt total_unique_indices=0"},
 };
 
@@ -849,6 +937,9 @@ TORCH_LIBRARY_IMPL(fbgemm, AutogradPrivateUse1, m) {
     m.impl("split_embedding_codegen_lookup_partial_rowwise_lamb_function",
            torch::CppFunction::makeFromBoxedFunction<
                &fbgemm_npu::split_lookup_boxed<Optimizer::kPartialRowwiseLamb>>());
+    m.impl("split_embedding_codegen_lookup_rowwise_adagrad_with_counter_function",
+           torch::CppFunction::makeFromBoxedFunction<
+               &fbgemm_npu::split_lookup_boxed<Optimizer::kRowwiseAdagradWithCounter>>());
     m.impl("split_embedding_codegen_lookup_none_function",
            torch::CppFunction::makeFromBoxedFunction<&fbgemm_npu::none_lookup_boxed>());
     m.impl("dense_embedding_codegen_lookup_function",
@@ -856,14 +947,16 @@ TORCH_LIBRARY_IMPL(fbgemm, AutogradPrivateUse1, m) {
 }
 
 TORCH_LIBRARY_IMPL(fbgemm, PrivateUse1, m) {
-    for (const char* name : {"split_embedding_codegen_lookup_sgd_function",
-                             "split_embedding_codegen_lookup_adagrad_function",
-                             "split_embedding_codegen_lookup_rowwise_adagrad_function",
-                             "split_embedding_codegen_lookup_adam_function",
-                             "split_embedding_codegen_lookup_lars_sgd_function",
-                             "split_embedding_codegen_lookup_partial_rowwise_adam_function",
-                             "split_embedding_codegen_lookup_lamb_function",
-                             "split_embedding_codegen_lookup_partial_rowwise_lamb_function"}) {
+    for (const char* name :
+         {"split_embedding_codegen_lookup_sgd_function",
+          "split_embedding_codegen_lookup_adagrad_function",
+          "split_embedding_codegen_lookup_rowwise_adagrad_function",
+          "split_embedding_codegen_lookup_adam_function",
+          "split_embedding_codegen_lookup_lars_sgd_function",
+          "split_embedding_codegen_lookup_partial_rowwise_adam_function",
+          "split_embedding_codegen_lookup_lamb_function",
+          "split_embedding_codegen_lookup_partial_rowwise_lamb_function",
+          "split_embedding_codegen_lookup_rowwise_adagrad_with_counter_function"}) {
         m.impl(name, torch::CppFunction::makeFromBoxedFunction<
                          &fbgemm_npu::split_lookup_forward_boxed<false>>());
     }

@@ -1,9 +1,11 @@
 """fbgemm's other fused TBE optimizers on the npu, through the adapter: LARS-SGD, partial
-row-wise Adam, LAMB, partial row-wise LAMB, and optimizer NONE (the backward returns the
+row-wise Adam, LAMB, partial row-wise LAMB, row-wise Adagrad with counter (EXACT_ROWWISE_ADAGRAD
+with WeightDecayMode.COUNTER or COWCLIP), and optimizer NONE (the backward returns the
 weights' gradient, a sparse tensor of the touched rows, and updates nothing).
 
 fbgemm-gpu-cpu 1.1.0 runs none of them on the CPU (its module asserts "Optimizer ... is not
-supported in CPU mode"; NONE wants ComputeDevice.CUDA), so the reference is written out in
+supported in CPU mode"; NONE wants ComputeDevice.CUDA; the counter variant's invoker calls the
+CUDA-only lookup), so the reference is written out in
 float64: per table, the exact row gradients of the pooled output (sums over every occurrence),
 then the update formulas of fbgemm's GPU kernels (codegen/genscript/optimizers.py) on the rows
 the batch touched, from the module's own weights and optimizer state before the step.
@@ -11,6 +13,7 @@ the batch touched, from the module's own weights and optimizer state before the 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -42,7 +45,7 @@ def adapter() -> object:
     return fbgemm_npu_api
 
 
-def tbe(optimizer: str, tables: list[tuple[int, int]]) -> Any:
+def tbe(optimizer: str, tables: list[tuple[int, int]], **options: Any) -> Any:
     """A SplitTableBatchedEmbeddingBagsCodegen on the npu as the patched TorchRec builds it."""
     from fbgemm_gpu.split_embedding_configs import EmbOptimType
     from fbgemm_gpu.split_table_batched_embeddings_ops_common import EmbeddingLocation
@@ -63,6 +66,7 @@ def tbe(optimizer: str, tables: list[tuple[int, int]]) -> Any:
         eta=ETA,
         momentum=MOMENTUM,
         device=torch.device(NPU),
+        **options,
     )
 
 
@@ -198,3 +202,103 @@ def test_optimizer_none_names_a_too_small_unique_bound() -> None:
     out = module(indices.to(NPU), offsets.to(NPU), total_unique_indices=3)
     with pytest.raises(ValueError, match="unique rows, more than total_unique_indices = 3"):
         out.sum().backward()
+
+
+# ---- row-wise Adagrad with counter -----------------------------------------------------------
+
+
+def counter_module(mode: str) -> Any:
+    """EXACT_ROWWISE_ADAGRAD with counter-based regularization (max_counter resampled every
+    step, tail ids' rate decreased, decoupled decay) or CowClip (L2 decay), with a decaying
+    counter in both."""
+    from fbgemm_gpu.split_table_batched_embeddings_ops_training import (
+        CounterBasedRegularizationDefinition,
+        CounterWeightDecayMode,
+        CowClipDefinition,
+        LearningRateMode,
+        TailIdThreshold,
+        WeightDecayMode,
+    )
+
+    if mode == "counter":
+        rule = CounterBasedRegularizationDefinition(
+            counter_weight_decay_mode=CounterWeightDecayMode.DECOUPLE,
+            counter_halflife=2,
+            adjustment_iter=1,
+            adjustment_ub=0.5,
+            learning_rate_mode=LearningRateMode.TAIL_ID_LR_DECREASE,
+            tail_id_threshold=TailIdThreshold(val=0.5, is_ratio=True),
+            max_counter_update_freq=1,
+        )
+        options = {
+            "weight_decay_mode": WeightDecayMode.COUNTER,
+            "counter_based_regularization": rule,
+        }
+    else:
+        clip = CowClipDefinition(
+            counter_weight_decay_mode=CounterWeightDecayMode.L2,
+            counter_halflife=3,
+            weight_norm_coefficient=0.5,
+            lower_bound=0.01,
+        )
+        options = {"weight_decay_mode": WeightDecayMode.COWCLIP, "cowclip_regularization": clip}
+    return tbe("exact_row_wise_adagrad", TABLES, **options)
+
+
+def counter_row(w, g, state: list[float], it: int, max_counter: float, mode: str):  # type: ignore[no-untyped-def]
+    """One row's step of fbgemm's GPU kernel (rowwise_adagrad_with_counter() in
+    codegen/genscript/optimizers.py) for the two configurations of counter_module, in float64;
+    state = [momentum1, prev_iter, row_counter], updated in place."""
+    lr, eps, wd = f32(LR), f32(EPS), f32(WD)
+    halflife = 2 if mode == "counter" else 3
+    delta = 1.0 if state[1] == 0 else it - state[1]
+    state[1] = float(it)
+    state[2] = 1.0 + math.exp(-delta * math.log(2.0) / halflife) * state[2]
+    counter = state[2]
+    decayed = g + wd * w if mode == "cowclip" else g  # L2 enters the statistics
+    sum_square = float((decayed * decayed).sum())
+    state[0] += sum_square / w.numel()
+    multiplier = lr / (math.sqrt(state[0]) + eps)
+    if mode == "counter":
+        rate = multiplier
+        if it > 1 and counter > math.floor(f32(0.5 * max_counter)):
+            rate = multiplier * min(max(((counter + 1.0) / max_counter) ** 0.5, 0.1), 1.0)
+        keep = 1.0 - halflife / counter * wd * lr if it > 1 else 1.0
+    else:
+        bound = counter * max(0.5 * float(w.norm()), f32(0.01))
+        rate = min(1.0, bound / math.sqrt(sum_square)) * multiplier
+        keep = 1.0 - wd * rate
+    return keep * w - rate * g
+
+
+@pytest.mark.requires_npu_ops(
+    "fbgemm::split_embedding_codegen_lookup_rowwise_adagrad_with_counter_function"
+)
+@pytest.mark.parametrize("mode", ["counter", "cowclip"])
+def test_rowwise_adagrad_with_counter_trains_like_fbgemm_formula(mode: str) -> None:
+    module = counter_module(mode)
+    g = torch.Generator().manual_seed(4)
+    with torch.no_grad():
+        for table in module.split_embedding_weights():
+            table.copy_((torch.rand(table.shape, generator=g) - 0.5).to(NPU))
+    weights, states = snapshot(module, TABLES)
+    for step in range(1, 4):  # later steps see the counters, prev_iter and max_counter move
+        # fbgemm samples max_counter (1 + the largest row_counter) before each counter step.
+        max_counter = max(float(s[2].max()) for s in states) + 1 if mode == "counter" else 1.0
+        indices, offsets = batch(10 + step, TABLES)
+        out = module(indices.to(NPU), offsets.to(NPU))
+        grad = torch.randn(out.shape, generator=torch.Generator().manual_seed(step))
+        out.backward(grad.to(NPU))
+        for t, (rows, sums) in enumerate(row_gradients(TABLES, indices, offsets, grad)):
+            for row, g_row in zip(rows.tolist(), sums, strict=True):
+                state = [float(s[row]) for s in states[t]]
+                weights[t][row] = counter_row(
+                    weights[t][row], g_row, state, step, max_counter, mode
+                )
+                for s, value in zip(states[t], state, strict=True):
+                    s[row] = value
+    got_weights, got_states = snapshot(module, TABLES)
+    for t in range(len(TABLES)):
+        torch.testing.assert_close(got_weights[t], weights[t], rtol=1e-5, atol=1e-6)
+        for k, (a, b) in enumerate(zip(got_states[t], states[t], strict=True)):
+            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6, msg=f"table {t} state {k}")

@@ -6,9 +6,9 @@
 // every row is summed and updated by exactly one core and no inter-core sync is needed.
 //
 // A row is handled whole in UB: the accumulated gradient, one grad_output row, the weight row
-// and, for Adagrad, the momentum row (Adam, LAMB: both moment rows; row-wise Adagrad, the
-// partial row-wise ones, LARS-SGD and LAMB need a whole row's sum of squares before they may
-// update any column). max_d therefore has to fit the unified
+// and, for Adagrad, the momentum row (Adam, LAMB: both moment rows; row-wise Adagrad with or
+// without counter, the partial row-wise ones, LARS-SGD and LAMB need a whole row's sum of
+// squares before they may update any column). max_d therefore has to fit the unified
 // buffer: larger values are rejected rather than chunked, which at 192 KiB still allows D up to
 // about 16000 (SGD, row-wise Adagrad; Adagrad 12000, Adam 9600, dense 24000); the sorted_bags
 // window takes 4 KiB more of it.
@@ -38,11 +38,11 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
         if (!requiredDesc[i]->present)
             return Reject(std::string(required[i]) + " is required");
     }
-    if (optimizer < 0 || optimizer > 9) {
+    if (optimizer < 0 || optimizer > 10) {
         return Reject(
             "optimizer must be 0 (sgd), 1 (adagrad), 2 (rowwise_adagrad), 3 (dense), 4 (adam), "
-            "5 (none), 6 (lars_sgd), 7 (partial_rowwise_adam), 8 (lamb) or 9 "
-            "(partial_rowwise_lamb), got " +
+            "5 (none), 6 (lars_sgd), 7 (partial_rowwise_adam), 8 (lamb), 9 "
+            "(partial_rowwise_lamb) or 10 (rowwise_adagrad_with_counter), got " +
             std::to_string(optimizer));
     }
     if (pooling < 0 || pooling > 2) {
@@ -127,7 +127,8 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
     }
     // Which optimizer state each mode reads: momentum1 (with momentum1_offsets), momentum2.
     const bool none = optimizer == 5;
-    const bool adamLike = optimizer == 4 || optimizer >= 7;  // moments and bias corrections
+    const bool counter = optimizer == 10;
+    const bool adamLike = optimizer == 4 || (optimizer >= 7 && optimizer <= 9);
     const bool useM1 = optimizer == 1 || optimizer == 2 || optimizer == 4 || optimizer >= 6;
     const bool useM2 = adamLike;
     if (useM1 && (!a.momentum1.present || !a.momentum1Offsets.present)) {
@@ -143,6 +144,39 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
     }
     if (a.momentum2Offsets.present && a.momentum2Offsets.dims[0] != td.tables) {
         return Reject("momentum2_offsets must have T = " + std::to_string(td.tables) + " entries");
+    }
+    if (counter) {
+        if (!a.prevIter.present || !a.prevIterOffsets.present)
+            return Reject("prev_iter and prev_iter_offsets are required by optimizer 10");
+        if (!a.rowCounter.present || !a.rowCounterOffsets.present)
+            return Reject("row_counter and row_counter_offsets are required by optimizer 10");
+        if (a.prevIterOffsets.dims[0] != td.tables || a.rowCounterOffsets.dims[0] != td.tables) {
+            return Reject("prev_iter_offsets and row_counter_offsets must have T = " +
+                          std::to_string(td.tables) + " entries");
+        }
+        td.numPrevIter = a.prevIter.dims[0];
+        td.numRowCounter = a.rowCounter.dims[0];
+        // fbgemm asserts it (max_counter divides the tail-id adjustment).
+        if (a.maxCounter == 0.0)
+            return Reject("max_counter must not be 0 for optimizer 10");
+        if (a.weightDecayMode < 0 || a.weightDecayMode > 2) {
+            return Reject("weight_decay_mode must be 0, 1 or 2 for optimizer 10, got " +
+                          std::to_string(a.weightDecayMode));
+        }
+        const float maxCounter = static_cast<float>(a.maxCounter);
+        const float tail = static_cast<float>(a.tailIdThreshold);
+        td.counterHalflife = a.counterHalflife;
+        td.learningRateMode = a.learningRateMode;
+        td.regularizationMode = a.regularizationMode;
+        td.adjustmentEnabled = a.adjustmentIter <= 0 || a.iter > a.adjustmentIter ? 1 : 0;
+        td.iterValue = static_cast<float>(a.iter);
+        td.counterLogRho =
+            a.counterHalflife > 0 ? std::log(2.0f) / static_cast<float>(a.counterHalflife) : 0.0f;
+        td.adjustmentUb = static_cast<float>(a.adjustmentUb);
+        td.maxCounter = maxCounter;
+        td.tailIdThreshold = a.isTailIdThreshRatio == 1 ? std::floor(tail * maxCounter) : tail;
+        td.weightNormCoefficient = static_cast<float>(a.weightNormCoefficient);
+        td.lowerBound = static_cast<float>(a.lowerBound);
     }
     td.numMomentum = useM1 ? a.momentum1.dims[0] : 0;
     td.numMomentum2 = useM2 ? a.momentum2.dims[0] : 0;
@@ -211,7 +245,7 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
     // for Adam and LAMB).
     td.windowBytes = static_cast<uint32_t>(Min64(UbShare(p, 24), 4096));
     const int64_t rowBytes = AlignedBytes(Max64(maxD, 1), 4);
-    const int64_t rowsOf[10] = {3, 4, 3, 2, 5, 2, 4, 4, 5, 4};
+    const int64_t rowsOf[11] = {3, 4, 3, 2, 5, 2, 4, 4, 5, 4, 3};
     const int64_t rows = rowsOf[optimizer];
     const int64_t windows = td.hasSortedBags ? 2 : 1;
     const int64_t avail = UbBytes(p) - windows * td.windowBytes - kBlockBytes;

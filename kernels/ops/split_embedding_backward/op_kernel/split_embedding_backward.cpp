@@ -1,7 +1,8 @@
 // SplitEmbeddingBackward: the exact fused backward of a table-batched embedding. For every
 // weight row touched by the forward, the gradient contributions of all its occurrences (within
 // and across bags) are summed first, then the row is updated once in place (SGD, Adagrad,
-// row-wise Adagrad, Adam, LARS-SGD, partial row-wise Adam, LAMB, partial row-wise LAMB), or the
+// row-wise Adagrad, Adam, LARS-SGD, partial row-wise Adam, LAMB, partial row-wise LAMB, row-wise
+// Adagrad with counter), or the
 // sum is written out: to grad_weights at the row's place in dense mode, to the row's compact
 // slot (run_slots) for optimizer NONE.
 //
@@ -24,7 +25,8 @@
 // square root per row, which runs on the scalar unit (ScalarSqrt below) rather than as a
 // 1-element vector op. So do the row reductions that LARS-SGD, LAMB and the partial row-wise
 // optimizers need (norms, mean squares): a vector square, then a scalar sum over the row, as
-// for row-wise Adagrad.
+// for row-wise Adagrad. Row-wise Adagrad with counter adds per-row counters and exp / log of
+// scalars, which run as one-element vector Exp / Ln (the scalar unit has neither).
 #include "kernel_operator.h"
 #include "mxrec_common.h"
 #include "kernel_copy.h"
@@ -45,13 +47,14 @@ constexpr int64_t kLarsSgd = 6;
 constexpr int64_t kPartialAdam = 7;
 constexpr int64_t kLamb = 8;
 constexpr int64_t kPartialLamb = 9;
+constexpr int64_t kRowwiseCounter = 10;  // fbgemm's rowwise_adagrad_with_counter
 
 // The modes that read momentum1 / momentum2 (with their per-table offsets).
 __aicore__ inline bool UsesMomentum1(int64_t o) {
     return o == kAdagrad || o == kRowwise || o == kAdam || o >= kLarsSgd;
 }
 __aicore__ inline bool UsesMomentum2(int64_t o) {
-    return o == kAdam || o >= kPartialAdam;
+    return o == kAdam || (o >= kPartialAdam && o <= kPartialLamb);
 }
 constexpr int64_t kMean = 1;
 constexpr int64_t kNone = 2;
@@ -90,6 +93,8 @@ struct Entry {
     int64_t gradAt;       // VBE: the bag's gradient row in grad_output
     int64_t momentumAt;   // momentum1_offsets[table]
     int64_t momentum2At;  // momentum2_offsets[table]
+    int64_t prevIterAt;   // prev_iter_offsets[table]
+    int64_t counterAt;    // row_counter_offsets[table]
 };
 
 // The per-table values last read from global memory.
@@ -100,6 +105,8 @@ struct TableInfo {
     int64_t weightsAt = 0;
     int64_t momentumAt = 0;
     int64_t momentum2At = 0;
+    int64_t prevIterAt = 0;
+    int64_t counterAt = 0;
     int64_t bag0 = 0;  // VBE: the feature's bags are [bag0, bag1)
     int64_t bag1 = 0;
 };
@@ -113,8 +120,9 @@ public:
                                 GM_ADDR sortedPositions, GM_ADDR gradWeights, GM_ADDR momentum2,
                                 GM_ADDR momentum2Offsets, GM_ADDR sortedBags, GM_ADDR bOffsets,
                                 GM_ADDR vbeOutputOffsets, GM_ADDR vbeBOffsetsRank, GM_ADDR runSlots,
-                                GM_ADDR /*workspace*/, const SplitEmbeddingBackwardTilingData& td,
-                                TPipe* pipe) {
+                                GM_ADDR prevIter, GM_ADDR prevIterOffsets, GM_ADDR rowCounter,
+                                GM_ADDR rowCounterOffsets, GM_ADDR /*workspace*/,
+                                const SplitEmbeddingBackwardTilingData& td, TPipe* pipe) {
         td_ = td;
         me_ = GetBlockIdx();
         totalB_ = td.bags;
@@ -144,6 +152,12 @@ public:
             mom2Gm_.SetGlobalBuffer((__gm__ float*)momentum2, td.numMomentum2);
             mo2OffGm_.SetGlobalBuffer((__gm__ int64_t*)momentum2Offsets, td.tables);
         }
+        if (td.optimizer == kRowwiseCounter) {
+            prevGm_.SetGlobalBuffer((__gm__ float*)prevIter, td.numPrevIter);
+            prevOffGm_.SetGlobalBuffer((__gm__ int64_t*)prevIterOffsets, td.tables);
+            counterGm_.SetGlobalBuffer((__gm__ float*)rowCounter, td.numRowCounter);
+            counterOffGm_.SetGlobalBuffer((__gm__ int64_t*)rowCounterOffsets, td.tables);
+        }
         sortedWin_.Init(pipe, sortedGm_, td.numIndices, td.windowBytes);
         if (td.hasSortedBags) {
             bagsGm_.SetGlobalBuffer((__gm__ int64_t*)sortedBags, td.numIndices);
@@ -155,11 +169,14 @@ public:
             pipe->InitBuffer(wBuf_, td.rowBytes);
         // A first-moment row: every mode with per-element state (row-wise Adagrad keeps one
         // float per row, in the slot).
-        if (UsesMomentum1(td.optimizer) && td.optimizer != kRowwise)
+        if (UsesMomentum1(td.optimizer) && td.optimizer != kRowwise &&
+            td.optimizer != kRowwiseCounter)
             pipe->InitBuffer(mBuf_, td.rowBytes);
         if (td.optimizer == kAdam || td.optimizer == kLamb)
             pipe->InitBuffer(m2Buf_, td.rowBytes);
         pipe->InitBuffer(slot_, static_cast<uint32_t>(mxrec::kBlockBytes));
+        if (td.optimizer == kRowwiseCounter)
+            pipe->InitBuffer(math_, static_cast<uint32_t>(mxrec::kBlockBytes));
     }
 
     __aicore__ inline void Process() {
@@ -277,6 +294,8 @@ private:
         e.col = table_.col;
         e.momentumAt = table_.momentumAt;
         e.momentum2At = table_.momentum2At;
+        e.prevIterAt = table_.prevIterAt;
+        e.counterAt = table_.counterAt;
         if (e.dim == 0)
             return;
         e.key = table_.weightsAt + e.row * e.dim;
@@ -295,6 +314,10 @@ private:
             table_.momentumAt = moOffGm_.GetValue(t);
         if (UsesMomentum2(td_.optimizer))
             table_.momentum2At = mo2OffGm_.GetValue(t);
+        if (td_.optimizer == kRowwiseCounter) {
+            table_.prevIterAt = prevOffGm_.GetValue(t);
+            table_.counterAt = counterOffGm_.GetValue(t);
+        }
         if (td_.vbe) {
             table_.bag0 = vbe_.BOff(t);
             table_.bag1 = vbe_.BOff(t + 1);
@@ -417,6 +440,8 @@ private:
             Lamb(head, acc, g, w);
         } else if (td_.optimizer == kPartialLamb) {
             PartialRowwiseLamb(head, acc, g, w);
+        } else if (td_.optimizer == kRowwiseCounter) {
+            RowwiseCounter(head, acc, g, w);
         } else {
             RowwiseAdagrad(head, acc, g, w);
         }
@@ -468,6 +493,113 @@ private:
         Sub(w, w, g, n);
         mxrec::PipeSync<HardEvent::MTE3_S>();  // the slot may be rewritten for the next row
     }
+
+    // fbgemm's row-wise Adagrad with counter (optimizers.py rowwise_adagrad_with_counter(), its
+    // GPU kernel: GPU-only in 1.1.0). Per row, all scalar: the counter (decayed by the
+    // half-life since the row's previous update, reset, or counted), then Adagrad's multiplier
+    // from the mean square gradient (with L2 decay inside it for weight_decay_mode 1), adjusted
+    // by the counter (regularization_mode 3: tail ids' learning rate) or clipped (4: CowClip),
+    // and the weight decay as a factor on the weight:
+    //   w = correction * w - adjusted_multiplier * g
+    __aicore__ inline void RowwiseCounter(const Entry& head, LocalTensor<float>& acc,
+                                          LocalTensor<float>& g, LocalTensor<float>& w) {
+        const int64_t dim = head.dim;
+        const int32_t n = static_cast<int32_t>(dim);
+        const int64_t mAt = head.momentumAt + head.row;
+        const int64_t cAt = head.counterAt + head.row;
+        const int64_t pAt = head.prevIterAt + head.row;
+        if (mAt < 0 || mAt >= td_.numMomentum || cAt < 0 || cAt >= td_.numRowCounter)
+            Trap();
+        const bool decays = td_.counterHalflife > 0;
+        if (decays && (pAt < 0 || pAt >= td_.numPrevIter))
+            Trap();
+        float counter = ReadRowState(counterGm_, cAt);
+        if (decays) {
+            const float prev = ReadRowState(prevGm_, pAt);
+            // A row seen for the first time counts as one iteration ago.
+            const float delta = prev == 0.0f ? 1.0f : td_.iterValue - prev;
+            WriteRowState(prevGm_, pAt, td_.iterValue);
+            counter = 1.0f + ScalarExp(-delta * td_.counterLogRho) * counter;
+        } else if (td_.counterHalflife == 0) {
+            counter = 1.0f;
+        } else {
+            counter += 1.0f;
+        }
+        WriteRowState(counterGm_, cAt, counter);
+        const float freq = static_cast<float>(td_.counterHalflife) / counter;
+        const float moment = ReadRowState(momGm_, mAt);
+        mxrec::PipeSync<HardEvent::MTE2_V>();  // the weight row is in UB
+        const float wd = td_.weightDecay;
+        float gSumSq = 0.0f;
+        if (td_.weightDecayMode == 1) {  // L2: the decay enters the statistics only
+            Muls(g, w, wd, n);
+            Add(g, g, acc, n);
+            gSumSq = SumSquares(g, g, n);
+        } else {
+            gSumSq = SumSquares(acc, g, n);
+        }
+        const float newMoment = moment + gSumSq / static_cast<float>(dim);
+        WriteRowState(momGm_, mAt, newMoment);
+        const float lr = td_.learningRate;
+        const float multiplier = lr / (ScalarSqrt(newMoment) + td_.eps);
+        const bool adjust = td_.adjustmentEnabled != 0;
+        float adjusted = 0.0f;  // fbgemm's value for any other regularization mode
+        float correction = 1.0f;
+        if (td_.regularizationMode == 3) {
+            adjusted = multiplier;
+            if (td_.learningRateMode >= 0 && adjust && counter > td_.tailIdThreshold) {
+                const float ub = td_.adjustmentUb;
+                if (td_.learningRateMode == 0) {
+                    const float p = ScalarPow(td_.maxCounter / (counter + 1.0f), ub);
+                    adjusted = multiplier * Max(Min(p, 10.0f), 1.0f);
+                } else if (td_.learningRateMode == 1) {
+                    const float p = ScalarPow((counter + 1.0f) / td_.maxCounter, ub);
+                    adjusted = multiplier * Min(Max(p, 0.1f), 1.0f);
+                } else if (td_.learningRateMode == 2) {
+                    adjusted = lr / (ScalarSqrt(ub * counter) + td_.eps);
+                }
+            }
+            if (adjust && td_.weightDecayMode == 2) {
+                correction = 1.0f - freq * wd * lr;
+            } else if (adjust && td_.weightDecayMode == 1) {
+                correction = 1.0f - freq * wd * multiplier;
+            }
+        } else if (td_.regularizationMode == 4) {
+            const float wNorm = ScalarSqrt(SumSquares(w, g, n));
+            const float clip = counter * Max(td_.weightNormCoefficient * wNorm, td_.lowerBound);
+            adjusted = Min(1.0f, clip / ScalarSqrt(gSumSq)) * multiplier;
+            if (td_.weightDecayMode == 2) {
+                correction = 1.0f - wd * lr;
+            } else if (td_.weightDecayMode == 1) {
+                correction = 1.0f - wd * adjusted;
+            }
+        }
+        if (correction != 1.0f)
+            Muls(w, w, correction, n);
+        Muls(g, acc, adjusted, n);
+        Sub(w, w, g, n);
+    }
+
+    // exp and log of a scalar, as one-element vector instructions on the math slot.
+    __aicore__ inline float ScalarExp(float x) { return ScalarUnary(x, false); }
+    __aicore__ inline float ScalarPow(float base, float exponent) {
+        return ScalarUnary(exponent * ScalarUnary(base, true), false);
+    }
+    __aicore__ inline float ScalarUnary(float x, bool log) {
+        LocalTensor<float> t = math_.Get<float>();
+        t.SetValue(0, x);
+        mxrec::PipeSync<HardEvent::S_V>();
+        if (log) {
+            Ln(t, t, 1);
+        } else {
+            Exp(t, t, 1);
+        }
+        mxrec::PipeSync<HardEvent::V_S>();
+        return t.GetValue(0);
+    }
+    // fmin / fmax, as fbgemm's CUDA min / max: a NaN operand yields the other one.
+    __aicore__ static inline float Min(float a, float b) { return b != b || a < b ? a : b; }
+    __aicore__ static inline float Max(float a, float b) { return b != b || a > b ? a : b; }
 
     // ---- row reductions and one-float-per-row state ---------------------------------------
     // The sum of src's squares (n floats), tmp as scratch; the vector unit squares, the scalar
@@ -706,6 +838,11 @@ private:
     TBuf<TPosition::VECCALC> mBuf_;
     TBuf<TPosition::VECCALC> m2Buf_;
     TBuf<TPosition::VECCALC> slot_;
+    TBuf<TPosition::VECCALC> math_;  // scalar exp / log (row-wise Adagrad with counter)
+    GlobalTensor<float> prevGm_;
+    GlobalTensor<int64_t> prevOffGm_;
+    GlobalTensor<float> counterGm_;
+    GlobalTensor<int64_t> counterOffGm_;
 };
 
 }  // namespace

@@ -16,11 +16,13 @@ struct SplitEmbeddingBackwardTilingData {
     int64_t numMomentum;     // momentum1.size(0) (0 without)
     int64_t numMomentum2;    // momentum2.size(0) (Adam, LAMB and the partial row-wise ones, else 0)
     int64_t numGradWeights;  // grad_weights.size(0) (dense and NONE, else 0)
+    int64_t numPrevIter;     // prev_iter.size(0) (row-wise Adagrad with counter, else 0)
+    int64_t numRowCounter;   // row_counter.size(0) (row-wise Adagrad with counter, else 0)
     int64_t gradRows;        // grad_output.size(0)
     int64_t gradStride;      // grad_output.size(1)
     int64_t maxD;
     // 0 sgd, 1 adagrad, 2 row-wise adagrad, 3 dense, 4 adam, 5 none, 6 lars-sgd,
-    // 7 partial row-wise adam, 8 lamb, 9 partial row-wise lamb
+    // 7 partial row-wise adam, 8 lamb, 9 partial row-wise lamb, 10 row-wise adagrad with counter
     int64_t optimizer;
     int64_t pooling;  // 0 sum, 1 mean, 2 none
     int64_t hasIndiceWeights;
@@ -28,6 +30,19 @@ struct SplitEmbeddingBackwardTilingData {
     int64_t weightDecayMode;
     int64_t clip;  // clamp grad_output to [-maxGradient, maxGradient]
     int64_t coreNum;
+    // Row-wise Adagrad with counter (fbgemm's rowwise_adagrad_with_counter): what the host can
+    // decide once per launch.
+    int64_t counterHalflife;
+    int64_t learningRateMode;
+    int64_t regularizationMode;  // 3 counter-based, 4 CowClip
+    int64_t adjustmentEnabled;   // adjustment_iter <= 0 || iter > adjustment_iter
+    float iterValue;             // iter as the float prev_iter stores
+    float counterLogRho;         // logf(2) / counter_halflife
+    float adjustmentUb;
+    float maxCounter;
+    float tailIdThreshold;  // absolute: floor(ratio * max_counter) already applied
+    float weightNormCoefficient;
+    float lowerBound;
     float learningRate;
     float eps;
     float weightDecay;
