@@ -32,6 +32,9 @@ if str(LIB) not in sys.path:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    import npu_dist
+
+    npu_dist.preload_forkserver()
     config.addinivalue_line(
         "markers", "requires_npu: needs an npu device (real torch_npu or the npu_sim device)"
     )

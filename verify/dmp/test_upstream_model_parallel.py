@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import tempfile
 import time
 import unittest
@@ -177,7 +178,9 @@ def _npu_case_class() -> type:
         def _run_multi_process_test(self, *, callable: Any, world_size: int = 2, **kwargs: Any):
             for old in [*self.report_dir.glob("rank*.json"), *self.report_dir.glob("evidence*")]:
                 old.unlink()
-            kwargs.update(_target=callable, _report_dir=str(self.report_dir))
+            kwargs.update(
+                _target=callable, _report_dir=str(self.report_dir), _environ=dict(os.environ)
+            )
             super()._run_multi_process_test(
                 callable=upstream_mp.rank_entry, world_size=world_size, **kwargs
             )

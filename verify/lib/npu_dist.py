@@ -175,9 +175,33 @@ def finish_rank(provider: str | None, report: str | None, rank: int) -> None:
     dist.barrier()
 
 
+# What every rank imports before it touches a device, imported once by the forkserver the ranks
+# are forked from rather than by each rank: about 6 s of CPU per process, for some 150 rank
+# processes a verify run starts. No device runtime and no adapter among them: torch_npu (or
+# npu_sim) and fbgemm_npu_api are imported by each rank, so every rank's device runtime starts
+# anew, as it did with spawn. Upstream's harness (MultiProcessTestBase) uses the forkserver too.
+FORKSERVER_PRELOAD = (
+    "torch",
+    "torch.distributed",
+    "fbgemm_gpu",
+    "torchrec",
+    "torchrec.distributed.model_parallel",
+    "torchrec.distributed.train_pipeline",
+    "torchrec.distributed.planner",
+)
+
+
+def preload_forkserver() -> None:
+    """Name the forkserver's preloaded modules; before the first process is started (the
+    forkserver starts once per test session)."""
+    import multiprocessing
+
+    multiprocessing.set_forkserver_preload(list(FORKSERVER_PRELOAD))
+
+
 def spawn_ranks(worker: Any, world_size: int, device_type: str, *args: Any) -> None:
-    """Run ``worker(rank, world_size, port, *args)`` in ``world_size`` fresh processes (spawn:
-    the device runtime must start anew in each); skips where fewer npu devices exist."""
+    """Run ``worker(rank, world_size, port, *args)`` in ``world_size`` fresh processes, forked
+    from the forkserver (see FORKSERVER_PRELOAD); skips where fewer npu devices exist."""
     import pytest
     import torch.multiprocessing as mp
 
@@ -185,16 +209,31 @@ def spawn_ranks(worker: Any, world_size: int, device_type: str, *args: Any) -> N
         npu = getattr(torch, "npu", None)
         if npu is None or npu.device_count() < world_size:
             pytest.skip(f"needs {world_size} npu devices, one per rank")
-    mp.spawn(_rank_main, args=(worker, world_size, free_port(), *args), nprocs=world_size)
+    mp.start_processes(
+        _rank_main,
+        args=(dict(os.environ), worker, world_size, free_port(), *args),
+        nprocs=world_size,
+        start_method="forkserver",
+    )
 
 
-def _rank_main(rank: int, worker: Any, *args: Any) -> None:
+def use_environment(environ: dict[str, str]) -> None:
+    """Make a forked rank's environment the one its test started it with: a forkserver child
+    inherits the server's environment, fixed when the server started (the session's first
+    spawn), not the starting process's current one as spawn gives."""
+    if dict(os.environ) != environ:
+        os.environ.clear()
+        os.environ.update(environ)
+
+
+def _rank_main(rank: int, environ: dict[str, str], worker: Any, *args: Any) -> None:
     """One rank's process: the worker, then an immediate exit once it returned (its checks
     passed). Not by returning: tearing a gloo group down at interpreter exit deadlocked about
     one run in ten (py-spy: the group's destructor, holding the GIL, joins gloo's worker
     thread, which is freeing a finished collective's tensor and waits for the GIL); nothing
     of the process is needed any more. A worker that raises goes through torch's own error
     reporting as before."""
+    use_environment(environ)
     worker(rank, *args)
     sys.stdout.flush()
     sys.stderr.flush()

@@ -148,15 +148,20 @@ def _select_npu_device() -> None:
 EVIDENCE: dict[str, Any] = {}
 
 
-def rank_entry(*, _target: Callable[..., None], _report_dir: str, **kwargs: Any) -> None:
-    """One rank: the npu device, upstream's rank function, a report of any failure."""
+def rank_entry(
+    *, _target: Callable[..., None], _report_dir: str, _environ: dict[str, str], **kwargs: Any
+) -> None:
+    """One rank: the npu device, upstream's rank function, a report of any failure.
+    ``_environ``: the starting process's environment (upstream's setUp sets MASTER_PORT there
+    for every test; a forkserver child would otherwise see the first test's)."""
+    import npu_dist
+
+    npu_dist.use_environment(_environ)
     faulthandler.dump_traceback_later(RANK_WATCHDOG_SECONDS, exit=True)
     rank = kwargs.get("rank", -1)
     code = 0
     try:
         if kwargs.get("backend") == "hccl":
-            import npu_dist
-
             npu_dist.import_npu_provider()
             _select_npu_device()
         _target(**kwargs)
