@@ -45,6 +45,13 @@ __aicore__ inline float DecodeHfp8(uint32_t code, int32_t ebits, int32_t bias) {
     return out.f;
 }
 
+// Every code's float into table[0, 256) (a UB LocalTensor<float>), which a decoder then indexes.
+template <typename Table>
+__aicore__ inline void FillHfp8Table(Table& table, int32_t ebits, int32_t bias) {
+    for (uint32_t code = 0; code < 256; ++code)
+        table.SetValue(code, DecodeHfp8(code, ebits, bias));
+}
+
 }  // namespace mxrec_hfp8
 
 #endif  // MXREC_HFP8_DECODE_H

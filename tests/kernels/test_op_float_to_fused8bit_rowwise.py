@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("fbgemm_gpu")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from kernel_testlib import arg  # noqa: E402
+from kernel_testlib import SimError, arg  # noqa: E402
 from strategies import platforms, seeds  # noqa: E402
 
 fbgemm = torch.ops.fbgemm
@@ -58,6 +58,17 @@ def test_empty(sim_ops, shape) -> None:
     x = torch.empty(shape)
     got, _ = quantize(sim_ops, x)
     assert torch.equal(got, fbgemm.FloatToFused8BitRowwiseQuantized(x))
+
+
+def test_longest_row_in_ub(sim_ops) -> None:
+    """A row and its output stay in UB whole (the row's min and max need all of it): with 48 KiB
+    of UB, 32 bytes of it slack, D = 5456 fills it exactly (floats and their int32 values, 2 x
+    21824 bytes, and D + 8 = 5464 output bytes in 5472) and D = 5457 is one block over."""
+    x = torch.randn(2, 5456, generator=torch.Generator().manual_seed(5))
+    got, _ = quantize(sim_ops, x, ub_bytes=48 * 1024)
+    assert torch.equal(got, fbgemm.FloatToFused8BitRowwiseQuantized(x))
+    with pytest.raises(SimError, match="5457 input and 5465 output elements takes 49184 bytes"):
+        quantize(sim_ops, torch.zeros(1, 5457), ub_bytes=48 * 1024)
 
 
 def test_production_size(sim_ops) -> None:

@@ -1,18 +1,12 @@
 // FloatToFused8BitRowwise, CANN host side: InferShape. TilingFunc, InferDataType and the OpDef
 // are generated from op.toml into float_to_fused8bit_rowwise_op_def.inc, included last.
 #include "register/op_def_registry.h"
+#include "codec_shape.h"
 
 namespace ge {
 // output = input's shape with 8 more bytes in the last dim (the row's fp32 scale and bias).
 static graphStatus InferShape(gert::InferShapeContext* context) {
-    const gert::Shape* in = context->GetInputShape(0);
-    gert::Shape* out = context->GetOutputShape(0);
-    if (in == nullptr || out == nullptr || in->GetDimNum() < 2)
-        return GRAPH_FAILED;
-    *out = *in;
-    const size_t last = in->GetDimNum() - 1;
-    out->SetDim(last, in->GetDim(last) + 8);
-    return GRAPH_SUCCESS;
+    return mxrec::InferCodecShape(context, [](int64_t d) { return d + 8; });
 }
 }  // namespace ge
 

@@ -2,16 +2,11 @@
 #ifndef FLOAT_TO_HFP8_TILING_DATA_H
 #define FLOAT_TO_HFP8_TILING_DATA_H
 
-#include <cstdint>
+#include "codec_data.h"
 
 struct FloatToHFP8TilingData {
-    int64_t count;       // input.numel()
-    int64_t coreNum;     // core c encodes the elements SplitEven(count, coreNum, c)
-    int64_t chunkElems;  // elements per pass through UB, a multiple of 32
-    int32_t ebits;       // exponent bits, 1..7
-    int32_t bias;        // exponent bias, 1..127
-    float maxPos;        // the clamp, positive and below 2^100
-    uint32_t pad;
+    mxrec::CodecRows stream;   // rows of one element, packed: input.numel() of them
+    mxrec::Hfp8Format format;  // the attributes
 };
 
 #endif  // FLOAT_TO_HFP8_TILING_DATA_H

@@ -7,21 +7,14 @@
 // 24-bit mantissa fits 32 bits, and 62 bits of alignment room keep every bit that can decide
 // the rounding, the rest folded into a sticky bit.
 //
-// Cores take even shares of the rows and move them through UB in chunks of whole rows, each
-// row at a 32-byte-aligned stride; the floats leave in one DMA per chunk.
+// A stream of rows (codec_kernel.h), decoded on the scalar unit.
 #include "kernel_operator.h"
-#include "mxrec_common.h"
-#include "kernel_copy.h"
+#include "codec_kernel.h"
 #include "fused8bit_rowwise_to_float_tiling_data.h"
 
 using namespace AscendC;
 
 namespace {
-
-union FloatBits {
-    float f;
-    uint32_t u;
-};
 
 // Index of the highest set bit of v != 0 (the scalar bit instructions are not used so that the
 // function reads the same on every target).
@@ -50,9 +43,9 @@ __aicore__ inline Wide Normalize(uint64_t mant, int32_t exp, bool neg) {
 
 // RN(q * s + b) with a single rounding, for q in [0, 255].
 __aicore__ inline float FusedByteMulAdd(uint32_t q, float s, float b) {
-    FloatBits sb;
+    mxrec::CodecWord sb;
     sb.f = s;
-    FloatBits bb;
+    mxrec::CodecWord bb;
     bb.f = b;
     const uint32_t sExp = (sb.u >> 23) & 0xffu;
     const uint32_t bExp = (bb.u >> 23) & 0xffu;
@@ -112,7 +105,7 @@ __aicore__ inline float FusedByteMulAdd(uint32_t q, float s, float b) {
         mant >>= 1;
         ++e;
     }
-    FloatBits out;
+    mxrec::CodecWord out;
     if (mant >= (uint64_t(1) << 23)) {
         const int32_t biased = e + 150;
         out.u = biased >= 255 ? 0x7f800000u
@@ -125,69 +118,21 @@ __aicore__ inline float FusedByteMulAdd(uint32_t q, float s, float b) {
     return out.f;
 }
 
-class Fused8BitRowwiseToFloat {
+class Fused8BitRowwiseToFloat : public mxrec::CodecStream<Fused8BitRowwiseToFloat, uint8_t, float> {
 public:
     __aicore__ inline void Init(GM_ADDR input, GM_ADDR output, GM_ADDR /*workspace*/,
                                 const Fused8BitRowwiseToFloatTilingData& td, TPipe* pipe) {
-        td_ = td;
-        inGm_.SetGlobalBuffer((__gm__ uint8_t*)input, td.rows * (td.dim + 8));
-        outGm_.SetGlobalBuffer((__gm__ float*)output, td.rows * td.dim);
-        pipe->InitBuffer(inQue_, 1, static_cast<uint32_t>(td.chunkRows * td.inRowBytes));
-        if (td.rowElems > 0)
-            pipe->InitBuffer(outBuf_, static_cast<uint32_t>(td.chunkRows * td.rowElems * 4));
+        InitStream(input, output, td.stream, pipe);
     }
 
-    __aicore__ inline void Process() {
-        if (td_.dim == 0)
-            return;  // nothing to write
-        const mxrec::Span share = mxrec::SplitEven(td_.rows, td_.coreNum, GetBlockIdx());
-        for (int64_t r = share.begin; r < share.end; r += td_.chunkRows)
-            Chunk(r, mxrec::Min64(td_.chunkRows, share.end - r));
+    __aicore__ inline void CodeRow(const LocalTensor<uint8_t>& in, uint32_t src,
+                                   LocalTensor<float>& out, uint32_t dst) {
+        const uint32_t d = static_cast<uint32_t>(rows_.outWidth);
+        const float scale = mxrec::GetFloatBytes(in, src + d);
+        const float bias = mxrec::GetFloatBytes(in, src + d + 4);
+        for (uint32_t j = 0; j < d; ++j)
+            out.SetValue(dst + j, FusedByteMulAdd(in.GetValue(src + j), scale, bias));
     }
-
-private:
-    __aicore__ inline void Chunk(int64_t row0, int64_t n) {
-        const int64_t d = td_.dim;
-        LocalTensor<uint8_t> in = inQue_.AllocTensor<uint8_t>();
-        DataCopyExtParams load{static_cast<uint16_t>(n), static_cast<uint32_t>(d + 8), 0, 0, 0};
-        DataCopyPadExtParams<uint8_t> pad{false, 0, 0, 0};
-        DataCopyPad(in, inGm_[row0 * (d + 8)], load, pad);
-        inQue_.EnQue(in);
-        in = inQue_.DeQue<uint8_t>();
-        mxrec::PipeSync<HardEvent::MTE2_S>();  // the queue orders MTE2 before V only
-        LocalTensor<float> out = outBuf_.Get<float>();
-        if (!first_)
-            mxrec::PipeSync<HardEvent::MTE3_S>();  // the previous chunk's floats have left
-        first_ = false;
-        for (int64_t r = 0; r < n; ++r) {
-            const uint32_t src = static_cast<uint32_t>(r * td_.inRowBytes);
-            const uint32_t dst = static_cast<uint32_t>(r * td_.rowElems);
-            const float scale = ReadFloat(in, src + static_cast<uint32_t>(d));
-            const float bias = ReadFloat(in, src + static_cast<uint32_t>(d) + 4);
-            for (uint32_t j = 0; j < static_cast<uint32_t>(d); ++j)
-                out.SetValue(dst + j, FusedByteMulAdd(in.GetValue(src + j), scale, bias));
-        }
-        inQue_.FreeTensor(in);
-        mxrec::PipeSync<HardEvent::S_MTE3>();
-        DataCopyExtParams store{static_cast<uint16_t>(n), static_cast<uint32_t>(d * 4), 0, 0, 0};
-        DataCopyPad(outGm_[row0 * d], out, store);
-    }
-
-    // The fp32 scale and bias sit at any byte offset of the row: assembled byte by byte.
-    __aicore__ inline float ReadFloat(const LocalTensor<uint8_t>& in, uint32_t at) {
-        FloatBits v;
-        v.u = 0;
-        for (uint32_t k = 0; k < 4; ++k)
-            v.u |= static_cast<uint32_t>(in.GetValue(at + k)) << (8 * k);
-        return v.f;
-    }
-
-    Fused8BitRowwiseToFloatTilingData td_;
-    bool first_ = true;
-    GlobalTensor<uint8_t> inGm_;
-    GlobalTensor<float> outGm_;
-    TQue<TPosition::VECIN, 1> inQue_;
-    TBuf<TPosition::VECCALC> outBuf_;
 };
 
 }  // namespace

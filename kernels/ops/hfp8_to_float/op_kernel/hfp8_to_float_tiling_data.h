@@ -2,14 +2,11 @@
 #ifndef HFP8_TO_FLOAT_TILING_DATA_H
 #define HFP8_TO_FLOAT_TILING_DATA_H
 
-#include <cstdint>
+#include "codec_data.h"
 
 struct HFP8ToFloatTilingData {
-    int64_t count;       // input.numel()
-    int64_t coreNum;     // core c decodes the elements SplitEven(count, coreNum, c)
-    int64_t chunkElems;  // elements per pass through UB, a multiple of 32
-    int32_t ebits;       // exponent bits, 1..7
-    int32_t bias;        // exponent bias, 1..127
+    mxrec::CodecRows stream;   // rows of one element, packed: input.numel() of them
+    mxrec::Hfp8Format format;  // the attributes
 };
 
 #endif  // HFP8_TO_FLOAT_TILING_DATA_H
