@@ -125,4 +125,17 @@ def configure(config: pytest.Config, under_test: ExtensionUnderTest) -> list[str
     returns the pytest header lines that say which."""
     torchrec = provide_torchrec(config)
     config.addinivalue_line("markers", "slow: takes more than a minute")
+    preload_forkserver()
     return [f"{under_test.module} under test: {under_test.select()}", f"torchrec: {torchrec}"]
+
+
+def preload_forkserver() -> None:
+    """The multi-rank tests start their ranks with the verify suite's harness
+    (verify/lib/npu_dist.py), forked from a forkserver: have it import torch and torchrec once,
+    as the verify suite does, rather than every rank importing them."""
+    lib = str(REPO / "verify" / "lib")
+    if lib not in sys.path:
+        sys.path.insert(0, lib)
+    import npu_dist
+
+    npu_dist.preload_forkserver()
