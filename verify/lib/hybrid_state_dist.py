@@ -6,6 +6,8 @@ Both build their models, batches and float64 reference as hybrid_dist.py does.
 
 from __future__ import annotations
 
+import functools
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -161,9 +163,11 @@ def worker(
 CPU_DIMS = {"t0": 4, "t1": 8}  # t0 table-wise on rank 0, t1 column-wise over every rank
 
 
-def _cpu_model(world_size: int, host_env: Any) -> Any:
+def _cpu_model(world_size: int, host_env: Any, resumable: bool = False) -> Any:
     """A Hash EBC of two tables sharded by DMP with the hybrid sharders on CPU ranks (torchrec
-    has no row-wise sharding on CPU: table- and column-wise)."""
+    has no row-wise sharding on CPU: table- and column-wise). ``resumable``: tables of 16 rows
+    that evict (LRU) and Adagrad, initialised to a constant (the rows of any world size start
+    alike), for the resume checks."""
     import hybrid_torchrec as hy
     from fbgemm_gpu.split_embedding_configs import EmbOptimType
     from hybrid_torchrec.distributed import get_default_hybrid_sharders
@@ -175,12 +179,20 @@ def _cpu_model(world_size: int, host_env: Any) -> Any:
     )
     from torchrec.distributed.types import ShardingPlan
 
+    options: dict[str, Any] = {"num_embeddings": 64}
+    optimizer = EmbOptimType.EXACT_SGD
+    if resumable:
+        init = functools.partial(torch.nn.init.constant_, val=0.05)
+        options = {"num_embeddings": 16, "eviction": hy.EvictionPolicy("lru"), "init_fn": init}
+        optimizer = EmbOptimType.EXACT_ADAGRAD
     configs = [
-        hy.HashEmbeddingBagConfig(name=t, embedding_dim=d, num_embeddings=64, feature_names=[t])
+        hy.HashEmbeddingBagConfig(name=t, embedding_dim=d, feature_names=[t], **options)
         for t, d in CPU_DIMS.items()
     ]
     module = hy.HashEmbeddingBagCollection(configs, device=torch.device("meta"))
-    fused = {"optimizer": EmbOptimType.EXACT_SGD, "learning_rate": 0.1}
+    fused: dict[str, Any] = {"optimizer": optimizer, "learning_rate": 0.1}
+    if resumable:
+        fused["eps"] = 1e-8
     sharders = get_default_hybrid_sharders(host_env, fused_params=fused)
     sharder = next(s for s in sharders if s.module_type is hy.HashEmbeddingBagCollection)
     per_table = {"t0": table_wise(rank=0), "t1": column_wise(ranks=list(range(world_size)))}
@@ -296,6 +308,7 @@ def run_directory_checkpoint_save(rank: int, world_size: int, port: int, directo
     # Back to the rows of the background save's moment, on the same layout.
     load_sharded_checkpoint(dmp, ckpt)
     assert _equal(_rows_by_id(dmp, world_size), reference)
+    resume_save(rank, world_size, host_env, root)
     npu_dist.finish_rank("cpu", None, rank)
 
 
@@ -340,4 +353,138 @@ def run_directory_checkpoint_load(rank: int, world_size: int, port: int, directo
     if rank == 0:
         data[-1] ^= 0xFF
         victim.write_bytes(bytes(data))
+    resume_load(rank, world_size, host_env, root)
     npu_dist.finish_rank("cpu", None, rank)
+
+
+# ---- resuming training on CPU ranks (tests/hybrid_torchrec/test_sharded_checkpoint.py) ------
+
+RESUME_STEPS = 3  # steps before the checkpoint and after it
+GLOBAL_BATCH = 4  # samples per feature and step, split over the ranks
+
+
+def _global_step(dmp: Any, rank: int, world_size: int, step: int) -> None:
+    """One step on rank ``rank``'s part of the global batch of ``step``: every world size
+    trains on the same samples in the same order. The loss is scaled by the world size, which
+    torchrec's gradient division (on by default) divides by again: in every world size each
+    row's gradient is the sum over the global batch (powers of two: exact)."""
+    from torchrec import KeyedJaggedTensor
+
+    g = torch.Generator().manual_seed(5000 + step)
+    pool = torch.randint(-(2**62), 2**62, (40,), generator=torch.Generator().manual_seed(7))
+    lengths = torch.randint(0, 5, (len(CPU_DIMS), GLOBAL_BATCH), generator=g)
+    ids = pool[torch.randint(0, 40, (int(lengths.sum()),), generator=g)]
+    per_feature = ids.split(lengths.sum(1).tolist())
+    part = GLOBAL_BATCH // world_size
+    mine = slice(rank * part, (rank + 1) * part)
+    values = []
+    for feature, feature_ids in enumerate(per_feature):
+        starts = torch.cat([torch.zeros(1, dtype=torch.int64), lengths[feature].cumsum(0)])
+        values.append(feature_ids[int(starts[mine.start]) : int(starts[mine.stop])])
+    kjt = KeyedJaggedTensor.from_lengths_sync(
+        keys=list(CPU_DIMS), values=torch.cat(values), lengths=lengths[:, mine].reshape(-1)
+    )
+    (world_size * dmp(kjt).values().square().sum()).backward()
+
+
+def _resume_state(dmp: Any, world_size: int) -> dict[str, Any]:
+    """Per table, joined over the ranks: the mapping (ids in eviction order, counts, last
+    uses, step) and each id's whole row and whole Adagrad state (column shards side by side).
+    Every rank that holds a table must hold the same mapping."""
+    import torch.distributed as dist
+
+    sharded = dmp.module
+    mine: dict[str, Any] = {}
+    for table, mapper in sharded.mappers().items():
+        state = mapper.state()
+        _, _, states = sharded._fused_optimizer(table)
+        columns = sharded._local_columns(table)
+        mine[table] = {
+            "mapping": (state.ids, state.counts, state.last_used, state.step),
+            "pieces": {
+                c: (w.detach()[state.rows].clone(), s[0][state.rows].clone())
+                for (c, w), s in zip(columns, states, strict=True)
+            },
+        }
+    everyone: list[Any] = [None] * world_size
+    dist.all_gather_object(everyone, mine)
+    out = {}
+    for table in CPU_DIMS:
+        held = [r[table] for r in everyone if table in r]
+        ids, counts, last_used, step = held[0]["mapping"]
+        for other in held[1:]:
+            assert all(
+                torch.equal(a, b) if isinstance(a, torch.Tensor) else a == b
+                for a, b in zip(other["mapping"], held[0]["mapping"], strict=True)
+            ), (table, "ranks hold other mappings")
+        pieces = {c: v for h in held for c, v in h["pieces"].items()}
+        order = sorted(pieces)
+        out[table] = {
+            "ids": ids.tolist(),
+            "counts": counts.tolist(),
+            "last_used": last_used.tolist(),
+            "step": step,
+            "rows": torch.cat([pieces[c][0] for c in order], dim=1),
+            "adagrad": torch.cat([pieces[c][1] for c in order], dim=1),
+        }
+    return out
+
+
+def _train_held(dmp: Any, rank: int, world_size: int, steps: range) -> list[Any]:
+    """Trains the global steps ``steps``; after each, the ids every table holds in eviction
+    order (which ids each step evicted)."""
+    held = []
+    for step in steps:
+        _global_step(dmp, rank, world_size, step)
+        held.append({t: m.state().ids.tolist() for t, m in dmp.module.mappers().items()})
+    return held
+
+
+def _assert_resumed(got: dict[str, Any], want: dict[str, Any]) -> None:
+    """Bit for bit: mappings, rows and Adagrad's state by id."""
+    assert got.keys() == want.keys()
+    for table, w in want.items():
+        g = got[table]
+        for key in ("ids", "counts", "last_used", "step"):
+            assert g[key] == w[key], (table, key)
+        assert torch.equal(g["rows"], w["rows"]), (table, "rows")
+        assert torch.equal(g["adagrad"], w["adagrad"]), (table, "adagrad")
+
+
+def resume_save(rank: int, world_size: int, host_env: Any, root: Path) -> None:
+    """RESUME_STEPS global steps, a checkpoint, RESUME_STEPS more (rank 0 keeps what the
+    uninterrupted run ends with and which ids each later step held as ``resume.pt``); then a
+    fresh model of this world size loads the checkpoint and trains the later steps: it must
+    end bit for bit where the uninterrupted run did, evicting the same ids at every step."""
+    from hybrid_torchrec.distributed import load_sharded_checkpoint, save_sharded_checkpoint
+
+    later = range(RESUME_STEPS, 2 * RESUME_STEPS)
+    dmp = _cpu_model(world_size, host_env, resumable=True)
+    _train_held(dmp, rank, world_size, range(RESUME_STEPS))
+    save_sharded_checkpoint(dmp, root / "resume")
+    held = _train_held(dmp, rank, world_size, later)
+    want = _resume_state(dmp, world_size)
+    evicted = [set(a["t1"]) - set(b["t1"]) for a, b in itertools.pairwise(held)]
+    assert any(evicted), "the steps after the checkpoint evict nothing"
+    if rank == 0:
+        torch.save({"held": held, "state": want}, root / "resume.pt")
+    resumed = _cpu_model(world_size, host_env, resumable=True)
+    load_sharded_checkpoint(resumed, root / "resume")
+    assert _train_held(resumed, rank, world_size, later) == held
+    _assert_resumed(_resume_state(resumed, world_size), want)
+
+
+def resume_load(rank: int, world_size: int, host_env: Any, root: Path) -> None:
+    """A fresh model of another world size loads run_resume_save's checkpoint and trains the
+    later global steps: the same ids evicted at every step, and bit for bit the rows,
+    Adagrad's state and the mappings the uninterrupted run ended with."""
+    from hybrid_torchrec.distributed import load_sharded_checkpoint
+
+    reference = torch.load(root / "resume.pt")
+    resumed = _cpu_model(world_size, host_env, resumable=True)
+    load_sharded_checkpoint(resumed, root / "resume")
+    later = range(RESUME_STEPS, 2 * RESUME_STEPS)
+    got = _train_held(resumed, rank, world_size, later)
+    # Every rank holds a column shard of t1, rank 0 alone the table-wise t0.
+    assert got == [{t: h[t] for t in step} for h, step in zip(reference["held"], got, strict=True)]
+    _assert_resumed(_resume_state(resumed, world_size), reference["state"])
