@@ -1,20 +1,11 @@
-// Tiling struct of BatchIndexSelectDim0 (and of its backward, which moves the same rows).
+// Tiling struct of BatchIndexSelectDim0.
 #ifndef BATCH_INDEX_SELECT_DIM0_TILING_DATA_H
 #define BATCH_INDEX_SELECT_DIM0_TILING_DATA_H
 
-#include <cstdint>
+#include "batch_rows_data.h"
 
 struct BatchIndexSelectDim0TilingData {
-    int64_t tableCount;  // T
-    int64_t indexCount;  // sum(num_t): core c takes indices SplitEven(indexCount, coreNum, c)
-    int64_t inputLen;    // elements of the tables
-    int64_t outputLen;   // elements of the output
-    int64_t coreNum;
-    int64_t rowElems;      // elements one row buffer holds (rows padded to 32 bytes)
-    int64_t idxChunk;      // indices read per step
-    uint32_t rowBufBytes;  // each of the two row buffers
-    uint32_t idxBufBytes;
-    uint32_t windowBytes;  // UB window over the table descriptors
+    mxrec::BatchRowsTiling walk;  // batch_rows_kernel.h
 };
 
 #endif  // BATCH_INDEX_SELECT_DIM0_TILING_DATA_H

@@ -2,111 +2,48 @@
 // k < num_t, grad[out_t + k * stride_t + j] added into
 // grad_inputs[in_t + indices[idx_t + k] * cols_t + j], j < cols_t.
 //
-// The forward's walk in reverse: a step reads a block of indices (checked on the scalar unit; an
-// index outside its table traps) and the block's gradient rows with one strided DataCopyPad, then
-// adds each row into its table row with an atomic DMA, so repeats add up whichever core holds
-// them. Rows wider than a row buffer go in column pieces.
+// The forward's walk in reverse (batch_rows_kernel.h): a step reads the block's gradient rows
+// with one strided DataCopyPad, then adds each row into its table row with an atomic DMA, so
+// repeats add up whichever core holds them.
 #include "kernel_operator.h"
-#include "mxrec_common.h"
-#include "kernel_copy.h"
+#include "batch_rows_kernel.h"
 #include "batch_index_select_dim0_backward_tiling_data.h"
 
 using namespace AscendC;
 
 namespace {
 
-constexpr int64_t kMaxBlocks = 4095;  // DataCopyPad's blockCount limit
-
 template <typename T, typename TI>
-class BatchIndexSelectDim0Backward {
+class BatchIndexSelectDim0Backward
+    : public mxrec::BatchRowsWalk<BatchIndexSelectDim0Backward<T, TI>, T, TI> {
 public:
     __aicore__ inline void Init(GM_ADDR grad, GM_ADDR indices, GM_ADDR tables, GM_ADDR gradInputs,
                                 GM_ADDR /*workspace*/,
                                 const BatchIndexSelectDim0BackwardTilingData& td, TPipe* pipe) {
-        td_ = td;
-        xGm_.SetGlobalBuffer((__gm__ T*)gradInputs, td.inputLen);
-        idxGm_.SetGlobalBuffer((__gm__ TI*)indices, td.indexCount);
-        tabGm_.SetGlobalBuffer((__gm__ int64_t*)tables, td.tableCount * 8);
-        outGm_.SetGlobalBuffer((__gm__ T*)grad, td.outputLen);
-        pipe->InitBuffer(rowQue_, 2, td.rowBufBytes);
-        pipe->InitBuffer(idxBuf_, td.idxBufBytes);
-        tabWin_.Init(pipe, tabGm_, td.tableCount * 8, td.windowBytes);
+        this->InitWalk(gradInputs, indices, tables, grad, td.walk, pipe);
     }
 
-    __aicore__ inline void Process() {
-        const mxrec::Span span = mxrec::SplitEven(td_.indexCount, td_.coreNum, GetBlockIdx());
-        int64_t j = span.begin;
-        for (int64_t t = 0; t < td_.tableCount && j < span.end; ++t) {
-            const int64_t idxOff = tabWin_.Get(8 * t + 3);
-            const int64_t num = tabWin_.Get(8 * t + 4);
-            if (j >= idxOff + num)
-                continue;
-            const int64_t end = mxrec::Min64(span.end, idxOff + num);
-            Table(t, j - idxOff, end - idxOff);
-            j = end;
-        }
-    }
-
-private:
-    // Indices [k0, k1) of table t.
-    __aicore__ inline void Table(int64_t t, int64_t k0, int64_t k1) {
-        const int64_t inOff = tabWin_.Get(8 * t);
-        const int64_t rows = tabWin_.Get(8 * t + 1);
-        const int64_t cols = tabWin_.Get(8 * t + 2);
-        const int64_t idxOff = tabWin_.Get(8 * t + 3);
-        const int64_t outOff = tabWin_.Get(8 * t + 5);
-        const int64_t stride = tabWin_.Get(8 * t + 6);
-        if (cols <= 0)
-            return;
-        const int64_t piece = mxrec::Min64(cols, td_.rowElems);
-        LocalTensor<TI> idx = idxBuf_.Get<TI>();
-        for (int64_t c0 = 0; c0 < cols; c0 += piece) {
-            const int64_t pc = mxrec::Min64(piece, cols - c0);
-            const int64_t slot =
-                mxrec::AlignUp(pc * static_cast<int64_t>(sizeof(T)), mxrec::kBlockBytes) /
-                static_cast<int64_t>(sizeof(T));
-            const int64_t step =
-                mxrec::Min64(mxrec::Min64(td_.rowElems / slot, td_.idxChunk), kMaxBlocks);
-            for (int64_t s = k0; s < k1; s += step) {
-                const int64_t n = mxrec::Min64(step, k1 - s);
-                mxrec::PipeSync<HardEvent::S_MTE2>();  // the previous block's indices were read
-                DataCopyExtParams in{1, static_cast<uint32_t>(n * sizeof(TI)), 0, 0, 0};
-                DataCopyPadExtParams<TI> ipad{false, 0, 0, static_cast<TI>(0)};
-                DataCopyPad(idx, idxGm_[idxOff + s], in, ipad);
-                mxrec::PipeSync<HardEvent::MTE2_S>();
-                LocalTensor<T> buf = rowQue_.AllocTensor<T>();
-                const int64_t bytes = pc * static_cast<int64_t>(sizeof(T));
-                DataCopyExtParams in2{static_cast<uint16_t>(n), static_cast<uint32_t>(bytes),
-                                      static_cast<uint32_t>(stride * sizeof(T) - bytes), 0, 0};
-                DataCopyPadExtParams<T> pad{false, 0, 0, static_cast<T>(0)};
-                DataCopyPad(buf, outGm_[outOff + s * stride + c0], in2, pad);
-                rowQue_.EnQue(buf);
-                buf = rowQue_.DeQue<T>();
-                DataCopyExtParams row{1, static_cast<uint32_t>(bytes), 0, 0, 0};
-                SetAtomicAdd<T>();
-                for (int64_t r = 0; r < n; ++r) {
-                    const int64_t v = static_cast<int64_t>(idx.GetValue(static_cast<uint32_t>(r)));
-                    if (v < 0 || v >= rows) {
-                        SetAtomicNone();
-                        Trap();  // index out of range for its table
-                    }
-                    DataCopyPad(xGm_[inOff + v * cols + c0], buf[static_cast<uint32_t>(r * slot)],
-                                row);
-                }
+    __aicore__ inline void MoveRows(const LocalTensor<TI>& idx, const mxrec::BatchRowsStep& st) {
+        LocalTensor<T> buf = this->rowQue_.template AllocTensor<T>();
+        DataCopyPadExtParams<T> pad{false, 0, 0, static_cast<T>(0)};
+        DataCopyPad(buf, this->outGm_[st.outOff + st.s * st.stride + st.c0],
+                    this->Selected(st, false), pad);
+        this->rowQue_.EnQue(buf);
+        buf = this->rowQue_.template DeQue<T>();
+        DataCopyExtParams row{1, static_cast<uint32_t>(st.pc * sizeof(T)), 0, 0, 0};
+        SetAtomicAdd<T>();
+        for (int64_t r = 0; r < st.n; ++r) {
+            const int64_t v = static_cast<int64_t>(idx.GetValue(static_cast<uint32_t>(r)));
+            if (v < 0 || v >= st.rows) {
                 SetAtomicNone();
-                rowQue_.FreeTensor(buf);
+                Trap();  // index out of range for its table
             }
+            DataCopyPad(this->xGm_[st.inOff + v * st.cols + st.c0],
+                        buf[static_cast<uint32_t>(r * st.slot)], row);
         }
+        SetAtomicNone();
+        this->rowQue_.FreeTensor(buf);
     }
-
-    BatchIndexSelectDim0BackwardTilingData td_;
-    GlobalTensor<T> xGm_;  // grad_inputs
-    GlobalTensor<TI> idxGm_;
-    GlobalTensor<int64_t> tabGm_;
-    GlobalTensor<T> outGm_;  // grad
-    TQueBind<TPosition::VECIN, TPosition::VECOUT, 1> rowQue_;
-    TBuf<TPosition::VECCALC> idxBuf_;
-    mxrec::OffsetWindow<int64_t> tabWin_;
 };
 
 }  // namespace

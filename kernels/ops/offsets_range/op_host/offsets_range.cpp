@@ -1,20 +1,12 @@
 // OffsetsRange, CANN host side: InferShape. TilingFunc, InferDataType and the OpDef are
 // generated from op.toml into offsets_range_op_def.inc, included last.
 #include "register/op_def_registry.h"
+#include "infer_shape.h"
 
 namespace ge {
 // range = [range_size], an attribute: the output's length does not follow from offsets' shape.
 static graphStatus InferShape(gert::InferShapeContext* context) {
-    const gert::RuntimeAttrs* attrs = context->GetAttrs();
-    gert::Shape* out = context->GetOutputShape(0);
-    if (attrs == nullptr || out == nullptr)
-        return GRAPH_FAILED;
-    const int64_t* size = attrs->GetAttrPointer<int64_t>(0);
-    if (size == nullptr || *size < 0)
-        return GRAPH_FAILED;
-    out->SetDimNum(1);
-    out->SetDim(0, *size);
-    return GRAPH_SUCCESS;
+    return mxrec::InferLengthFromAttr(context, 0);
 }
 }  // namespace ge
 
