@@ -7,7 +7,9 @@
   (save_sharded_checkpoint, the format shared with torchrec_embcache); 4 ranks load it (each
   rank keeping the ids of its hash range), give the same outputs for the same batch, hold
   every id exactly where the layout says, and save again; 2 ranks load that and give the
-  outputs once more.
+  outputs once more. At every hop each id's use statistics (count, last use, the mapper's
+  step) and the fused optimiser's state of its row (Adagrad's sums) equal the saving ranks'
+  (50 s on the sim build of aca74de with this tree's hybrid_torchrec).
 """
 
 from __future__ import annotations

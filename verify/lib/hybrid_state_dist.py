@@ -98,15 +98,65 @@ def run_checkpoint_case(
     else:
         load_sharded_checkpoint(dmp, load_dir / str(case) / "ckpt")
     outputs = _probe_outputs(case, dmp)
+    state = _state_by_id(dmp, host_env.process_group, world_size)
     if load_dir is not None:
         _compare_outputs(case, outputs, torch.load(load_dir / str(case) / "outputs.pt"))
+        want = torch.load(load_dir / str(case) / "state.pt")
+        assert state.keys() == want.keys(), str(case)
+        for table, by_id in want.items():
+            assert state[table].keys() == by_id.keys(), (str(case), table)
+            for i, (stats, optim) in by_id.items():
+                got_stats, got_optim = state[table][i]
+                assert got_stats == stats, (str(case), table, i, got_stats, stats)
+                assert torch.equal(got_optim, optim), (str(case), table, i)
     _check_ids_held(case, dmp, host_env.process_group, world_size)
     target = save_dir / str(case)
     target.mkdir(parents=True, exist_ok=True)
     save_sharded_checkpoint(dmp, target / "ckpt")
     if rank == 0:
         torch.save(outputs, target / "outputs.pt")
+        torch.save(state, target / "state.pt")
     dist.barrier(group=host_env.process_group)
+
+
+def _state_by_id(dmp: Any, host_pg: Any, world_size: int) -> dict[str, Any]:
+    """Per table and id, joined over the ranks: (count, last use, mapper step) and the fused
+    optimiser's state of its row (Adagrad's sums, column shards side by side; empty for SGD):
+    what a checkpoint must carry with the row to another world size."""
+    import torch.distributed as dist
+
+    sharded = hybrid_dist._sharded_module(dmp)
+    mine: dict[str, dict[int, Any]] = {}
+    for table, mapper in sharded.mappers().items():
+        state = mapper.state()
+        _, _, states = sharded._fused_optimizer(table)
+        columns = [c for c, _ in sharded._local_columns(table)]
+        rows = state.rows.tolist()
+        per_id = mine.setdefault(table, {})
+        for k, i in enumerate(state.ids.tolist()):
+            stats = (int(state.counts[k]), int(state.last_used[k]), state.step)
+            pieces = {
+                c: [t.detach()[rows[k]].cpu().reshape(-1) for t in s]
+                for c, s in zip(columns, states, strict=True)
+            }
+            per_id[i] = (stats, pieces)
+    everyone: list[Any] = [None] * world_size
+    dist.all_gather_object(everyone, mine, group=host_pg)
+    out: dict[str, Any] = {}
+    for held in everyone:
+        for table, by_id in held.items():
+            joined = out.setdefault(table, {})
+            for i, (stats, pieces) in by_id.items():
+                old_stats, old_pieces = joined.get(i, (stats, {}))
+                assert old_stats == stats, (table, i, "ranks disagree")
+                joined[i] = (stats, {**old_pieces, **pieces})
+    return {
+        table: {
+            i: (stats, torch.cat([t for c in sorted(p) for t in p[c]] or [torch.empty(0)]))
+            for i, (stats, p) in by_id.items()
+        }
+        for table, by_id in out.items()
+    }
 
 
 def _compare_outputs(
