@@ -879,7 +879,7 @@ ADAM_STATE = {
         ({"indice_weights": torch.ones(3)}, {}, "indice_weights must have N = 2"),
         ({}, {"optimizer": ADAGRAD}, "momentum1 and momentum1_offsets are required"),
         ({}, {"optimizer": DENSE}, "grad_weights is required by optimizer 3"),
-        ({}, {"optimizer": 10}, "optimizer must be 0"),
+        ({}, {"optimizer": 11}, "optimizer must be 0"),
         ({}, {"optimizer": -1}, "optimizer must be 0"),
         ({}, {"pooling_mode": NONE}, "grad_output must have N = 2 rows"),
         ({}, {"pooling_mode": 3}, "pooling_mode must be"),
