@@ -624,3 +624,51 @@ def test_a_checkpoint_of_another_optimizer_or_policy_is_refused(
             rf"'{order or 'none'}'",
         ):
             load_sharded_checkpoint(other, tmp_path / "ckpt")
+
+
+def test_optimizer_state_follows_its_columns_into_other_shards() -> None:
+    # One table of 4 ids saved as two column shards (4 + 4 columns) with an element-wise state
+    # and a row-wise one (a mean over the shard's columns), loaded into one shard of 8 columns
+    # and into shards of 2 + 6 columns: element-wise values by column; a row-wise value is the
+    # width-weighted mean of the saved shards it spans, the saved value for a piece of one.
+    g = torch.Generator().manual_seed(11)
+    ids = torch.tensor([7, -3, 2**62, 5])
+    rows = torch.tensor([2, 0, 3, 1])
+    weight = torch.randn(4, 8, generator=g)
+    elementwise = torch.rand(4, 8, generator=g)
+    rowwise = {0: torch.rand(4, generator=g), 4: torch.rand(4, generator=g)}
+    mapper = hy.IdMapper(4, hy.EvictionPolicy("lfu"), name="t")
+    mapper.map(ids[:2])
+    mapper.map(ids)
+    mapping = mapper.state()
+    assert torch.equal(mapping.ids, ids[[2, 3, 0, 1]])  # seen once, then twice, in order
+    order = mapping.rows
+    saved = table_state(
+        mapping.ids,
+        order,
+        [(0, weight[:, :4]), (4, weight[:, 4:])],
+        (0, 1),
+        mapping=mapping,
+        optimizer=[[elementwise[:, :4], rowwise[0]], [elementwise[:, 4:], rowwise[4]]],
+    )
+    for widths in ([8], [2, 6]):
+        starts = [0, 2][: len(widths)]
+        shards = [(c, torch.zeros(4, w)) for c, w in zip(starts, widths, strict=True)]
+        states = [[torch.zeros(4, w), torch.full((4,), 9.0)] for w in widths]
+        loaded = hy.IdMapper(4, hy.EvictionPolicy("lfu"), name="t")
+        load_table(dict(saved), "", "t", 8, loaded, (0, 1), shards, states)
+        state = loaded.state()
+        assert torch.equal(state.ids, mapping.ids) and torch.equal(state.rows, mapping.rows)
+        assert torch.equal(state.counts, mapping.counts)
+        assert torch.equal(state.last_used, mapping.last_used)
+        for (c, w), (elem, row) in zip(shards, states, strict=True):
+            width = w.shape[1]
+            assert torch.equal(w[rows], weight[rows][:, c : c + width])
+            assert torch.equal(elem[rows], elementwise[rows][:, c : c + width])
+            if width == 8:
+                want = (rowwise[0] * 4 + rowwise[4] * 4).double() / 8
+            elif width == 2:
+                want = rowwise[0].double()
+            else:  # columns 2..8: 2 of the first saved shard, 4 of the second
+                want = (rowwise[0].double() * 2 + rowwise[4].double() * 4) / 6
+            assert torch.equal(row[rows], want[rows].float())
