@@ -10,10 +10,11 @@
 // the number of blocks. blockDim is the AI cores the work pays for (PlatformInfo::cube_cores).
 //
 // Causal: blocks of blockQ (512, 256, 128 or 64) query rows whose diagonal squares run in tiles of
-// kHstuTileRows with Q, K and V in L1 (TSCM), the tallest for which both vector cores' TSCM and
-// the Matmul API's buffers fit the AI core's L1 (HstuForwardL1Plan); the keys left of a block in
-// calls of kHstuTiledBlockK when a score row of that many fits the unified buffer. Otherwise the
-// untiled forward: blocks from HstuChooseBlock, key calls of kHstuBlockK.
+// tileRows (kHstuTileRows; 16-bit types twice that where it fits) with Q, K and V in L1 (TSCM),
+// the tallest for which both vector cores' TSCM and the Matmul API's buffers fit the AI core's L1
+// (HstuForwardL1Plan); the keys left of a block in calls of kHstuTiledBlockK when a score row of
+// that many fits the unified buffer. Otherwise the untiled forward: blocks from HstuChooseBlock,
+// key calls of kHstuBlockK.
 //
 // Per vector core: a workspace slot for one S / P block ([blockQ, blockK] in q's dtype) and a
 // float32 O accumulator ([blockQ, dimPad]); the unified buffer holds two chunks of score rows (S,
@@ -32,13 +33,14 @@
 namespace mxrec {
 
 // The L1 side of the causal forward: per vector core, TSCM for a block's Q (blockQ rows) and one
-// tile of K and of V (kHstuTileRows rows each), as NZ (rows padded to 16, D to the 32-byte C0);
+// tile of K and of V (tileRows rows each), as NZ (rows padded to 16, D to the 32-byte C0);
 // both vector cores of an AI core hold theirs at once, and the Matmul API's own buffers for the
 // off-diagonal calls (Q, K, V from global memory) get what is left. blockQ is the tallest of 512,
-// 256, 128 and 64 rows for which that all fits; 0: none does (D too large), and the forward runs
-// untiled.
+// 256, 128 and 64 rows for which that all fits (with the tallest tile that does); 0: none does (D
+// too large), and the forward runs untiled.
 struct HstuL1Plan {
     int64_t blockQ = 0;
+    int64_t tileRows = 0;
     uint32_t qBytes = 0;
     uint32_t kvBytes = 0;
     PlatformInfo api;  // the platform with the L1 the API has left
@@ -46,7 +48,7 @@ struct HstuL1Plan {
 
 inline std::string HstuForwardMatmuls(HstuDenseForwardTilingData& td, const HstuShape& s,
                                       const PlatformInfo& p) {
-    const int64_t h = kHstuTileRows;
+    const int64_t h = td.tileRows > 0 ? td.tileRows : kHstuTileRows;
     // Tiled: the calls left of the diagonal with baseM = blockQ (one M block: K and V are read
     // once per call) and baseN as wide as L0C then holds (fp32 accumulator, up to 256).
     HstuMatmulOptions qk;
@@ -104,22 +106,30 @@ inline std::string HstuForwardUb(HstuDenseForwardTilingData& td, const HstuShape
 inline HstuL1Plan HstuForwardL1Plan(const HstuShape& s, const PlatformInfo& p) {
     const int64_t esz = DTypeSize(s.dtype);
     const int64_t rowBytes = AlignUp(s.dim, CubeC0(esz)) * esz;
+    // 16-bit: tiles of 2 kHstuTileRows where they fit. Each tile's call writes its S and adds its
+    // float32 O rows to the workspace through the AI core's FIX pipe: tiles twice as tall halve
+    // those bytes per score (bfloat16 D = 128: they bound the AIC), for 6% more Cube work on the
+    // diagonal, which the 16-bit Cube has to spare. float32's Cube is 4 times slower: 32 rows.
+    const int64_t tallest = esz == 4 ? kHstuTileRows : 2 * kHstuTileRows;
     for (int64_t bq : {512, 256, 128, 64}) {
-        HstuL1Plan plan;
-        plan.blockQ = bq;
-        plan.qBytes = static_cast<uint32_t>(bq * rowBytes);
-        plan.kvBytes = static_cast<uint32_t>(kHstuTileRows * rowBytes);
-        const uint64_t tscm = 2 * (uint64_t(plan.qBytes) + 2 * plan.kvBytes);
-        if (tscm >= p.l1_bytes)
-            continue;
-        plan.api = p;
-        plan.api.l1_bytes = p.l1_bytes - tscm;
-        HstuDenseForwardTilingData probe{};
-        probe.blockQ = bq;
-        probe.blockK = kHstuTiledBlockK;
-        probe.tileRows = kHstuTileRows;
-        if (HstuForwardMatmuls(probe, s, plan.api).empty())
-            return plan;
+        for (int64_t h = tallest; h >= kHstuTileRows; h /= 2) {
+            HstuL1Plan plan;
+            plan.blockQ = bq;
+            plan.tileRows = h;
+            plan.qBytes = static_cast<uint32_t>(bq * rowBytes);
+            plan.kvBytes = static_cast<uint32_t>(h * rowBytes);
+            const uint64_t tscm = 2 * (uint64_t(plan.qBytes) + 2 * plan.kvBytes);
+            if (tscm >= p.l1_bytes)
+                continue;
+            plan.api = p;
+            plan.api.l1_bytes = p.l1_bytes - tscm;
+            HstuDenseForwardTilingData probe{};
+            probe.blockQ = bq;
+            probe.blockK = kHstuTiledBlockK;
+            probe.tileRows = h;
+            if (HstuForwardMatmuls(probe, s, plan.api).empty())
+                return plan;
+        }
     }
     return HstuL1Plan{};
 }
@@ -146,7 +156,7 @@ inline TilingPlan<HstuDenseForwardTilingData> HstuDenseForwardTiling(const HstuD
     // Causal: blocks as tall as L1 allows, their diagonal squares in tiles with Q, K and V in L1.
     HstuWork work = HstuWorkOf(s, /*keyMajor=*/false);
     const HstuL1Plan l1 = causal ? HstuForwardL1Plan(s, p) : HstuL1Plan{};
-    td.tileRows = l1.blockQ > 0 ? kHstuTileRows : 0;
+    td.tileRows = l1.tileRows;
     if (l1.blockQ > 0)
         work.block = l1.blockQ;
     td.blockQ = work.block;

@@ -24,7 +24,7 @@ struct HstuDenseForwardTilingData {
     int64_t squareBatch;  // leading size of mask and attn_bias (B, or the non-empty sequences)
     int64_t blockQ;       // query rows per block (a multiple of 16, at most 256)
     int64_t blockK;       // keys per call left of the diagonal: kHstuBlockK, tiled kHstuTiledBlockK
-    int64_t tileRows;     // causal, L1 plan: kHstuTileRows (diagonal tiles); 0: untiled
+    int64_t tileRows;     // causal, L1 plan: rows of the diagonal tiles (32 or 64); 0: untiled
     int64_t chunkRows;    // score rows per vector pass (UB)
     int64_t outRows;      // O accumulator rows per pass when writing O (UB)
     int64_t workers;      // vector cores with work ranges = 2 * blockDim
