@@ -1,14 +1,11 @@
-"""JaggedUniqueIndices on sim against a plain-PyTorch reference of fbgemm 1.1.0's CUDA op.
-
-fbgemm-gpu-cpu defines only the schema, so the golden is written here from the CUDA source's
-semantics: ids linearized with hash_size_cumsum per feature (feature = bag // B), torch.unique
-(sorted) of the linearized ids, unique_indices the original id of each unique one, and per
-feature group g the reverse indices' max - min + 1 over the group's ids, spread over its bags
-[hash_size_offsets[g] * B, hash_size_offsets[g + 1] * B) with the first ones one more."""
+"""JaggedUniqueIndices on sim against a plain-PyTorch reference of fbgemm 1.1.0's CUDA op
+(verify/lib/jagged_unique_reference.py, which the adapter's verify test shares)."""
 
 from __future__ import annotations
 
 import itertools
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +14,9 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from kernel_testlib import SimError, arg  # noqa: E402
 from strategies import platforms, seeds  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "verify" / "lib"))
+from jagged_unique_reference import jagged_unique_reference as reference  # noqa: E402
 
 I64 = torch.int64
 
@@ -38,30 +38,6 @@ def jagged_unique_indices(ops, cumsum, groups, offsets, indices, **launch):
     )
     lengths, out_offsets, unique, reverse, num = outs
     return (lengths, out_offsets, unique[: int(num)], reverse), result
-
-
-def reference(cumsum, groups, offsets, indices):
-    t = cumsum.numel() - 1
-    bags = offsets.numel() - 1
-    b = bags // t
-    bag_of = torch.repeat_interleave(torch.arange(bags), offsets.diff())
-    linear = cumsum[bag_of // b] + indices if b else indices.clone()
-    uniq, reverse = torch.unique(linear, sorted=True, return_inverse=True)
-    # The first id (in input order) of each unique linearized id: only ids outside their
-    # feature's range can differ within one, and the kernel's stable sort keeps the first.
-    first = torch.full((uniq.numel(),), indices.numel(), dtype=I64)
-    first = first.scatter_reduce(0, reverse, torch.arange(indices.numel()), reduce="amin")
-    unique = indices[first]
-    lengths = torch.zeros(bags, dtype=I64)
-    for g in range(t):
-        lo, hi = int(groups[g]), int(groups[g + 1])
-        rb, re = int(offsets[lo * b]), int(offsets[hi * b])
-        if rb < re:
-            count = int(reverse[rb:re].max() - reverse[rb:re].min()) + 1
-            slots = (hi - lo) * b
-            lengths[lo * b : hi * b] = count // slots + (torch.arange(slots) < count % slots)
-    out_offsets = torch.cat([torch.zeros(1, dtype=I64), lengths.cumsum(0)])
-    return lengths, out_offsets, unique, reverse
 
 
 def assert_matches(got, want) -> None:

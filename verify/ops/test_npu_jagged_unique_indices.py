@@ -1,16 +1,16 @@
 """fbgemm::jagged_unique_indices on the npu device, through the installed adapter.
 
 fbgemm-gpu-cpu has no CPU kernel for it (the schema only), so results are compared with a
-plain-PyTorch reference of fbgemm 1.1.0's CUDA op: ids linearized per feature with
-hash_size_cumsum, torch.unique (sorted) of them, the original id of each unique one, and per
-feature group the reverse indices' max - min + 1 spread over the group's bags. The inputs are laid
-out as torchrec's EmbeddingCollection dedup and managed collision build them.
+plain-PyTorch reference of fbgemm 1.1.0's CUDA op (lib/jagged_unique_reference.py, shared with the
+kernel's tests). The inputs are laid out as torchrec's EmbeddingCollection dedup and managed
+collision build them.
 """
 
 from __future__ import annotations
 
 import pytest
 import torch
+from jagged_unique_reference import jagged_unique_reference as reference
 
 NPU = "npu"
 I64 = torch.int64
@@ -26,27 +26,6 @@ def adapter() -> object:
     import fbgemm_npu_api
 
     return fbgemm_npu_api
-
-
-def reference(cumsum, groups, offsets, indices):
-    t = cumsum.numel() - 1
-    bags = offsets.numel() - 1
-    b = bags // t
-    bag_of = torch.repeat_interleave(torch.arange(bags), offsets.diff())
-    linear = cumsum[bag_of // b] + indices
-    uniq, reverse = torch.unique(linear, sorted=True, return_inverse=True)
-    first = torch.full((uniq.numel(),), indices.numel(), dtype=I64)
-    first = first.scatter_reduce(0, reverse, torch.arange(indices.numel()), reduce="amin")
-    lengths = torch.zeros(bags, dtype=I64)
-    for g in range(t):
-        lo, hi = int(groups[g]), int(groups[g + 1])
-        rb, re = int(offsets[lo * b]), int(offsets[hi * b])
-        if rb < re:
-            count = int(reverse[rb:re].max() - reverse[rb:re].min()) + 1
-            slots = (hi - lo) * b
-            lengths[lo * b : hi * b] = count // slots + (torch.arange(slots) < count % slots)
-    out_offsets = torch.cat([torch.zeros(1, dtype=I64), lengths.cumsum(0)])
-    return lengths, out_offsets, indices[first], reverse
 
 
 def run(cumsum, groups, offsets, indices):
