@@ -9,8 +9,7 @@
 // CPU op would leave positions uninitialised or write outside its output): every core checks
 // an even share of the adjacent pairs before it writes.
 #include "kernel_operator.h"
-#include "mxrec_common.h"
-#include "kernel_copy.h"
+#include "segment_walk.h"
 #include "offsets_range_tiling_data.h"
 
 using namespace AscendC;
@@ -25,9 +24,8 @@ public:
         td_ = td;
         offGm_.SetGlobalBuffer((__gm__ T*)offsets, td.count);
         outGm_.SetGlobalBuffer((__gm__ T*)range, td.rangeSize);
-        pipe->InitBuffer(stageQue_, 2, td.stageBytes);
+        stage_.Init(pipe, outGm_, td.stageBytes);
         offWin_.Init(pipe, offGm_, td.count, td.windowBytes);
-        stage_ = mxrec::ElemsPerBlocks(td.stageBytes, sizeof(T));
     }
 
     __aicore__ inline void Process() {
@@ -35,37 +33,16 @@ public:
             return;  // nothing to write, and fbgemm's op reads nothing either
         if (td_.count == 0 || Offset(0) != 0 || Offset(td_.count - 1) > td_.rangeSize)
             Trap();  // positions no segment covers, or a segment past the output
-        CheckNonDecreasing();
+        mxrec::CheckNonDecreasing(offWin_, td_.count - 1, td_.coreNum);
         const mxrec::Span span = mxrec::SplitEven(td_.rangeSize, td_.coreNum, GetBlockIdx());
         if (span.end <= span.begin)
             return;
-        // The last segment starting at or before span.begin (offsets[0] = 0 is one).
-        int64_t lo = 0;
-        int64_t hi = td_.count - 1;
-        while (lo < hi) {
-            const int64_t mid = lo + (hi - lo + 1) / 2;
-            if (Offset(mid) <= span.begin) {
-                lo = mid;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        Fill(span, lo);
+        // From the last segment starting at or before span.begin (offsets[0] = 0 is one).
+        Fill(span, mxrec::SegmentAt(offGm_, td_.count - 1, span.begin));
     }
 
 private:
     __aicore__ inline int64_t Offset(int64_t i) { return static_cast<int64_t>(offGm_.GetValue(i)); }
-
-    // Core c checks the pairs (i, i + 1) of its even share of offsets, so that every pair is
-    // checked once (the walks below cover only the segments each core writes, and the binary
-    // searches assume order).
-    __aicore__ inline void CheckNonDecreasing() {
-        const mxrec::Span pairs = mxrec::SplitEven(td_.count - 1, td_.coreNum, GetBlockIdx());
-        for (int64_t i = pairs.begin; i < pairs.end; ++i) {
-            if (offWin_.Get(i + 1) < offWin_.Get(i))
-                Trap();  // offsets decrease
-        }
-    }
 
     __aicore__ inline int64_t SegmentEnd(int64_t i) {
         return i + 1 < td_.count ? offWin_.Get(i + 1) : td_.rangeSize;
@@ -74,10 +51,9 @@ private:
     __aicore__ inline void Fill(const mxrec::Span& span, int64_t seg) {
         int64_t start = offWin_.Get(seg);
         int64_t end = SegmentEnd(seg);
-        for (int64_t j0 = span.begin; j0 < span.end; j0 += stage_) {
-            const int64_t n = mxrec::Min64(stage_, span.end - j0);
-            LocalTensor<T> st = stageQue_.AllocTensor<T>();
-            mxrec::PipeSync<HardEvent::MTE3_S>();  // this buffer's previous piece has left
+        for (int64_t j0 = span.begin; j0 < span.end; j0 += stage_.Elems()) {
+            const int64_t n = mxrec::Min64(stage_.Elems(), span.end - j0);
+            LocalTensor<T> st = stage_.Take();
             for (int64_t k = 0; k < n; ++k) {
                 const int64_t j = j0 + k;
                 while (j >= end) {
@@ -90,20 +66,14 @@ private:
                 }
                 st.SetValue(static_cast<uint32_t>(k), static_cast<T>(j - start));
             }
-            stageQue_.EnQue(st);
-            st = stageQue_.DeQue<T>();
-            mxrec::PipeSync<HardEvent::S_MTE3>();
-            DataCopyExtParams copy{1, static_cast<uint32_t>(n * sizeof(T)), 0, 0, 0};
-            DataCopyPad(outGm_[j0], st, copy);
-            stageQue_.FreeTensor(st);
+            stage_.Put(st, j0, n);
         }
     }
 
     OffsetsRangeTilingData td_;
-    int64_t stage_ = 0;
     GlobalTensor<T> offGm_;
     GlobalTensor<T> outGm_;
-    TQue<TPosition::VECOUT, 1> stageQue_;
+    mxrec::StagedOutput<T> stage_;
     mxrec::OffsetWindow<T> offWin_;
 };
 
