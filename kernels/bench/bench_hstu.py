@@ -24,10 +24,13 @@ emulator's per-core counters:
   peak), with the vendor constants listed in kernels/bench/README.md. The workspace's round trips
   are priced at the L2 bandwidth when the workspace fits the L2 (192 MB).
 
-The seed's shape (B = 32, S = 8000, N = 4, D = 128) is extrapolated: one head of S = 8000 is
-measured (normal layout, B = N = 1, its rows spread over all cores) and its modelled time scaled
-by B * N = 128 (heads are independent and the tiling spreads them evenly), next to the seed's
-measured end-to-end training steps (a whole GR step, attention being a part).
+The seed's shape (B = 32, S = 8000, N = 4, D = 128) is extrapolated from two cases (normal
+layout, B = 1, S = 8000), each modelled time scaled to the seed's 128 heads on all 24 AI cores,
+next to the seed's measured end-to-end training steps (a whole GR step, attention being a part):
+one head spread over all cores (scaled by 128), which cuts every query block between vector
+cores, and five heads on a chip of 2 AI cores (scaled by 128 / 5 * 2 / 24), whose vector cores get
+1.25 heads each, as the seed's get 2.67: the seed's own per-core work (the model gives every core
+the same share of the bandwidth whatever the chip's size; the case's roofline is that chip's).
 
 Usage (from the repository root, in an environment with torch):
 
@@ -85,6 +88,7 @@ def run(
     dim: int,
     dtype: torch.dtype,
     normal: bool = False,
+    max_cores: int = 0,
 ) -> dict:
     gen = torch.Generator().manual_seed(7)
     s = max(lengths)
@@ -102,7 +106,7 @@ def run(
     else:
         tensors = [q, k, v, None, None, offsets, torch.empty_like(q)]
     started = time.monotonic()
-    r = ops.launch([arg(t) for t in tensors], attrs)
+    r = ops.launch([arg(t) for t in tensors], attrs, max_cores=max_cores)
     seconds = time.monotonic() - started
     esz = q.element_size()
     minimum = (7 if backward else 4) * q.numel() * esz
@@ -115,8 +119,12 @@ def run(
 
     peak = r.model.peak
     per_cycle = peak["cube_macs_f32"] if dtype == torch.float32 else peak["cube_macs_b16"]
-    cube_peak = peak["cube_cores"] * per_cycle * peak["clock_hz"]
-    roofline = max(minimum / peak["hbm_bytes_per_s"], kept / cube_peak)
+    # On a smaller chip (max_cores AI cores) the roofline is that chip's: its cores' Cube peak and
+    # their share of the HBM bandwidth (the model gives every core 1/48 of it).
+    aics = min(max_cores, peak["cube_cores"]) if max_cores else peak["cube_cores"]
+    cube_peak = aics * per_cycle * peak["clock_hz"]
+    hbm = peak["hbm_bytes_per_s"] * aics / peak["cube_cores"]
+    roofline = max(minimum / hbm, kept / cube_peak)
     t = costmodel.timeline(r)
     clock = peak["clock_hz"]
 
@@ -157,6 +165,8 @@ def run(
         "vector_us": round(r.model.vector_seconds * 1e6, 1),
         "dma_us": round(r.model.dma_seconds * 1e6, 1),
         "roofline_us": round(roofline * 1e6, 1),
+        "ai_cores": aics,
+        "chip_ai_cores": peak["cube_cores"],
         "aic_pipes_us": pipes(aic),
         "aiv_pipes_us": pipes(aiv),
         "sim_seconds": round(seconds, 1),
@@ -189,23 +199,41 @@ def main() -> int:
         ops[name] = simrun.SimOp(lib.library, specs[name])
 
     gen = torch.Generator().manual_seed(2024)
+    # (name, lengths, heads, D, normal layout, AI cores: 0 = all 24)
     cases = [
-        ("jagged B=32 N=4 D=128, lengths 1024 u^2", skewed_lengths(gen, 32, 1024), 4, 128, False),
-        ("jagged B=8 N=2 D=64, lengths U[1, 4096]", uniform_lengths(gen, 8, 4096), 2, 64, False),
+        (
+            "jagged B=32 N=4 D=128, lengths 1024 u^2",
+            skewed_lengths(gen, 32, 1024),
+            4,
+            128,
+            False,
+            0,
+        ),
+        ("jagged B=8 N=2 D=64, lengths U[1, 4096]", uniform_lengths(gen, 8, 4096), 2, 64, False, 0),
     ]
     if not args.quick:
-        cases.append(("normal B=1 S=8000 N=1 D=128 (one head)", [8000], 1, 128, True))
+        cases.append(("normal B=1 S=8000 N=1 D=128 (one head)", [8000], 1, 128, True, 0))
+        # The seed's 128 heads give each vector core 2.67 of them: whole query blocks, each
+        # reading the keys left of it once. One head over 48 vector cores cuts every block into
+        # pieces that each read those keys again. Five heads on 2 AI cores (4 vector cores, 1.25
+        # heads each, the model's per-core bandwidth share unchanged) are the seed's per-core work.
+        cases.append(("normal B=1 S=8000 N=5 D=128 on 2 AI cores", [8000], 5, 128, True, 2))
     cases = [c for c in cases if args.case in c[0]]
     rows = []
-    for name, lengths, heads, dim, normal in cases:
+    for name, lengths, heads, dim, normal, max_cores in cases:
         for op_name, op in ops.items():
             for dtype in (torch.float32, torch.bfloat16):
                 backward = op_name == "hstu_dense_backward"
-                row = {"case": name, **run(op, backward, lengths, heads, dim, dtype, normal)}
+                row = {
+                    "case": name,
+                    **run(op, backward, lengths, heads, dim, dtype, normal, max_cores),
+                }
                 row["table"]["case"] = f"{row['dtype']}, {name}"
                 if normal:
-                    row["seed_shape_modelled_ms"] = round(row["modelled_us"] * SEED_HEADS / 1e3, 2)
-                    row["seed_shape_roofline_ms"] = round(row["roofline_us"] * SEED_HEADS / 1e3, 2)
+                    # The seed's heads spread over all 24 AI cores as this case's over its own.
+                    scale = SEED_HEADS / heads * row["ai_cores"] / row["chip_ai_cores"]
+                    row["seed_shape_modelled_ms"] = round(row["modelled_us"] * scale / 1e3, 2)
+                    row["seed_shape_roofline_ms"] = round(row["roofline_us"] * scale / 1e3, 2)
                     row["seed_e2e_step_ms"] = SEED_STEPS[row["dtype"]]
                 rows.append(row)
     if args.readme:
