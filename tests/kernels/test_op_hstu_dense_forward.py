@@ -6,8 +6,9 @@ Tolerances, from the dtype's machine epsilon eps (torch.finfo(dtype).eps) and th
 products can add up to):
 
 - float32: |out - ref| <= 8 eps (mag + |ref| + tiny) against the unrounded float64 reference.
-  The kernel sums Q K^T over D and P V over the keys in float32 and takes exp from a polynomial
-  (relative error < 1e-7), each a few eps of the summed magnitudes.
+  The kernel sums Q K^T over D and P V over the keys in float32 and takes silu from the vector
+  unit's Exp (the emulation's: float32 std::exp, within an ulp), each a few eps of the summed
+  magnitudes.
 - float16 / bfloat16: |out - ref| <= 2 eps (mag + |ref| + tiny) against the reference rounded at
   §2's points (S and P to the dtype, O once). What is left is where the kernel's float32 sums
   and the float64 reference round S or P to different neighbours (one ulp of S moves P by at
