@@ -234,6 +234,11 @@ def tbe_backward_case() -> Case:
     linear = bag // b * rows + x["indices"]
     order = torch.sort(linear, stable=True).indices
     sorted_bags = bag[order]
+    # and, as the adapter does, each entry's index and its run's rank (by which the cores split
+    # the entries by cost)
+    keys = linear[order]
+    ranks = torch.cat([torch.zeros(1, dtype=torch.int64), (keys[1:] != keys[:-1]).cumsum(0)])
+    sorted_indices = x["indices"][order]
     unique = int(torch.unique(linear).numel())
     grad = torch.randn(b, t * dim, generator=GEN)
     momentum = torch.zeros_like(x["weights"])
@@ -255,11 +260,12 @@ def tbe_backward_case() -> Case:
         None,
         None,
         None,
+        ranks,
         None,
         None,
         None,
         None,
-        None,
+        sorted_indices,
     ]
     # optimizer 1 (exact Adagrad), sum pooling, then op.toml's attributes in order (defaults)
     attrs = [1, 0, 0.01, 1e-8, 0.0, 0, 0, 0.0, dim, 0.9, 0.999, 0, 0.001, 0.9]
@@ -267,7 +273,7 @@ def tbe_backward_case() -> Case:
     # Each occurrence's gradient row is read (as the forward reads its weight row); each
     # distinct row's weights and Adagrad state are read and written once. With sorted_bags,
     # sum pooling needs no offsets.
-    minimum = nbytes(x["indices"], order, sorted_bags) + n * dim * 4 + unique * dim * 4 * 4
+    minimum = nbytes(order, sorted_bags, sorted_indices) + n * dim * 4 + unique * dim * 4 * 4
     return Case(
         "split_embedding_backward",
         f"exact Adagrad, T={t} tables [{rows}, {dim}], B={b}, {n} ids ({unique} distinct rows)",

@@ -259,13 +259,15 @@ at::Tensor forward(const Lookup& l) {
 }
 
 // Positions of the indices ordered so that equal (table, row) pairs are adjacent (a stable sort
-// of hash_size_cumsum[table] + index), and the bag of each sorted position. Runs on the device
-// (aten sort on torch_npu); the backward kernel then sums each run's gradient once and updates
-// its row once ("exact"), and needs no search for a position's bag.
+// of hash_size_cumsum[table] + index), and the bag and index of each sorted position. Runs on
+// the device (aten sort on torch_npu); the backward kernel then sums each run's gradient once
+// and updates its row once ("exact"), and needs neither a search for a position's bag nor a
+// scalar read of its index.
 struct SortedPositions {
     at::Tensor positions;
     at::Tensor bags;
-    at::Tensor linear;  // hash_size_cumsum[table] + index of every position (unsorted)
+    at::Tensor indices;  // indices[positions]
+    at::Tensor linear;   // hash_size_cumsum[table] + index of every position (unsorted)
 };
 
 SortedPositions sorted_positions(const Lookup& l) {
@@ -285,7 +287,8 @@ SortedPositions sorted_positions(const Lookup& l) {
     at::Tensor order =
         std::get<1>(linear.sort(/*stable=*/true, /*dim=*/0, /*descending=*/false)).contiguous();
     at::Tensor sorted_bags = bag_of.index_select(0, order).contiguous();
-    return {order, sorted_bags, linear};
+    at::Tensor sorted_indices = l.indices.index_select(0, order).contiguous();
+    return {order, sorted_bags, sorted_indices, linear};
 }
 
 struct Update {
@@ -342,18 +345,31 @@ void launch_backward(const Lookup& l, const Update& u, const at::Tensor& grad,
         l.indice_weights.defined() ? l.indice_weights.contiguous() : at::Tensor(), sorted.positions,
         grad_weights, u.momentum2, u.momentum2_offsets, sorted.bags, l.b_offsets,
         l.vbe_output_offsets, l.vbe_b_offsets_rank, run_slots, u.prev_iter, u.prev_iter_offsets,
-        u.row_counter, u.row_counter_offsets, static_cast<int64_t>(u.optimizer), l.pooling_mode,
-        u.learning_rate, u.eps, u.weight_decay, u.weight_decay_mode, u.gradient_clipping ? 1 : 0,
-        u.max_gradient, l.max_d, u.beta1, u.beta2, u.iter, u.eta, u.momentum, u.counter_halflife,
-        u.adjustment_iter, u.adjustment_ub, u.learning_rate_mode, u.max_counter,
-        u.tail_id_threshold, u.is_tail_id_thresh_ratio, u.regularization_mode,
+        u.row_counter, u.row_counter_offsets, sorted.indices, static_cast<int64_t>(u.optimizer),
+        l.pooling_mode, u.learning_rate, u.eps, u.weight_decay, u.weight_decay_mode,
+        u.gradient_clipping ? 1 : 0, u.max_gradient, l.max_d, u.beta1, u.beta2, u.iter, u.eta,
+        u.momentum, u.counter_halflife, u.adjustment_iter, u.adjustment_ub, u.learning_rate_mode,
+        u.max_counter, u.tail_id_threshold, u.is_tail_id_thresh_ratio, u.regularization_mode,
         u.weight_norm_coefficient, u.lower_bound);
+}
+
+// The run rank of every sorted entry (how many runs of equal rows come before its own): with it
+// the kernel splits the entries over its cores by cost, hot rows' long runs against cold rows'
+// many short ones, rather than by count.
+at::Tensor run_ranks(const SortedPositions& sorted) {
+    const int64_t n = sorted.positions.numel();
+    if (n == 0)
+        return at::Tensor();
+    const at::Tensor keys = sorted.linear.index_select(0, sorted.positions);
+    const at::Tensor starts = keys.narrow(0, 1, n - 1).ne(keys.narrow(0, 0, n - 1)).to(at::kLong);
+    return at::cat({at::zeros({1}, starts.options()), starts.cumsum(0)}).contiguous();
 }
 
 void backward(const Lookup& l, const Update& u, const at::Tensor& grad_output,
               const at::Tensor& grad_weights) {
     const at::Tensor grad = float_gradient(l, grad_output);
-    launch_backward(l, u, grad, sorted_positions(l), grad_weights, at::Tensor());
+    const SortedPositions sorted = sorted_positions(l);
+    launch_backward(l, u, grad, sorted, grad_weights, run_ranks(sorted));
 }
 
 at::Tensor optional_tensor(const c10::IValue& v) {

@@ -1,17 +1,26 @@
 // Tiling of SplitEmbeddingBackward (pure; shared by the CANN op_host and the sim launcher).
 //
 // The work unit is a run: consecutive entries of sorted_positions naming the same weight row.
-// Cores take even slices of sorted_positions; a core owns the runs that start inside its slice
-// (it skips a run continued from the previous slice and finishes one running past its end), so
+// Cores take slices of sorted_positions; a core owns the runs that start inside its slice (it
+// skips a run continued from the previous slice and finishes one running past its end), so
 // every row is summed and updated by exactly one core and no inter-core sync is needed.
+//
+// Runs are not alike: a hot row's run is long and costs one gradient row per entry plus one
+// update, a cold row's is one entry and one update, so slices of equal length can differ a lot
+// in cost (Zipf ids: the tables' cold tails). When the caller passes run_slots (each entry's run
+// rank: the number of runs before its own, which the adapter has from its sort) the slices are
+// of equal cost instead, each core finding its own bounds by a binary search of run_slots: an
+// entry costs posCost (its gradient row's bytes and DMA, its index and position), a run runCost
+// (its weight and state rows' DMAs in and out). A DMA's fixed cost is taken as
+// kSebDmaFixedBytes, as in split_embedding_forward's split of bags.
 //
 // A row is handled whole in UB: the accumulated gradient, one grad_output row, the weight row
 // and, for Adagrad, the momentum row (Adam, LAMB: both moment rows; row-wise Adagrad with or
 // without counter, the partial row-wise ones, LARS-SGD and LAMB need a whole row's sum of
 // squares before they may update any column). max_d therefore has to fit the unified
 // buffer: larger values are rejected rather than chunked, which at 192 KiB still allows D up to
-// about 16000 (SGD, row-wise Adagrad; Adagrad 12000, Adam 9600, dense 24000); the sorted_bags
-// window takes 4 KiB more of it.
+// about 9400 (SGD, row-wise Adagrad; Adagrad 7800, Adam 6700, dense 15700: the gradient rows
+// take two buffers); the sorted_bags and sorted_indices windows take 4 KiB more each.
 #ifndef SPLIT_EMBEDDING_BACKWARD_TILING_H
 #define SPLIT_EMBEDDING_BACKWARD_TILING_H
 
@@ -23,6 +32,10 @@
 #include "tiling_split.h"
 
 namespace mxrec {
+
+// A DMA's fixed cost in bytes (split_embedding_forward's kSefDmaFixedBytes: the bytes a core's
+// share of the HBM bandwidth moves in the cost model's per-DMA cycles; only ratios matter).
+constexpr int64_t kSebDmaFixedBytes = 512;
 
 inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling(
     const SplitEmbeddingBackwardArgs& a, const PlatformInfo& p) {
@@ -113,6 +126,11 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
         return Reject("sorted_bags must have N = " + std::to_string(td.numIndices) +
                       " entries, got " + std::to_string(a.sortedBags.dims[0]));
     }
+    td.hasSortedIndices = a.sortedIndices.present ? 1 : 0;
+    if (a.sortedIndices.present && a.sortedIndices.dims[0] != td.numIndices) {
+        return Reject("sorted_indices must have N = " + std::to_string(td.numIndices) +
+                      " entries, got " + std::to_string(a.sortedIndices.dims[0]));
+    }
     td.hasIndiceWeights = a.indiceWeights.present ? 1 : 0;
     if (a.indiceWeights.present && a.indiceWeights.dims[0] != td.numIndices) {
         return Reject("indice_weights must have N = " + std::to_string(td.numIndices) +
@@ -191,13 +209,11 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
                           " entries, got " + std::to_string(a.gradWeights.dims[0]));
         }
     }
-    if (none) {
-        if (!a.runSlots.present)
-            return Reject("run_slots is required by optimizer 5 (none)");
-        if (a.runSlots.dims[0] != td.numIndices) {
-            return Reject("run_slots must have N = " + std::to_string(td.numIndices) +
-                          " entries, got " + std::to_string(a.runSlots.dims[0]));
-        }
+    if (none && !a.runSlots.present)
+        return Reject("run_slots is required by optimizer 5 (none)");
+    if (a.runSlots.present && a.runSlots.dims[0] != td.numIndices) {
+        return Reject("run_slots must have N = " + std::to_string(td.numIndices) +
+                      " entries, got " + std::to_string(a.runSlots.dims[0]));
     }
     if (maxD < 0)
         return Reject("max_d must be >= 0, got " + std::to_string(maxD));
@@ -239,15 +255,18 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
         td.biasScale2 = scale[1];
     }
 
-    // UB: the sorted_positions window (and as large a one over sorted_bags), a 32-byte slot, and
-    // the row buffers (accumulated gradient, grad_output row; weight row in the optimizer modes;
-    // a first-moment row for Adagrad, LARS-SGD and the partial row-wise ones, both moment rows
-    // for Adam and LAMB).
+    // UB: the sorted_positions window (and as large ones over sorted_bags and sorted_indices), a
+    // 32-byte slot, and
+    // the row buffers (accumulated gradient, two grad_output rows, a scratch row; weight row in
+    // the optimizer modes; a first-moment row for Adagrad, LARS-SGD and the partial row-wise
+    // ones, both moment rows for Adam and LAMB).
     td.windowBytes = static_cast<uint32_t>(Min64(UbShare(p, 24), 4096));
     const int64_t rowBytes = AlignedBytes(Max64(maxD, 1), 4);
-    const int64_t rowsOf[11] = {3, 4, 3, 2, 5, 2, 4, 4, 5, 4, 3};
+    // The gradient rows take two buffers (a queue, one fetched ahead), the others one each;
+    // dense and NONE need no scratch row.
+    const int64_t rowsOf[11] = {5, 6, 5, 3, 7, 3, 6, 6, 7, 6, 5};
     const int64_t rows = rowsOf[optimizer];
-    const int64_t windows = td.hasSortedBags ? 2 : 1;
+    const int64_t windows = 1 + td.hasSortedBags + td.hasSortedIndices;
     const int64_t avail = UbBytes(p) - windows * td.windowBytes - kBlockBytes;
     if (rows * rowBytes > avail) {
         return Reject("max_d " + std::to_string(maxD) + " needs " +
@@ -258,8 +277,16 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
     td.rowBytes = static_cast<uint32_t>(rowBytes);
     // Work per index: its position and bag (searched, or read from sorted_bags), and one
     // grad_output row in, plus (at most) one weight/momentum row in and out.
-    const int64_t work = td.numIndices * (32 + 4 * Max64(maxD, 1) * (rows + 1));
+    const int64_t work = td.numIndices * (32 + 4 * Max64(maxD, 1) * rows);
     SetCoreNum(plan, CoresForBytes(p, work));
+    // Row DMAs per run (weights and full-width state in and out; dense and NONE write one) and
+    // one-float state DMAs (row-wise state in and out).
+    const int64_t runRowsOf[11] = {2, 4, 2, 1, 6, 1, 4, 4, 6, 4, 2};
+    const int64_t runSmallOf[11] = {0, 0, 2, 0, 0, 0, 0, 2, 0, 2, 6};
+    const int64_t rowCost = 4 * Max64(maxD, 1) + kSebDmaFixedBytes;
+    td.hasRunRanks = a.runSlots.present && !none ? 1 : 0;
+    td.posCost = rowCost + 16;  // the row, and its position and bag (8 bytes each)
+    td.runCost = runRowsOf[optimizer] * rowCost + runSmallOf[optimizer] * kSebDmaFixedBytes;
     plan.tiling_key = SEB_KEY_DEFAULT;
     plan.workspace_bytes = 0;
     return plan;

@@ -7,11 +7,14 @@
 // slot (run_slots) for optimizer NONE.
 //
 // sorted_positions lists the index positions with equal rows adjacent; a core walks the runs
-// that start in its slice of it (see the tiling header). Per position: its bag, from sorted_bags
+// that start in its slice of it (see the tiling header: slices of equal cost when the adapter
+// passes each entry's run rank, else of equal length). Per position: its bag, from sorted_bags
 // when the adapter passes it (read, like sorted_positions, through a UB window) or else by a
-// binary search of offsets (scalar: irregular, 64-bit); its row, from indices (a scalar gather:
-// positions arrive permuted); its grad_output row by DMA, then clip / scale / add with vector
-// ops. Per run: the weight (and momentum) row by DMA, the update with vector ops, and the row
+// binary search of offsets (scalar: irregular, 64-bit); its row, from sorted_indices through a UB
+// window when the adapter passes it, else from indices (a scalar gather: positions arrive
+// permuted); its grad_output row by DMA into a two-deep queue, so that the next
+// position's row is on its way while this one is clipped / scaled / added with vector ops. Per
+// run: the weight (and momentum) row by DMA, the update with vector ops, and the row
 // written back. The per-table values (D_t, column, weights/momentum offsets) are kept in scalar
 // registers while the table stays the same, which it does for long stretches (the sort puts
 // table t's rows before table t + 1's). Sums follow the order of sorted_positions, which is
@@ -95,6 +98,7 @@ struct Entry {
     int64_t momentum2At;  // momentum2_offsets[table]
     int64_t prevIterAt;   // prev_iter_offsets[table]
     int64_t counterAt;    // row_counter_offsets[table]
+    float scale;          // the gradient row's factor (indice weight or mean's 1 / L)
 };
 
 // The per-table values last read from global memory.
@@ -121,8 +125,9 @@ public:
                                 GM_ADDR momentum2Offsets, GM_ADDR sortedBags, GM_ADDR bOffsets,
                                 GM_ADDR vbeOutputOffsets, GM_ADDR vbeBOffsetsRank, GM_ADDR runSlots,
                                 GM_ADDR prevIter, GM_ADDR prevIterOffsets, GM_ADDR rowCounter,
-                                GM_ADDR rowCounterOffsets, GM_ADDR /*workspace*/,
-                                const SplitEmbeddingBackwardTilingData& td, TPipe* pipe) {
+                                GM_ADDR rowCounterOffsets, GM_ADDR sortedIndices,
+                                GM_ADDR /*workspace*/, const SplitEmbeddingBackwardTilingData& td,
+                                TPipe* pipe) {
         td_ = td;
         me_ = GetBlockIdx();
         totalB_ = td.bags;
@@ -146,7 +151,7 @@ public:
             momGm_.SetGlobalBuffer((__gm__ float*)momentum, td.numMomentum);
             moOffGm_.SetGlobalBuffer((__gm__ int64_t*)momentumOffsets, td.tables);
         }
-        if (td.optimizer == kNoUpdate)
+        if (td.optimizer == kNoUpdate || td.hasRunRanks)
             slotsGm_.SetGlobalBuffer((__gm__ int64_t*)runSlots, td.numIndices);
         if (UsesMomentum2(td.optimizer)) {
             mom2Gm_.SetGlobalBuffer((__gm__ float*)momentum2, td.numMomentum2);
@@ -163,8 +168,14 @@ public:
             bagsGm_.SetGlobalBuffer((__gm__ int64_t*)sortedBags, td.numIndices);
             bagsWin_.Init(pipe, bagsGm_, td.numIndices, td.windowBytes);
         }
+        if (td.hasSortedIndices) {
+            sortedIdxGm_.SetGlobalBuffer((__gm__ TI*)sortedIndices, td.numIndices);
+            idxWin_.Init(pipe, sortedIdxGm_, td.numIndices, td.windowBytes);
+        }
         pipe->InitBuffer(accBuf_, td.rowBytes);
-        pipe->InitBuffer(gBuf_, td.rowBytes);
+        pipe->InitBuffer(gradQue_, 2, td.rowBytes);
+        if (td.optimizer != kDense && td.optimizer != kNoUpdate)
+            pipe->InitBuffer(gBuf_, td.rowBytes);
         if (td.optimizer != kDense && td.optimizer != kNoUpdate)
             pipe->InitBuffer(wBuf_, td.rowBytes);
         // A first-moment row: every mode with per-element state (row-wise Adagrad keeps one
@@ -180,45 +191,105 @@ public:
     }
 
     __aicore__ inline void Process() {
-        const mxrec::Span span = mxrec::SplitEven(td_.numIndices, td_.coreNum, me_);
+        const mxrec::Span span = td_.hasRunRanks && td_.coreNum > 1
+                                     ? CostSpan()
+                                     : mxrec::SplitEven(td_.numIndices, td_.coreNum, me_);
         if (span.begin >= span.end)
             return;
         if (td_.vbe && !vbe_.Tiles(dOffGm_, totalB_, td_.gradLen))
             Trap();  // the VBE metadata does not tile grad_output
         int64_t j = span.begin;
-        Entry e;
-        Locate(j, e);
+        Entry cur;
+        Locate(j, cur);
         if (j > 0) {  // a run continued from the previous slice belongs to the previous core
             Entry prev;
             Locate(j - 1, prev);
-            while (e.key == prev.key) {
+            while (cur.key == prev.key) {
                 if (++j >= span.end)
                     return;
-                Locate(j, e);
+                Locate(j, cur);
             }
         }
+        // The walk: every live entry's gradient row is fetched one entry ahead of its use (the
+        // next run's head too, when this core owns it), so its DMA overlaps the current row's
+        // vector work and, at a run's end, the row update.
+        Entry head = cur;
+        if (cur.key >= 0) {
+            Fetch(cur);
+            StartRun(head);
+        }
+        Entry next;
         while (true) {
-            const Entry head = e;
-            const bool live = head.key >= 0;
-            if (live)
-                StartRun(head);
-            ++j;
-            while (j < td_.numIndices) {
-                Locate(j, e);
-                if (e.key != head.key)
+            const int64_t nj = j + 1;
+            const bool more = nj < td_.numIndices;
+            if (more)
+                Locate(nj, next);
+            const bool sameRun = more && next.key == head.key;
+            const bool nextOurs = more && !sameRun && nj < span.end;
+            if ((sameRun || nextOurs) && next.key >= 0)
+                Fetch(next);
+            if (cur.key >= 0)
+                Consume(cur, head.dim);
+            if (!sameRun) {
+                if (head.key >= 0)
+                    FinishRun(head);
+                if (!nextOurs)
                     break;
-                if (live)
-                    Accumulate(e, head.dim);
-                ++j;
+                head = next;
+                if (head.key >= 0)
+                    StartRun(head);
             }
-            if (live)
-                FinishRun(head);
-            if (j >= span.end)
-                break;
+            cur = next;
+            j = nj;
         }
     }
 
 private:
+    // ---- the split over cores ----------------------------------------------------------------
+    // Slices of equal cost (the tiling header): entries before j cost posCost each, runs
+    // before j's runCost each, and the run rank of entry j (run_slots) counts the runs before
+    // it. Core i starts at the first j whose cost reaches i / coreNum of the whole; neighbours
+    // compute their shared boundary alike, so the slices tile the entries when the ranks rise
+    // (the adapter's do; others trap here).
+    __aicore__ inline mxrec::Span CostSpan() {
+        const int64_t n = td_.numIndices;
+        const int64_t total = Cost(n);
+        const int64_t begin = me_ == 0 ? 0 : Boundary(me_, total);
+        const int64_t end = me_ + 1 == td_.coreNum ? n : Boundary(me_ + 1, total);
+        if (end < begin)
+            Trap();  // run_slots out of order
+        return mxrec::Span{begin, end};
+    }
+
+    // The cost of entries [0, j); every run past rank 0 starts after them. Ranks are clamped
+    // into [0, N] so that bad ones cannot overflow.
+    __aicore__ inline int64_t Cost(int64_t j) {
+        if (j <= 0)
+            return 0;
+        const int64_t n = td_.numIndices;
+        const int64_t rank = j < n ? slotsGm_.GetValue(j) : slotsGm_.GetValue(n - 1) + 1;
+        const int64_t runs = rank < 0 ? 0 : mxrec::Min64(rank, n);
+        return td_.posCost * j + td_.runCost * runs;
+    }
+
+    // The first j in [0, N] with Cost(j) >= i / coreNum of `total` (a binary search: a few
+    // scalar reads of run_slots).
+    __aicore__ inline int64_t Boundary(int64_t i, int64_t total) {
+        const int64_t cores = td_.coreNum;
+        const int64_t target = total / cores * i + total % cores * i / cores;
+        int64_t lo = 0;
+        int64_t hi = td_.numIndices;
+        while (lo < hi) {
+            const int64_t mid = lo + (hi - lo) / 2;
+            if (Cost(mid) < target) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+
     // ---- variable batch per feature --------------------------------------------------------
     // The feature holding bag k: the last t with b_offsets[t] <= k (empty features share it).
     __aicore__ inline int64_t FeatureOf(int64_t k) {
@@ -280,7 +351,8 @@ private:
             if (e.bag < 0)
                 return;
         }
-        e.row = static_cast<int64_t>(idxGm_.GetValue(e.pos));
+        e.row =
+            td_.hasSortedIndices ? idxWin_.Get(j) : static_cast<int64_t>(idxGm_.GetValue(e.pos));
         if (e.row == -1)
             return;  // a pruned row
         if (e.row < 0)
@@ -338,10 +410,11 @@ private:
         LocalTensor<float> acc = accBuf_.Get<float>();
         mxrec::PipeSync<HardEvent::MTE3_V>();  // the previous run's result left UB
         Duplicate(acc, 0.0f, static_cast<int32_t>(head.dim));
-        Accumulate(head, head.dim);
     }
 
-    __aicore__ inline void Accumulate(const Entry& e, int64_t dim) {
+    // Entry e's gradient row into the queue (and its factor into e.scale).
+    __aicore__ inline void Fetch(Entry& e) {
+        const int64_t dim = e.dim;
         int64_t src = 0;
         if (td_.vbe) {
             src = e.gradAt;  // inside grad_output: vbe_.Tiles
@@ -355,28 +428,31 @@ private:
             src = (e.bag % td_.batch) * td_.gradStride + e.col;
         }
         // fbgemm: indice weights replace the mean's 1/L (mean pooling ignores them otherwise).
-        float scale = 1.0f;
+        e.scale = 1.0f;
         if (td_.hasIndiceWeights) {
-            scale = iwGm_.GetValue(e.pos);
+            e.scale = iwGm_.GetValue(e.pos);
         } else if (td_.pooling == kMean) {
-            scale = MeanScale(e.bag);
+            e.scale = MeanScale(e.bag);
         }
-        LocalTensor<float> acc = accBuf_.Get<float>();
-        LocalTensor<float> g = gBuf_.Get<float>();
-        const int32_t n = static_cast<int32_t>(dim);
-        mxrec::PipeSync<HardEvent::V_MTE2>();  // earlier vector work on g is done
-        mxrec::PipeSync<HardEvent::S_MTE2>();
-        DataCopyPadExtParams<float> pad{false, 0, 0, 0.0f};
+        LocalTensor<float> g = gradQue_.AllocTensor<float>();
         DataCopyPad(g, gradGm_[src], DataCopyExtParams{1, static_cast<uint32_t>(dim * 4), 0, 0, 0},
-                    pad);
-        mxrec::PipeSync<HardEvent::MTE2_V>();
+                    DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+        gradQue_.EnQue(g);
+    }
+
+    // The oldest fetched row, clipped and scaled, added to the run's sum.
+    __aicore__ inline void Consume(const Entry& e, int64_t dim) {
+        LocalTensor<float> acc = accBuf_.Get<float>();
+        LocalTensor<float> g = gradQue_.DeQue<float>();
+        const int32_t n = static_cast<int32_t>(dim);
         if (td_.clip) {  // fbgemm clamps grad_output itself, before any scaling
             Maxs(g, g, -td_.maxGradient, n);
             Mins(g, g, td_.maxGradient, n);
         }
-        if (scale != 1.0f)
-            Muls(g, g, scale, n);
+        if (e.scale != 1.0f)
+            Muls(g, g, e.scale, n);
         Add(acc, acc, g, n);
+        gradQue_.FreeTensor(g);
     }
 
     // ---- row update -------------------------------------------------------------------------
@@ -832,8 +908,11 @@ private:
     mxrec::OffsetWindow<int64_t> sortedWin_;
     GlobalTensor<int64_t> bagsGm_;
     mxrec::OffsetWindow<int64_t> bagsWin_;
+    GlobalTensor<TI> sortedIdxGm_;
+    mxrec::OffsetWindow<TI> idxWin_;
     TBuf<TPosition::VECCALC> accBuf_;
-    TBuf<TPosition::VECCALC> gBuf_;
+    TBuf<TPosition::VECCALC> gBuf_;      // scratch row of the updates
+    TQue<TPosition::VECIN, 2> gradQue_;  // grad_output rows, one fetched ahead
     TBuf<TPosition::VECCALC> wBuf_;
     TBuf<TPosition::VECCALC> mBuf_;
     TBuf<TPosition::VECCALC> m2Buf_;

@@ -26,10 +26,16 @@ struct SplitEmbeddingBackwardTilingData {
     int64_t optimizer;
     int64_t pooling;  // 0 sum, 1 mean, 2 none
     int64_t hasIndiceWeights;
-    int64_t hasSortedBags;  // sorted_bags given: no search of offsets for a position's bag
+    int64_t hasSortedBags;     // sorted_bags given: no search of offsets for a position's bag
+    int64_t hasSortedIndices;  // sorted_indices given: entries' rows through a UB window
     int64_t weightDecayMode;
     int64_t clip;  // clamp grad_output to [-maxGradient, maxGradient]
     int64_t coreNum;
+    // Split by cost (run_slots given and not NONE): an entry of sorted_positions costs posCost,
+    // a run runCost more (its rows' DMAs); see the tiling header.
+    int64_t hasRunRanks;
+    int64_t posCost;
+    int64_t runCost;
     // Row-wise Adagrad with counter (fbgemm's rowwise_adagrad_with_counter): what the host can
     // decide once per launch.
     int64_t counterHalflife;
