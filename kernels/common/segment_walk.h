@@ -42,8 +42,15 @@ __aicore__ inline void CheckNonDecreasing(OffsetWindow<T>& offsets, int64_t pair
     }
 }
 
-// Output values written on the scalar unit into UB staging and copied out in pieces: one buffer
-// fills while the other leaves.
+// Where a walk is: segment seg, its output positions [start, end).
+struct SegmentCursor {
+    int64_t seg;
+    int64_t start;
+    int64_t end;
+};
+
+// Output values computed on the scalar unit, written into UB staging and copied out in pieces:
+// one buffer fills while the other leaves.
 template <typename T>
 class StagedOutput {
 public:
@@ -54,9 +61,19 @@ public:
         elems_ = ElemsPerBlocks(stageBytes, sizeof(T));
     }
 
-    // Elements of a piece.
-    __aicore__ inline int64_t Elems() const { return elems_; }
+    // out[begin, end) = values.Next(j) for j in order (Next walks the segments forward).
+    template <typename Values>
+    __aicore__ inline void Write(int64_t begin, int64_t end, Values& values) {
+        for (int64_t j0 = begin; j0 < end; j0 += elems_) {
+            const int64_t n = Min64(elems_, end - j0);
+            AscendC::LocalTensor<T> st = Take();
+            for (int64_t k = 0; k < n; ++k)
+                st.SetValue(static_cast<uint32_t>(k), static_cast<T>(values.Next(j0 + k)));
+            Put(st, j0, n);
+        }
+    }
 
+private:
     // A buffer for the next piece.
     __aicore__ inline AscendC::LocalTensor<T> Take() {
         AscendC::LocalTensor<T> st = que_.template AllocTensor<T>();
@@ -74,7 +91,6 @@ public:
         que_.FreeTensor(st);
     }
 
-private:
     AscendC::GlobalTensor<T> out_;
     AscendC::TQue<AscendC::TPosition::VECOUT, 1> que_;
     int64_t elems_ = 0;

@@ -42,10 +42,28 @@ public:
         if (span.end <= span.begin)
             return;
         // From the last segment starting at or before span.begin (output_offset[0] = 0 is one).
-        Fill(span, mxrec::SegmentAt(outOffGm_, t - 1, span.begin));
+        Enter(mxrec::SegmentAt(outOffGm_, t - 1, span.begin));
+        stage_.Write(span.begin, span.end, *this);
+    }
+
+    // output_permute[j], j at or past the previous one's.
+    __aicore__ inline int64_t Next(int64_t j) {
+        if (j >= at_.end) {
+            int64_t s = at_.seg + 1;
+            while (outOffWin_.Get(s + 1) <= j)
+                ++s;  // empty segments are skipped unread
+            Enter(s);
+        }
+        return base_ + (j - at_.start);
     }
 
 private:
+    // Segment s, and the start of its input segment.
+    __aicore__ inline void Enter(int64_t s) {
+        at_ = mxrec::SegmentCursor{s, outOffWin_.Get(s), outOffWin_.Get(s + 1)};
+        base_ = InputStart(s);
+    }
+
     __aicore__ inline int64_t OutOffset(int64_t i) {
         return static_cast<int64_t>(outOffGm_.GetValue(i));
     }
@@ -58,30 +76,9 @@ private:
         return static_cast<int64_t>(inOffGm_.GetValue(src));
     }
 
-    __aicore__ inline void Fill(const mxrec::Span& span, int64_t seg) {
-        int64_t start = outOffWin_.Get(seg);
-        int64_t end = outOffWin_.Get(seg + 1);
-        int64_t base = InputStart(seg);
-        for (int64_t j0 = span.begin; j0 < span.end; j0 += stage_.Elems()) {
-            const int64_t n = mxrec::Min64(stage_.Elems(), span.end - j0);
-            LocalTensor<T> st = stage_.Take();
-            for (int64_t k = 0; k < n; ++k) {
-                const int64_t j = j0 + k;
-                if (j >= end) {
-                    while (j >= end) {  // empty segments are skipped unread
-                        ++seg;
-                        start = end;
-                        end = outOffWin_.Get(seg + 1);
-                    }
-                    base = InputStart(seg);
-                }
-                st.SetValue(static_cast<uint32_t>(k), static_cast<T>(base + (j - start)));
-            }
-            stage_.Put(st, j0, n);
-        }
-    }
-
     ExpandIntoJaggedPermuteTilingData td_;
+    mxrec::SegmentCursor at_;  // the last position written's
+    int64_t base_ = 0;         // where its input segment starts
     GlobalTensor<T> permGm_;
     GlobalTensor<T> inOffGm_;
     GlobalTensor<T> outOffGm_;

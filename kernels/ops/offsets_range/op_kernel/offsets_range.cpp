@@ -38,39 +38,33 @@ public:
         if (span.end <= span.begin)
             return;
         // From the last segment starting at or before span.begin (offsets[0] = 0 is one).
-        Fill(span, mxrec::SegmentAt(offGm_, td_.count - 1, span.begin));
+        Enter(mxrec::SegmentAt(offGm_, td_.count - 1, span.begin));
+        stage_.Write(span.begin, span.end, *this);
+    }
+
+    // range[j], j at or past the previous one's.
+    __aicore__ inline int64_t Next(int64_t j) {
+        while (j >= at_.end) {
+            if (SegmentEnd(at_.seg + 1) < at_.end)
+                Trap();  // offsets decrease
+            Enter(at_.seg + 1);
+        }
+        return j - at_.start;
     }
 
 private:
+    __aicore__ inline void Enter(int64_t s) {
+        at_ = mxrec::SegmentCursor{s, offWin_.Get(s), SegmentEnd(s)};
+    }
+
     __aicore__ inline int64_t Offset(int64_t i) { return static_cast<int64_t>(offGm_.GetValue(i)); }
 
     __aicore__ inline int64_t SegmentEnd(int64_t i) {
         return i + 1 < td_.count ? offWin_.Get(i + 1) : td_.rangeSize;
     }
 
-    __aicore__ inline void Fill(const mxrec::Span& span, int64_t seg) {
-        int64_t start = offWin_.Get(seg);
-        int64_t end = SegmentEnd(seg);
-        for (int64_t j0 = span.begin; j0 < span.end; j0 += stage_.Elems()) {
-            const int64_t n = mxrec::Min64(stage_.Elems(), span.end - j0);
-            LocalTensor<T> st = stage_.Take();
-            for (int64_t k = 0; k < n; ++k) {
-                const int64_t j = j0 + k;
-                while (j >= end) {
-                    ++seg;
-                    const int64_t next = SegmentEnd(seg);
-                    if (next < end)
-                        Trap();  // offsets decrease
-                    start = end;
-                    end = next;
-                }
-                st.SetValue(static_cast<uint32_t>(k), static_cast<T>(j - start));
-            }
-            stage_.Put(st, j0, n);
-        }
-    }
-
     OffsetsRangeTilingData td_;
+    mxrec::SegmentCursor at_;  // the last position written's
     GlobalTensor<T> offGm_;
     GlobalTensor<T> outGm_;
     mxrec::StagedOutput<T> stage_;
