@@ -38,10 +38,11 @@ RTOL = 1024 * EPS
 # norm: native_batch_norm, native_layer_norm_backward; SiLU; the cosine logits' normalisation;
 # softmax cross-entropy; the bias table's gather and its accumulating backward), the index
 # arithmetic of TorchRec's input and output distribution (sort, repeat_interleave, index_select,
-# cat), and reading the loss (_local_scalar_dense). mxrec::hstu_dense and the fbgemm operators
-# never fall back. On Ascend hardware torch_npu runs all of these on the NPU. An operator
-# outside this set means one that had a device kernel now falls back (or the model or TorchRec
-# started using a new one): look at it, then extend the set.
+# cat), the TBE backward's run ranks (the adapter's ne and cumsum over the sorted rows, which
+# split the kernel's work over its cores by cost), and reading the loss (_local_scalar_dense).
+# mxrec::hstu_dense and the fbgemm operators never fall back. On Ascend hardware torch_npu runs
+# all of these on the NPU. An operator outside this set means one that had a device kernel now
+# falls back (or the model or TorchRec started using a new one): look at it, then extend the set.
 KNOWN_FALLBACKS = frozenset(
     {
         "aten::_index_put_impl_",
@@ -54,6 +55,7 @@ KNOWN_FALLBACKS = frozenset(
         "aten::cat.out",
         "aten::clamp.out",
         "aten::clamp_min.out",
+        "aten::cumsum.out",
         "aten::div.out",
         "aten::div.out_mode",
         "aten::eq.Scalar_out",
@@ -68,6 +70,7 @@ KNOWN_FALLBACKS = frozenset(
         "aten::mul.out",
         "aten::native_batch_norm",
         "aten::native_layer_norm_backward",
+        "aten::ne.Tensor_out",
         "aten::neg.out",
         "aten::nll_loss_backward.grad_input",
         "aten::nll_loss_forward.output",
