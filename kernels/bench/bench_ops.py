@@ -708,6 +708,37 @@ def sum_stacked_case() -> Case:
     )
 
 
+def keyed_jagged_index_select_dim1_case() -> Case:
+    # torchrec's variable-stride KJT permute / ITEP: 26 keys x B = 4096 bags of Zipf lengths
+    # (int64 ids, fp32 weights), the batch resampled (repeats and omissions). The minimum reads
+    # the selected values/weights and the selected bags' lengths/offsets once and writes the
+    # outputs once.
+    t, b = 26, 4096
+    lengths = (torch.rand(t * b, generator=GEN).pow(-1.0 / 1.2).long() - 1).clamp(max=200)
+    offsets = torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)])
+    n = int(lengths.sum())
+    values = torch.randint(0, 1 << 40, (n,), generator=GEN)
+    weights = torch.rand(n, generator=GEN)
+    indices = torch.randint(0, b, (b,), generator=GEN)
+    sel = (torch.arange(t).view(-1, 1) * b + indices.view(1, -1)).flatten()
+    total = int(lengths[sel].sum())
+    out = torch.empty(total, dtype=torch.int64)
+    out_lengths = torch.empty(t * b, dtype=torch.int64)
+    out_weights = torch.empty(total)
+    minimum = (
+        2 * total * (8 + 4) + int(torch.unique(sel).numel()) * 16 + nbytes(indices, out_lengths)
+    )
+    tensors = [values, lengths, offsets, indices, weights, out, out_lengths, out_weights]
+    return Case(
+        "keyed_jagged_index_select_dim1",
+        f"26 x 4096 Zipf bags, int64 ids + fp32 weights [{n}] -> [{total}], B resampled",
+        minimum,
+        lambda ops: ops("keyed_jagged_index_select_dim1").launch(
+            [lib.arg(x) for x in tensors], [b, total]
+        ),
+    )
+
+
 CASES = {
     "asynchronous_complete_cumsum": cumsum_case,
     "jagged_to_padded_dense": jagged_case,
@@ -742,6 +773,7 @@ CASES = {
     "block_bucketize_sparse_features_inference": bucketize_inference_case,
     "concat_slab": concat_slab_case,
     "sum_stacked": sum_stacked_case,
+    "keyed_jagged_index_select_dim1": keyed_jagged_index_select_dim1_case,
 }
 
 
