@@ -18,7 +18,8 @@
 //      other cores add to the same rows); after the last chunk dK and dV rows are cast out;
 //   2. cast the dQ accumulator to dq, a slice of rows per core.
 //
-// exp(-Z) as in the forward (kernels/common/hstu_kernel.h: the emulation has no Exp).
+// exp(-Z) from basic instructions (HstuOnePlusExpNeg in kernels/common/hstu_kernel.h), written
+// before the emulation had Exp; the forward now takes the vector unit's Exp (HstuSilu).
 // Synchronisation: queues for every global <-> UB move of scores and rows, TSCM queues for the L1
 // operands (MTE2 -> the Cube's MTE1 reads, FreeTensor after the last call); PipeSync MTE3_S before
 // a Matmul reads what the vector core wrote; V_MTE3 for the zero block (a TBuf).
