@@ -267,7 +267,7 @@ struct SortedPositions {
     at::Tensor positions;
     at::Tensor bags;
     at::Tensor indices;  // indices[positions]
-    at::Tensor linear;   // hash_size_cumsum[table] + index of every position (unsorted)
+    at::Tensor keys;     // hash_size_cumsum[table] + index, in sorted order
 };
 
 SortedPositions sorted_positions(const Lookup& l) {
@@ -284,11 +284,11 @@ SortedPositions sorted_positions(const Lookup& l) {
                   : at::div(bag_of, batch_size(l), "floor");
     const at::Tensor linear =
         l.hash_size_cumsum.index_select(0, table_of) + l.indices.to(at::kLong);
-    at::Tensor order =
-        std::get<1>(linear.sort(/*stable=*/true, /*dim=*/0, /*descending=*/false)).contiguous();
+    auto [keys, order] = linear.sort(/*stable=*/true, /*dim=*/0, /*descending=*/false);
+    order = order.contiguous();
     at::Tensor sorted_bags = bag_of.index_select(0, order).contiguous();
     at::Tensor sorted_indices = l.indices.index_select(0, order).contiguous();
-    return {order, sorted_bags, sorted_indices, linear};
+    return {order, sorted_bags, sorted_indices, keys};
 }
 
 struct Update {
@@ -360,7 +360,7 @@ at::Tensor run_ranks(const SortedPositions& sorted) {
     const int64_t n = sorted.positions.numel();
     if (n == 0)
         return at::Tensor();
-    const at::Tensor keys = sorted.linear.index_select(0, sorted.positions);
+    const at::Tensor& keys = sorted.keys;
     const at::Tensor starts = keys.narrow(0, 1, n - 1).ne(keys.narrow(0, 0, n - 1)).to(at::kLong);
     return at::cat({at::zeros({1}, starts.options()), starts.cumsum(0)}).contiguous();
 }
@@ -692,9 +692,8 @@ public:
         const SortedPositions sorted = sorted_positions(l);
         // Each sorted position's unique row (its rank among the live ones); pruned (-1)
         // indices have none, and the kernel skips them.
-        const at::Tensor live = l.indices.index_select(0, sorted.positions).ne(-1);
-        const at::Tensor sorted_linear =
-            sorted.linear.index_select(0, sorted.positions).masked_select(live);
+        const at::Tensor live = sorted.indices.ne(-1);
+        const at::Tensor sorted_linear = sorted.keys.masked_select(live);
         const auto [unique, inverse, counts] =
             at::unique_consecutive(sorted_linear, /*return_inverse=*/true);
         const int64_t count = unique.numel();
