@@ -45,6 +45,17 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+@pytest.fixture(scope="module")
+def adapter() -> object:
+    """The operator adapter, imported after fbgemm_gpu: fbgemm registers its operators (their
+    schemas, CPU kernels and Meta kernels, which the tests use as references) on import, and the
+    adapter their npu kernels."""
+    import fbgemm_gpu  # noqa: F401
+    import fbgemm_npu_api
+
+    return fbgemm_npu_api
+
+
 def missing_npu_ops(ops: tuple[str, ...]) -> list[str]:
     """Operators of ``ops`` without a PrivateUse1 (npu) kernel."""
     import torch

@@ -20,14 +20,6 @@ pytestmark = [
 ]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def adapter() -> object:
-    import fbgemm_gpu  # noqa: F401  (the operator's schema)
-    import fbgemm_npu_api
-
-    return fbgemm_npu_api
-
-
 def run(cumsum, groups, offsets, indices):
     got = torch.ops.fbgemm.jagged_unique_indices(
         cumsum.to(NPU), groups.to(NPU), offsets.to(NPU), indices.to(NPU)

@@ -21,14 +21,6 @@ pytestmark = [
 ]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def adapter() -> object:
-    import fbgemm_gpu  # noqa: F401  (the operator's schema and Meta kernel)
-    import fbgemm_npu_api
-
-    return fbgemm_npu_api
-
-
 def source_positions(lengths, offsets, indices, batch_size):
     """For every output element, its position in values (bag 0 starts at 0, as in fbgemm)."""
     keys = lengths.numel() // batch_size

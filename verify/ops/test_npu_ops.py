@@ -22,14 +22,6 @@ INDEX_DTYPES = [torch.int32, torch.int64]
 VALUE_DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def adapter() -> object:
-    import fbgemm_gpu  # noqa: F401  (the CPU reference kernels)
-    import fbgemm_npu_api
-
-    return fbgemm_npu_api
-
-
 def npu(t: torch.Tensor) -> torch.Tensor:
     return t.to(NPU)
 

@@ -18,14 +18,6 @@ pytestmark = pytest.mark.requires_npu
 GEN_SEED = 20261123
 
 
-@pytest.fixture(scope="module", autouse=True)
-def adapter() -> object:
-    import fbgemm_gpu  # noqa: F401  (the CPU reference kernels)
-    import fbgemm_npu_api
-
-    return fbgemm_npu_api
-
-
 def gen() -> torch.Generator:
     return torch.Generator().manual_seed(GEN_SEED)
 

@@ -25,14 +25,6 @@ NPU = "npu"
 FLOAT_DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def adapter() -> object:
-    import fbgemm_gpu  # noqa: F401  (the CPU reference kernels)
-    import fbgemm_npu_api
-
-    return fbgemm_npu_api
-
-
 def assert_same(actual: torch.Tensor, expected: torch.Tensor) -> None:
     assert actual.device.type == NPU, f"result on {actual.device}, not on npu"
     actual = actual.cpu()

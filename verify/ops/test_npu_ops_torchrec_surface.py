@@ -22,14 +22,6 @@ NPU = "npu"
 pytestmark = pytest.mark.requires_npu
 
 
-@pytest.fixture(scope="module", autouse=True)
-def adapter() -> object:
-    import fbgemm_gpu  # noqa: F401  (the CPU reference kernels)
-    import fbgemm_npu_api
-
-    return fbgemm_npu_api
-
-
 fbgemm = torch.ops.fbgemm
 
 

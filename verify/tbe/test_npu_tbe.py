@@ -38,14 +38,6 @@ TABLES = [(13, 8), (7, 4), (21, 12)]
 BATCH = 5
 
 
-@pytest.fixture(scope="module", autouse=True)
-def adapter() -> object:
-    import fbgemm_gpu  # noqa: F401  (the CPU reference kernels)
-    import fbgemm_npu_api
-
-    return fbgemm_npu_api
-
-
 def _batch(seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """indices, offsets and per-index weights for TABLES x BATCH bags, with duplicate rows
     inside bags and across bags, and empty bags."""

@@ -27,14 +27,6 @@ pytestmark = [
 ]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def adapter() -> object:
-    import fbgemm_gpu  # noqa: F401  (the CPU reference kernels)
-    import fbgemm_npu_api
-
-    return fbgemm_npu_api
-
-
 def _tbe(specs: list[tuple[int, int]], device: str, optimizer: str, pooling: str = "sum"):  # type: ignore[no-untyped-def]
     lr = 0.1 if optimizer == "sgd" else 0.01
     return split_tbe(specs, device, optimizer, learning_rate=lr, pooling=pooling)

@@ -37,14 +37,6 @@ BATCH = 5
 LR, EPS, BETA1, BETA2, WD, ETA, MOMENTUM = 0.05, 1e-6, 0.9, 0.999, 0.01, 0.01, 0.9
 
 
-@pytest.fixture(scope="module", autouse=True)
-def adapter() -> object:
-    import fbgemm_gpu  # noqa: F401
-    import fbgemm_npu_api
-
-    return fbgemm_npu_api
-
-
 def tbe(optimizer: str, tables: list[tuple[int, int]], **options: Any) -> Any:
     """A SplitTableBatchedEmbeddingBagsCodegen on the npu as the patched TorchRec builds it."""
     from fbgemm_gpu.split_embedding_configs import EmbOptimType
