@@ -121,3 +121,30 @@ def test_mask_registers_start_reset_at_every_launch(api_library: Path) -> None:
     assert torch.equal(out[:64], torch.full((64,), 7.0)), out[:64]
     # the register's 16 bytes (the rest of the 32-byte block is whatever UB held)
     assert torch.equal(out[64:68].view(torch.int32), torch.zeros(4, dtype=torch.int32))
+
+
+def test_gather_mask_count_form(api_library: Path) -> None:
+    out = ok(api_library, "gather_level0_count")[:256]
+    expected = torch.zeros(256)
+    for r in range(2):
+        for j in range(40):
+            # src[k] = k + 1; byte 16 + 4 * ((64 r + j) * 5 % 100) is element 4 + that
+            expected[128 * r + j] = 5 + ((64 * r + j) * 5) % 100
+    assert torch.equal(out, expected)
+
+
+def test_gather_mask_bit_form(api_library: Path) -> None:
+    out = ok(api_library, "gather_level0_bits")[:256]
+    lanes = [*range(0, 64, 2), 64, 127]
+    expected = torch.zeros(256)
+    for r in range(2):
+        for j in lanes:
+            expected[128 * r + j] = 255 - (128 * r + j)  # src[k] = k, offsets reversed
+    assert torch.equal(out, expected)
+
+
+def test_gather_level0_rejects_what_the_hardware_would(api_library: Path) -> None:
+    status, message, _ = run(api_library, "gather_mask_too_large")
+    assert status == 2 and "Gather" in message and "mask 65 is outside [1, 64]" in message, message
+    status, message, _ = run(api_library, "gather_offset_misaligned")
+    assert status == 2 and "offset 2 is not aligned to the element size" in message, message

@@ -208,6 +208,69 @@ void mask_fresh() {
     Store(t, 128);
 }
 
+// Gather's mask-count form: 40 lanes of 2 float repeats, dst repeats 16 blocks apart, the
+// offsets (bytes past srcBaseAddr = 16) read one per lane of every repeat.
+void gather_level0_count() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a, b, c;
+    LocalTensor<float> dst = Zeroed(pipe, a, 256);
+    pipe.InitBuffer(b, 128 * sizeof(float));
+    pipe.InitBuffer(c, 128 * sizeof(uint32_t));
+    LocalTensor<float> src = b.Get<float>();
+    LocalTensor<uint32_t> off = c.Get<uint32_t>();
+    for (uint32_t k = 0; k < 128; ++k) {
+        src.SetValue(k, static_cast<float>(k + 1));
+        off.SetValue(k, 4 * ((k * 5) % 100));
+    }
+    Gather(dst, src, off, uint32_t{16}, uint64_t{40}, 2, 16);
+    Store(dst, 256);
+}
+
+// Gather's mask-bit form on half: the even lanes of the low 64 and lanes 64 and 127, 2 repeats
+// 8 blocks apart; offsets reverse the 256 sources.
+void gather_level0_bits() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a, b, c, d;
+    LocalTensor<float> out = Zeroed(pipe, a, 256);
+    pipe.InitBuffer(b, 256 * sizeof(half));
+    pipe.InitBuffer(c, 256 * sizeof(uint32_t));
+    pipe.InitBuffer(d, 256 * sizeof(half));
+    LocalTensor<half> src = b.Get<half>();
+    LocalTensor<uint32_t> off = c.Get<uint32_t>();
+    LocalTensor<half> dst = d.Get<half>();
+    Duplicate<half>(dst, half(0.0f), 256);
+    for (uint32_t k = 0; k < 256; ++k) {
+        src.SetValue(k, half(static_cast<float>(k)));
+        off.SetValue(k, 2 * (255 - k));
+    }
+    uint64_t mask[2] = {0x5555555555555555ull, 0x8000000000000001ull};
+    Gather(dst, src, off, uint32_t{0}, mask, 2, 8);
+    Cast(out, dst, RoundMode::CAST_NONE, 256);
+    Store(out, 256);
+}
+
+void gather_mask_too_large() {  // 65 lanes of float: a repeat has 64
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a, b, c;
+    LocalTensor<float> dst = Zeroed(pipe, a, 64);
+    LocalTensor<float> src = Zeroed(pipe, b, 64);
+    pipe.InitBuffer(c, 64 * sizeof(uint32_t));
+    LocalTensor<uint32_t> off = c.Get<uint32_t>();
+    Duplicate<int32_t>(off.ReinterpretCast<int32_t>(), 0, 64);
+    Gather(dst, src, off, uint32_t{0}, uint64_t{65}, 1, 8);
+}
+
+void gather_offset_misaligned() {  // a float gathered from byte 2
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a, b, c;
+    LocalTensor<float> dst = Zeroed(pipe, a, 64);
+    LocalTensor<float> src = Zeroed(pipe, b, 64);
+    pipe.InitBuffer(c, 64 * sizeof(uint32_t));
+    LocalTensor<uint32_t> off = c.Get<uint32_t>();
+    Duplicate<int32_t>(off.ReinterpretCast<int32_t>(), 2, 64);
+    Gather(dst, src, off, uint32_t{0}, uint64_t{64}, 1, 8);
+}
+
 const std::map<std::string, std::function<void()>>& Cases() {
     static const std::map<std::string, std::function<void()>> cases = {
         {"dup_mask_bits", dup_mask_bits},
@@ -225,6 +288,10 @@ const std::map<std::string, std::function<void()>>& Cases() {
         {"mask_count_too_large", mask_count_too_large},
         {"mask_left_set", mask_left_set},
         {"mask_fresh", mask_fresh},
+        {"gather_level0_count", gather_level0_count},
+        {"gather_level0_bits", gather_level0_bits},
+        {"gather_mask_too_large", gather_mask_too_large},
+        {"gather_offset_misaligned", gather_offset_misaligned},
     };
     return cases;
 }

@@ -22,6 +22,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -926,6 +927,72 @@ inline void Copy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uin
                  recsdk::sim::SrcLoc loc = {}) {
     CopyLevel0(dst, src, recsdk::sim::PlanFromCount<T>(mask, repeatTime, isSetMask, "Copy", loc),
                repeatParams, loc);
+}
+
+// ---- Gather, level 0 (Gather.md, the 高维切分计算 forms) -------------------------------
+// Lane j of repeat r writes dst's element j of the repeat's 8 contiguous blocks (the repeat
+// starting dstRepStride blocks after the previous one) from src's byte srcBaseAddr +
+// srcOffset[r * lanes + j]: the offsets are read contiguously, one per lane of every repeat,
+// which is how the count form on dav_c220 splits into full repeats plus a tail with the offsets
+// advanced by the elements gathered. Lanes the mask leaves out keep dst.
+
+template <typename T, typename P>
+inline void GatherLevel0(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                         const LocalTensor<uint32_t>& srcOffset, uint32_t srcBaseAddr,
+                         const P& plan, uint16_t dstRepStride, const recsdk::sim::SrcLoc& loc) {
+    using namespace recsdk::sim;
+    VecType<kB16B32<T>, T>("Gather", loc);
+    if (plan.repeats == 0)
+        return;  // Gather.md: repeatTime 0 is a no-op on Atlas A2/A3
+    src.Validate("Gather", loc);
+    CheckUbAligned(src.SimData(), "Gather", loc, "source");
+    const auto* s = reinterpret_cast<const uint8_t*>(src.SimData());
+    if (s == reinterpret_cast<const uint8_t*>(dst.SimData()))
+        Fail("Gather", loc, "dst and src are the same memory");
+    // The offsets are 32-bit: the lanes of a repeat of T index P::kLanes of them.
+    const uint64_t offsets =
+        plan.counter ? plan.count : uint64_t(plan.repeats - 1) * P::kLanes + plan.HighestLane();
+    srcOffset.Validate("Gather", loc);
+    CheckUbAligned(srcOffset.SimData(), "Gather", loc, "srcOffset");
+    srcOffset.CheckSpan(offsets, "Gather", loc);
+    srcOffset.SimAccess(0, offsets * sizeof(uint32_t), Pipe::V, Acc::kRead, "Gather", loc);
+    const uint64_t limit = src.GetLength();
+    src.SimAccess(0, limit, Pipe::V, Acc::kRead, "Gather", loc);  // any element may be gathered
+    const Lane0 sd{1, dstRepStride};
+    Operand0(dst, plan, sd, Acc::kWrite, "Gather", loc);
+    const uint32_t* off = srcOffset.SimData();
+    T* d = dst.SimData();
+    Run0<T>(plan, [&](uint32_t r, uint32_t j) {
+        const uint64_t byte = uint64_t(srcBaseAddr) + off[uint64_t(r) * P::kLanes + j];
+        if (byte % sizeof(T) != 0) {
+            Fail("Gather", loc,
+                 "offset " + std::to_string(byte) + " is not aligned to the element size");
+        }
+        if (byte + sizeof(T) > limit) {
+            Fail("Gather", loc,
+                 "offset " + std::to_string(byte) + " reads outside the " + std::to_string(limit) +
+                     "-byte source tensor");
+        }
+        std::memcpy(&d[P::At(r, j, sd)], s + byte, sizeof(T));
+    });
+}
+template <typename T>
+inline void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                   const LocalTensor<uint32_t>& srcOffset, const uint32_t srcBaseAddr,
+                   const uint64_t mask, const uint8_t repeatTime, const uint16_t dstRepStride,
+                   recsdk::sim::SrcLoc loc = {}) {
+    GatherLevel0(dst, src, srcOffset, srcBaseAddr,
+                 recsdk::sim::PlanFromCount<T>(mask, repeatTime, true, "Gather", loc), dstRepStride,
+                 loc);
+}
+template <typename T>
+inline void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                   const LocalTensor<uint32_t>& srcOffset, const uint32_t srcBaseAddr,
+                   const uint64_t mask[], const uint8_t repeatTime, const uint16_t dstRepStride,
+                   recsdk::sim::SrcLoc loc = {}) {
+    GatherLevel0(dst, src, srcOffset, srcBaseAddr,
+                 recsdk::sim::PlanFromBits<T>(mask, repeatTime, true, "Gather", loc), dstRepStride,
+                 loc);
 }
 
 // ---- CreateVecIndex (CreateVecIndex.md): dst[i] = firstValue + i; A2 half/int16/float/int32 -----
