@@ -1,7 +1,8 @@
 """The emulator's cost model (recsdk_sim/model.h) on micro-kernels in CANN's idiom
 (sim_checks/cost_kernels.cpp): one big DMA against many small ones moving the same bytes, a
-double-buffered pipeline against a single-buffered one. The expected times are worked out here from
-the vendor's constants (each with its source), not read back from the model."""
+double-buffered pipeline against a single-buffered one, the vector instructions' rates. The
+expected times are worked out here from the vendor's constants (each with its source), not read
+back from the model."""
 
 from __future__ import annotations
 
@@ -115,3 +116,52 @@ def test_cube_bound_against_mte_bound(cost_library: Path) -> None:
     assert cycles(mte, "model_busy_m") == pytest.approx(cube_cycles)
     assert cycles(mte, "model_core") == pytest.approx(reload, rel=0.01)
     assert mte["model_core"] > 10 * cube["model_core"]
+
+
+# Elements per cycle, Atlas A2/A3 (docs/api/附录/Vector指令理论性能汇总.md, 表3 基础算术类指令理论
+# 性能汇总, "硬件并行度（单位：element/cycle）"): Add half 128 / float 64 (one 256-byte repeat a
+# cycle), Exp, Ln, Sqrt and Div 32 in both, Reciprocal 128 / 64.
+RATES = {
+    "add": {4: 64, 2: 128},
+    "exp": {4: 32, 2: 32},
+    "ln": {4: 32, 2: 32},
+    "sqrt": {4: 32, 2: 32},
+    "div": {4: 32, 2: 32},
+    "reciprocal": {4: 64, 2: 128},
+}
+TILE = 2048  # elements of each vector case (cost_kernels.cpp kTile)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "add_f32",
+        "add_f16",
+        "exp_f32",
+        "exp_f16",
+        "exp_f16_level0",
+        "ln_f32",
+        "sqrt_f32",
+        "div_f32",
+        "div_f16",
+        "reciprocal_f32",
+    ],
+)
+def test_vector_instruction_rates(cost_library: Path, case: str) -> None:
+    op, dtype = case.split("_")[:2]
+    esz = 4 if dtype == "f32" else 2
+    fill = 2 * TILE * esz / 256  # the two Duplicates: full rate, one repeat a cycle
+    expected = fill + TILE / RATES[op][esz]
+    core = run(cost_library, case)
+    assert cycles(core, "model_busy_v") == pytest.approx(expected)
+
+
+def test_exp_is_slower_than_add_by_the_documented_ratio(cost_library: Path) -> None:
+    # float: 2 cycles a repeat against 1; half: 4 against 1 (32 against 64 / 128 elements).
+    fill32, fill16 = 2 * TILE * 4 / 256, 2 * TILE * 2 / 256
+    add32 = cycles(run(cost_library, "add_f32"), "model_busy_v") - fill32
+    exp32 = cycles(run(cost_library, "exp_f32"), "model_busy_v") - fill32
+    add16 = cycles(run(cost_library, "add_f16"), "model_busy_v") - fill16
+    exp16 = cycles(run(cost_library, "exp_f16"), "model_busy_v") - fill16
+    assert exp32 == pytest.approx(2 * add32)
+    assert exp16 == pytest.approx(4 * add16)

@@ -156,6 +156,40 @@ void cube() {
     qC.FreeTensor(c1);
 }
 
+// One vector instruction on kTile elements of T in the unified buffer, after two Duplicates that
+// fill its operands (the vector pipe's time is theirs plus the instruction's). Level0: the
+// mask-count form, one full repeat of lanes kTile * sizeof(T) / 256 times.
+enum class VecOp { kAdd, kExp, kLn, kSqrt, kDiv, kReciprocal };
+
+template <typename T, VecOp Op, bool Level0 = false>
+void vector_rate() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 3 * kTile * sizeof(T));
+    LocalTensor<T> all = buf.Get<T>();
+    LocalTensor<T> a = all, b = all[kTile], c = all[2 * kTile];
+    Duplicate(a, static_cast<T>(1.5f), kTile);
+    Duplicate(b, static_cast<T>(2.0f), kTile);
+    const int32_t n = kTile;
+    if constexpr (Level0) {
+        constexpr uint64_t lanes = 256 / sizeof(T);
+        const auto repeats = static_cast<uint8_t>(kTile / lanes);
+        Exp(c, a, lanes, repeats, UnaryRepeatParams(1, 1, 8, 8));
+    } else if constexpr (Op == VecOp::kAdd) {
+        Add(c, a, b, n);
+    } else if constexpr (Op == VecOp::kExp) {
+        Exp(c, a, n);
+    } else if constexpr (Op == VecOp::kLn) {
+        Ln(c, a, n);
+    } else if constexpr (Op == VecOp::kSqrt) {
+        Sqrt(c, a, n);
+    } else if constexpr (Op == VecOp::kDiv) {
+        Div(c, a, b, n);
+    } else {
+        Reciprocal(c, a, n);
+    }
+}
+
 const std::map<std::string, std::function<void()>>& Cases() {
     static const std::map<std::string, std::function<void()>> cases = {
         {"dma_big", dma_big},
@@ -164,6 +198,16 @@ const std::map<std::string, std::function<void()>>& Cases() {
         {"pipeline_double", pipeline<2>},
         {"cube_bound", cube<false>},
         {"mte_bound", cube<true>},
+        {"add_f32", vector_rate<float, VecOp::kAdd>},
+        {"add_f16", vector_rate<half, VecOp::kAdd>},
+        {"exp_f32", vector_rate<float, VecOp::kExp>},
+        {"exp_f16", vector_rate<half, VecOp::kExp>},
+        {"exp_f16_level0", vector_rate<half, VecOp::kExp, true>},
+        {"ln_f32", vector_rate<float, VecOp::kLn>},
+        {"sqrt_f32", vector_rate<float, VecOp::kSqrt>},
+        {"div_f32", vector_rate<float, VecOp::kDiv>},
+        {"div_f16", vector_rate<half, VecOp::kDiv>},
+        {"reciprocal_f32", vector_rate<float, VecOp::kReciprocal>},
     };
     return cases;
 }

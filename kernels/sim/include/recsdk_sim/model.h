@@ -11,7 +11,8 @@
 //     32-byte bursts over the core's share of the bandwidth of the level it touches: HBM, or the
 //     L2 cache for the user workspace when it fits the L2 (the scratch a kernel writes and reads
 //     back at once, e.g. between Cube and vector cores);
-//   - a vector instruction: one cycle per 256-byte repeat (kVectorCyclesPerRepeat);
+//   - a vector instruction: one cycle per 256-byte repeat (kVectorCyclesPerRepeat), more for
+//     the instructions the vendor lists at a lower rate (VectorRepeatCycles: Exp, Ln, Sqrt, Div);
 //   - a scalar global-memory access: kScalarGmCycles on S.
 // MTE2 and MTE3 share the core's bandwidth, so the core's time is also at least the sum of its
 // transfers (its GM link, model_busy_gm).
@@ -33,8 +34,8 @@
 // ---- Not modelled (each one makes the model optimistic) --------------------------------------
 // Cross-core waits (SyncAll, CrossCoreSetFlag/WaitFlag, a synchronous Matmul call's wait for its
 // AIC) do not move clocks between cores; bank conflicts; the 512-byte GM alignment effect; the
-// slower transcendental vector instructions (Exp, Ln, Sqrt: 32 elements per cycle); contention of
-// cores for bandwidth beyond their equal share; launch overhead.
+// lower rates of the vector instructions other than Exp, Ln, Sqrt and Div (MulAddDst, GatherMask,
+// the reductions); contention of cores for bandwidth beyond their equal share; launch overhead.
 //
 // ---- Sources (asc-devkit = mirror-cann/asc-devkit; docs = its docs/zh) -----------------------
 // Every constant below names its source. Where the vendor publishes no figure the constant says
@@ -44,6 +45,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include "recsdk_sim/api.h"
 #include "recsdk_sim/hazard.h"
@@ -67,8 +69,13 @@ constexpr double kDmaHeadCycles = 28.0;
 // PROXY: no scalar GM access latency is published; the DMA head above stands in for it.
 constexpr double kScalarGmCycles = kDmaHeadCycles;
 // Vector: Add/Sub/Mul/Max/Relu... 128 half or 64 float/int32 elements per cycle = one 256-byte
-// repeat per cycle (docs/api/附录/Vector指令理论性能汇总.md table 6).
+// repeat per cycle (docs/api/附录/Vector指令理论性能汇总.md, 表3 基础算术类指令理论性能汇总).
 constexpr double kVectorCyclesPerRepeat = 1.0;
+// Exp, Ln, Sqrt, Div: 32 elements per cycle in half and in float (docs/api/附录/
+// Vector指令理论性能汇总.md, 表3 基础算术类指令理论性能汇总, "硬件并行度（单位：element/cycle）":
+// Exp/Ln/Sqrt/Div half 32, float 32, where Add/Mul are half 128, float 64; Reciprocal and Rsqrt
+// keep the full rate, 128 / 64). A 256-byte repeat of them takes 2 cycles in float, 4 in half.
+constexpr double kSlowVectorElementsPerCycle = 32.0;
 // UB->UB DataCopy: 256 bytes per cycle (same page, table 3).
 constexpr double kUbToUbBytesPerCycle = 256.0;
 // L2 cache: 192 MB, read/write mixed bandwidth about 7 TB/s (docs/guide/.../内存访问/
@@ -150,9 +157,23 @@ inline void ModelLocalCopy(Pipe p, uint64_t bytes) {
     ModelIssue(Core(), p, std::ceil(double(bytes) / cost::kUbToUbBytesPerCycle));
 }
 
-// A vector instruction of `repeats` 256-byte repeats.
-inline void ModelVector(uint64_t repeats) {
-    ModelIssue(Core(), Pipe::V, double(repeats) * cost::kVectorCyclesPerRepeat);
+// Cycles of one 256-byte repeat of vector instruction `instr` (its API name; null: one at the full
+// rate) over elements of `elem_bytes`: the slow ones of 表3 issue 32 elements a cycle, the others
+// a whole repeat.
+inline double VectorRepeatCycles(const char* instr, uint64_t elem_bytes) {
+    if (instr == nullptr || elem_bytes == 0)
+        return cost::kVectorCyclesPerRepeat;
+    const std::string_view name(instr);
+    if (name == "Exp" || name == "Ln" || name == "Sqrt" || name == "Div") {
+        const double elems = 256.0 / double(elem_bytes);
+        return std::max(cost::kVectorCyclesPerRepeat, elems / cost::kSlowVectorElementsPerCycle);
+    }
+    return cost::kVectorCyclesPerRepeat;
+}
+
+// A vector instruction of `repeats` 256-byte repeats, `cycles` each.
+inline void ModelVector(uint64_t repeats, double cycles = cost::kVectorCyclesPerRepeat) {
+    ModelIssue(Core(), Pipe::V, double(repeats) * cycles);
 }
 
 // A scalar read or write of global memory (GlobalTensor::GetValue/SetValue).

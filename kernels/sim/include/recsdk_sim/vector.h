@@ -62,14 +62,15 @@ inline void VecOperand(const AscendC::LocalTensor<T>& t, int32_t count, const ch
 }
 
 // elem_bytes: the widest operand's element size; an instruction takes one 256-byte repeat per
-// cycle at best (recsdk_sim/model.h), so the modelled vector time counts repeats.
-inline void VecDone(int32_t count, uint64_t elem_bytes) {
+// cycle at best (recsdk_sim/model.h), so the modelled vector time counts repeats; instr (the API
+// name) for the instructions the vendor lists at a lower rate (model.h VectorRepeatCycles).
+inline void VecDone(int32_t count, uint64_t elem_bytes, const char* instr = nullptr) {
     auto& s = Stats();
     s.vector_elements += static_cast<uint64_t>(count);
     const uint64_t repeats = (static_cast<uint64_t>(count) * elem_bytes + 255) / 256;
     s.vector_repeats += repeats;
     ++s.vector_instrs;
-    ModelVector(repeats);
+    ModelVector(repeats, VectorRepeatCycles(instr, elem_bytes));
 }
 
 // The first `count` elements of an operand are read / written on PIPE_V (recsdk_sim/hazard.h).
@@ -171,7 +172,7 @@ RECSDK_SIM_SCALAR_OP(Mins, (s < x ? s : x))
             const T y = b[i];                                               \
             d[i] = static_cast<T>(EXPR);                                    \
         }                                                                   \
-        recsdk::sim::VecDone(count, sizeof(T));                             \
+        recsdk::sim::VecDone(count, sizeof(T), #NAME);                      \
     }
 
 RECSDK_SIM_BINARY_OP(Div, kFloatType, x / y)
@@ -188,7 +189,7 @@ inline void Sqrt(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int
     const T* a = src.SimData();
     for (int32_t i = 0; i < count; ++i)
         d[i] = static_cast<T>(std::sqrt(recsdk::sim::AsFloat(a[i])));
-    recsdk::sim::VecDone(count, sizeof(T));
+    recsdk::sim::VecDone(count, sizeof(T), "Sqrt");
 }
 
 RECSDK_SIM_BINARY_OP(Add, kArithType, x + y)

@@ -254,8 +254,9 @@ inline void Operand0(const AscendC::LocalTensor<T>& t, const P& plan, const Lane
     t.SimAccess(0, end * sizeof(T), Pipe::V, acc, call, loc);
 }
 
+// instr: the API name, for the instructions the vendor lists at a lower rate (model.h).
 template <typename T, typename P, typename F>
-inline void Run0(const P& plan, F&& f) {
+inline void Run0(const P& plan, F&& f, const char* instr = nullptr) {
     for (uint32_t r = 0; r < plan.repeats; ++r) {
         for (uint32_t j = 0; j < P::kLanes; ++j) {
             if (plan.On(r, j))
@@ -266,7 +267,7 @@ inline void Run0(const P& plan, F&& f) {
     s.vector_elements += uint64_t(plan.repeats) * P::kLanes;
     s.vector_repeats += plan.repeats;
     ++s.vector_instrs;
-    recsdk::sim::ModelVector(plan.repeats);
+    recsdk::sim::ModelVector(plan.repeats, recsdk::sim::VectorRepeatCycles(instr, sizeof(T)));
 }
 
 template <typename T>
@@ -371,10 +372,13 @@ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t 
         Operand0(dst, plan, sd, Acc::kWrite, #NAME, loc);                                         \
         T* d = dst.SimData();                                                                     \
         const T* a = src.SimData();                                                               \
-        Run0<T>(plan, [&](uint32_t r, uint32_t j) {                                               \
-            const float x = static_cast<float>(a[P::At(r, j, ss)]);                               \
-            d[P::At(r, j, sd)] = static_cast<T>(EXPR);                                            \
-        });                                                                                       \
+        Run0<T>(                                                                                  \
+            plan,                                                                                 \
+            [&](uint32_t r, uint32_t j) {                                                         \
+                const float x = static_cast<float>(a[P::At(r, j, ss)]);                           \
+                d[P::At(r, j, sd)] = static_cast<T>(EXPR);                                        \
+            },                                                                                    \
+            #NAME);                                                                               \
     }                                                                                             \
     template <typename T, bool isSetMask = true>                                                  \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask[],       \
@@ -407,7 +411,7 @@ inline void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t 
             const float x = static_cast<float>(a[i]);                                             \
             d[i] = static_cast<T>(EXPR);                                                          \
         }                                                                                         \
-        VecDone(count, sizeof(T));                                                                \
+        VecDone(count, sizeof(T), #NAME);                                                         \
     }
 
 namespace detail {
@@ -436,9 +440,12 @@ inline void SqrtLevel0(const LocalTensor<T>& dst, const LocalTensor<T>& src, con
     Operand0(dst, plan, sd, Acc::kWrite, "Sqrt", loc);
     T* d = dst.SimData();
     const T* a = src.SimData();
-    Run0<T>(plan, [&](uint32_t r, uint32_t j) {
-        d[P::At(r, j, sd)] = static_cast<T>(std::sqrt(static_cast<float>(a[P::At(r, j, ss)])));
-    });
+    Run0<T>(
+        plan,
+        [&](uint32_t r, uint32_t j) {
+            d[P::At(r, j, sd)] = static_cast<T>(std::sqrt(static_cast<float>(a[P::At(r, j, ss)])));
+        },
+        "Sqrt");
 }
 template <typename T, bool isSetMask = true>
 inline void Sqrt(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask[],
@@ -539,11 +546,14 @@ inline void LeakyRelu(const LocalTensor<T>& dst, const LocalTensor<T>& src, cons
         T* d = dst.SimData();                                                                \
         const T* a = src0.SimData();                                                         \
         const T* b = src1.SimData();                                                         \
-        Run0<T>(plan, [&](uint32_t r, uint32_t j) {                                          \
-            const T x = a[P::At(r, j, s0)];                                                  \
-            const T y = b[P::At(r, j, s1)];                                                  \
-            d[P::At(r, j, sd)] = static_cast<T>(EXPR);                                       \
-        });                                                                                  \
+        Run0<T>(                                                                             \
+            plan,                                                                            \
+            [&](uint32_t r, uint32_t j) {                                                    \
+                const T x = a[P::At(r, j, s0)];                                              \
+                const T y = b[P::At(r, j, s1)];                                              \
+                d[P::At(r, j, sd)] = static_cast<T>(EXPR);                                   \
+            },                                                                               \
+            #NAME);                                                                          \
     }                                                                                        \
     template <typename T, bool isSetMask = true>                                             \
     inline void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src0,                  \
