@@ -9,9 +9,12 @@ branches drop out): the functions declared at namespace scope in the interface h
 (``include/basic_api/kernel_operator_*_intf.h``, ``kernel_prof_trace_intf.h``,
 ``core_mng/roc/*_intf.h``) and the ones the matching ``impl/basic_api/*_intf_impl.h`` define
 without declaring first (the older names such as WholeReduceMax), less the implementation's
-internal helpers (parameter checks, ``*Impl``, ``*Common``). The inventory is by name: a name
-counts as emulated when kernels/sim declares it; refused overloads of emulated names carry their
-own static_assert next to the emulated ones.
+internal helpers (parameter checks, ``*Impl``, ``*Common``). The inventory is by name (a name
+counts as declared when kernels/sim declares it) and by overload: each distinct parameter list
+CANN declares is matched against the emulation's declarations by parameter types, and counted
+as emulated, refused (the refusal table, or a refusing overload with its own static_assert next
+to the emulated ones) or undeclared, so that a name emulated in one form only is not counted
+as emulated in all of them.
 
 The high-level (adv) API that CANN's kernel_operator.h pulls in (``include/adv_api/kernel_api.h``
 and the dav_c220 list of ``kernel_operator_intf.h``) is inventoried the same way, per family (the
@@ -84,18 +87,19 @@ def _declared_name(head: str) -> str | None:
     return name.group(1)
 
 
-def namespace_functions(source: str) -> list[tuple[str, str]]:
-    """(namespace, name) of each function declared or defined at namespace scope in preprocessed
-    C++: class, enum and function bodies are skipped."""
-    found: list[tuple[str, str]] = []
+def namespace_statements(source: str) -> list[tuple[str, str, str, str]]:
+    """(namespace, name, head, body) of each function declared or defined at namespace scope in
+    preprocessed C++ (body "" for a declaration): class, enum and function bodies are skipped."""
+    found: list[tuple[str, str, str, str]] = []
     scopes: list[str] = []
     stmt: list[str] = []
     i, n = 0, len(source)
 
-    def record() -> None:
-        name = _declared_name("".join(stmt).strip())
+    def record(body: str) -> None:
+        head = "".join(stmt).strip()
+        name = _declared_name(head)
         if name is not None:
-            found.append(("::".join(scopes), name))
+            found.append(("::".join(scopes), name, head, body))
 
     while i < n:
         c = source[i]
@@ -104,12 +108,12 @@ def namespace_functions(source: str) -> list[tuple[str, str]]:
             if ns:
                 scopes.append(ns.group(1))
             else:
-                record()
-                depth = 1
+                start, depth = i, 1
                 i += 1
                 while i < n and depth:
                     depth += {"{": 1, "}": -1}.get(source[i], 0)
                     i += 1
+                record(source[start:i])
                 stmt = []
                 continue
             stmt = []
@@ -118,12 +122,17 @@ def namespace_functions(source: str) -> list[tuple[str, str]]:
                 scopes.pop()
             stmt = []
         elif c == ";":
-            record()
+            record("")
             stmt = []
         else:
             stmt.append(c)
         i += 1
     return found
+
+
+def namespace_functions(source: str) -> list[tuple[str, str]]:
+    """(namespace, name) of each function declared or defined at namespace scope."""
+    return [(ns, name) for ns, name, _, _ in namespace_statements(source)]
 
 
 def preprocess_cann(work: Path) -> dict[str, list[str]] | str:
@@ -169,6 +178,199 @@ def basic_inventory(chunks: dict[str, list[str]]) -> Counter[tuple[str, str]]:
         names[key] = max(count, 1)
     assert len(names) > 150, "the header scan found too few entry points: the parser broke"
     return names
+
+
+# ---- the basic API by overload ------------------------------------------------------------------
+#
+# A name counts as emulated when kernels/sim declares it, but CANN may declare several overloads
+# of it (Gather's count form and its two level-0 forms, ...). Each CANN declaration is therefore
+# matched against the emulation's declarations by parameter types: template parameters are
+# numbered, parameter names, defaults and top-level `const` dropped (a `const X&` passes like an
+# `X`), arrays read as pointers, the emulation's trailing SrcLoc ignored; an emulation template
+# parameter matches any one type (a more general template covers a CANN overload), a parameter
+# pack any remaining parameters. An overload is emulated when a declaration without a
+# `static_assert(kRefused...)` matches it, refused when only such a refusal matches (or its
+# name is in the refusal table), and undeclared otherwise: a call to it fails to compile as
+# "no matching function".
+
+Signature = tuple[str, ...]
+CV_ONLY = re.compile(r"^(const|volatile|\s)*$")
+
+
+def _split_top(text: str) -> list[str]:
+    parts: list[str] = []
+    depth, cur = 0, []
+    for c in text:
+        depth += {"<": 1, "(": 1, "[": 1, ">": -1, ")": -1, "]": -1}.get(c, 0)
+        if c == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(c)
+    if "".join(cur).strip():
+        parts.append("".join(cur))
+    return parts
+
+
+def _template_names(head: str) -> tuple[list[str], str]:
+    """The template parameters' names, in order, and the head without its template clauses."""
+    names: list[str] = []
+    while head.startswith("template"):
+        depth, start = 0, head.index("<")
+        for k in range(start, len(head)):
+            depth += {"<": 1, ">": -1}.get(head[k], 0)
+            if depth == 0:
+                break
+        for param in _split_top(head[start + 1 : k]):
+            name = re.search(r"(\w+)\s*(\.\.\.)?\s*$", param.split("=")[0].strip())
+            if name:
+                names.append(name.group(1))
+        head = head[k + 1 :].strip()
+    return names, head
+
+
+def _norm_param(param: str, names: list[str]) -> str:
+    param = re.sub(r"\s*=.*$", "", param.strip(), flags=re.S)
+    param = re.sub(r"\b(AscendC|recsdk::sim|Std|std)::", "", param)
+    array = param.endswith("]")
+    if array:
+        param = re.sub(r"\[[^\]]*\]\s*$", "", param).strip()
+    name = re.search(r"(?<=[\w>&*\s])\s*\b(\w+)\s*$", param)
+    if name and not CV_ONLY.match(param[: name.start()]) and param[: name.start()].strip():
+        param = param[: name.start()].strip()
+    if array:
+        param += "*"
+    for k, t in enumerate(names):
+        param = re.sub(rf"\b{t}\b", f"${k}", param)
+    param = re.sub(r"PrimT<(\$\d+)>", r"\1", param)
+    if re.match(r"\s*const\b", param):
+        param = re.sub(r"^\s*const\b", "", param)
+        param = re.sub(r"&\s*$", "", param)
+    return re.sub(r"\s+", "", param)
+
+
+def signature(head: str) -> Signature | None:
+    """The normalised parameter types of a function head; None for a using-declaration."""
+    if head.startswith("using"):
+        return None
+    names, rest = _template_names(head)
+    clauses = head[: len(head) - len(rest)]
+    # A template constrained to is_same<PrimT<A>, B> (Adds' scalar type U, Fixpipe's workspace
+    # type S) takes B as A: the parameter is renamed to what it must be.
+    for a, b in re.findall(r"is_same<\s*(?:PrimT<)?\s*(\w+)\s*>?\s*,\s*(\w+)\s*>", clauses):
+        if b in names:
+            rest = re.sub(rf"\b{b}\b", a, rest)
+        elif a in names:
+            rest = re.sub(rf"\b{a}\b", b, rest)
+    rest = re.sub(r"__attribute__\s*\(\(.*?\)\)", "", rest)
+    i = rest.index("(")
+    depth = 0
+    for k in range(i, len(rest)):
+        depth += {"(": 1, ")": -1}.get(rest[k], 0)
+        if depth == 0:
+            break
+    params = [p.strip() for p in _split_top(rest[i + 1 : k])]
+    params = [p for p in params if p and p != "void" and "SrcLoc" not in p]
+    return tuple(_norm_param(p, names) for p in params)
+
+
+TOKEN = re.compile(r"\$\d+|\w+|\.\.\.|&&|[^\w\s]")
+
+
+def _unify_param(pat: list[str], tgt: list[str], bound: dict[str, tuple[str, ...]]) -> list[dict]:
+    """Every extension of `bound` under which the pattern's tokens spell the target's."""
+    if not pat:
+        return [bound] if not tgt else []
+    head = pat[0]
+    if head.startswith("$"):
+        if head in bound:
+            size = len(bound[head])
+            if tuple(tgt[:size]) != bound[head]:
+                return []
+            return _unify_param(pat[1:], tgt[size:], bound)
+        found = []
+        for size in range(1, len(tgt) + 1):
+            part = tgt[:size]
+            if part.count("<") != part.count(">") or part.count("(") != part.count(")"):
+                continue
+            found += _unify_param(pat[1:], tgt[size:], {**bound, head: tuple(part)})
+        return found
+    if not tgt or tgt[0] != head:
+        return []
+    return _unify_param(pat[1:], tgt[1:], bound)
+
+
+def matches(pattern: Signature | None, target: Signature | None) -> bool:
+    """Whether a call CANN's declaration `target` accepts binds to the emulation's `pattern`."""
+    if pattern is None or target is None:
+        return True  # a using-declaration: its overloads are those of the name
+    states: list[dict] = [{}]
+    for k, param in enumerate(pattern):
+        if param.endswith("..."):
+            return bool(states)  # a pack takes the rest
+        if k >= len(target):
+            return False
+        pat, tgt = TOKEN.findall(param), TOKEN.findall(target[k])
+        states = [ext for b in states for ext in _unify_param(pat, tgt, b)]
+        if not states:
+            return False
+    return len(pattern) == len(target)
+
+
+def cann_overloads(chunks: dict[str, list[str]]) -> dict[tuple[str, str], set[Signature | None]]:
+    """(namespace, name) -> the distinct signatures CANN declares for dav_c220."""
+    declared: dict[tuple[str, str], set[Signature | None]] = {}
+    defined: dict[tuple[str, str], set[Signature | None]] = {}
+    for path, lines in chunks.items():
+        if PUBLIC_FILE.search(path):
+            into = defined if "/impl/" in path else declared
+            for ns, name, head, _ in namespace_statements("\n".join(lines)):
+                if ns in ("AscendC", "") and not INTERNAL.match(name):
+                    into.setdefault((ns, name), set()).add(signature(head))
+    return {key: declared.get(key) or defined[key] for key in {*declared, *defined}}
+
+
+def emulation_overloads(tmp: Path) -> dict[str, list[tuple[Signature | None, bool]]]:
+    """name -> (signature, refused) of each declaration kernels/sim makes in AscendC or globally,
+    without its refusal table; a using-declaration stands for its target's overloads."""
+    src = tmp / "emulation.cpp"
+    src.write_text('#include "kernel_operator.h"\n', encoding="utf-8")
+    cmd = ["g++", "-std=c++17", "-E", "-DRECSDK_SIM_NO_REFUSALS", f"-I{SIM_INCLUDE}"]
+    cmd += [f"-I{KERNELS / 'common'}", str(src)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = "\n".join(ln for ln in proc.stdout.split("\n") if not ln.startswith("#"))
+    found: dict[str, list[tuple[Signature | None, bool]]] = {}
+    for ns, name, head, body in namespace_statements(text):
+        if ns in ("AscendC", ""):
+            entry = (signature(head), "kRefused" in body)
+            found.setdefault(name, []).append(entry)
+    return found
+
+
+def overload_classes(
+    cann: dict[tuple[str, str], set[Signature | None]],
+    sim: dict[str, list[tuple[Signature | None, bool]]],
+    refused_names: set[str],
+) -> dict[str, Counter[str]]:
+    """name -> how many of CANN's overloads are "emulated", "refused" and "undeclared"."""
+    table: dict[str, Counter[str]] = {}
+    for (_, name), sigs in sorted(cann.items()):
+        row: Counter[str] = Counter()
+        ours = [(sig, bad) for sig, bad in sim.get(name, []) if sig is not None]
+        if any(sig is None for sig, _ in sim.get(name, [])) and not ours:
+            ours = [(None, False)]
+        for target in sigs:
+            if name in refused_names:
+                row["refused"] += 1
+            elif any(not bad and matches(sig, target) for sig, bad in ours):
+                row["emulated"] += 1
+            elif any(bad and matches(sig, target) for sig, bad in ours):
+                row["refused"] += 1
+            else:
+                row["undeclared"] += 1
+        table[name] = row
+    return table
 
 
 @pytest.fixture(scope="module")
@@ -226,6 +428,14 @@ def emulated(
     return declared_by_emulation(sorted(inventory), tmp_path_factory.mktemp("probe"))
 
 
+@pytest.fixture(scope="module")
+def overloads(
+    cann_chunks: dict[str, list[str]], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Counter[str]]:
+    sim = emulation_overloads(tmp_path_factory.mktemp("overloads"))
+    return overload_classes(cann_overloads(cann_chunks), sim, refusal_table())
+
+
 def test_every_entry_point_is_emulated_or_refused(
     inventory: Counter[tuple[str, str]], emulated: set[tuple[str, str]]
 ) -> None:
@@ -269,8 +479,28 @@ def test_refused_entry_points_fail_at_compile_time_naming_the_api(tmp_path: Path
     assert not silent, f"refused APIs that compile or fail without their message: {silent}"
 
 
-def basic_markdown(inventory: Counter[tuple[str, str]], emulated: set[tuple[str, str]]) -> str:
-    """The README's counts of the basic API."""
+def basic_markdown(
+    inventory: Counter[tuple[str, str]],
+    emulated: set[tuple[str, str]],
+    overloads: dict[str, Counter[str]],
+) -> str:
+    """The README's counts of the basic API, by name and by overload."""
+    total: Counter[str] = Counter()
+    for row in overloads.values():
+        total.update(row)
+    whole = sum(
+        1 for r in overloads.values() if r["emulated"] and not r["refused"] + r["undeclared"]
+    )
+    part = {n: r for n, r in overloads.items() if r["emulated"] and r["refused"] + r["undeclared"]}
+    lacking = {n: r for n, r in overloads.items() if r["undeclared"] and not r["emulated"]}
+
+    def row_text(name: str, row: Counter[str]) -> str:
+        n = sum(row.values())
+        parts = [f"{row['emulated']} of {n} emulated"] if row["emulated"] else []
+        parts += [f"{row['refused']} refused"] if row["refused"] else []
+        parts += [f"{row['undeclared']} undeclared"] if row["undeclared"] else []
+        return f"{name} ({', '.join(parts)})"
+
     return "\n".join(
         [
             BASIC_BEGIN,
@@ -278,9 +508,26 @@ def basic_markdown(inventory: Counter[tuple[str, str]], emulated: set[tuple[str,
             "(`tests/kernels/test_api_inventory.py`): the pinned asc-devkit's interface headers, "
             "preprocessed in CPU debug mode for the 910B, declare "
             f"{len(inventory)} entry-point names ({sum(inventory.values())} declarations) for "
-            f"dav_c220; {len(emulated)} are emulated and {len(refusal_table())} are in the "
-            "refusal table `recsdk_sim/refused.h`, where each stops a kernel that calls it at "
-            "compile time with a `static_assert` naming the API and the reason.",
+            f"dav_c220; {len(emulated)} are declared by the emulation and {len(refusal_table())} "
+            "are in the refusal table `recsdk_sim/refused.h`, where each stops a kernel that "
+            "calls it at compile time with a `static_assert` naming the API and the reason.",
+            "",
+            f"By overload (each distinct parameter list CANN declares, {sum(total.values())} in "
+            f"all, matched by parameter types): {total['emulated']} are emulated, "
+            f"{total['refused']} refused at compile time with a message (the refusal table, or a "
+            f"refusing overload next to the emulated ones), and {total['undeclared']} are "
+            "declared by CANN but not by the emulation (a kernel calling one fails to compile, "
+            "without a message naming the API). "
+            f"{whole} names are emulated in every overload; {len(part)} only in part: "
+            + "; ".join(row_text(n, r) for n, r in sorted(part.items()))
+            + "."
+            + (
+                " Not emulated in any overload yet declared by name: "
+                + "; ".join(row_text(n, r) for n, r in sorted(lacking.items()))
+                + "."
+                if lacking
+                else ""
+            ),
             BASIC_END,
         ]
     )
@@ -293,9 +540,11 @@ def readme_block_between(begin: str, end: str) -> str:
 
 
 def test_readme_basic_counts_are_the_generated_ones(
-    inventory: Counter[tuple[str, str]], emulated: set[tuple[str, str]]
+    inventory: Counter[tuple[str, str]],
+    emulated: set[tuple[str, str]],
+    overloads: dict[str, Counter[str]],
 ) -> None:
-    expected = basic_markdown(inventory, emulated)
+    expected = basic_markdown(inventory, emulated, overloads)
     assert readme_block_between(BASIC_BEGIN, BASIC_END) == expected, (
         "kernels/README.md's basic-API counts are stale: run "
         "`python tests/kernels/test_api_inventory.py` (it rewrites them)\n" + expected
@@ -316,6 +565,52 @@ def test_a_refused_overload_of_an_emulated_name_names_itself(tmp_path: Path) -> 
         proc.stderr
     ), proc.stderr[-2000:]
     assert "DataCopyL1ToUB is not emulated" in proc.stderr, proc.stderr[-2000:]
+
+
+def test_overloads_match_by_parameter_types() -> None:
+    cann_mask = signature(
+        "template <typename T> inline void Gather(const LocalTensor<T>& dst, const LocalTensor<T>&"
+        " src, const LocalTensor<uint32_t>& srcOffset, const uint32_t srcBaseOffset, const"
+        " uint64_t mask[], const uint8_t repeatTime, const uint16_t dstRepStride)"
+    )
+    cann_count = signature(
+        "template <typename T> inline void Gather(const LocalTensor<T>& dst, const LocalTensor<T>&"
+        " src, const LocalTensor<uint32_t>& srcOffset, const uint32_t srcBaseOffset, const"
+        " uint32_t count)"
+    )
+    ours = signature(
+        "template <typename U> inline void Gather(const LocalTensor<U>& d, const LocalTensor<U>& "
+        "s, const LocalTensor<uint32_t>& o, uint32_t base, uint32_t n, recsdk::sim::SrcLoc loc ="
+    )
+    assert matches(ours, cann_count) and not matches(ours, cann_mask)
+    # a more general emulation template covers CANN's overload, not the other way round
+    generic = signature(
+        "template <typename T, typename U> void Adds(const LocalTensor<T>& d, "
+        "const LocalTensor<T>& s, const U& v, const int32_t& n)"
+    )
+    narrow = signature(
+        "template <typename T> void Adds(const LocalTensor<T>& dst, const "
+        "LocalTensor<T>& src, const T& scalarValue, const int32_t& count)"
+    )
+    assert matches(generic, narrow) and not matches(narrow, generic)
+    # ... unless CANN constrains its U to be T
+    same = signature(
+        "template <typename T, typename U, bool isSetMask = true, typename "
+        "Std::enable_if<Std::is_same<PrimT<T>, U>::value, bool>::type = true> void "
+        "Adds(const LocalTensor<T>& d, const LocalTensor<T>& s, const U& v, const "
+        "int32_t& n)"
+    )
+    assert matches(narrow, same)
+    # a non-const reference does not take what CANN's const reference takes
+    ref = signature("template <typename T> void F(LocalTensor<T>& dst)")
+    assert not matches(ref, signature("template <typename T> void F(const LocalTensor<T>& dst)"))
+    # a parameter pack takes the rest
+    pack = signature("template <typename T, typename... R> void L(const LocalTensor<T>&, R...)")
+    assert matches(pack, signature("template <typename T> void L(const LocalTensor<T>& a, int b)"))
+
+
+def test_gather_is_emulated_in_every_overload(overloads: dict[str, Counter[str]]) -> None:
+    assert overloads["Gather"] == Counter({"emulated": 3}), overloads["Gather"]
 
 
 # ---- the high-level API -------------------------------------------------------------------------
@@ -426,11 +721,16 @@ def main() -> int:
         inventory = basic_inventory(chunks)
         basic = {name for _, name in inventory}
         basic_emulated = declared_by_emulation(sorted(inventory), Path(tmp))
+        sim = emulation_overloads(Path(tmp))
+        overloads = overload_classes(cann_overloads(chunks), sim, refusal_table())
     table = adv_classes(families, basic, emulated, adv_refusal_table())
     text = README.read_text(encoding="utf-8")
     for old, block in (
         (readme_block(), adv_markdown(table)),
-        (readme_block_between(BASIC_BEGIN, BASIC_END), basic_markdown(inventory, basic_emulated)),
+        (
+            readme_block_between(BASIC_BEGIN, BASIC_END),
+            basic_markdown(inventory, basic_emulated, overloads),
+        ),
     ):
         if not old:
             print("kernels/README.md lacks the inventory markers")
