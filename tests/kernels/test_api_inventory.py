@@ -558,6 +558,9 @@ def test_a_refused_overload_of_an_emulated_name_names_itself(tmp_path: Path) -> 
         "    AscendC::SliceInfo s[1];\n"
         "    AscendC::DataCopy(l, g, s, s, 1);\n"
         "    AscendC::DataCopyL1ToUB(l, l, 64u);\n"
+        "    AscendC::LocalTensor<int8_t> b8;\n"
+        "    AscendC::LocalTensor<int16_t> s16;\n"
+        "    AscendC::CastDequant<int8_t, int16_t>(b8, s16, 32u);\n"
         "}\n"
     )
     proc = _compile(source, tmp_path)
@@ -565,6 +568,9 @@ def test_a_refused_overload_of_an_emulated_name_names_itself(tmp_path: Path) -> 
         proc.stderr
     ), proc.stderr[-2000:]
     assert "DataCopyL1ToUB is not emulated" in proc.stderr, proc.stderr[-2000:]
+    assert "CastDequant / CastDeq from int16_t to int8_t / uint8_t is not emulated" in (
+        proc.stderr
+    ), proc.stderr[-2000:]
 
 
 def test_overloads_match_by_parameter_types() -> None:

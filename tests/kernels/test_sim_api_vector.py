@@ -148,3 +148,42 @@ def test_gather_level0_rejects_what_the_hardware_would(api_library: Path) -> Non
     assert status == 2 and "Gather" in message and "mask 65 is outside [1, 64]" in message, message
     status, message, _ = run(api_library, "gather_offset_misaligned")
     assert status == 2 and "offset 2 is not aligned to the element size" in message, message
+
+
+DEQ_SRC = [0, 1, 3, -3, 5, 2049, 2051, -2051, 4097, 70000, -70000, 131007, 16785409, 7, -7, 12345]
+
+
+def deq_reference(values: list[int], scale: float) -> torch.Tensor:
+    """SetDeqScale.md / CastDequant.md: Cast(src * scale), one round to nearest even from the
+    exact product (float64 holds it; numpy converts float64 -> float16 in one rounding),
+    saturating at the half range."""
+    import numpy as np
+
+    exact = np.array(values, dtype=np.float64) * scale
+    return torch.from_numpy(np.clip(exact, -65504, 65504).astype(np.float16).astype(np.float32))
+
+
+def test_dequantising_cast_scales_by_the_deqscale_half(api_library: Path) -> None:
+    out = ok(api_library, "deq_cast")
+    assert torch.equal(out[:16], deq_reference(DEQ_SRC, 0.5))
+    # 16785409 * 2^-14 = 1024.50006: 1025, where rounding to float first would give 1024
+    assert torch.equal(out[16:32], deq_reference(DEQ_SRC, 2.0**-14))
+    assert out[16 + 12].item() == 1025
+    src = [DEQ_SRC[k % 16] + k // 16 for k in range(128)]
+    expected = torch.zeros(128)
+    for r in range(2):
+        lanes = [src[64 * r + j] for j in range(10)]
+        expected[80 * r : 80 * r + 10] = deq_reference(lanes, 0.5)
+    assert torch.equal(out[64:192], expected)
+
+
+def test_dequantising_cast_needs_the_half_scale(api_library: Path) -> None:
+    status, message, _ = run(api_library, "deq_unset")
+    assert status == 2 and "which no SetDeqScale(half) has set" in message, message
+    status, message, out = run(api_library, "deq_vector_words")
+    assert status == 2 and "CastDequant" in message and "int16_t -> b8" in message, message
+    words = out[:32].view(torch.int32).view(torch.int64).tolist()
+    for i, word in enumerate(words):  # SetDeqScale.md table 1, by hand
+        scale_bits = torch.tensor([0.25 * (i + 1)]).view(torch.int32).item()
+        expected = ((i % 2 == 0) << 46) | (((i - 8) & 0x1FF) << 37) | scale_bits
+        assert word == expected, (i, hex(word), hex(expected))

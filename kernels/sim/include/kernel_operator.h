@@ -23,6 +23,7 @@
 #include "recsdk_sim/vector_fused.h"
 #include "recsdk_sim/vector_shift.h"
 #include "recsdk_sim/vector_cast.h"
+#include "recsdk_sim/vector_deq.h"
 #include "recsdk_sim/vector_layout.h"
 #include "kernel_log.h"
 #include "recsdk_sim/mix.h"

@@ -271,6 +271,75 @@ void gather_offset_misaligned() {  // a float gathered from byte 2
     Gather(dst, src, off, uint32_t{0}, uint64_t{64}, 1, 8);
 }
 
+// The int32_t sources of the dequantising conversions: exact cases, ties, saturation and one
+// whose product a float would round before the half does (16785409 * 2^-14 = 1024.50006).
+constexpr int32_t kDeqSrc[16] = {0,    1,     3,      -3,     5,        2049, 2051, -2051,
+                                 4097, 70000, -70000, 131007, 16785409, 7,    -7,   12345};
+
+// out[0..16): Cast int32_t -> half (the round mode ignored) by SetDeqScale(half(0.5));
+// out[16..32): CastDequant's count form by 2^-14; out[64..192): its mask-count form, 10 lanes
+// of 2 repeats, dst repeats 5 blocks (80 halves) apart, src 8 blocks, by 0.5 again.
+void deq_cast() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a, b, c, d;
+    LocalTensor<float> out = Zeroed(pipe, a, 256);
+    pipe.InitBuffer(b, 128 * sizeof(int32_t));
+    pipe.InitBuffer(c, 256 * sizeof(half));
+    pipe.InitBuffer(d, 256 * sizeof(half));
+    LocalTensor<int32_t> src = b.Get<int32_t>();
+    LocalTensor<half> h = c.Get<half>();
+    LocalTensor<half> h2 = d.Get<half>();
+    for (uint32_t k = 0; k < 128; ++k)
+        src.SetValue(k, kDeqSrc[k % 16] + static_cast<int32_t>(k / 16));
+    Duplicate<half>(h2, half(0.0f), 256);
+    SetDeqScale(half(0.5f));
+    Cast(h, src, RoundMode::CAST_FLOOR, 16);
+    SetDeqScale(half(1.0f / 16384.0f));
+    CastDequant<half, int32_t>(h[16], src, 16);
+    SetDeqScale(half(0.5f));
+    CastDequant<half, int32_t>(h2, src, 10, 2, {1, 1, 5, 8});
+    PipeBarrier<PIPE_V>();
+    Cast(out, h, RoundMode::CAST_NONE, 32);
+    Cast(out[64], h2, RoundMode::CAST_NONE, 128);
+    Store(out, 256);
+}
+
+void deq_unset() {  // Cast int32_t -> half with no SetDeqScale in this launch
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a, b;
+    pipe.InitBuffer(a, 64 * sizeof(int32_t));
+    pipe.InitBuffer(b, 64 * sizeof(half));
+    LocalTensor<int32_t> src = a.Get<int32_t>();
+    Duplicate<int32_t>(src, 1, 64);
+    Cast(b.Get<half>(), src, RoundMode::CAST_NONE, 64);
+}
+
+// SetDeqScale's vector form: the 16 packed words written into vdeq, read back as out[0..32)
+// (float bit patterns); then a CastDequant int32_t -> half, which reads a half scale, is refused.
+void deq_vector_words() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a, b, c;
+    pipe.InitBuffer(a, 16 * sizeof(uint64_t));
+    LocalTensor<uint64_t> vdeq = a.Get<uint64_t>();
+    float scale[16];
+    int16_t offset[16];
+    bool sign[16];
+    for (int i = 0; i < 16; ++i) {
+        scale[i] = 0.25f * static_cast<float>(i + 1);
+        offset[i] = static_cast<int16_t>(i - 8);
+        sign[i] = i % 2 == 0;
+    }
+    SetDeqScale(vdeq, VdeqInfo(scale, offset, sign));
+    PipeBarrier<PIPE_ALL>();
+    DataCopy(Out(), vdeq.ReinterpretCast<float>(), 32);
+    PipeBarrier<PIPE_ALL>();
+    pipe.InitBuffer(b, 64 * sizeof(int32_t));
+    pipe.InitBuffer(c, 64 * sizeof(half));
+    LocalTensor<int32_t> src = b.Get<int32_t>();
+    Duplicate<int32_t>(src, 1, 64);
+    CastDequant<half, int32_t>(c.Get<half>(), src, 64);
+}
+
 const std::map<std::string, std::function<void()>>& Cases() {
     static const std::map<std::string, std::function<void()>> cases = {
         {"dup_mask_bits", dup_mask_bits},
@@ -292,6 +361,9 @@ const std::map<std::string, std::function<void()>>& Cases() {
         {"gather_level0_bits", gather_level0_bits},
         {"gather_mask_too_large", gather_mask_too_large},
         {"gather_offset_misaligned", gather_offset_misaligned},
+        {"deq_cast", deq_cast},
+        {"deq_unset", deq_unset},
+        {"deq_vector_words", deq_vector_words},
     };
     return cases;
 }

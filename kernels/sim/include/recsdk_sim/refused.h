@@ -64,11 +64,12 @@ namespace AscendC {
 
 // Vector compute (Memory vector API), refused per name.
 RECSDK_SIM_REFUSED(AbsSub, RECSDK_SIM_WHY_NOT_A2)
-RECSDK_SIM_REFUSED(AddDeqRelu, "it scales by the DEQSCALE register (SetDeqScale), not modelled")
+RECSDK_SIM_REFUSED(AddDeqRelu,
+                   "AddDeqRelu.md gives Relu(Cast((src0 + src1) * scale)) rounded once, but "
+                   "dav_c220 builds it from an int32 add (overflow undocumented), int32 -> float, "
+                   "three float multiplies and float -> half, which round differently")
 RECSDK_SIM_REFUSED(Ands, "its page (Ands.md) lists Atlas A2/A3 as not supported")
 RECSDK_SIM_REFUSED(BilinearInterpolation, RECSDK_SIM_WHY_VEC)
-RECSDK_SIM_REFUSED(CastDeq, "dequantising casts need the DEQSCALE register, not modelled")
-RECSDK_SIM_REFUSED(CastDequant, "dequantising casts need the DEQSCALE register, not modelled")
 RECSDK_SIM_REFUSED(DeInterleave, RECSDK_SIM_WHY_NOT_A2)
 RECSDK_SIM_REFUSED(Divs, RECSDK_SIM_WHY_NOT_A2)
 RECSDK_SIM_REFUSED(ExpSub, RECSDK_SIM_WHY_NOT_A2)
@@ -88,7 +89,6 @@ RECSDK_SIM_REFUSED(Scatter,
                    "its page (Scatter(ISASI).md) lists Atlas A2/A3 as not supported (dav_c220 "
                    "reports it unsupported)")
 RECSDK_SIM_REFUSED(SetCastOverflowMode, RECSDK_SIM_WHY_SPR)
-RECSDK_SIM_REFUSED(SetDeqScale, "the DEQSCALE register of dequantising casts is not modelled")
 RECSDK_SIM_REFUSED(Subs, RECSDK_SIM_WHY_NOT_A2)
 RECSDK_SIM_REFUSED(Truncate, RECSDK_SIM_WHY_NOT_A2)
 RECSDK_SIM_REFUSED(VectorPadding, RECSDK_SIM_WHY_NOT_A2)

@@ -270,6 +270,13 @@ struct PadRegister {
     uint8_t bits[8] = {};
 };
 
+// The DEQSCALE register (SetDeqScale.md, vector_deq.h): what the last SetDeqScale put there.
+struct DeqRegister {
+    enum Kind : uint8_t { kUnset = 0, kHalfScale, kScaleOffsetSign, kVectorAddress };
+    Kind kind = kUnset;
+    uint64_t bits = 0;  // kHalfScale: the half in bits 0-15; kScaleOffsetSign: the packed word
+};
+
 struct CoreState {
     LaunchState* launch = nullptr;
     uint32_t idx = 0;  // GetBlockIdx(): on an AIV of a mixed launch block * ratio + sub-block
@@ -306,6 +313,7 @@ struct CoreState {
     MaskState mask;
     CmpMaskState cmp_mask;
     PadRegister pad;
+    DeqRegister deq;
     // The count of elements the last GatherMask kept (GetGatherMaskRemainCount); -1: none ran.
     int64_t gather_mask_kept = -1;
 };

@@ -4,8 +4,10 @@
 // Semantics (docs/api/SIMD-API/基础API/Memory矢量计算/类型转换/Cast.md, 数据结构/
 // precision_conversion.md):
 // - The (src, dst, roundMode) combinations of Cast.md's Atlas A2 table; any other is a Fail
-//   naming the conversion. int4b_t rows are not emulated (no sub-byte tensors here); int32_t ->
-//   half needs the DEQSCALE register (SetDeqScale) and is refused.
+//   naming the conversion. int4b_t rows are not emulated (no sub-byte tensors here).
+//   int32_t -> half ignores the round mode and scales by the half in the DEQSCALE register
+//   (Cast.md's row, SetDeqScale.md): dst = src * scale rounded once to nearest-even, saturating
+//   (CastDequant.md's formula; the instruction is CastDequant's, recsdk_sim/vector_deq.h).
 // - Rounding (precision_conversion.md table 1): CAST_RINT nearest-even, CAST_FLOOR, CAST_CEIL,
 //   CAST_ROUND nearest with ties away from zero, CAST_TRUNC toward zero, CAST_ODD the neighbour
 //   with an odd last bit when inexact; CAST_NONE is CAST_RINT where the conversion loses
@@ -84,16 +86,31 @@ constexpr CastRow CastTable() {
     return R::kNo;
 }
 
+// The half scale of the DEQSCALE register that int32_t -> half conversions read (bits 0-15, set
+// by SetDeqScale(half)). Unset, or last set by another SetDeqScale form (whose bits mean a float
+// scale with offset and sign mode, or a UB address), what the conversion would read is not
+// documented: refused.
+inline float DeqHalfScale(const char* call, const SrcLoc& loc) {
+    const DeqRegister& r = Core().deq;
+    if (r.kind != DeqRegister::kHalfScale) {
+        Fail(call, loc,
+             std::string("int32_t -> half scales by the DEQSCALE register's half, ") +
+                 (r.kind == DeqRegister::kUnset
+                      ? "which no SetDeqScale(half) has set in this launch"
+                      : "but the last SetDeqScale set it for CastDequant's int16_t -> b8 form") +
+                 ": call SetDeqScale(half scale) first");
+    }
+    return static_cast<float>(half::FromBits(static_cast<uint16_t>(r.bits & 0xFFFFu)));
+}
+
 template <typename D, typename S>
 inline void CheckCast(AscendC::RoundMode m, const SrcLoc& loc) {
     using AscendC::RoundMode;
     constexpr CastRow row = CastTable<D, S>();
     const std::string what = std::string("conversion ") + TypeName<S>() + " -> " + TypeName<D>();
     if constexpr (row == CastRow::kDeq) {
-        Fail("Cast", loc,
-             what +
-                 " takes its scale from the DEQSCALE register (SetDeqScale), which is not "
-                 "modelled");
+        DeqHalfScale("Cast", loc);  // the round mode has no effect (Cast.md)
+        return;
     }
     const bool none = m == RoundMode::CAST_NONE;
     const bool round = m == RoundMode::CAST_RINT || m == RoundMode::CAST_FLOOR ||
@@ -270,6 +287,35 @@ inline D ConvertOne(S v, AscendC::RoundMode m) {
     }
 }
 
+// v (exact) to half, nearest with ties to even in a single rounding (a float first could round
+// twice), saturating at +-65504.
+inline half NearestHalf(long double v) {
+    if (v >= 65504.0L)
+        return half(65504.0f);
+    if (v <= -65504.0L)
+        return half(-65504.0f);
+    const half n = half(static_cast<float>(v));  // within one unit in the last place of v
+    half best = n;
+    long double gap = std::fabs(static_cast<long double>(static_cast<float>(n)) - v);
+    for (const half c : {NextFloat(n, false), NextFloat(n, true)}) {
+        const long double d = std::fabs(static_cast<long double>(static_cast<float>(c)) - v);
+        if (d < gap || (d == gap && LastBit(best) && !LastBit(c))) {
+            best = c;
+            gap = d;
+        }
+    }
+    return best;
+}
+
+// int32_t -> half by the DEQSCALE scale (CastDequant.md: Cast(src * scale), CAST_RINT,
+// saturating); the product of an int32_t and a half is exact in long double.
+inline half DeqOne(int32_t v, float scale) {
+    return NearestHalf(static_cast<long double>(v) * static_cast<long double>(scale));
+}
+
+template <typename T, typename U>
+constexpr bool kDeqCast = std::is_same_v<T, half> && std::is_same_v<U, int32_t>;
+
 // One operand of a Cast repeat whose lanes count in the wider type: element offset of lane j.
 template <typename X>
 inline uint64_t CastAt(uint32_t r, uint32_t j, const Lane0& s) {
@@ -316,8 +362,14 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
     VecWrite(dst, count, "Cast", loc);
     T* d = dst.SimData();
     const U* s = src.SimData();
-    for (uint32_t i = 0; i < count; ++i)
-        d[i] = ConvertOne<T, U>(s[i], roundMode);
+    if constexpr (kDeqCast<T, U>) {
+        const float scale = DeqHalfScale("Cast", loc);
+        for (uint32_t i = 0; i < count; ++i)
+            d[i] = DeqOne(s[i], scale);
+    } else {
+        for (uint32_t i = 0; i < count; ++i)
+            d[i] = ConvertOne<T, U>(s[i], roundMode);
+    }
     VecDone(static_cast<int32_t>(count), sizeof(T) > sizeof(U) ? sizeof(T) : sizeof(U));
 }
 
@@ -332,9 +384,16 @@ inline void CastLevel0(const LocalTensor<T>& dst, const LocalTensor<U>& src, Rou
     CastOperand(dst, plan, sd, Acc::kWrite, loc);
     T* d = dst.SimData();
     const U* s = src.SimData();
-    Run0<Wider<T, U>>(plan, [&](uint32_t r, uint32_t j) {
-        d[CastAt<T>(r, j, sd)] = ConvertOne<T, U>(s[CastAt<U>(r, j, ss)], roundMode);
-    });
+    if constexpr (kDeqCast<T, U>) {
+        const float scale = DeqHalfScale("Cast", loc);
+        Run0<Wider<T, U>>(plan, [&](uint32_t r, uint32_t j) {
+            d[CastAt<T>(r, j, sd)] = DeqOne(s[CastAt<U>(r, j, ss)], scale);
+        });
+    } else {
+        Run0<Wider<T, U>>(plan, [&](uint32_t r, uint32_t j) {
+            d[CastAt<T>(r, j, sd)] = ConvertOne<T, U>(s[CastAt<U>(r, j, ss)], roundMode);
+        });
+    }
 }
 
 template <typename T, typename U, bool isSetMask = true>
