@@ -42,6 +42,7 @@ class RefMapper:
     capacity: int
     policy: str | None = None  # None, "lru", "lfu"
     protect_batches: int = 1
+    ttl_steps: int = 0  # 0: none; else ids unseen for more than this many steps expire
     row_of: dict[int, int] = field(default_factory=dict)
     count: dict[int, int] = field(default_factory=dict)
     last_used: dict[int, int] = field(default_factory=dict)
@@ -73,24 +74,43 @@ class RefMapper:
         if len(unique) > self.capacity:
             raise RefCapacityError("batch larger than the table")
         misses = [u for u in unique if u not in self.row_of]
-        available = len(self.free) + self.capacity - self.high_water
-        need = len(misses) - available
         step = self.step + 1
+        batch = set(unique)
+        expired = sorted(
+            (
+                i
+                for i in self.row_of
+                if self.ttl_steps and i not in batch and step - self.last_used[i] > self.ttl_steps
+            ),
+            key=lambda i: self.row_of[i],
+        )
+        available = len(self.free) + self.capacity - self.high_water + len(expired)
+        need = len(misses) - available
         victims: list[int] = []
         if need > 0:
             if self.policy is None:
                 raise RefCapacityError("full")
-            batch = set(unique)
             candidates = [
                 i
                 for i in self.row_of
-                if i not in batch and self.last_used[i] + self.protect_batches <= step
+                if i not in batch
+                and i not in expired
+                and self.last_used[i] + self.protect_batches <= step
             ]
             candidates.sort(key=self._order_key)
             if len(candidates) < need:
                 raise RefCapacityError("not enough evictable rows")
             victims = candidates[:need]
         self.step = step
+        evicted_ids: list[int] = []
+        evicted_rows: list[int] = []
+        for i in expired:
+            row = self.row_of.pop(i)
+            heapq.heappush(self.free, row)
+            for d in (self.count, self.last_used, self.touched):
+                del d[i]
+            evicted_ids.append(i)
+            evicted_rows.append(row)
         for u in unique:
             # Only tables with a policy keep use statistics; without one an id keeps count 1
             # and the step it was inserted at.
@@ -98,8 +118,6 @@ class RefMapper:
                 self.count[u] += 1
                 self.last_used[u] = step
                 self._touch(u)
-        evicted_ids: list[int] = []
-        evicted_rows: list[int] = []
         victim_iter = iter(victims)
         for u in misses:
             if self.free:

@@ -18,6 +18,7 @@ from torchrec.sparse.jagged_tensor import KeyedJaggedTensor
 
 from tests.hybrid_torchrec.reference import (
     RefCollection,
+    RefMapper,
     backward_both,
     close,
     constant_init,
@@ -148,10 +149,11 @@ def test_sgd_training_matches_reference() -> None:
         close(w, ref.weights[name])
 
 
-@pytest.mark.parametrize("policy", ["lru", "lfu"])
-def test_eviction_resets_rows_and_optimizer_state(policy: str) -> None:
+@pytest.mark.parametrize("policy, ttl", [("lru", None), ("lfu", None), ("lfu", 2)])
+def test_eviction_resets_rows_and_optimizer_state(policy: str, ttl: int | None) -> None:
     """A table of 6 rows fed 4 distinct ids per batch out of 12: rows change hands every
-    batch. Adagrad state of evicted rows restarts at initial_accumulator_value."""
+    batch. Adagrad state of evicted rows (and of rows freed by a TTL) restarts at
+    initial_accumulator_value."""
     tables = [
         HBC(
             name="small",
@@ -159,11 +161,12 @@ def test_eviction_resets_rows_and_optimizer_state(policy: str) -> None:
             num_embeddings=6,
             feature_names=["f"],
             init_fn=constant_init,
-            eviction=hy.EvictionPolicy(policy),
+            eviction=hy.EvictionPolicy(policy, ttl_steps=ttl),
         )
     ]
     ebc = hy.HashEmbeddingBagCollection(tables)
     ref = RefCollection(ebc, {"small": policy})
+    ref.mappers["small"] = RefMapper(6, policy, ttl_steps=ttl or 0)
     lr, acc0, eps = 0.3, 0.1, 1e-10
     opt = torch.optim.Adagrad(ebc.parameters(), lr=lr, initial_accumulator_value=acc0, eps=eps)
     seen: list[tuple[str, list[int]]] = []

@@ -6,7 +6,8 @@ rows within a bucket in the order they took that key, victims read off the front
 
 * ``order="lru"``: least recently used first (the batch an id was last seen in).
 * ``order="lfu"``: least frequently used first, then least recently used.
-* ``ttl_steps``: rows unseen for more than this many training batches go (torchrec_embcache).
+* ``ttl_steps``: rows unseen for more than this many training batches go (both packages;
+  read off the front of a recency order).
 * ``capacity``: at most this many rows; beyond it rows go in ``order`` (torchrec_embcache; a
   hybrid_torchrec table's capacity is its ``num_embeddings``).
 * ``protect_batches``: rows used by the last this-many batches are never given up

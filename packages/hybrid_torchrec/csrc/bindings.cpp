@@ -165,18 +165,21 @@ void bind_bucketize(py::module_& m) {
 
 void bind_mapper(py::module_& m) {
     py::class_<IdMapper, std::shared_ptr<IdMapper>>(m, "IdMapper")
-        .def(py::init([](int64_t capacity, int policy, int64_t protect_batches, std::string name) {
+        .def(py::init([](int64_t capacity, int policy, int64_t protect_batches, int64_t ttl_steps,
+                         std::string name) {
                  if (policy < 0 || policy > 2)
                      throw std::invalid_argument("unknown policy");
                  return std::make_shared<IdMapper>(capacity, static_cast<Policy>(policy),
-                                                   protect_batches, std::move(name));
+                                                   protect_batches, ttl_steps, std::move(name));
              }),
-             py::arg("capacity"), py::arg("policy"), py::arg("protect_batches"), py::arg("name"))
+             py::arg("capacity"), py::arg("policy"), py::arg("protect_batches"),
+             py::arg("ttl_steps"), py::arg("name"))
         .def_property_readonly("capacity", &IdMapper::capacity)
         .def_property_readonly("size", &IdMapper::size)
         .def_property_readonly("step", &IdMapper::step)
         .def_property_readonly("policy", [](const IdMapper& x) { return policy_name(x.policy()); })
         .def_property_readonly("protect_batches", &IdMapper::protect_batches)
+        .def_property_readonly("ttl_steps", &IdMapper::ttl_steps)
         .def_property_readonly("name", &IdMapper::name)
         .def_property_readonly("num_partitions",
                                [](const IdMapper& x) { return 1 << x.log2_partitions(); })

@@ -32,10 +32,12 @@ const char* policy_name(Policy p) {
     return i < 3 ? kNames[i] : "?";
 }
 
-IdMapper::IdMapper(int64_t capacity, Policy policy, int64_t protect_batches, std::string name)
+IdMapper::IdMapper(int64_t capacity, Policy policy, int64_t protect_batches, int64_t ttl_steps,
+                   std::string name)
     : capacity_(capacity),
       policy_(policy),
       protect_batches_(protect_batches),
+      ttl_steps_(ttl_steps),
       name_(std::move(name)),
       log2_parts_(mapper_log2_parts(capacity > 0 ? capacity : 1)) {
     if (capacity < 1 || capacity > kMaxCapacity) {
@@ -46,6 +48,17 @@ IdMapper::IdMapper(int64_t capacity, Policy policy, int64_t protect_batches, std
     if (protect_batches < 1) {
         throw std::invalid_argument("table '" + name_ + "': protect_batches must be >= 1, got " +
                                     std::to_string(protect_batches));
+    }
+    if (ttl_steps < 0 || (ttl_steps > 0 && policy == Policy::kNone)) {
+        throw std::invalid_argument("table '" + name_ +
+                                    "': ttl_steps must be >= 0, and needs an eviction policy");
+    }
+    // An expired row must not be one a batch in flight still reads.
+    if (ttl_steps > 0 && ttl_steps + 1 < protect_batches) {
+        throw std::invalid_argument("table '" + name_ + "': ttl_steps " +
+                                    std::to_string(ttl_steps) +
+                                    " would expire rows that protect_batches " +
+                                    std::to_string(protect_batches) + " protects");
     }
     t_.maps.resize(static_cast<size_t>(int64_t{1} << log2_parts_));
 }
@@ -62,7 +75,7 @@ int64_t IdMapper::step() const {
 
 size_t IdMapper::memory_bytes() const {
     std::lock_guard<std::mutex> lock(mu_);
-    size_t bytes = ws_.memory_bytes() + t_.order.memory_bytes();
+    size_t bytes = ws_.memory_bytes() + t_.order.memory_bytes() + t_.recency.memory_bytes();
     for (const FlatMap& m : t_.maps)
         bytes += m.memory_bytes();
     bytes += t_.id_of_row.capacity() * sizeof(int64_t) +
@@ -223,7 +236,8 @@ void IdMapper::find_victims(int64_t needed, int64_t step, std::vector<int32_t>& 
              r != EvictionOrder::kNone && static_cast<int64_t>(victims.size()) < needed;
              r = order.next_row(r)) {
             const int64_t used = t_.meta[static_cast<size_t>(r)].last_used;
-            if (used == step)
+            // Expired rows are given up anyway and already counted as available.
+            if (used == step || expired(used, step))
                 continue;
             if (used + protect_batches_ > step)
                 break;
@@ -232,18 +246,42 @@ void IdMapper::find_victims(int64_t needed, int64_t step, std::vector<int32_t>& 
     }
 }
 
+// Walks the recency order from the front: rows of this batch carry last_used == step (the
+// caller marked them) and are skipped; the first row seen recently enough ends the walk.
+// Sorted by row, so that the result does not depend on how ties were ordered (a recency order
+// rebuilt from a checkpoint orders rows of one step by the policy's order).
+void IdMapper::find_expired(int64_t step, std::vector<int32_t>& rows) const {
+    const EvictionOrder& order = recency_order();
+    for (int32_t b = order.first_bucket(); b != EvictionOrder::kNone; b = order.next_bucket(b)) {
+        for (int32_t r = order.bucket_head(b); r != EvictionOrder::kNone; r = order.next_row(r)) {
+            const int64_t used = t_.meta[static_cast<size_t>(r)].last_used;
+            if (used == step)
+                continue;
+            if (!expired(used, step)) {
+                std::sort(rows.begin(), rows.end());
+                return;
+            }
+            rows.push_back(r);
+        }
+    }
+    std::sort(rows.begin(), rows.end());
+}
+
 void IdMapper::throw_full(int64_t new_ids, int64_t evictable) const {
     std::string msg = "table '" + name_ + "' is full: capacity " + std::to_string(capacity_) +
                       " rows, " + std::to_string(t_.size) + " mapped, and the batch has " +
                       std::to_string(new_ids) + " new ids; ";
     if (policy_ == Policy::kNone) {
         msg +=
-            "the table has no eviction policy (set eviction=LRU() or LFU() in its config, "
-            "or raise num_embeddings)";
+            "the table has no eviction policy (set eviction=EvictionPolicy(\"lru\") or "
+            "EvictionPolicy(\"lfu\") in its config, or raise num_embeddings)";
     } else {
         msg += "its " + std::string(policy_name(policy_)) + " policy may evict only " +
                std::to_string(evictable) + " rows (rows of the last " +
                std::to_string(protect_batches_) + " batches are protected)";
+        if (ttl_steps_ > 0)
+            msg +=
+                ", rows unseen for more than " + std::to_string(ttl_steps_) + " batches included";
     }
     throw CapacityError(msg);
 }
@@ -271,13 +309,12 @@ MapResult IdMapper::map(const int64_t* ids, int64_t n, bool insert) {
     }
     const int64_t misses = std::accumulate(missing_.begin(), missing_.end(), int64_t{0});
     const int64_t step = t_.step + 1;
-    const int64_t available =
-        static_cast<int64_t>(t_.free_rows.size()) + (capacity_ - t_.high_water);
-    std::vector<int32_t> victims;
-    if (misses > available) {
+    int64_t available = static_cast<int64_t>(t_.free_rows.size()) + (capacity_ - t_.high_water);
+    std::vector<int32_t> expired_rows, victims;
+    if (misses > available || ttl_steps_ > 0) {
         if (policy_ == Policy::kNone)
             throw_full(misses, 0);
-        // Mark this batch's rows so that the walk skips them; undone if the batch fails.
+        // Mark this batch's rows so that the walks skip them; undone if the batch fails.
         std::vector<std::pair<int64_t, int64_t>> saved;
         for (int64_t g = 0; g < u; ++g) {
             if (rows[g] < 0)
@@ -286,11 +323,16 @@ MapResult IdMapper::map(const int64_t* ids, int64_t n, bool insert) {
             saved.emplace_back(rows[g], used);
             used = step;
         }
-        find_victims(misses - available, step, victims);
+        if (ttl_steps_ > 0) {
+            find_expired(step, expired_rows);
+            available += static_cast<int64_t>(expired_rows.size());
+        }
+        if (misses > available)
+            find_victims(misses - available, step, victims);
         if (static_cast<int64_t>(victims.size()) < misses - available) {
             for (const auto& [row, used] : saved)
                 t_.meta[static_cast<size_t>(row)].last_used = used;
-            throw_full(misses, static_cast<int64_t>(victims.size()));
+            throw_full(misses, static_cast<int64_t>(expired_rows.size() + victims.size()));
         }
     }
 
@@ -306,13 +348,28 @@ MapResult IdMapper::map(const int64_t* ids, int64_t n, bool insert) {
             c = saturating_increment(c);
             t_.meta[static_cast<size_t>(row)].last_used = step;
             t_.order.touch(static_cast<int32_t>(row), key_of(c));
+            if (keeps_recency())
+                t_.recency.touch(static_cast<int32_t>(row), 0);
         }
     }
-    for (int32_t v : victims)
+    // Expired rows are freed first, so that the batch's new ids take them (smallest first).
+    for (int32_t r : expired_rows) {
+        t_.order.unlink(r);
+        if (keeps_recency())
+            t_.recency.unlink(r);
+        out.evicted_ids.push_back(t_.id_of_row[static_cast<size_t>(r)]);
+        out.evicted_rows.push_back(r);
+        t_.meta[static_cast<size_t>(r)] = Tables::RowMeta{0, 0, 0};
+        t_.free_rows.push(r);
+    }
+    for (int32_t v : victims) {
         t_.order.unlink(v);
+        if (keeps_recency())
+            t_.recency.unlink(v);
+    }
 
     // A batch of known ids (the steady state) takes no rows and changes no hash table.
-    if (misses == 0)
+    if (misses == 0 && expired_rows.empty())
         return out;
     size_t next_victim = 0;
     const int64_t* unique = out.unique_ids.data.get();
@@ -331,6 +388,8 @@ MapResult IdMapper::map(const int64_t* ids, int64_t n, bool insert) {
             t_.meta.resize(grown, Tables::RowMeta{0, 0, 0});
             if (policy_ != Policy::kNone)
                 t_.order.ensure_rows(static_cast<int64_t>(grown));
+            if (keeps_recency())
+                t_.recency.ensure_rows(static_cast<int64_t>(grown));
         }
         rows[g] = row;
         t_.id_of_row[static_cast<size_t>(row)] = unique[g];
@@ -338,6 +397,8 @@ MapResult IdMapper::map(const int64_t* ids, int64_t n, bool insert) {
         t_.meta[static_cast<size_t>(row)].last_used = step;
         if (policy_ != Policy::kNone)
             t_.order.add_first(static_cast<int32_t>(row), key_of(1));
+        if (keeps_recency())
+            t_.recency.add_last(static_cast<int32_t>(row), 0);
     }
     out.num_new = misses;
 
@@ -404,6 +465,8 @@ void IdMapper::remove(const int64_t* ids, int64_t n, int64_t* rows) {
         ++removed;
         if (policy_ != Policy::kNone)
             t_.order.unlink(static_cast<int32_t>(row));
+        if (keeps_recency())
+            t_.recency.unlink(static_cast<int32_t>(row));
         t_.meta[static_cast<size_t>(row)].count = 0;
         t_.meta[static_cast<size_t>(row)].last_used = 0;
         t_.free_rows.push(row);
@@ -531,6 +594,15 @@ void IdMapper::load_state(const MappingState& s) {
             t.order.add_last(static_cast<int32_t>(s.rows[i]),
                              key_of(static_cast<uint32_t>(s.counts[i])));
         }
+    }
+    if (keeps_recency()) {
+        std::vector<int64_t> order(static_cast<size_t>(m));
+        std::iota(order.begin(), order.end(), 0);
+        std::stable_sort(order.begin(), order.end(),
+                         [&](int64_t a, int64_t b) { return s.last_used[a] < s.last_used[b]; });
+        t.recency.ensure_rows(high_water);
+        for (int64_t i : order)
+            t.recency.add_last(static_cast<int32_t>(s.rows[i]), 0);
     }
     std::lock_guard<std::mutex> lock(mu_);
     std::swap(t_, t);

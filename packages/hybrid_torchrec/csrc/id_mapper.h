@@ -5,6 +5,12 @@
 // rows of the ids the policy gives up (LRU or LFU order); the evicted ids and their rows are
 // returned so that the caller can reset those rows' embeddings and optimiser state.
 //
+// With a TTL (`ttl_steps` > 0, a policy's option) every inserting batch also gives up the ids
+// not seen for more than ttl_steps batches, whether or not the table is full: their rows
+// become free (new ids of the batch take them first) and are returned with the evicted ones.
+// Which rows expired is read off the front of a recency order (the LRU order itself, or a
+// second EvictionOrder beside LFU's), as torchrec_embcache's host table does.
+//
 // Per batch (map): the ids are de-duplicated (first-occurrence order), the distinct ids are
 // looked up, and with `insert` the missing ones get rows. Within a batch the ids already
 // mapped are touched first, in order of first occurrence, then the new ids are added in the
@@ -85,7 +91,8 @@ using recsdk_ext::EvictionOrder;
 
 class IdMapper {
 public:
-    IdMapper(int64_t capacity, Policy policy, int64_t protect_batches, std::string name);
+    IdMapper(int64_t capacity, Policy policy, int64_t protect_batches, int64_t ttl_steps,
+             std::string name);
 
     MapResult map(const int64_t* ids, int64_t n, bool insert);
     // Row of each id, -1 for unmapped ids; changes nothing.
@@ -103,6 +110,7 @@ public:
     int64_t step() const;
     Policy policy() const { return policy_; }
     int64_t protect_batches() const { return protect_batches_; }
+    int64_t ttl_steps() const { return ttl_steps_; }
     const std::string& name() const { return name_; }
     int log2_partitions() const { return log2_parts_; }
     size_t memory_bytes() const;
@@ -122,11 +130,20 @@ private:
         int64_t high_water = 0;
         std::priority_queue<int64_t, std::vector<int64_t>, std::greater<int64_t>> free_rows;
         EvictionOrder order;
+        // Rows by the step last seen, for the TTL of an LFU table (an LRU table's `order` is
+        // that already); empty otherwise.
+        EvictionOrder recency;
         int64_t step = 0;
         int64_t size = 0;
     };
 
     uint32_t key_of(uint32_t count) const { return policy_ == Policy::kLFU ? count : 0; }
+    bool keeps_recency() const { return ttl_steps_ > 0 && policy_ == Policy::kLFU; }
+    const EvictionOrder& recency_order() const { return keeps_recency() ? t_.recency : t_.order; }
+    bool expired(int64_t used, int64_t step) const {
+        return ttl_steps_ > 0 && step - used > ttl_steps_;
+    }
+    void find_expired(int64_t step, std::vector<int32_t>& expired) const;
     int64_t take_free_row(Tables& t);
     void find_victims(int64_t needed, int64_t step, std::vector<int32_t>& victims) const;
     [[noreturn]] void throw_full(int64_t new_ids, int64_t evictable) const;
@@ -142,6 +159,7 @@ private:
     const int64_t capacity_;
     const Policy policy_;
     const int64_t protect_batches_;
+    const int64_t ttl_steps_;  // 0: no TTL
     const std::string name_;
     const int log2_parts_;
 

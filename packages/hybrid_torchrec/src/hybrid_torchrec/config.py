@@ -27,8 +27,9 @@ class HashEmbeddingBagConfig(_HashOptions, EmbeddingBagConfig):
     """torchrec's EmbeddingBagConfig for a table fed arbitrary int64 ids.
 
     eviction: None (a batch with new ids for a full table raises CapacityError) or
-        EvictionPolicy("lru" | "lfu", protect_batches=...): the ids it gives up lose their rows to
-        the new ids, whose rows are then re-initialised with ``init_fn``.
+        EvictionPolicy("lru" | "lfu", protect_batches=..., ttl_steps=...): the ids it gives up
+        (and, with ``ttl_steps``, those unseen for longer) lose their rows, which are then
+        re-initialised with ``init_fn``.
     """
 
     @property

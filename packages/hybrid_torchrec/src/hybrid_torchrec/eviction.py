@@ -13,8 +13,16 @@ the batch needs, in the policy's order:
 Rows used by the last ``protect_batches`` batches (the current one included) are never
 given up: set it to the pipeline depth or the gradient-accumulation window so that no row is
 reassigned while a batch that reads it is still in flight. A table's capacity is its
-``num_embeddings``; ``ttl_steps``, ``capacity`` and ``interval`` are torchrec_embcache settings
-and are refused here.
+``num_embeddings``; ``capacity`` and ``interval`` are torchrec_embcache settings and are
+refused here.
+
+``ttl_steps=t`` (either order) also gives up, at every training batch, the ids not seen in the
+last ``t`` batches (seen at step ``s``, an id that does not occur again is gone at step
+``s + t + 1``), whether the table is full or not; their rows are freed, the batch's new ids
+take them first (smallest first), and they are reported with the evicted ones so that they are
+reset. A TTL shorter than the protection (``ttl_steps + 1 < protect_batches``) is refused: it
+would free rows a batch in flight still reads. Evaluation batches (``insert=False``) neither
+count as steps nor expire anything.
 
 ``LRU(protect_batches=n)`` and ``LFU(protect_batches=n)`` are the old spellings: they still
 work, warn (DeprecationWarning) and are EvictionPolicy instances.
@@ -60,17 +68,29 @@ class LFU(EvictionPolicy):
 POLICY_CODES = {None: 0, "lru": 1, "lfu": 2}
 
 
-def policy_code(policy: EvictionPolicy | None) -> tuple[int, int]:
-    """The core's (policy, protect_batches) for a policy object."""
+def policy_code(policy: EvictionPolicy | None) -> tuple[int, int, int]:
+    """The core's (policy, protect_batches, ttl_steps; 0: no TTL) for a policy object."""
     if policy is None:
-        return 0, 1
+        return 0, 1, 0
     if not isinstance(policy, EvictionPolicy):
         raise TypeError(
             f'eviction must be None or EvictionPolicy("lru" | "lfu", ...), got {policy!r}'
         )
     policy.refuse(
         "hybrid_torchrec",
-        ("ttl_steps", "capacity", "interval"),
-        "a table gives up rows only when it is full (its capacity is num_embeddings)",
+        ("capacity",),
+        "a table's capacity is its num_embeddings",
     )
-    return POLICY_CODES[policy.order], policy.protect_batches
+    policy.refuse(
+        "hybrid_torchrec",
+        ("interval",),
+        "a table applies its policy at every training batch",
+    )
+    ttl = policy.ttl_steps or 0
+    if ttl and ttl + 1 < policy.protect_batches:
+        raise ValueError(
+            f"hybrid_torchrec: EvictionPolicy(ttl_steps={ttl}, protect_batches="
+            f"{policy.protect_batches}) would expire rows the last {policy.protect_batches} "
+            f"batches still read: ttl_steps must be at least protect_batches - 1"
+        )
+    return POLICY_CODES[policy.order], policy.protect_batches, ttl

@@ -64,8 +64,9 @@ class MapResult(NamedTuple):
     rows: the row of each distinct id (-1: unmapped, only for read-only lookups).
     counts: occurrences of each distinct id in the batch.
     inverse: for each input id, its index in unique_ids (so rows[inverse] is the row per id).
-    evicted_ids, evicted_rows: ids that lost their rows to this batch, and those rows, which
-        new ids of this batch now hold. Reset their embedding and optimiser state before use.
+    evicted_ids, evicted_rows: ids that lost their rows to this batch (to its new ids, or
+        expired by the policy's ``ttl_steps``), and those rows, which new ids of this batch now
+        hold or which are free. Reset their embedding and optimiser state before use.
     num_new: distinct ids that got a row in this batch.
     """
 
@@ -108,16 +109,16 @@ class IdMapper:
 
     Args:
         capacity: rows of the table (1 .. 2^31-1).
-        eviction: None or EvictionPolicy("lru" | "lfu", protect_batches=...).
+        eviction: None or EvictionPolicy("lru" | "lfu", protect_batches=..., ttl_steps=...).
         name: the table's name, used in error messages.
     """
 
     def __init__(
         self, capacity: int, eviction: EvictionPolicy | None = None, *, name: str = "table"
     ) -> None:
-        code, protect = policy_code(eviction)
+        code, protect, ttl = policy_code(eviction)
         self._eviction = eviction
-        self._impl = _C.IdMapper(int(capacity), code, protect, name)
+        self._impl = _C.IdMapper(int(capacity), code, protect, ttl, name)
 
     @property
     def capacity(self) -> int:
@@ -130,7 +131,7 @@ class IdMapper:
 
     @property
     def step(self) -> int:
-        """Inserting batches so far (the clock of LRU/LFU and of protect_batches)."""
+        """Inserting batches so far (the clock of LRU/LFU, protect_batches and ttl_steps)."""
         return int(self._impl.step)
 
     @property
