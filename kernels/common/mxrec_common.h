@@ -49,6 +49,56 @@ MXREC_HD Span SplitEven(int64_t total, int64_t parts, int64_t idx) {
     return Span{begin, begin + base + (idx < rem ? 1 : 0)};
 }
 
+// The last t in [0, count) with a[t * stride] <= k, for `a` (a GlobalTensor, read by scalar
+// accesses) rising with t; 0 when none is. A binary search: the bags' feature, a position's table.
+template <typename Array>
+MXREC_HD int64_t LastAtMost(Array& a, int64_t stride, int64_t count, int64_t k) {
+    int64_t lo = 0;
+    int64_t hi = count - 1;
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo + 1) / 2;
+        if (static_cast<int64_t>(a.GetValue(mid * stride)) <= k) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    return lo;
+}
+
+// Split of units [0, units) over `parts` by cost: `cost(k)` is what units [0, k) cost (it must
+// not fall as k rises; only differences from cost(0) count), and part idx starts at the first k
+// whose cost from 0 reaches idx / parts of the whole. Each part finds its own bounds by a binary
+// search of cost (a few scalar reads where cost reads global memory), and neighbours compute
+// their shared bound alike, so the spans tile [0, units) when cost rises. A cost that falls may
+// give end < begin: the caller checks that and refuses its data.
+template <typename CostFn>
+MXREC_HD int64_t CostBound(CostFn& cost, int64_t units, int64_t c0, int64_t total, int64_t parts,
+                           int64_t idx) {
+    const int64_t target = c0 + total / parts * idx + total % parts * idx / parts;
+    int64_t lo = 0;
+    int64_t hi = units;
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (cost(mid) < target) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+template <typename CostFn>
+MXREC_HD Span SplitByCost(CostFn& cost, int64_t units, int64_t parts, int64_t idx) {
+    const int64_t c0 = cost(0);
+    const int64_t total = cost(units) - c0;
+    const int64_t begin = idx == 0 ? 0 : CostBound(cost, units, c0, total, parts, idx);
+    const int64_t end =
+        idx + 1 == parts ? units : CostBound(cost, units, c0, total, parts, idx + 1);
+    return Span{begin, end};
+}
+
 // Elements of `elemBytes` that fit in `bytes`, rounded down to whole 32-byte blocks.
 MXREC_HD int64_t ElemsPerBlocks(int64_t bytes, int64_t elemBytes) {
     return AlignDown(bytes, kBlockBytes) / elemBytes;

@@ -13,6 +13,7 @@
 #define MXREC_TBE_VBE_H
 
 #include "kernel_operator.h"
+#include "mxrec_common.h"
 
 namespace mxrec {
 
@@ -66,12 +67,23 @@ struct VbeMetadata {
         return true;
     }
 
-    // Bag b (local to feature t, whose rows are d floats wide): its row in the output, in the
-    // block of the rank holding it. Valid once Tiles() held and 0 <= b < the feature's bags.
-    __aicore__ inline int64_t RowAt(int64_t t, int64_t b, int64_t d) {
+    // The feature holding bag k: the last t with b_offsets[t] <= k (a binary search; empty
+    // features before it share its first bag). Valid once Tiles() held and 0 <= k < bags.
+    __aicore__ inline int64_t FeatureOf(int64_t k) { return LastAtMost(bOffsets, 1, tables, k); }
+
+    // The rank holding bag b local to feature t: the last r with RankOff(t, r) <= b. R is small
+    // (the world size), so a walk rather than a search.
+    __aicore__ inline int64_t RankOf(int64_t t, int64_t b) {
         int64_t r = 0;
         while (RankOff(t, r + 1) <= b)
             ++r;
+        return r;
+    }
+
+    // Bag b (local to feature t, whose rows are d floats wide): its row in the output, in the
+    // block of the rank holding it. Valid once Tiles() held and 0 <= b < the feature's bags.
+    __aicore__ inline int64_t RowAt(int64_t t, int64_t b, int64_t d) {
+        const int64_t r = RankOf(t, b);
         return OutputAt(r, t) + (b - RankOff(t, r)) * d;
     }
 };

@@ -246,19 +246,16 @@ public:
 
 private:
     // ---- the split over cores ----------------------------------------------------------------
-    // Slices of equal cost (the tiling header): entries before j cost posCost each, runs
-    // before j's runCost each, and the run rank of entry j (run_slots) counts the runs before
-    // it. Core i starts at the first j whose cost reaches i / coreNum of the whole; neighbours
-    // compute their shared boundary alike, so the slices tile the entries when the ranks rise
-    // (the adapter's do; others trap here).
+    // Slices of equal cost (the tiling header; mxrec::SplitByCost): entries before j cost
+    // posCost each, runs before j's runCost each, and the run rank of entry j (run_slots) counts
+    // the runs before it. The slices tile the entries when the ranks rise (the adapter's do;
+    // others trap here).
     __aicore__ inline mxrec::Span CostSpan() {
-        const int64_t n = td_.numIndices;
-        const int64_t total = Cost(n);
-        const int64_t begin = me_ == 0 ? 0 : Boundary(me_, total);
-        const int64_t end = me_ + 1 == td_.coreNum ? n : Boundary(me_ + 1, total);
-        if (end < begin)
+        EntryCost cost{this};
+        const mxrec::Span span = mxrec::SplitByCost(cost, td_.numIndices, td_.coreNum, me_);
+        if (span.end < span.begin)
             Trap();  // run_slots out of order
-        return mxrec::Span{begin, end};
+        return span;
     }
 
     // The cost of entries [0, j); every run past rank 0 starts after them. Ranks are clamped
@@ -272,40 +269,17 @@ private:
         return td_.posCost * j + td_.runCost * runs;
     }
 
-    // The first j in [0, N] with Cost(j) >= i / coreNum of `total` (a binary search: a few
-    // scalar reads of run_slots).
-    __aicore__ inline int64_t Boundary(int64_t i, int64_t total) {
-        const int64_t cores = td_.coreNum;
-        const int64_t target = total / cores * i + total % cores * i / cores;
-        int64_t lo = 0;
-        int64_t hi = td_.numIndices;
-        while (lo < hi) {
-            const int64_t mid = lo + (hi - lo) / 2;
-            if (Cost(mid) < target) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
-    }
+    struct EntryCost {
+        SplitEmbeddingBackward* op;
+        __aicore__ inline int64_t operator()(int64_t j) { return op->Cost(j); }
+    };
 
     // ---- variable batch per feature --------------------------------------------------------
-    // The feature holding bag k: the last t with b_offsets[t] <= k (empty features share it).
+    // The feature holding bag k: the current table's while k stays in it, else searched.
     __aicore__ inline int64_t FeatureOf(int64_t k) {
         if (table_.table >= 0 && k >= table_.bag0 && k < table_.bag1)
             return table_.table;
-        int64_t lo = 0;
-        int64_t hi = td_.tables - 1;
-        while (lo < hi) {
-            const int64_t mid = lo + (hi - lo + 1) / 2;
-            if (vbe_.BOff(mid) <= k) {
-                lo = mid;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        return lo;
+        return vbe_.FeatureOf(k);
     }
 
     // Bag k of the current table: its gradient row, in the block of the rank holding it.

@@ -173,16 +173,7 @@ private:
                 i = stop;
                 continue;
             }
-            int64_t lo = 0;  // the last table whose first index is <= i
-            int64_t hi = td_.tables - 1;
-            while (lo < hi) {
-                const int64_t mid = lo + (hi - lo + 1) / 2;
-                if (Bound(mid) <= i) {
-                    lo = mid;
-                } else {
-                    hi = mid - 1;
-                }
-            }
+            const int64_t lo = mxrec::LastAtMost(offGm_, td_.batch, td_.tables, i);
             const int64_t end = Bound(lo + 1);
             if (Bound(lo) > i || end <= i || end > n)
                 Trap();  // table boundaries out of order
@@ -202,26 +193,13 @@ private:
         if (!vbeMeta_.Tiles(doGm_, td_.bags, td_.outLen))
             Trap();  // the VBE metadata does not tile out
         const mxrec::Span span = BagSpan();
-        int64_t t = 0;  // the feature holding bag k: the last t with b_offsets[t] <= k
-        if (span.begin < span.end) {
-            int64_t hi = tables - 1;
-            while (t < hi) {
-                const int64_t mid = t + (hi - t + 1) / 2;
-                if (vbeMeta_.BOff(mid) <= span.begin) {
-                    t = mid;
-                } else {
-                    hi = mid - 1;
-                }
-            }
-        }
+        int64_t t = span.begin < span.end ? vbeMeta_.FeatureOf(span.begin) : 0;
         for (int64_t k = span.begin; k < span.end;) {
             while (vbeMeta_.BOff(t + 1) <= k)
                 ++t;  // empty features in between
             const Table tb = LoadTable(t);
             const int64_t b = k - vbeMeta_.BOff(t);
-            int64_t r = 0;  // the rank holding b: the last r with rank offset <= b
-            while (vbeMeta_.RankOff(t, r + 1) <= b)
-                ++r;
+            const int64_t r = vbeMeta_.RankOf(t, b);
             const int64_t first = vbeMeta_.RankOff(t, r);
             const int64_t stop =
                 mxrec::Min64(span.end, vbeMeta_.BOff(t) + vbeMeta_.RankOff(t, r + 1));
@@ -230,49 +208,32 @@ private:
         }
     }
 
-    // This core's bags, split by cost (the tiling header): core i starts at the first bag k
-    // whose cost before it, Cost(k) - Cost(0), reaches i / coreNum of all bags' cost. Neighbours
-    // compute their shared boundary alike, so the spans tile the bags exactly when the
-    // boundaries rise; offsets out of order may break that (caught here), and every bag's own
-    // offsets are checked where it is pooled.
+    // This core's bags, split by cost (the tiling header; mxrec::SplitByCost): the bags before
+    // k cost Cost(k) - Cost(0). The spans tile the bags when the offsets rise; offsets out of
+    // order may break that (caught here), and every bag's own offsets are checked where it is
+    // pooled.
     __aicore__ inline mxrec::Span BagSpan() {
-        const int64_t cores = td_.coreNum;
-        if (cores <= 1 || td_.idCost <= 0)
-            return mxrec::SplitEven(td_.units, cores, me_);
-        const int64_t c0 = Cost(0);
-        const int64_t total = Cost(td_.units) - c0;
-        const int64_t begin = me_ == 0 ? 0 : Boundary(me_, c0, total);
-        const int64_t end = me_ + 1 == cores ? td_.units : Boundary(me_ + 1, c0, total);
-        if (end < begin)
+        if (td_.coreNum <= 1 || td_.idCost <= 0)
+            return mxrec::SplitEven(td_.units, td_.coreNum, me_);
+        BagCost cost{this};
+        const mxrec::Span span = mxrec::SplitByCost(cost, td_.units, td_.coreNum, me_);
+        if (span.end < span.begin)
             Trap();  // offsets out of order
-        return mxrec::Span{begin, end};
+        return span;
     }
 
-    // The bags before k cost Cost(k) - Cost(0). Offsets are clamped into [0, N] so that bad
-    // ones cannot overflow; the bags holding them trap anyway.
+    // Offsets are clamped into [0, N] so that bad ones cannot overflow; the bags holding them
+    // trap anyway.
     __aicore__ inline int64_t Cost(int64_t k) {
         const int64_t o = static_cast<int64_t>(offGm_.GetValue(k));
         const int64_t at = o < 0 ? 0 : mxrec::Min64(o, td_.numIndices);
         return td_.idCost * at + td_.bagCost * k;
     }
 
-    // The first bag k in [0, units] with Cost(k) - c0 >= i / coreNum of `total` (a binary search:
-    // a few scalar reads of offsets).
-    __aicore__ inline int64_t Boundary(int64_t i, int64_t c0, int64_t total) {
-        const int64_t cores = td_.coreNum;
-        const int64_t target = c0 + total / cores * i + total % cores * i / cores;
-        int64_t lo = 0;
-        int64_t hi = td_.units;
-        while (lo < hi) {
-            const int64_t mid = lo + (hi - lo) / 2;
-            if (Cost(mid) < target) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
-    }
+    struct BagCost {
+        SplitEmbeddingForward* op;
+        __aicore__ inline int64_t operator()(int64_t k) { return op->Cost(k); }
+    };
 
     // offsets[t * B]: none mode's table boundaries.
     __aicore__ inline int64_t Bound(int64_t t) {
