@@ -1,13 +1,7 @@
 // Vector code of the HSTU attention kernels (hstu_dense_forward, hstu_dense_backward): AscendC
-// device code, float32.
-//
-// HstuOnePlusExpNeg (the backward's) takes exp(-z) from its definition with basic instructions
-// (Muls/Adds/Maxs/Mins/Cast/Sub/Mul): 2^k * e^y with k = rint(-z log2 e) clamped to +-126 (2^k
-// stays a normal float; beyond, the result saturates towards 0 or inf as exp does, which
-// 1 / (1 + exp(-z)) absorbs), y = -z - k ln 2 in two parts (Cody-Waite: |y| <= ln2 / 2, exact
-// k ln2_hi), e^y by its Taylor polynomial to degree 7 (truncation < 6e-9 relative) and 2^k
-// assembled from k's exponent bits; it was written when the emulation had no Exp. The forward's
-// HstuSilu uses Exp.
+// device code, float32. exp comes from the vector unit's Exp (Exp.md: half and float on Atlas
+// A2/A3), 32 elements a cycle (Vector指令理论性能汇总.md 表3): one instruction where building it
+// from Muls/Adds/Cast and a polynomial took about thirty.
 #ifndef MXREC_HSTU_KERNEL_H
 #define MXREC_HSTU_KERNEL_H
 
@@ -17,46 +11,17 @@
 
 namespace mxrec {
 
-constexpr float kHstuLog2e = 1.44269504088896341f;
-constexpr float kHstuLn2Hi = 0.693145751953125f;  // ln 2 to 17 bits: k * kHstuLn2Hi is exact
-constexpr float kHstuLn2Lo = 1.42860682030941723212e-6f;
-constexpr float kHstuExpClamp = 126.0f;
-
-// dst = 1 + exp(-z), float32. t1 and t2 are scratch (t2 also as int32); dst, t1, t2 and z are
-// four different buffers of at least n elements.
+// dst = 1 + exp(-z), float32. dst and z may be the same buffer.
 __aicore__ inline void HstuOnePlusExpNeg(const AscendC::LocalTensor<float>& dst,
-                                         const AscendC::LocalTensor<float>& z,
-                                         const AscendC::LocalTensor<float>& t1,
-                                         const AscendC::LocalTensor<float>& t2, int32_t n) {
+                                         const AscendC::LocalTensor<float>& z, int32_t n) {
     using namespace AscendC;
-    // 1 / n!, n = 0..7
-    constexpr float kInvFact[8] = {1.0f,         1.0f,          0.5f,          1.0f / 6.0f,
-                                   1.0f / 24.0f, 1.0f / 120.0f, 1.0f / 720.0f, 1.0f / 5040.0f};
-    LocalTensor<int32_t> k = t2.ReinterpretCast<int32_t>();
-    Muls(t1, z, -kHstuLog2e, n);
-    Maxs(t1, t1, -kHstuExpClamp, n);
-    Mins(t1, t1, kHstuExpClamp, n);
-    Cast(k, t1, RoundMode::CAST_RINT, n);
-    Cast(t1, k, RoundMode::CAST_NONE, n);
-    Muls(dst, t1, -kHstuLn2Hi, n);  // y = -z - k ln 2
-    Sub(dst, dst, z, n);
-    Muls(t1, t1, kHstuLn2Lo, n);
-    Sub(dst, dst, t1, n);
-    Muls(t1, dst, kInvFact[7], n);  // e^y by Horner
-    for (int i = 6; i >= 1; --i) {
-        Adds(t1, t1, kInvFact[i], n);
-        Mul(t1, t1, dst, n);
-    }
-    Adds(t1, t1, kInvFact[0], n);
-    Adds(k, k, 127, n);  // 2^k: the float with exponent field k + 127
-    Muls(k, k, 1 << 23, n);
-    Mul(dst, t1, t2, n);
+    Muls(dst, z, -1.0f, n);
+    Exp(dst, dst, n);
     Adds(dst, dst, 1.0f, n);
 }
 
-// dst = silu(z) = z / (1 + exp(-z)), float32, with the vector unit's Exp (Exp.md: half and float
-// on Atlas A2/A3): four instructions where HstuOnePlusExpNeg takes about thirty. For z far below
-// 0, exp(-z) overflows to inf and dst is -0, as silu's limit. dst and z are different buffers.
+// dst = silu(z) = z / (1 + exp(-z)), float32. For z far below 0, exp(-z) overflows to inf and
+// dst is -0, as silu's limit. dst and z are different buffers.
 __aicore__ inline void HstuSilu(const AscendC::LocalTensor<float>& dst,
                                 const AscendC::LocalTensor<float>& z, int32_t n) {
     using namespace AscendC;

@@ -6,7 +6,7 @@ element (hstu_ref.hstu_backward with magnitude=True: what relative errors of S, 
 products can add up to), against the unrounded float64 gradients:
 
 - float32: |out - ref| <= 16 eps (mag + |ref|): float32 sums over D, over the keys (dq) and over
-  the queries (dk, dv), exp from a polynomial;
+  the queries (dk, dv);
 - float16 / bfloat16: |out - ref| <= 4 eps (mag + |ref|) + 4 eps tiny: S, dP, P and dZ are
   rounded to the dtype (half an ulp each, hstu.md §2), the gradients once at the end; tiny (the
   smallest normal number) covers float16's subnormal gradients, whose spacing is tiny * eps.

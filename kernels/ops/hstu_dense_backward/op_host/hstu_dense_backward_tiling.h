@@ -18,8 +18,9 @@
 // Per vector core: two workspace slots ([chunkQ, blockK] in q's dtype: P, and dZ) and two
 // float32 accumulators ([blockK, dimPad]: dK, dV); shared by all: the float32 dQ accumulator
 // [rows * N, dimPad], added to atomically. The unified buffer holds a chunk of score rows (S,
-// dP, bias and mask in q's dtype, five float32 work buffers, P and dZ in q's dtype), the causal
-// ramp, the accumulator rows being written and a block of zeros.
+// dP in q's dtype, double-buffered, bias and mask, three float32 work buffers and for 16-bit
+// dtypes two more, P and dZ in q's dtype, double-buffered), the causal ramp, the accumulator rows
+// being written and a block of zeros.
 #ifndef HSTU_DENSE_BACKWARD_TILING_H
 #define HSTU_DENSE_BACKWARD_TILING_H
 
@@ -145,14 +146,19 @@ inline TilingPlan<HstuDenseBackwardTilingData> HstuDenseBackwardTiling(
     HstuAssignWorkers(plan, work, p, bytes, groups);
 
     // Unified buffer: ramp, accumulator rows and zeros first, then as many score rows per chunk
-    // as fit (each row: blockK elements of S, dP, bias, mask, P and dZ in q's dtype, five float32).
+    // as fit (each row: blockK elements of S, dP, bias, mask, P and dZ in q's dtype, twice, and
+    // the float32 work buffers).
     td.rampBytes = causal ? static_cast<uint32_t>(AlignedBytes(td.blockK, 4)) : 0;
     td.outRows = Clamp64(UbShare(p, 8) / (td.dimPad * 4), 1, td.blockK);
     td.accInBytes = static_cast<uint32_t>(td.outRows * td.dimPad * 4);
     td.accOutBytes = static_cast<uint32_t>(td.outRows * td.dimPad * esz);
     td.zeroBytes = static_cast<uint32_t>(UbShare(p, 24));
-    const int64_t inputs = 2 + (s.hasBias ? 1 : 0) + (s.hasMask ? 1 : 0);
-    const int64_t perRow = td.blockK * (5 * 4 + esz * (inputs + 2));
+    // S, dP, P and dZ double-buffered (a chunk's copies overlap its neighbour's vector work),
+    // bias and mask single; float32 buffers: three, and two more (S and dP as float32) for
+    // 16-bit scores.
+    const int64_t inQ = 2 * 2 + (s.hasBias ? 1 : 0) + (s.hasMask ? 1 : 0);
+    const int64_t temps = esz == 4 ? 3 : 5;
+    const int64_t perRow = td.blockK * (temps * 4 + esz * (inQ + 2 * 2));
     const int64_t avail =
         UbBytes(p) - td.rampBytes - td.accInBytes - td.accOutBytes - td.zeroBytes - 4 * kBlockBytes;
     if (avail < perRow) {

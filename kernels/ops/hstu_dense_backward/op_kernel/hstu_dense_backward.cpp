@@ -18,11 +18,13 @@
 //      other cores add to the same rows); after the last chunk dK and dV rows are cast out;
 //   2. cast the dQ accumulator to dq, a slice of rows per core.
 //
-// exp(-Z) from basic instructions (HstuOnePlusExpNeg in kernels/common/hstu_kernel.h), written
-// before the emulation had Exp; the forward now takes the vector unit's Exp (HstuSilu).
-// Synchronisation: queues for every global <-> UB move of scores and rows, TSCM queues for the L1
-// operands (MTE2 -> the Cube's MTE1 reads, FreeTensor after the last call); PipeSync MTE3_S before
-// a Matmul reads what the vector core wrote; V_MTE3 for the zero block (a TBuf).
+// exp(-Z) from the vector unit's Exp (HstuOnePlusExpNeg, kernels/common/hstu_kernel.h); the
+// queues of S, dP, P and dZ are double-buffered (bias and mask, rarely given, are not: a core has
+// 8 V_MTE2 event ids for its VECIN buffers), and float32 scores are worked on in the buffers they
+// arrive in and leave from (no copies). Synchronisation: queues for every global <-> UB move of
+// scores and rows, TSCM queues for the L1 operands (MTE2 -> the Cube's MTE1 reads, FreeTensor after
+// the last call); PipeSync MTE3_S before a Matmul reads what the vector core wrote; V_MTE3 for the
+// zero block (a TBuf).
 #include "kernel_operator.h"
 #include "lib/matmul_intf.h"
 #include "mxrec_common.h"
@@ -44,6 +46,7 @@ public:
     using AccType = MatmulType<TPosition::GM, CubeFormat::ND, float>;
     using BiasType = MatmulType<TPosition::GM, CubeFormat::ND, float>;
     static constexpr int64_t kBlockElems = 32 / sizeof(T);
+    static constexpr bool kFloat = sizeof(T) == 4;
 
     // Operands in L1 (TSCM, NZ): a key block's K and V, a query chunk's Q and G.
     using AL1Type = MatmulType<TPosition::TSCM, CubeFormat::NZ, T, false>;
@@ -87,16 +90,18 @@ public:
         dvAccGm_.SetGlobalBuffer((__gm__ float*)(mine + 2 * td.slotBytes + td.accBytes), acc);
         dqAccGm_.SetGlobalBuffer((__gm__ float*)(ws + td.dqAccOffset),
                                  td.rows * td.heads * td.dimPad);
-        pipe->InitBuffer(sQue_, 1, td.scoreInBytes);
-        pipe->InitBuffer(dpQue_, 1, td.scoreInBytes);
+        pipe->InitBuffer(sQue_, 2, td.scoreInBytes);
+        pipe->InitBuffer(dpQue_, 2, td.scoreInBytes);
         if (td.hasBias)
             pipe->InitBuffer(biasQue_, 1, td.scoreInBytes);
         if (td.maskType == 3)
             pipe->InitBuffer(maskQue_, 1, td.scoreInBytes);
-        pipe->InitBuffer(pQue_, 1, td.scoreInBytes);
-        pipe->InitBuffer(dzQue_, 1, td.scoreInBytes);
-        pipe->InitBuffer(zBuf_, td.tempBytes);
-        pipe->InitBuffer(gBuf_, td.tempBytes);
+        pipe->InitBuffer(pQue_, 2, td.scoreInBytes);
+        pipe->InitBuffer(dzQue_, 2, td.scoreInBytes);
+        if constexpr (!kFloat) {  // float32 scores are worked on where they arrive
+            pipe->InitBuffer(zBuf_, td.tempBytes);
+            pipe->InitBuffer(gBuf_, td.tempBytes);
+        }
         pipe->InitBuffer(dBuf_, td.tempBytes);
         pipe->InitBuffer(t1Buf_, td.tempBytes);
         pipe->InitBuffer(t2Buf_, td.tempBytes);
@@ -278,24 +283,33 @@ private:
                 DataCopyPad(mIn, maskGm_[squareOff], squareRows, zero);
                 maskQue_.EnQue(mIn);
             }
-            LocalTensor<float> z = zBuf_.Get<float>();
-            LocalTensor<float> g = gBuf_.Get<float>();
+            // float32 scores are worked on in their input buffers and the results written into
+            // the output ones; 16-bit ones go through float32 buffers (hstu.md §2: S, dP, P and
+            // dZ are rounded to q's dtype, the arithmetic between them is float32).
             LocalTensor<float> d = dBuf_.Get<float>();
             LocalTensor<float> t1 = t1Buf_.Get<float>();
             LocalTensor<float> t2 = t2Buf_.Get<float>();
             sIn = sQue_.DeQue<T>();
-            mxrec::HstuToFloat(z, sIn, n);
-            sQue_.FreeTensor(sIn);
             dpIn = dpQue_.DeQue<T>();
-            mxrec::HstuToFloat(g, dpIn, n);
-            dpQue_.FreeTensor(dpIn);
+            LocalTensor<float> z, g;
+            if constexpr (kFloat) {
+                z = sIn.template ReinterpretCast<float>();
+                g = dpIn.template ReinterpretCast<float>();
+            } else {
+                z = zBuf_.Get<float>();
+                g = gBuf_.Get<float>();
+                mxrec::HstuToFloat(z, sIn, n);
+                sQue_.FreeTensor(sIn);
+                mxrec::HstuToFloat(g, dpIn, n);
+                dpQue_.FreeTensor(dpIn);
+            }
             if (td_->hasBias) {
                 LocalTensor<T> bIn = biasQue_.DeQue<T>();
                 mxrec::HstuToFloat(t1, bIn, n);
                 biasQue_.FreeTensor(bIn);
                 Add(z, z, t1, n);
             }
-            mxrec::HstuOnePlusExpNeg(d, z, t1, t2, n);  // d = 1 + exp(-z)
+            mxrec::HstuOnePlusExpNeg(d, z, n);  // d = 1 + exp(-z)
             Duplicate(t1, 1.0f, n);
             Div(t1, t1, d, n);  // sigma
             // The mask times s in t2 (no mask tensor: s alone, applied with Muls).
@@ -317,31 +331,22 @@ private:
                 Muls(t2, t2, s, n);
                 maskTensor = true;
             }
-            // P = silu(z) s M = z sigma s M
-            Mul(d, z, t1, n);
-            if (maskTensor) {
-                Mul(d, d, t2, n);
-            } else {
-                Muls(d, d, s, n);
-            }
-            LocalTensor<T> pOut = pQue_.AllocTensor<T>();
-            mxrec::HstuFromFloat(pOut, d, n);
-            pQue_.EnQue(pOut);
-            // dZ = dP s M sigma (1 + z (1 - sigma))
-            Muls(d, t1, -1.0f, n);
-            Adds(d, d, 1.0f, n);
-            Mul(d, d, z, n);
-            Adds(d, d, 1.0f, n);
-            Mul(d, d, t1, n);
-            Mul(d, d, g, n);
-            if (maskTensor) {
-                Mul(d, d, t2, n);
-            } else {
-                Muls(d, d, s, n);
-            }
+            Mul(d, z, t1, n);  // silu(z) = z sigma
+            // dZ = dP s M sigma (1 + z (1 - sigma)) = dP s M sigma (z - silu(z) + 1), in z
+            Sub(z, z, d, n);
+            Adds(z, z, 1.0f, n);
+            Mul(z, z, t1, n);
+            Mul(z, z, g, n);
             LocalTensor<T> dzOut = dzQue_.AllocTensor<T>();
-            mxrec::HstuFromFloat(dzOut, d, n);
+            ScaleOut(dzOut, z, t2, maskTensor, n);
             dzQue_.EnQue(dzOut);
+            LocalTensor<T> pOut = pQue_.AllocTensor<T>();
+            ScaleOut(pOut, d, t2, maskTensor, n);  // P = silu(z) s M
+            pQue_.EnQue(pOut);
+            if constexpr (kFloat) {
+                sQue_.FreeTensor(sIn);
+                dpQue_.FreeTensor(dpIn);
+            }
             pOut = pQue_.DeQue<T>();
             DataCopy(pSlotGm_[r0 * kp], pOut, static_cast<uint32_t>(n));
             pQue_.FreeTensor(pOut);
@@ -353,6 +358,27 @@ private:
                             DataCopyExtParams{static_cast<uint16_t>(rc), rowBytes, 0, gap, 0});
             }
             dzQue_.FreeTensor(dzOut);
+        }
+    }
+
+    // out = x s M (M s in t2 when maskTensor, else s alone), in q's dtype: float32 straight into
+    // out, 16-bit in place in x and then rounded (CAST_RINT).
+    __aicore__ inline void ScaleOut(const LocalTensor<T>& out, const LocalTensor<float>& x,
+                                    const LocalTensor<float>& t2, bool maskTensor, int32_t n) {
+        if constexpr (kFloat) {
+            LocalTensor<float> o = out.template ReinterpretCast<float>();
+            if (maskTensor) {
+                Mul(o, x, t2, n);
+            } else {
+                Muls(o, x, td_->scale, n);
+            }
+        } else {
+            if (maskTensor) {
+                Mul(x, x, t2, n);
+            } else {
+                Muls(x, x, td_->scale, n);
+            }
+            mxrec::HstuFromFloat(out, x, n);
         }
     }
 
@@ -412,12 +438,12 @@ private:
     GlobalTensor<float> dkAccGm_;
     GlobalTensor<float> dvAccGm_;
     GlobalTensor<float> dqAccGm_;
-    TQue<TPosition::VECIN, 1> sQue_;
-    TQue<TPosition::VECIN, 1> dpQue_;
+    TQue<TPosition::VECIN, 2> sQue_;
+    TQue<TPosition::VECIN, 2> dpQue_;
     TQue<TPosition::VECIN, 1> biasQue_;
     TQue<TPosition::VECIN, 1> maskQue_;
-    TQue<TPosition::VECOUT, 1> pQue_;
-    TQue<TPosition::VECOUT, 1> dzQue_;
+    TQue<TPosition::VECOUT, 2> pQue_;
+    TQue<TPosition::VECOUT, 2> dzQue_;
     TQue<TPosition::VECIN, 1> accInQue_;
     TQue<TPosition::VECOUT, 1> accOutQue_;
     TBuf<TPosition::VECCALC> zBuf_;
