@@ -561,6 +561,11 @@ def test_a_refused_overload_of_an_emulated_name_names_itself(tmp_path: Path) -> 
         "    AscendC::LocalTensor<int8_t> b8;\n"
         "    AscendC::LocalTensor<int16_t> s16;\n"
         "    AscendC::CastDequant<int8_t, int16_t>(b8, s16, 32u);\n"
+        "    AscendC::Nd2NzParams nd;\n"
+        "    AscendC::DataCopy(l, l, nd);\n"
+        "    AscendC::LocalTensor<uint64_t> ws;\n"
+        "    AscendC::Fixpipe<float, float>(g, l, ws, AscendC::FixpipeParamsV220());\n"
+        "    AscendC::Fill(l, AscendC::InitConstValueParams<float>(1, 0.0f));\n"
         "}\n"
     )
     proc = _compile(source, tmp_path)
@@ -571,6 +576,12 @@ def test_a_refused_overload_of_an_emulated_name_names_itself(tmp_path: Path) -> 
     assert "CastDequant / CastDeq from int16_t to int8_t / uint8_t is not emulated" in (
         proc.stderr
     ), proc.stderr[-2000:]
+    for what in (
+        "DataCopy with Nd2NzParams between local tensors",
+        "Fixpipe with a cbufWorkspace",
+        "Fill of L0A/L0B/L1 with InitConstValueParams",
+    ):
+        assert f"AscendC API {what}" in proc.stderr, (what, proc.stderr[-2000:])
 
 
 def test_overloads_match_by_parameter_types() -> None:

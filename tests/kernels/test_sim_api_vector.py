@@ -187,3 +187,17 @@ def test_dequantising_cast_needs_the_half_scale(api_library: Path) -> None:
         scale_bits = torch.tensor([0.25 * (i + 1)]).view(torch.int32).item()
         expected = ((i % 2 == 0) << 46) | (((i - 8) & 0x1FF) << 37) | scale_bits
         assert word == expected, (i, hex(word), hex(expected))
+
+
+def test_scalar_cast_forms(api_library: Path) -> None:
+    out = ok(api_library, "scalar_cast")[:7].tolist()
+    # bf16 nearest-even of 3.14159 (the example of Cast（float转bfloat16_t）.md), then the
+    # float -> int32_t round modes on ties, and CAST_ODD to half: 1 + 2^-12 lies between 1 and
+    # 1 + 2^-10
+    assert out == [3.140625, 3, 2, -3, -2, 1 + 2**-10, 1]
+
+
+def test_soft_sync_all_checks_its_workspace(api_library: Path) -> None:
+    status, message, out = run(api_library, "soft_sync_all")
+    assert out[100].item() == 1  # the first call, with the page's sizes, passed
+    assert status == 2 and "gmWorkspace holds 16 bytes" in message, message

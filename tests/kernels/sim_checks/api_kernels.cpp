@@ -340,6 +340,34 @@ void deq_vector_words() {
     CastDequant<half, int32_t>(c.Get<half>(), src, 64);
 }
 
+// The scalar Cast forms, into out[0..8).
+void scalar_cast() {
+    GlobalTensor<float> out = Out();
+    out(0) = Cast(Cast(3.14159f));                                            // bf16 RINT: 3.140625
+    out(1) = float(Cast<float, int32_t, RoundMode::CAST_ROUND>(2.5f));        // 3
+    out(2) = float(Cast<float, int32_t, RoundMode::CAST_RINT>(2.5f));         // 2
+    out(3) = float(Cast<float, int32_t, RoundMode::CAST_FLOOR>(-2.5f));       // -3
+    out(4) = float(Cast<float, int32_t, RoundMode::CAST_CEIL>(-2.5f));        // -2
+    out(5) = float(Cast<float, half, RoundMode::CAST_ODD>(1.000244140625f));  // 1 + 2^-10
+    out(6) = float(Cast<float, half, RoundMode::CAST_ODD>(1.0f));             // exact: 1
+}
+
+// SyncAll's software form on the one core of the launch, then with a 16-byte gmWorkspace
+// (the page asks GetBlockNum() * 32 bytes).
+void soft_sync_all() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a;
+    pipe.InitBuffer(a, 32);
+    LocalTensor<int32_t> ub = a.Get<int32_t>();
+    GlobalTensor<int32_t> ws;
+    ws.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(g_out), 8);
+    SyncAll(ws, ub, 1);
+    Out()(100) = 1.0f;
+    GlobalTensor<int32_t> small;
+    small.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(g_out), 4);
+    SyncAll(small, ub);
+}
+
 const std::map<std::string, std::function<void()>>& Cases() {
     static const std::map<std::string, std::function<void()>> cases = {
         {"dup_mask_bits", dup_mask_bits},
@@ -364,6 +392,8 @@ const std::map<std::string, std::function<void()>>& Cases() {
         {"deq_cast", deq_cast},
         {"deq_unset", deq_unset},
         {"deq_vector_words", deq_vector_words},
+        {"scalar_cast", scalar_cast},
+        {"soft_sync_all", soft_sync_all},
     };
     return cases;
 }

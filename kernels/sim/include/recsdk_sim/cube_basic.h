@@ -628,6 +628,45 @@ inline void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src,
     }
 }
 
+// Fixpipe with a cbufWorkspace (the per-channel quantisation parameters in L1), both targets.
+#define RECSDK_SIM_FIXPIPE_WORKSPACE(TENSOR)                                                    \
+    template <typename T, typename U, const FixpipeConfig& config = CFG_ROW_MAJOR,              \
+              typename S = uint64_t>                                                            \
+    inline void Fixpipe(const TENSOR<T>&, const LocalTensor<U>&, const LocalTensor<S>&,         \
+                        const FixpipeParamsV220&, recsdk::sim::SrcLoc = {}) {                   \
+        static_assert(recsdk::sim::kRefused<T, U, S>,                                           \
+                      "AscendC API Fixpipe with a cbufWorkspace (per-channel quantisation "     \
+                      "parameters in L1) is not emulated: the int quantisation modes are not"); \
+    }
+RECSDK_SIM_FIXPIPE_WORKSPACE(GlobalTensor)
+RECSDK_SIM_FIXPIPE_WORKSPACE(LocalTensor)
+#undef RECSDK_SIM_FIXPIPE_WORKSPACE
+
+// Fill of L0A/L0B/L1 with a constant (Fill.md's InitConstValueParams form, kernel_struct_mm.h).
+template <typename T>
+struct InitConstValueParams {
+    InitConstValueParams() {}
+    InitConstValueParams(const uint16_t repeatTimesIn, const uint16_t blockNumIn,
+                         const uint16_t dstGapIn, const T initValueIn)
+        : repeatTimes(repeatTimesIn),
+          blockNum(blockNumIn),
+          dstGap(dstGapIn),
+          initValue(initValueIn) {}
+    InitConstValueParams(const uint16_t repeatTimesIn, const T initValueIn)
+        : repeatTimes(repeatTimesIn), initValue(initValueIn) {}
+    uint16_t repeatTimes = 0;
+    uint16_t blockNum = 0;
+    uint16_t dstGap = 0;
+    T initValue = 0;
+};
+
+template <typename T, typename U = T>
+inline void Fill(const LocalTensor<T>&, const InitConstValueParams<U>&) {
+    static_assert(recsdk::sim::kRefused<T, U>,
+                  "AscendC API Fill of L0A/L0B/L1 with InitConstValueParams is not emulated: "
+                  "clear a Cube buffer by loading zeros with LoadData");
+}
+
 template <typename T, typename U, const FixpipeConfig& config = CFG_ROW_MAJOR>
 inline void Fixpipe(const LocalTensor<T>&, const LocalTensor<U>&, const FixpipeParamsV220&,
                     recsdk::sim::SrcLoc loc = {}) {

@@ -569,6 +569,13 @@ inline void DataCopy(const LocalTensor<T>&, const LocalTensor<U>&, const DataCop
                   "types is not emulated: ReinterpretCast one tensor first");
 }
 
+template <typename T>
+inline void DataCopy(const LocalTensor<T>&, const LocalTensor<T>&, const Nd2NzParams&) {
+    static_assert(recsdk::sim::kRefused<T>,
+                  "AscendC API DataCopy with Nd2NzParams between local tensors (UB -> L1) is not "
+                  "emulated: on Atlas A2/A3 the AIV has no path into L1");
+}
+
 template <typename T, uint8_t subBlockId = 0, typename P>
 inline void DataCopyL1ToUB(const LocalTensor<T>&, const LocalTensor<T>&, const P&) {
     static_assert(recsdk::sim::kRefused<T, P>,

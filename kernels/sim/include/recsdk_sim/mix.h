@@ -506,6 +506,43 @@ inline int64_t GetTaskRation() {
     return GetTaskRatio();
 }
 
+// SyncAll.md, the software form: every AIV marks its slot of gmWorkspace and polls the others'.
+// The workspaces are checked against the page's sizes (GetBlockNum() * 32 bytes each) and the
+// barrier is SyncAll<true>'s among the launch's AIVs; usedCores (0: all) must count them all,
+// since a barrier among a subset of the AIVs is not emulated. On an AIC it returns, as
+// dav_c220's implementation does (the page: pure vector operators only).
+template <bool isAIVOnly = true>
+inline void SyncAll(const GlobalTensor<int32_t>& gmWorkspace,
+                    const LocalTensor<int32_t>& ubWorkspace, const int32_t usedCores = 0,
+                    recsdk::sim::SrcLoc loc = {}) {
+    using namespace recsdk::sim;
+    static_assert(isAIVOnly, "SyncAll's software form synchronises AIVs only (isAIVOnly = true)");
+    CoreState& c = Core();
+    if (c.core_type == kAic)
+        return;
+    const uint64_t need = uint64_t(GetBlockNum()) * 32;
+    if (uint64_t(gmWorkspace.GetSize()) * sizeof(int32_t) < need) {
+        Fail("SyncAll", loc,
+             "gmWorkspace holds " + std::to_string(gmWorkspace.GetSize() * sizeof(int32_t)) +
+                 " bytes; the software SyncAll needs GetBlockNum() * 32 = " + std::to_string(need));
+    }
+    ubWorkspace.Validate("SyncAll", loc);
+    ubWorkspace.InUb("SyncAll", loc);
+    ubWorkspace.CheckSpan(need / sizeof(int32_t), "SyncAll", loc);
+    const int64_t aivs = int64_t(c.launch->block_dim) * GetTaskRatio();
+    if (usedCores < 0 || usedCores > aivs) {
+        Fail("SyncAll", loc,
+             "usedCores " + std::to_string(usedCores) + " is outside [0, " + std::to_string(aivs) +
+                 "] (GetBlockNum() * GetTaskRatio())");
+    }
+    if (usedCores != 0 && usedCores != aivs) {
+        Fail("SyncAll", loc,
+             "a software SyncAll among " + std::to_string(usedCores) + " of the " +
+                 std::to_string(aivs) + " AIVs is not emulated (only all of them)");
+    }
+    SyncAll<true>(loc);
+}
+
 // 资源管理/workspace/GetSysWorkSpacePtr.md: the system workspace (the start of the workspace the
 // framework passes), which the Matmul API uses for its AIC/AIV messages. The emulation's Matmul
 // passes no messages through it, and the launcher backs only the user part.

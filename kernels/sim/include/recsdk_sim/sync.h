@@ -347,6 +347,11 @@ template <typename T, CacheLine entireType = CacheLine::SINGLE_CACHE_LINE,
 inline void DataCacheCleanAndInvalid(const GlobalTensor<T>&) {
     recsdk::sim::Core();
 }
+template <typename T, CacheLine entireType = CacheLine::SINGLE_CACHE_LINE,
+          DcciDst dcciDst = DcciDst::CACHELINE_OUT>
+inline void DataCacheCleanAndInvalid(const LocalTensor<T>&) {
+    recsdk::sim::Core();  // as for global memory: the emulation has no data cache to clean
+}
 
 inline GM_ADDR GetUserWorkspace(GM_ADDR workspace) {
     return workspace == nullptr ? nullptr : workspace + recsdk::sim::Core().launch->sys_workspace;

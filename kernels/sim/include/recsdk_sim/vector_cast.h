@@ -415,6 +415,31 @@ inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Rou
                repeatParams, loc);
 }
 
+// ---- scalar Cast (标量计算/Cast（float转bfloat16_t）.md, Cast（多类型转float）.md,
+// Cast（float转half-int32_t）.md): float -> bfloat16_t with CAST_RINT, bfloat16_t -> float
+// exactly, and Cast<T, U, roundMode> for the A2 rows float -> half (CAST_ODD) and float ->
+// int32_t (CAST_ROUND/CEIL/FLOOR/RINT); precision_conversion.md's rounding, as the vector Cast.
+
+inline bfloat16_t Cast(const float& fVal) {
+    return recsdk::sim::RoundToFloat<bfloat16_t>(recsdk::sim::Exact(fVal), RoundMode::CAST_RINT);
+}
+inline float Cast(const bfloat16_t& bVal) {
+    return static_cast<float>(bVal);
+}
+template <typename T, typename U, RoundMode roundMode>
+inline U Cast(T valueIn) {
+    constexpr bool toHalf =
+        std::is_same_v<T, float> && std::is_same_v<U, half> && roundMode == RoundMode::CAST_ODD;
+    constexpr bool toInt =
+        std::is_same_v<T, float> && std::is_same_v<U, int32_t> &&
+        (roundMode == RoundMode::CAST_ROUND || roundMode == RoundMode::CAST_CEIL ||
+         roundMode == RoundMode::CAST_FLOOR || roundMode == RoundMode::CAST_RINT);
+    static_assert(toHalf || toInt,
+                  "the scalar Cast<T, U, roundMode> converts float -> half with CAST_ODD and "
+                  "float -> int32_t with CAST_ROUND/CEIL/FLOOR/RINT on Atlas A2/A3");
+    return recsdk::sim::ConvertOne<U, T>(valueIn, roundMode);
+}
+
 }  // namespace AscendC
 
 // ---- MulCast / AddReluCast / SubReluCast ------------------------------------------------------
