@@ -201,3 +201,21 @@ def test_soft_sync_all_checks_its_workspace(api_library: Path) -> None:
     status, message, out = run(api_library, "soft_sync_all")
     assert out[100].item() == 1  # the first call, with the page's sizes, passed
     assert status == 2 and "gmWorkspace holds 16 bytes" in message, message
+
+
+def test_bilinear_interpolation_follows_the_page_steps(api_library: Path) -> None:
+    import numpy as np
+
+    out = ok(api_library, "bilinear").numpy()
+    src0 = np.arange(1, 513, dtype=np.float16).reshape(4, 128)  # the 4 gathered repeats
+    src1 = np.arange(2, 34, dtype=np.float16)
+    # repeatMode false: repeat k times src1[k]; each vertical repeat adds its 2 products (in half)
+    prod = src0 * src1[:4, None]
+    assert np.array_equal(out[:128], (prod[0] + prod[1]).astype(np.float32))
+    assert np.array_equal(out[128:256], (prod[2] + prod[3]).astype(np.float32))
+    # repeatMode true: block b of repeat k times src1[8k + b]; lanes 64..127 keep dst's -1
+    prod = src0 * np.repeat(src1.reshape(4, 8), 16, axis=1)
+    for i in range(2):
+        row = out[256 + 128 * i : 384 + 128 * i]
+        assert np.array_equal(row[:64], (prod[2 * i] + prod[2 * i + 1])[:64].astype(np.float32))
+        assert (row[64:] == -1).all()

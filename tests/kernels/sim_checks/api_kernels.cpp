@@ -368,6 +368,38 @@ void soft_sync_all() {
     SyncAll(small, ub);
 }
 
+// BilinearInterpolation on the page's example: src0 = 1..512, src0Offset = 0, 32, ..., 992 (one
+// block each), src1 = 2..33, hRepeat = vRepeat = 2, vROffset = 128. out[0..256): mask count 128,
+// repeatMode false; out[256..512): repeatMode true, the low 64 lanes only (dst preset to -1).
+void bilinear() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a, b, c, d, e, f;
+    LocalTensor<float> out = Zeroed(pipe, a, 512);
+    pipe.InitBuffer(b, 512 * sizeof(half));
+    pipe.InitBuffer(c, 32 * sizeof(uint32_t));
+    pipe.InitBuffer(d, 32 * sizeof(half));
+    pipe.InitBuffer(e, 512 * 32 + 32 * 32);
+    pipe.InitBuffer(f, 512 * sizeof(half));
+    LocalTensor<half> src0 = b.Get<half>();
+    LocalTensor<uint32_t> off = c.Get<uint32_t>();
+    LocalTensor<half> src1 = d.Get<half>();
+    LocalTensor<uint8_t> tmp = e.Get<uint8_t>();
+    LocalTensor<half> dst = f.Get<half>();
+    for (uint32_t k = 0; k < 512; ++k)
+        src0.SetValue(k, half(static_cast<float>(k + 1)));
+    for (uint32_t k = 0; k < 32; ++k) {
+        off.SetValue(k, 32 * k);
+        src1.SetValue(k, half(static_cast<float>(k + 2)));
+    }
+    Duplicate<half>(dst, half(-1.0f), 512);
+    BilinearInterpolation(dst, src0, off, src1, uint64_t{128}, 2, false, 1, 128, 2, tmp);
+    uint64_t mask[2] = {~uint64_t{0}, 0};
+    BilinearInterpolation(dst[256], src0, off, src1, mask, 2, true, 1, 128, 2, tmp);
+    PipeBarrier<PIPE_V>();
+    Cast(out, dst, RoundMode::CAST_NONE, 512);
+    Store(out, 512);
+}
+
 const std::map<std::string, std::function<void()>>& Cases() {
     static const std::map<std::string, std::function<void()>> cases = {
         {"dup_mask_bits", dup_mask_bits},
@@ -394,6 +426,7 @@ const std::map<std::string, std::function<void()>>& Cases() {
         {"deq_vector_words", deq_vector_words},
         {"scalar_cast", scalar_cast},
         {"soft_sync_all", soft_sync_all},
+        {"bilinear", bilinear},
     };
     return cases;
 }

@@ -69,7 +69,6 @@ RECSDK_SIM_REFUSED(AddDeqRelu,
                    "dav_c220 builds it from an int32 add (overflow undocumented), int32 -> float, "
                    "three float multiplies and float -> half, which round differently")
 RECSDK_SIM_REFUSED(Ands, "its page (Ands.md) lists Atlas A2/A3 as not supported")
-RECSDK_SIM_REFUSED(BilinearInterpolation, RECSDK_SIM_WHY_VEC)
 RECSDK_SIM_REFUSED(DeInterleave, RECSDK_SIM_WHY_NOT_A2)
 RECSDK_SIM_REFUSED(Divs, RECSDK_SIM_WHY_NOT_A2)
 RECSDK_SIM_REFUSED(ExpSub, RECSDK_SIM_WHY_NOT_A2)

@@ -429,6 +429,99 @@ inline void TransDataTo5HD(const LocalTensor<uint64_t>& dst, const LocalTensor<u
     TransDataTo5HD<T>(lists[0], lists[1], nchwconvParams, loc);
 }
 
+// ---- BilinearInterpolation(ISASI).md: on Atlas A2/A3 a software API, as the page's four steps
+// describe it: Gatherb of hRepeat * vRepeat repeats of src0 blocks (8 byte offsets a repeat
+// from src0Offset) into sharedTmpBuffer; Brcb of src1 behind them (each value filling a block);
+// Mul of the two in counter mode over every gathered element (repeatMode false: all 8 blocks of
+// a repeat by one src1 value; true: block b by value 8 * repeat + b); per vertical repeat, Add
+// of its hRepeat products in order into the first (with the mask); Adds of 0 to place each sum
+// in dst (dstBlkStride, vROffset elements between vertical repeats). The steps run as the
+// emulated instructions, so each records its accesses and cost, leaves the mask registers in
+// normal mode with every lane on, and rounds in half where they do.
+template <typename T, typename M>
+inline void BilinearInterpolationSteps(const LocalTensor<T>& dst, const LocalTensor<T>& src0,
+                                       const LocalTensor<uint32_t>& src0Offset,
+                                       const LocalTensor<T>& src1, M mask, uint8_t hRepeat,
+                                       bool repeatMode, uint16_t dstBlkStride, uint16_t vROffset,
+                                       uint8_t vRepeat, const LocalTensor<uint8_t>& sharedTmpBuffer,
+                                       const recsdk::sim::SrcLoc& loc) {
+    using namespace recsdk::sim;
+    const char* call = "BilinearInterpolation";
+    VecType<std::is_same_v<T, half>, T>(call, loc);
+    if (hRepeat == 0 || vRepeat == 0)
+        Fail(call, loc, "hRepeat and vRepeat must be in [1, 255]");
+    if (uint32_t(hRepeat) * vRepeat > 255) {
+        Fail(call, loc,
+             "hRepeat * vRepeat = " + std::to_string(uint32_t(hRepeat) * vRepeat) +
+                 " exceeds 255: dav_c220 gathers them as one 8-bit repeat count");
+    }
+    if (vROffset < 128 || (uint32_t(vROffset) * sizeof(T)) % 32 != 0) {
+        Fail(call, loc,
+             "vROffset " + std::to_string(vROffset) +
+                 " must be in [128, 65535) with vROffset * sizeof(T) a multiple of 32");
+    }
+    const uint64_t need = uint64_t(src0.GetSize()) * 32 + uint64_t(src1.GetSize()) * 32;
+    if (sharedTmpBuffer.GetSize() < need) {
+        Fail(call, loc,
+             "sharedTmpBuffer holds " + std::to_string(sharedTmpBuffer.GetSize()) +
+                 " bytes; the page asks src0.GetSize() * 32 + src1.GetSize() * 32 = " +
+                 std::to_string(need));
+    }
+    constexpr uint32_t rep = 256 / sizeof(T);
+    const uint32_t inner = uint32_t(hRepeat) * vRepeat;
+    LocalTensor<T> tmp = sharedTmpBuffer.ReinterpretCast<T>();
+    Gatherb(tmp.template ReinterpretCast<uint16_t>(), src0.template ReinterpretCast<uint16_t>(),
+            src0Offset, static_cast<uint8_t>(inner), GatherRepeatParams(), loc);
+    const uint32_t brcbAt = inner * rep;
+    Brcb(tmp[brcbAt], src1, static_cast<uint8_t>(src1.GetSize() / 8), BrcbRepeatParams(), loc);
+    PipeBarrier<PIPE_V>();
+    BinaryRepeatParams mulParams;
+    if (!repeatMode) {
+        mulParams.src0RepStride = 1;
+        mulParams.src0BlkStride = 0;
+    }
+    SetMaskCount();
+    SetVectorMask<T, MaskMode::COUNTER>(0, inner * rep);
+    Mul<T, false>(tmp, tmp[brcbAt], tmp, mask, static_cast<uint8_t>(inner), mulParams, loc);
+    SetMaskNorm();
+    ResetMask();
+    PipeBarrier<PIPE_V>();
+    BinaryRepeatParams addParams;
+    addParams.dstRepStride = 0;
+    addParams.src1RepStride = 0;
+    for (uint32_t i = 0; i < vRepeat && hRepeat > 1; ++i) {
+        Add(tmp[i * hRepeat * rep], tmp[(i * hRepeat + 1) * rep], tmp[i * hRepeat * rep], mask,
+            static_cast<uint8_t>(hRepeat - 1), addParams, loc);
+    }
+    PipeBarrier<PIPE_V>();
+    UnaryRepeatParams addsParams;
+    addsParams.srcRepStride = static_cast<uint8_t>(hRepeat * DEFAULT_REPEAT_STRIDE);
+    addsParams.dstBlkStride = dstBlkStride;
+    addsParams.dstRepStride = static_cast<uint8_t>(vROffset * sizeof(T) / ONE_BLK_SIZE);
+    Adds(dst, tmp, T(0.0f), mask, vRepeat, addsParams, loc);
+}
+
+template <typename T>
+inline void BilinearInterpolation(const LocalTensor<T>& dst, const LocalTensor<T>& src0,
+                                  const LocalTensor<uint32_t>& src0Offset,
+                                  const LocalTensor<T>& src1, uint64_t mask[], uint8_t hRepeat,
+                                  bool repeatMode, uint16_t dstBlkStride, uint16_t vROffset,
+                                  uint8_t vRepeat, const LocalTensor<uint8_t>& sharedTmpBuffer,
+                                  recsdk::sim::SrcLoc loc = {}) {
+    BilinearInterpolationSteps(dst, src0, src0Offset, src1, mask, hRepeat, repeatMode, dstBlkStride,
+                               vROffset, vRepeat, sharedTmpBuffer, loc);
+}
+template <typename T>
+inline void BilinearInterpolation(const LocalTensor<T>& dst, const LocalTensor<T>& src0,
+                                  const LocalTensor<uint32_t>& src0Offset,
+                                  const LocalTensor<T>& src1, uint64_t mask, uint8_t hRepeat,
+                                  bool repeatMode, uint16_t dstBlkStride, uint16_t vROffset,
+                                  uint8_t vRepeat, const LocalTensor<uint8_t>& sharedTmpBuffer,
+                                  recsdk::sim::SrcLoc loc = {}) {
+    BilinearInterpolationSteps(dst, src0, src0Offset, src1, mask, hRepeat, repeatMode, dstBlkStride,
+                               vROffset, vRepeat, sharedTmpBuffer, loc);
+}
+
 }  // namespace AscendC
 
 #endif  // RECSDK_SIM_VECTOR_LAYOUT_H
