@@ -8,7 +8,7 @@ setup(
     ext_modules=[
         CppExtension(
             "npu_sim._C",
-            ["csrc/device.cpp", "csrc/hccl.cpp", "csrc/module.cpp"],
+            ["csrc/device.cpp", "csrc/hccl.cpp", "csrc/module.cpp", "csrc/sparse.cpp"],
             extra_compile_args=["-O2", "-std=c++17", "-Wall", "-Wno-unused-parameter"],
         )
     ],

@@ -159,13 +159,6 @@ def test_fused_optimizer_trains_like_fbgemm_formula(optimizer: str) -> None:
             torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6, msg=f"table {t} state {k}")
 
 
-@pytest.mark.xfail(
-    raises=NotImplementedError,
-    strict=True,
-    reason="the simulated npu device has no sparse tensors (no SparsePrivateUse1 kernels), so "
-    "the backward cannot build NONE's sparse COO gradient on it; the kernel's per-row sums "
-    "(mode 5) are tested in tests/kernels/test_op_split_embedding_backward.py",
-)
 def test_optimizer_none_returns_the_sparse_row_gradients() -> None:
     tables = [(13, 8), (7, 8), (21, 8)]  # fbgemm's NONE takes one dim for all tables
     module = tbe("none", tables)

@@ -332,11 +332,14 @@ at::Tensor host_view(const at::Tensor& t) {
 }
 
 std::map<std::string, int64_t> fallback_stats() {
+    std::map<std::string, int64_t> counts = sparse_fallback_stats();
     std::lock_guard<std::mutex> lock(fallback_mutex);
-    return fallback_counts;
+    counts.insert(fallback_counts.begin(), fallback_counts.end());
+    return counts;
 }
 
 void reset_fallback_stats() {
+    reset_sparse_fallback_stats();
     std::lock_guard<std::mutex> lock(fallback_mutex);
     fallback_counts.clear();
 }

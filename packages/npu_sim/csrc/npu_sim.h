@@ -11,8 +11,12 @@ namespace npu_sim {
 // kernels and gloo can read and write npu tensors without copies. CPU tensors pass through.
 at::Tensor host_view(const at::Tensor& t);
 
+// aten operators run through the CPU fallbacks, dense and sparse (the sparse ones' names end
+// in " (sparse)"), with counts.
 std::map<std::string, int64_t> fallback_stats();
 void reset_fallback_stats();
+std::map<std::string, int64_t> sparse_fallback_stats();
+void reset_sparse_fallback_stats();
 std::map<std::string, int64_t> memory_stats(int64_t device);
 void reset_peak_memory_stats(int64_t device);
 int64_t device_count();
