@@ -7,18 +7,21 @@ Planning batch t+1 thus overlaps training batch t. Tables without a device cache
 the prefetch, so the pipeline works for any mix.
 
 Unlike torchrec's TrainPipelineBase, the last batch of the iterator is trained too; the
-call after it raises StopIteration.
+call after it raises StopIteration, and a call after that starts on the iterator it is given
+(a next epoch). The one-batch-ahead loop is the one hybrid_torchrec's pipeline runs too
+(``torchrec_embcache._shared.pipeline``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import torch
 from torchrec.distributed.train_pipeline import TrainPipelineBase
 from torchrec.sparse.jagged_tensor import KeyedJaggedTensor
 
+from torchrec_embcache._shared.pipeline import PrefetchingPipeline, train_step
 from torchrec_embcache.collection import EmbCacheEmbeddingBagCollection, EmbCacheEmbeddingCollection
 
 In = TypeVar("In")
@@ -29,7 +32,7 @@ def _sparse_features(batch: Any) -> KeyedJaggedTensor:
     return batch.sparse_features
 
 
-class EmbCacheTrainPipeline(TrainPipelineBase[In, Out]):
+class EmbCacheTrainPipeline(PrefetchingPipeline[None], TrainPipelineBase[In, Out]):
     """Args:
     model: returns ``(losses, output)`` for a batch, like torchrec's pipelines expect.
     optimizer: optimiser of the dense parameters (tables update themselves in backward).
@@ -45,44 +48,23 @@ class EmbCacheTrainPipeline(TrainPipelineBase[In, Out]):
         device: torch.device,
         sparse_features: Callable[[Any], KeyedJaggedTensor] = _sparse_features,
     ) -> None:
-        super().__init__(model, optimizer, device)
+        TrainPipelineBase.__init__(self, model, optimizer, device)
         self._collections = [
             m
             for m in model.modules()
             if isinstance(m, (EmbCacheEmbeddingBagCollection, EmbCacheEmbeddingCollection))
         ]
         self._pick = sparse_features
-        self._batch: Any = None
-        self._started = False
+        self._init_prefetching()
 
-    def _prefetch(self, batch: Any) -> None:
+    def _start(self, batch: Any) -> tuple[Any, None]:
+        # The collections plan on their own worker threads; nothing to wait for here.
+        batch = batch.to(self._device, non_blocking=True)
         if self._model.training and self._collections:
             features = self._pick(batch)
             for collection in self._collections:
                 collection.prefetch(features)
+        return batch, None
 
-    def _fetch(self, it: Iterator[Any]) -> Any:
-        try:
-            batch = next(it)
-        except StopIteration:
-            return None
-        batch = batch.to(self._device, non_blocking=True)
-        self._prefetch(batch)
-        return batch
-
-    def progress(self, dataloader_iter: Iterator[In]) -> Out:
-        if not self._started:
-            self._started = True
-            self._batch = self._fetch(dataloader_iter)
-        current = self._batch
-        if current is None:
-            raise StopIteration
-        self._batch = self._fetch(dataloader_iter)  # planned while `current` trains
-        training = self._model.training
-        if training:
-            self._optimizer.zero_grad()
-        losses, output = self._model(current)
-        if training:
-            torch.sum(losses, dim=0).backward()
-            self._optimizer.step()
-        return output
+    def _train(self, batch: Any, ready: None) -> Any:
+        return train_step(self._model, self._optimizer, batch)

@@ -10,11 +10,15 @@ device step starts, after batch i has trained on them.
 
 One host thread, so that every rank issues the host group's collectives in the same order; the
 id mapping inside it uses the core's own pool (``hybrid_torchrec.set_num_threads``).
+
+The one-batch-ahead loop is the one torchrec_embcache's pipeline runs too
+(``hybrid_torchrec._shared.pipeline``): a batch fetched ahead is trained even when the next
+call passes another iterator, and after StopIteration a call starts on the iterator it gets.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -22,6 +26,7 @@ import torch
 from torch import nn
 from torchrec.sparse.jagged_tensor import KeyedJaggedTensor
 
+from hybrid_torchrec._shared.pipeline import PrefetchingPipeline, train_step
 from hybrid_torchrec.distributed.sharders import (
     HostWork,
     HybridShardedEmbeddingBagCollection,
@@ -33,7 +38,7 @@ def _sparse_features(batch: Any) -> KeyedJaggedTensor:
     return batch.sparse_features
 
 
-class HybridTrainPipeline:
+class HybridTrainPipeline(PrefetchingPipeline[Future[list[HostWork]]]):
     """Trains ``model`` one batch per :meth:`progress`.
 
     Args:
@@ -68,45 +73,25 @@ class HybridTrainPipeline:
         if not self._collections:
             raise ValueError("the model has no hybrid sharded collection to pipeline")
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hybrid-host")
-        self._next: tuple[Any, Future[list[HostWork]]] | None = None
-        self._iterator: Iterator[Any] | None = None
+        self._init_prefetching()
 
     def _host_work(self, batch: Any) -> list[HostWork]:
         features = self._sparse_features(batch)
         with torch.no_grad():
             return [c.host_work(features) for c in self._collections]
 
-    def _submit(self, iterator: Iterator[Any]) -> None:
-        batch = next(iterator, None)
-        self._next = (
-            None if batch is None else (batch, self._executor.submit(self._host_work, batch))
-        )
+    def _start(self, batch: Any) -> tuple[Any, Future[list[HostWork]]]:
+        return batch, self._executor.submit(self._host_work, batch)
 
-    def progress(self, dataloader_iter: Iterator[Any]) -> Any:
-        """Trains the next batch; returns the model's output. Raises StopIteration when the
-        iterator is exhausted."""
-        if self._iterator is not dataloader_iter:
-            self._iterator = dataloader_iter
-            self._submit(dataloader_iter)
-        if self._next is None:
-            raise StopIteration
-        batch, future = self._next
-        host_results = future.result()
-        # Batch i+1's host work starts now and overlaps batch i's device step below.
-        self._submit(dataloader_iter)
-        for collection, result in zip(self._collections, host_results, strict=True):
+    def _wait(self, pending: Future[list[HostWork]]) -> list[HostWork]:
+        return pending.result()
+
+    def _train(self, batch: Any, ready: list[HostWork]) -> Any:
+        for collection, result in zip(self._collections, ready, strict=True):
             collection.prefetch(result)
-        if self._optimizer is not None:
-            self._optimizer.zero_grad()
-        loss, output = self._model(self._to_device(batch))
-        loss.backward()
-        if self._optimizer is not None:
-            self._optimizer.step()
-        return output
+        return train_step(self._model, self._optimizer, self._to_device(batch))
 
     def close(self) -> None:
         """Waits for host work in flight and stops the host thread."""
-        if self._next is not None:
-            self._next[1].result()
-            self._next = None
+        self._drain()
         self._executor.shutdown(wait=True)
