@@ -3,6 +3,8 @@ anything is built (one rank, a gloo group on the CPU)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import hybrid_torchrec as hy
 import pytest
 import torch
@@ -123,3 +125,28 @@ def test_host_env_must_be_gloo(host_env: ShardingEnv) -> None:
     sharder = HybridHashEmbeddingBagCollectionSharder(host_env)
     with pytest.raises(HostEnvError, match="same ranks"):
         sharder.shard(_hash_ebc(), _plan("table_wise", "t"), other)
+
+
+def test_distributed_types_live_apart_from_the_implementations() -> None:
+    """torchrec's layout: hybrid_torchrec.distributed.types holds the interface and imports no
+    implementation module; the old import paths name the same objects."""
+    import ast
+
+    from hybrid_torchrec import distributed
+    from hybrid_torchrec.distributed import host_dist, sharders, types
+
+    assert sharders.HostWork is types.HostWork
+    assert sharders.HostEnvError is distributed.HostEnvError is types.HostEnvError
+    assert sharders.UnsupportedShardingError is types.UnsupportedShardingError
+    assert host_dist.UnknownIdError is distributed.UnknownIdError is types.UnknownIdError
+    assert distributed.HASH_SHARDING_TYPES is types.HASH_SHARDING_TYPES
+    tree = ast.parse(Path(types.__file__).read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert imported <= {
+        "__future__",
+        "typing",
+        "torch",
+        "torchrec.distributed.types",
+        "hybrid_torchrec.errors",
+    }, imported

@@ -21,15 +21,11 @@ from torchrec.distributed.sharding.rw_sharding import RwSparseFeaturesDist
 from torchrec.distributed.types import Awaitable
 from torchrec.sparse.jagged_tensor import KeyedJaggedTensor
 
-from hybrid_torchrec.errors import HybridTorchrecError
+from hybrid_torchrec.distributed.types import UnknownIdError
 from hybrid_torchrec.ids import IdMapper, map_tables
 from hybrid_torchrec.kjt import bucketize_kjt
 
 HOST = torch.device("cpu")
-
-
-class UnknownIdError(HybridTorchrecError):
-    """A sharded table in evaluation mode received ids it has no row for."""
 
 
 def with_values(kjt: KeyedJaggedTensor, values: torch.Tensor) -> KeyedJaggedTensor:

@@ -28,10 +28,10 @@ from torchrec.sparse.jagged_tensor import KeyedJaggedTensor
 
 from hybrid_torchrec._shared.pipeline import PrefetchingPipeline, train_step
 from hybrid_torchrec.distributed.sharders import (
-    HostWork,
     HybridShardedEmbeddingBagCollection,
     HybridShardedEmbeddingCollection,
 )
+from hybrid_torchrec.distributed.types import HostWork
 
 
 def _sparse_features(batch: Any) -> KeyedJaggedTensor:

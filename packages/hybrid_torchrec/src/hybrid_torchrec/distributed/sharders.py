@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from typing import Any, NamedTuple
+from typing import Any
 
 import torch
 import torch.distributed as dist
@@ -70,26 +70,25 @@ from hybrid_torchrec.distributed.host_dist import (
     HostInputDist,
     ShardMapper,
 )
-from hybrid_torchrec.errors import HybridTorchrecError
+from hybrid_torchrec.distributed.types import (
+    DP,
+    EBC_SHARDING_TYPES,
+    HASH_SHARDING_TYPES,
+    PLAIN_SHARDING_TYPES,
+    RW,
+    TWRW,
+    HostEnvError,
+    HostWork,
+    Plan,
+    Resets,
+    UnsupportedShardingError,
+)
 from hybrid_torchrec.ids import IdMapper
 from hybrid_torchrec.modules import (
     HashEmbeddingBagCollection,
     HashEmbeddingCollection,
     _TableMapping,
 )
-
-TW = ShardingType.TABLE_WISE.value
-RW = ShardingType.ROW_WISE.value
-TWRW = ShardingType.TABLE_ROW_WISE.value
-CW = ShardingType.COLUMN_WISE.value
-DP = ShardingType.DATA_PARALLEL.value
-
-# Table-row-wise runs torchrec's input distribution on the host group as it stands (blocks of
-# row numbers within each node; the intra- and cross-node groups serve only the device's output
-# distribution). torchrec's EmbeddingCollection sharder does not offer it.
-EBC_SHARDING_TYPES = (DP, TW, CW, RW, TWRW)
-PLAIN_SHARDING_TYPES = (DP, TW, CW, RW)
-HASH_SHARDING_TYPES = (TW, CW, RW)
 
 _WHY_NOT = {
     TWRW: "offered for EmbeddingBagCollection with row-number ids only: a Hash table's ids are "
@@ -99,28 +98,6 @@ _WHY_NOT = {
     ShardingType.GRID_SHARD.value: "it is not verified with a host input distribution",
     DP: "a replicated Hash table would need every rank's ids on every rank to keep one mapping",
 }
-
-
-Plan = dict[str, ParameterSharding]
-# (table, rows of this rank's shards) whose ids were evicted by a batch's mapping.
-Resets = list[tuple[str, torch.Tensor]]
-
-
-class HostWork(NamedTuple):
-    """The host half of one forward (:meth:`_Hybrid.host_work`): torchrec's context, the batch
-    on the device, and the rows the batch took from evicted ids (reset before its lookup)."""
-
-    ctx: Any
-    dist_input: Any
-    resets: Resets
-
-
-class HostEnvError(HybridTorchrecError):
-    """The host environment is not a ShardingEnv over a gloo process group."""
-
-
-class UnsupportedShardingError(HybridTorchrecError):
-    """A plan asks a hybrid sharder for a sharding type or table option it does not offer."""
 
 
 def check_host_env(host_env: ShardingEnv) -> None:
