@@ -219,3 +219,10 @@ def test_bilinear_interpolation_follows_the_page_steps(api_library: Path) -> Non
         row = out[256 + 128 * i : 384 + 128 * i]
         assert np.array_equal(row[:64], (prod[2 * i] + prod[2 * i + 1])[:64].astype(np.float32))
         assert (row[64:] == -1).all()
+
+
+def test_init_output_fills_global_memory(api_library: Path) -> None:
+    out = ok(api_library, "init_output")
+    expected = torch.zeros(OUT)
+    expected[8:24] = 2.5
+    assert torch.equal(out, expected)

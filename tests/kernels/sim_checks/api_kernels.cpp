@@ -400,6 +400,14 @@ void bilinear() {
     Store(out, 512);
 }
 
+// InitOutput after InitBuffer (which Fill refuses): out[8..24) = 2.5, the rest untouched.
+void init_output() {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> a;
+    Zeroed(pipe, a, 64);
+    InitOutput(Out()[8], 16, 2.5f);
+}
+
 const std::map<std::string, std::function<void()>>& Cases() {
     static const std::map<std::string, std::function<void()>> cases = {
         {"dup_mask_bits", dup_mask_bits},
@@ -427,6 +435,7 @@ const std::map<std::string, std::function<void()>>& Cases() {
         {"scalar_cast", scalar_cast},
         {"soft_sync_all", soft_sync_all},
         {"bilinear", bilinear},
+        {"init_output", init_output},
     };
     return cases;
 }

@@ -42,6 +42,25 @@ inline void Fill(GlobalTensor<T>& gmWorkspaceAddr, const uint64_t size, const T 
     ++Stats().dma_transfers;
 }
 
+// InitOutput (kernel_operator_common_intf.h; deprecated for Fill): gm[0, size) = value. dav_c220
+// fills a buffer of its reserved stack space with Duplicate and copies it out with DataCopyPad,
+// so unlike Fill it may follow InitBuffer; on an AIC it does nothing.
+template <typename T>
+inline void InitOutput(GlobalTensor<T> gmWorkspaceAddr, uint32_t size, T value = 0,
+                       recsdk::sim::SrcLoc loc = {}) {
+    using namespace recsdk::sim;
+    static_assert(sizeof(T) == 2 || sizeof(T) == 4,
+                  "InitOutput duplicates T with the vector unit: 16- and 32-bit types only");
+    const char* call = "InitOutput";
+    if (Core().core_type == kAic || size == 0)
+        return;
+    T* dst = const_cast<T*>(gmWorkspaceAddr.GetPhyAddr());
+    CheckGm(dst, uint64_t(size) * sizeof(T), true, call, loc);
+    const std::vector<T> values(size, value);
+    WriteGm(dst, values.data(), size, call, loc);
+    ++Stats().dma_transfers;
+}
+
 }  // namespace AscendC
 
 #endif  // RECSDK_SIM_INIT_GLOBAL_MEMORY_H
