@@ -17,10 +17,13 @@
 // A row is handled whole in UB: the accumulated gradient, one grad_output row, the weight row
 // and, for Adagrad, the momentum row (Adam, LAMB: both moment rows; row-wise Adagrad with or
 // without counter, the partial row-wise ones, LARS-SGD and LAMB need a whole row's sum of
-// squares before they may update any column). max_d therefore has to fit the unified
-// buffer: larger values are rejected rather than chunked, which at 192 KiB still allows D up to
-// about 9400 (SGD, row-wise Adagrad; Adagrad 7800, Adam 6700, dense 15700: the gradient rows
-// take two buffers); the sorted_bags and sorted_indices windows take 4 KiB more each.
+// squares before they may update any column). The gradient rows take two buffers (one fetched
+// ahead), and so do the weight rows and exact Adagrad's moment rows (the next run's arrive
+// while this run's are updated and the previous run's leave). max_d therefore has to fit the
+// unified buffer: larger values are rejected rather than chunked, which at 192 KiB with the
+// three windows below still allows D up to 7672 (SGD, row-wise Adagrad with or without
+// counter), 6576 (LARS-SGD, the partial row-wise ones), 5752 (Adagrad, Adam, LAMB), 15352
+// (dense, NONE); the sorted_bags and sorted_indices windows take 4 KiB each of that.
 #ifndef SPLIT_EMBEDDING_BACKWARD_TILING_H
 #define SPLIT_EMBEDDING_BACKWARD_TILING_H
 
@@ -262,9 +265,9 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
     // ones, both moment rows for Adam and LAMB).
     td.windowBytes = static_cast<uint32_t>(Min64(UbShare(p, 24), 4096));
     const int64_t rowBytes = AlignedBytes(Max64(maxD, 1), 4);
-    // The gradient rows take two buffers (a queue, one fetched ahead), the others one each;
-    // dense and NONE need no scratch row.
-    const int64_t rowsOf[11] = {5, 6, 5, 3, 7, 3, 6, 6, 7, 6, 5};
+    // The gradient rows and the weight rows take two buffers (one fetched ahead), and so do
+    // Adagrad's moment rows; the others one each. Dense and NONE need no scratch or weight row.
+    const int64_t rowsOf[11] = {6, 8, 6, 3, 8, 3, 7, 7, 8, 7, 6};
     const int64_t rows = rowsOf[optimizer];
     const int64_t windows = 1 + td.hasSortedBags + td.hasSortedIndices;
     const int64_t avail = UbBytes(p) - windows * td.windowBytes - kBlockBytes;

@@ -129,8 +129,10 @@ public:
                                 GM_ADDR /*workspace*/, const SplitEmbeddingBackwardTilingData& td,
                                 TPipe* pipe) {
         td_ = td;
+        pipe_ = pipe;
         me_ = GetBlockIdx();
         totalB_ = td.bags;
+        rowFloats_ = td.rowBytes / sizeof(float);
         gradGm_.SetGlobalBuffer((__gm__ float*)gradOutput, td.gradLen);
         if (td.vbe) {
             vbe_.Init(bOffsets, vbeOutputOffsets, vbeBOffsetsRank, td.tables, td.ranks);
@@ -176,13 +178,15 @@ public:
         pipe->InitBuffer(gradQue_, 2, td.rowBytes);
         if (td.optimizer != kDense && td.optimizer != kNoUpdate)
             pipe->InitBuffer(gBuf_, td.rowBytes);
+        // The weight rows (and exact Adagrad's moment rows) are double-buffered: run i + 1's
+        // arrive while run i is updated and run i - 1's leave.
         if (td.optimizer != kDense && td.optimizer != kNoUpdate)
-            pipe->InitBuffer(wBuf_, td.rowBytes);
+            pipe->InitBuffer(wBuf_, 2 * td.rowBytes);
         // A first-moment row: every mode with per-element state (row-wise Adagrad keeps one
         // float per row, in the slot).
         if (UsesMomentum1(td.optimizer) && td.optimizer != kRowwise &&
             td.optimizer != kRowwiseCounter)
-            pipe->InitBuffer(mBuf_, td.rowBytes);
+            pipe->InitBuffer(mBuf_, (td.optimizer == kAdagrad ? 2 : 1) * td.rowBytes);
         if (td.optimizer == kAdam || td.optimizer == kLamb)
             pipe->InitBuffer(m2Buf_, td.rowBytes);
         pipe->InitBuffer(slot_, static_cast<uint32_t>(mxrec::kBlockBytes));
@@ -212,10 +216,20 @@ public:
         }
         // The walk: every live entry's gradient row is fetched one entry ahead of its use (the
         // next run's head too, when this core owns it), so its DMA overlaps the current row's
-        // vector work and, at a run's end, the row update.
+        // vector work and, at a run's end, the row update. A run's weight (and state) rows are
+        // fetched when its head is found, into the buffer set its predecessor does not use.
+        if (Updates()) {
+            for (int k = 0; k < 2; ++k) {
+                loaded_[k] = static_cast<int32_t>(pipe_->AllocEventID<HardEvent::MTE2_V>());
+                stored_[k] = static_cast<int32_t>(pipe_->AllocEventID<HardEvent::MTE3_MTE2>());
+                storing_[k] = false;
+            }
+        }
+        int32_t set = 0;  // the buffer set of head's rows
         Entry head = cur;
         if (cur.key >= 0) {
             Fetch(cur);
+            LoadState(cur, set);
             StartRun(head);
         }
         Entry next;
@@ -228,19 +242,30 @@ public:
             const bool nextOurs = more && !sameRun && nj < span.end;
             if ((sameRun || nextOurs) && next.key >= 0)
                 Fetch(next);
+            if (nextOurs && next.key >= 0)
+                LoadState(next, 1 - set);
             if (cur.key >= 0)
                 Consume(cur, head.dim);
             if (!sameRun) {
                 if (head.key >= 0)
-                    FinishRun(head);
+                    FinishRun(head, set);
                 if (!nextOurs)
                     break;
                 head = next;
+                set = 1 - set;
                 if (head.key >= 0)
                     StartRun(head);
             }
             cur = next;
             j = nj;
+        }
+        if (Updates()) {
+            for (int k = 0; k < 2; ++k) {
+                if (storing_[k])
+                    WaitFlag<HardEvent::MTE3_MTE2>(stored_[k]);
+                pipe_->ReleaseEventID<HardEvent::MTE2_V>(static_cast<TEventID>(loaded_[k]));
+                pipe_->ReleaseEventID<HardEvent::MTE3_MTE2>(static_cast<TEventID>(stored_[k]));
+            }
         }
     }
 
@@ -382,8 +407,42 @@ private:
     // ---- gradient sum -----------------------------------------------------------------------
     __aicore__ inline void StartRun(const Entry& head) {
         LocalTensor<float> acc = accBuf_.Get<float>();
-        mxrec::PipeSync<HardEvent::MTE3_V>();  // the previous run's result left UB
+        if (!Updates())
+            mxrec::PipeSync<HardEvent::MTE3_V>();  // the previous run's sum left UB
         Duplicate(acc, 0.0f, static_cast<int32_t>(head.dim));
+    }
+
+    // The optimizer modes update weight rows in place (dense and NONE write the sum out).
+    __aicore__ inline bool Updates() const {
+        return td_.optimizer != kDense && td_.optimizer != kNoUpdate;
+    }
+
+    __aicore__ inline LocalTensor<float> WeightRow(int32_t set) {
+        return wBuf_.Get<float>()[static_cast<uint32_t>(set * rowFloats_)];
+    }
+
+    // The run's weight row (and exact Adagrad's moment row) into buffer set `set`, once the
+    // rows the set held two runs ago have been stored.
+    __aicore__ inline void LoadState(const Entry& head, int32_t set) {
+        if (!Updates())
+            return;
+        const int64_t dim = head.dim;
+        const DataCopyExtParams rowCopy{1, static_cast<uint32_t>(dim * 4), 0, 0, 0};
+        const DataCopyPadExtParams<float> pad{false, 0, 0, 0.0f};
+        if (storing_[set]) {
+            WaitFlag<HardEvent::MTE3_MTE2>(stored_[set]);
+            storing_[set] = false;
+        }
+        LocalTensor<float> w = WeightRow(set);
+        DataCopyPad(w, outGm_[head.key], rowCopy, pad);
+        if (td_.optimizer == kAdagrad) {
+            const int64_t mAt = head.momentumAt + head.row * dim;
+            if (mAt < 0 || mAt + dim > td_.numMomentum)
+                Trap();
+            LocalTensor<float> m = mBuf_.Get<float>()[static_cast<uint32_t>(set * rowFloats_)];
+            DataCopyPad(m, momGm_[mAt], rowCopy, pad);
+        }
+        SetFlag<HardEvent::MTE2_V>(loaded_[set]);
     }
 
     // Entry e's gradient row into the queue (and its factor into e.scale).
@@ -430,7 +489,7 @@ private:
     }
 
     // ---- row update -------------------------------------------------------------------------
-    __aicore__ inline void FinishRun(const Entry& head) {
+    __aicore__ inline void FinishRun(const Entry& head, int32_t set) {
         const int64_t dim = head.dim;
         const int32_t n = static_cast<int32_t>(dim);
         const uint32_t bytes = static_cast<uint32_t>(dim * 4);
@@ -453,23 +512,21 @@ private:
             return;
         }
         LocalTensor<float> g = gBuf_.Get<float>();
-        LocalTensor<float> w = wBuf_.Get<float>();
-        DataCopyPadExtParams<float> pad{false, 0, 0, 0.0f};
-        mxrec::PipeSync<HardEvent::MTE3_MTE2>();  // the previous row left UB
-        DataCopyPad(w, outGm_[head.key], rowCopy, pad);
+        LocalTensor<float> w = WeightRow(set);
         const float lr = td_.learningRate;
+        if (td_.optimizer != kSgd && td_.optimizer != kAdagrad && td_.optimizer != kRowwise &&
+            td_.optimizer != kRowwiseCounter) {
+            // These load their single-buffered state rows below: the previous run's left UB.
+            mxrec::PipeSync<HardEvent::MTE3_MTE2>();
+        }
+        WaitFlag<HardEvent::MTE2_V>(loaded_[set]);  // this run's rows arrived
         if (td_.optimizer == kSgd) {
             Muls(g, acc, lr, n);
-            mxrec::PipeSync<HardEvent::MTE2_V>();
             Sub(w, w, g, n);
         } else if (td_.optimizer == kAdagrad) {
-            LocalTensor<float> m = mBuf_.Get<float>();
+            LocalTensor<float> m = mBuf_.Get<float>()[static_cast<uint32_t>(set * rowFloats_)];
             const int64_t mAt = head.momentumAt + head.row * dim;
-            if (mAt < 0 || mAt + dim > td_.numMomentum)
-                Trap();
-            DataCopyPad(m, momGm_[mAt], rowCopy, pad);
             Mul(g, acc, acc, n);
-            mxrec::PipeSync<HardEvent::MTE2_V>();
             Add(m, m, g, n);
             // step = (lr * g) / (sqrt(m) + eps), in fbgemm's order of rounding; acc is not
             // needed after this row's update.
@@ -497,6 +554,8 @@ private:
         }
         mxrec::PipeSync<HardEvent::V_MTE3>();
         DataCopyPad(outGm_[head.key], w, rowCopy);
+        SetFlag<HardEvent::MTE3_MTE2>(stored_[set]);  // the set may take run i + 2's rows
+        storing_[set] = true;
     }
 
     __aicore__ inline void RowwiseAdagrad(const Entry& head, LocalTensor<float>& acc,
@@ -860,7 +919,12 @@ private:
     }
 
     SplitEmbeddingBackwardTilingData td_;
+    TPipe* pipe_ = nullptr;
     int64_t me_ = 0;
+    int64_t rowFloats_ = 0;   // a row buffer's floats
+    int32_t loaded_[2] = {};  // MTE2_V: buffer set k's rows arrived
+    int32_t stored_[2] = {};  // MTE3_MTE2: buffer set k's rows left
+    bool storing_[2] = {};    // stored_[k] is set and not yet waited for
     int64_t totalB_ = 0;
     TableInfo table_;
     int64_t meanBag_ = -1;
