@@ -177,6 +177,43 @@ def test_long_keys_read_by_scalar(sim_ops) -> None:
     assert_equal(got, reference(values, lengths, offsets, indices, b))
 
 
+def gathered(values, lengths, offsets, indices, b, weights=None):
+    """The reference of a large case, vectorised (the bag loop is for the small cases)."""
+    t = lengths.numel() // b
+    sel = (torch.arange(t).view(-1, 1) * b + indices.view(1, -1)).flatten()
+    want_lengths = lengths[sel]
+    starts = offsets[sel].clone()
+    starts[sel == 0] = 0
+    pos = torch.repeat_interleave(
+        starts - torch.cat([torch.zeros(1, dtype=torch.int64), want_lengths.cumsum(0)[:-1]]),
+        want_lengths,
+    ) + torch.arange(int(want_lengths.sum()))
+    return values[pos], want_lengths, None if weights is None else weights[pos]
+
+
+@pytest.mark.parametrize("selected", [7, 2500])
+@pytest.mark.parametrize(
+    "platform", [{"min_core_bytes": 1}, {"min_core_bytes": 1, "ub_bytes": 40 * 1024}]
+)
+def test_windows_and_long_bags(sim_ops, selected, platform) -> None:
+    """Keys of 2500 bags, a few of them longer than a gathered chunk takes: selecting a few
+    columns copies bags by DMA (a staged key would read mostly unselected values), selecting
+    a resampled batch stages each key's values and gathers from them."""
+    gen = torch.Generator().manual_seed(selected)
+    t, b = 3, 2500
+    lengths = torch.randint(0, 4, (t * b,), generator=gen)
+    lengths[torch.randint(0, t * b, (6,), generator=gen)] = 700
+    offsets = torch.cat([torch.zeros(1, dtype=torch.int64), lengths.cumsum(0)])
+    values = torch.randint(0, 1 << 40, (int(lengths.sum()),), generator=gen)
+    weights = torch.rand(values.numel(), generator=gen).half()
+    indices = torch.randint(0, b, (selected,), generator=gen)
+    got, result = select(sim_ops, values, lengths, offsets, indices, b, weights, **platform)
+    assert result.block_dim > 1
+    want = gathered(values, lengths, offsets, indices, b, weights)
+    assert torch.equal(got[1], want[1])
+    assert torch.equal(got[0], want[0]) and torch.equal(got[2], want[2])
+
+
 def test_production_size_zipf(sim_ops) -> None:
     """26 keys x B = 4096 with Zipf lengths, int64 ids and fp32 weights, selecting a
     permutation of the batch with repeats (torchrec's variable-stride permute / ITEP shape)."""
@@ -190,16 +227,9 @@ def test_production_size_zipf(sim_ops) -> None:
     indices = torch.randint(0, b, (b,), generator=gen)  # a resampling: repeats and omissions
     got, result = select(sim_ops, values, lengths, offsets, indices, b, weights)
     assert result.block_dim > 1
-    # The reference of a production batch vectorised (the bag loop is for the small cases).
-    sel = (torch.arange(t).view(-1, 1) * b + indices.view(1, -1)).flatten()
-    want_lengths = lengths[sel]
-    starts = offsets[sel]
-    pos = torch.repeat_interleave(
-        starts - torch.cat([torch.zeros(1, dtype=torch.int64), want_lengths.cumsum(0)[:-1]]),
-        want_lengths,
-    ) + torch.arange(int(want_lengths.sum()))
-    assert torch.equal(got[1], want_lengths)
-    assert torch.equal(got[0], values[pos]) and torch.equal(got[2], weights[pos])
+    want = gathered(values, lengths, offsets, indices, b, weights)
+    assert torch.equal(got[1], want[1])
+    assert torch.equal(got[0], want[0]) and torch.equal(got[2], want[2])
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,12 @@
 //   (SyncAll) B. each core turns its slice of the lengths into exclusive output offsets with the
 //      totals the other cores published;
 //   (SyncAll) C. cores split the output values evenly; a core finds its first bag by binary
-//      search and copies bag segments (runs of bags adjacent in both input and output merged)
-//      of values and weights, zero-filling past the selected total.
-// Values and weights move once; lengths and offsets are read once per key a core touches.
+//      search and, for values and then weights, stages a window of the source (a key's values)
+//      in UB with one DMA, picks its bags' elements out with the vector Gather and writes them
+//      as blocks; long bags, and keys where few columns are selected, are copied by DMA (runs
+//      of bags adjacent in both input and output merged); past the selected total it zero-fills.
+// Lengths and offsets are read once per key a core touches, values and weights once per key a
+// core's output touches (or once, where copied by DMA).
 #ifndef KEYED_JAGGED_INDEX_SELECT_DIM1_TILING_H
 #define KEYED_JAGGED_INDEX_SELECT_DIM1_TILING_H
 
@@ -65,14 +68,37 @@ inline TilingPlan<KeyedJaggedIndexSelectDim1TilingData> KeyedJaggedIndexSelectDi
     td.valueCount = n;
     td.outValues = outValues;
     td.hasWeights = a.weights.present ? 1 : 0;
-    // UB: the two key rows (lengths, offsets) 1/6 each, three bag blocks (output lengths,
-    // starts, int64 lengths) 1/48 each, two double-buffered copiers 1/12 per buffer, two fill
-    // buffers 1/48, two windows (indices, output offsets) 1/96, and the per-core totals.
-    td.rowBufBytes = static_cast<uint32_t>(UbShare(p, 6));
+    // UB: three bag blocks (output lengths, starts, int64 lengths) 1/48 each, two double-
+    // buffered copiers (bags too long to gather) 1/48 per buffer, two fill buffers and the
+    // indices window 1/96 each, the per-core totals; the rest is the arena.
     td.blockBufBytes = static_cast<uint32_t>(UbShare(p, 48));
-    td.copyBufBytes = static_cast<uint32_t>(UbShare(p, 12));
-    td.fillBufBytes = static_cast<uint32_t>(UbShare(p, 48));
+    td.copyBufBytes = static_cast<uint32_t>(UbShare(p, 48));
+    td.fillBufBytes = static_cast<uint32_t>(UbShare(p, 96));
     td.windowBytes = static_cast<uint32_t>(UbShare(p, 96));
+    const int64_t fixed = 3 * static_cast<int64_t>(td.blockBufBytes) + 4 * td.copyBufBytes +
+                          2 * static_cast<int64_t>(td.fillBufBytes) + td.windowBytes +
+                          PerCoreBlocks(VectorCores(p)) + kBlockBytes;
+    const int64_t arena = AlignDown(UbBytes(p) - fixed, kBlockBytes);
+    td.arenaBytes = static_cast<uint32_t>(arena);
+    // Selection phase: a key's lengths and offsets rows, half the arena each.
+    td.rowBufBytes = static_cast<uint32_t>(AlignDown(arena / 2, kBlockBytes));
+    // Copy phase: a chunk of up to M output elements (8 bytes each at most) and its gather
+    // offsets (two 32-bit words an element for 8-byte values: Gather moves 16 and 32 bits), an
+    // eighth of the arena; bag blocks of starts and output offsets a sixteenth; the staged
+    // window of values the rest, so that a key's values (all its bags, selected or not) fit.
+    td.chunkElems = Max64(8, AlignDown(arena / 128, 8));
+    td.metaBags = Max64(4, AlignDown(arena / 256, 4));
+    td.longBag = td.chunkElems / 2;
+    // 28 cycles of DMA head at a core's share of HBM (1.6 TB/s / 48 cores / 1.8 GHz = 18.5
+    // bytes a cycle): kernels/bench/README.md's constants.
+    td.dmaWorthBytes = 512;
+    td.chunkOffset = 0;
+    td.gatherOffset = static_cast<uint32_t>(td.chunkOffset + td.chunkElems * 8);
+    td.metaOffset = static_cast<uint32_t>(td.gatherOffset + td.chunkElems * 8);
+    td.stageOffset = static_cast<uint32_t>(td.metaOffset + AlignedBytes(td.metaBags + 1, 8) * 2);
+    if (static_cast<int64_t>(td.stageOffset) + kBlockBytes > arena)
+        return Reject("the unified buffer is too small for keyed_jagged_index_select_dim1");
+    td.stageBytes = static_cast<uint32_t>(arena - td.stageOffset);
     const int64_t lenElem = DTypeSize(a.lengths.dtype);
     td.rowCached = b * lenElem <= static_cast<int64_t>(td.rowBufBytes) ? 1 : 0;
     td.bagBlock = Min64(td.blockBufBytes / 8, 4095);
