@@ -95,6 +95,41 @@ def test_shared_python_is_packages_common_and_raises_this_packages_errors() -> N
     assert shared.CollectiveError is errors.CollectiveError
 
 
+def test_distributed_layout_names_the_same_objects_as_the_old_paths() -> None:
+    """torchrec's layout, as hybrid_torchrec.distributed: the types in
+    torchrec_embcache.distributed.types, importing no implementation module; the package and the
+    old module paths name the same objects."""
+    import ast
+
+    from torchrec_embcache import distributed, placement, sharded, sharded_checkpoint
+    from torchrec_embcache.distributed import types
+
+    assert placement.BucketMap is types.BucketMap is distributed.BucketMap is sharded.BucketMap
+    assert placement.bucket_of is types.bucket_of is distributed.bucket_of
+    assert distributed.Placement is placement.Placement
+    assert distributed.load_sharded_checkpoint is sharded_checkpoint.load_sharded_checkpoint
+    sharder = distributed.EmbCacheEmbeddingBagCollectionSharder
+    assert sharder is sharded.EmbCacheEmbeddingBagCollectionSharder
+    assert sorted(distributed.__all__) == sorted(
+        n for n in distributed.__all__ if getattr(distributed, n) is not None
+    )
+    with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
+        distributed.nothing  # noqa: B018
+    tree = ast.parse(Path(types.__file__).read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert imported <= {
+        "__future__",
+        "collections.abc",
+        "dataclasses",
+        "functools",
+        "typing",
+        "torch",
+        "torchrec_embcache._ext",
+        "torchrec_embcache.errors",
+    }, imported
+
+
 def test_even_map_spreads_buckets_in_runs() -> None:
     m = BucketMap.even(3, 10)
     assert m.owners == (0, 0, 0, 0, 1, 1, 1, 2, 2, 2)

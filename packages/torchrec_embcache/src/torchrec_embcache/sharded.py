@@ -65,8 +65,7 @@ from torchrec.sparse.jagged_tensor import KeyedJaggedTensor, KeyedTensor
 from torchrec_embcache.collection import EmbCacheEmbeddingBagCollection
 from torchrec_embcache.collective import collective_plan, collective_step
 from torchrec_embcache.config import Optimizer
-from torchrec_embcache.errors import ShardingError
-from torchrec_embcache.placement import (
+from torchrec_embcache.distributed.types import (
     DEFAULT_NUM_BUCKETS,
     ROW_WISE,
     TABLE_ROW_WISE,
@@ -75,6 +74,7 @@ from torchrec_embcache.placement import (
     Placement,
     bucket_of,
 )
+from torchrec_embcache.errors import ShardingError
 
 __all__ = [
     "DEFAULT_NUM_BUCKETS",

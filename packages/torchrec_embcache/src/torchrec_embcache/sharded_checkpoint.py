@@ -46,8 +46,8 @@ from torchrec_embcache.checkpoint import (
     save_checkpoint,
     tables_of,
 )
+from torchrec_embcache.distributed.types import ROW_WISE, BucketMap, Placement
 from torchrec_embcache.errors import CheckpointError, ShardingError
-from torchrec_embcache.placement import ROW_WISE, BucketMap, Placement
 from torchrec_embcache.sharded import ShardedEmbCacheBase
 from torchrec_embcache.table import EmbeddingTable
 

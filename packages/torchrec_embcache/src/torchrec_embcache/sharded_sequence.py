@@ -30,7 +30,7 @@ from torchrec.sparse.jagged_tensor import JaggedTensor, KeyedJaggedTensor
 
 from torchrec_embcache.collection import EmbCacheEmbeddingCollection
 from torchrec_embcache.config import Optimizer
-from torchrec_embcache.placement import BucketMap, Placement
+from torchrec_embcache.distributed.types import BucketMap, Placement
 from torchrec_embcache.sharded import (
     EmbCacheSharderBase,
     ShardedEmbCacheBase,
