@@ -2,9 +2,10 @@
 
 ``import npu_sim`` registers torch's PrivateUse1 backend under the name ``npu`` with an
 allocator over host memory and the core tensor kernels (everything else runs through a CPU
-fallback), installs ``torch.npu`` (the device module, also returned by
-``torch.get_device_module("npu")``) and an ``hccl`` process-group backend that runs
-collectives on gloo over the same host memory. Code written for Ascend NPUs then runs, and
+fallback), sparse COO tensors on the device (their parts are npu tensors; other operators on
+them fall back to torch's SparseCPU kernels), installs ``torch.npu`` (the device module, also
+returned by ``torch.get_device_module("npu")``) and an ``hccl`` process-group backend that
+runs collectives on gloo over the same host memory. Code written for Ascend NPUs then runs, and
 is tested, on any Linux host.
 
 It is a simulator: kernels execute synchronously on the CPU, streams and events are trivially
@@ -49,7 +50,8 @@ host_view = _C.host_view
 
 
 def fallback_stats() -> dict[str, int]:
-    """aten operators that ran through the CPU fallback since the last reset, with counts."""
+    """aten operators that ran through the CPU fallback since the last reset, with counts
+    (those run for sparse arguments are named with a " (sparse)" suffix)."""
     return dict(_C.fallback_stats())
 
 
