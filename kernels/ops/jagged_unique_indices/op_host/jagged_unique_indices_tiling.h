@@ -65,8 +65,18 @@ inline TilingPlan<JaggedUniqueIndicesTilingData> JaggedUniqueIndicesTiling(
     td.wsSlots = td.wsHist + AlignedBytes(td.coreNum * JUI_RADIX, 4);
     td.wsGroups = td.wsSlots + PerCoreBlocks(td.coreNum);
     plan.workspace_bytes = static_cast<uint64_t>(td.wsGroups + AlignedBytes(t, 8));
-    // Five windows (keys, positions, ids/offsets, histograms, group data) and the digit counts.
-    td.windowBytes = static_cast<uint32_t>(UbShare(p, 8));
+    // Five windows (keys, positions, ids/offsets, histograms, group data) 1/16 each, two output
+    // stagers 1/32 each, the digit counts; the rest is the scatter's: per id a key and a
+    // position in and out (24 bytes), plus up to 8 slots of padding per digit run out.
+    td.windowBytes = static_cast<uint32_t>(UbShare(p, 16));
+    const int64_t fixed =
+        5 * static_cast<int64_t>(td.windowBytes) + td.windowBytes + 3 * JUI_RADIX * 4 + kBlockBytes;
+    const int64_t sortBytes = Max64(kBlockBytes, AlignDown(UbBytes(p) - fixed, kBlockBytes));
+    // Below 64 ids a chunk the scatter writes id by id (scalar) instead: the padding of 256
+    // digit runs would take most of the buffer.
+    const int64_t chunk = AlignDown((sortBytes - JUI_RADIX * 8 * 12) / 24, 8);
+    td.sortChunk = chunk >= 64 ? chunk : 0;
+    td.sortBytes = static_cast<uint32_t>(td.sortChunk > 0 ? sortBytes : kBlockBytes);
     return plan;
 }
 

@@ -148,7 +148,8 @@ public:
         histWin_.Init(pipe, td.windowBytes);
         keyOut_.Init(pipe, td.windowBytes / 2);
         posOut_.Init(pipe, td.windowBytes / 2);
-        pipe->InitBuffer(digits_, 2 * JUI_RADIX * sizeof(int32_t));
+        pipe->InitBuffer(digits_, 3 * JUI_RADIX * sizeof(int32_t));
+        pipe->InitBuffer(sortBuf_, td.sortBytes);
     }
 
     __aicore__ inline void Process() {
@@ -235,12 +236,16 @@ private:
             posOut_.Begin(posGm_[0], share.begin);
             int64_t b = BagOf(share.begin);
             int64_t bagEnd = bagWin_.Get(b + 1);
-            int64_t base = cumGm_.GetValue(b / td_.batchSize);
+            int64_t feature = b / td_.batchSize;
+            int64_t base = cumGm_.GetValue(feature);
             for (int64_t i = share.begin; i < share.end; ++i) {
                 while (i >= bagEnd) {
                     ++b;
                     bagEnd = bagWin_.Get(b + 1);
-                    base = cumGm_.GetValue(b / td_.batchSize);
+                }
+                if (b / td_.batchSize != feature) {  // read once per feature, not per bag
+                    feature = b / td_.batchSize;
+                    base = cumGm_.GetValue(feature);
                 }
                 const int64_t key = base + idxWin_.Get(i);
                 lo = mxrec::Min64(lo, key);
@@ -300,6 +305,12 @@ private:
             running += all;
         }
         const mxrec::Span share = Share(n_);
+        if (td_.sortChunk > 0) {
+            for (int64_t c0 = share.begin; c0 < share.end; c0 += td_.sortChunk)
+                ScatterChunk(src, shift, c0, mxrec::Min64(td_.sortChunk, share.end - c0));
+            return;
+        }
+        // A unified buffer too small for the chunks' padding: a scalar write per id.
         keyWin_.Bind(keysGm_[src], n_);
         posWin_.Bind(posGm_[src], n_);
         for (int64_t i = share.begin; i < share.end; ++i) {
@@ -309,6 +320,67 @@ private:
             sums.SetValue(d, at + 1);
             keysGm_[src ^ 1].SetValue(at, key);
             posGm_[src ^ 1].SetValue(at, posWin_.Get(i));
+        }
+    }
+
+    // One chunk of the share: its keys and positions come in with one DMA each, are counting-
+    // sorted by digit in UB (each digit's run starting on a 32-byte boundary of both, as DMAs
+    // from UB must), and every digit's run leaves with one DMA for keys and one for positions
+    // to its place in the destination (sums[d], advanced), instead of a scalar write per id.
+    __aicore__ inline void ScatterChunk(int src, uint64_t shift, int64_t c0, int64_t n) {
+        LocalTensor<int32_t> sums = digits_.Get<int32_t>();  // [0, R) my next place of d
+        LocalTensor<int32_t> counts = sums[JUI_RADIX];       // [R, 2R) the chunk's counts
+        LocalTensor<int32_t> fill = sums[2 * JUI_RADIX];     // [2R, 3R) next local slot of d
+        const uint32_t chunk = static_cast<uint32_t>(td_.sortChunk);
+        const uint32_t outElems = chunk + JUI_RADIX * 8;  // up to 7 slots of padding a digit
+        const uint32_t keyOutAt = chunk * 8;
+        const uint32_t posInAt = keyOutAt + outElems * 8;
+        const uint32_t posOutAt = posInAt + chunk * 4;
+        LocalTensor<int64_t> keysIn = sortBuf_.GetWithOffset<int64_t>(chunk, 0);
+        LocalTensor<int64_t> keysOut = sortBuf_.GetWithOffset<int64_t>(outElems, keyOutAt);
+        LocalTensor<int32_t> posIn = sortBuf_.GetWithOffset<int32_t>(chunk, posInAt);
+        LocalTensor<int32_t> posOut = sortBuf_.GetWithOffset<int32_t>(outElems, posOutAt);
+        mxrec::PipeSync<HardEvent::MTE3_MTE2>();  // the last chunk's runs have left
+        mxrec::PipeSync<HardEvent::S_MTE2>();
+        DataCopyPadExtParams<int64_t> padK{false, 0, 0, 0};
+        DataCopyPadExtParams<int32_t> padP{false, 0, 0, 0};
+        DataCopyPad(keysIn, keysGm_[src][c0],
+                    DataCopyExtParams{1, static_cast<uint32_t>(n * 8), 0, 0, 0}, padK);
+        DataCopyPad(posIn, posGm_[src][c0],
+                    DataCopyExtParams{1, static_cast<uint32_t>(n * 4), 0, 0, 0}, padP);
+        mxrec::PipeSync<HardEvent::MTE2_S>();
+        mxrec::PipeSync<HardEvent::MTE3_S>();  // the last chunk's runs have left keysOut/posOut
+        for (uint32_t d = 0; d < JUI_RADIX; ++d)
+            counts.SetValue(d, 0);
+        for (int64_t i = 0; i < n; ++i) {
+            const uint32_t d = Digit(keysIn.GetValue(static_cast<uint32_t>(i)), shift);
+            counts.SetValue(d, counts.GetValue(d) + 1);
+        }
+        int32_t slot = 0;
+        for (uint32_t d = 0; d < JUI_RADIX; ++d) {
+            fill.SetValue(d, slot);
+            slot = static_cast<int32_t>(mxrec::AlignUp(slot + counts.GetValue(d), 8));
+        }
+        for (int64_t i = 0; i < n; ++i) {
+            const int64_t key = keysIn.GetValue(static_cast<uint32_t>(i));
+            const uint32_t d = Digit(key, shift);
+            const uint32_t at = static_cast<uint32_t>(fill.GetValue(d));
+            fill.SetValue(d, static_cast<int32_t>(at + 1));
+            keysOut.SetValue(at, key);
+            posOut.SetValue(at, posIn.GetValue(static_cast<uint32_t>(i)));
+        }
+        mxrec::PipeSync<HardEvent::S_MTE3>();
+        for (uint32_t d = 0; d < JUI_RADIX; ++d) {
+            const int32_t cnt = counts.GetValue(d);
+            if (cnt == 0)
+                continue;
+            const uint32_t from = static_cast<uint32_t>(fill.GetValue(d) - cnt);
+            const int32_t at = sums.GetValue(d);
+            sums.SetValue(d, at + cnt);
+            DataCopyPad(keysGm_[src ^ 1][at], keysOut[from],
+                        DataCopyExtParams{1, static_cast<uint32_t>(cnt * 8), 0, 0, 0});
+            DataCopyPad(posGm_[src ^ 1][at], posOut[from],
+                        DataCopyExtParams{1, static_cast<uint32_t>(cnt * 4), 0, 0, 0});
         }
     }
 
@@ -470,6 +542,7 @@ private:
     Stager<int64_t> keyOut_;
     Stager<int32_t> posOut_;
     TBuf<TPosition::VECCALC> digits_;
+    TBuf<TPosition::VECCALC> sortBuf_;
 };
 
 }  // namespace

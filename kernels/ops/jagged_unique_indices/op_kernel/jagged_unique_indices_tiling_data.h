@@ -24,6 +24,10 @@ struct JaggedUniqueIndicesTilingData {
     int64_t wsSlots;
     int64_t wsGroups;
     uint32_t windowBytes;  // each of the sequential read windows
+    // The scatter's UB: a chunk of sortChunk keys and positions in, the same counting-sorted by
+    // digit out with every digit's run starting on a 32-byte boundary (sortBytes in all).
+    uint32_t sortBytes;
+    int64_t sortChunk;
 };
 
 #endif  // JAGGED_UNIQUE_INDICES_TILING_DATA_H
