@@ -18,13 +18,11 @@ The package is built for torchrec 1.1.0 and refuses to import with any other tor
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from hybrid_torchrec.compat import check_torchrec
 
 TORCHREC_VERSION = check_torchrec()
 
+from hybrid_torchrec._shared.lazy import lazy_exports  # noqa: E402
 from hybrid_torchrec._version import __version__  # noqa: E402
 from hybrid_torchrec.errors import CapacityError, HybridTorchrecError  # noqa: E402
 from hybrid_torchrec.eviction import LFU, LRU, EvictionPolicy  # noqa: E402
@@ -53,12 +51,8 @@ _TORCHREC_EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    # torchrec takes seconds to import: the drop-ins load it when first asked for.
-    module = _TORCHREC_EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'hybrid_torchrec' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+# torchrec takes seconds to import: the drop-ins load it when first asked for.
+__getattr__ = lazy_exports(__name__, _TORCHREC_EXPORTS)
 
 
 __all__ = [

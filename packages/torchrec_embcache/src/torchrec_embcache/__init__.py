@@ -14,10 +14,8 @@ Observability: :func:`describe` (the tables' cache and host counters as a table)
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
 from torchrec_embcache._ext import _C
+from torchrec_embcache._shared.lazy import lazy_exports
 from torchrec_embcache._version import __version__
 from torchrec_embcache.checkpoint import (
     load_checkpoint,
@@ -59,12 +57,8 @@ _TORCHREC_EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    # torchrec is optional and slow to import: load the drop-ins only when asked for.
-    module = _TORCHREC_EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'torchrec_embcache' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+# torchrec is optional and slow to import: load the drop-ins only when asked for.
+__getattr__ = lazy_exports(__name__, _TORCHREC_EXPORTS)
 
 
 def set_num_threads(n: int) -> None:

@@ -10,8 +10,7 @@ objects in one place and imports each (with torchrec) on first use.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from torchrec_embcache._shared.lazy import lazy_exports
 
 _EXPORTS = {
     "EmbCacheSharderBase": "torchrec_embcache.sharded",
@@ -40,13 +39,9 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    # The implementations need torchrec, which is slow to import: load them when asked for
-    # (and so that types.py, imported by the implementations, does not import them back).
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'torchrec_embcache.distributed' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+# The implementations need torchrec, which is slow to import: they load when asked for (and
+# so types.py, which the implementations import, does not import them back).
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 __all__ = sorted(_EXPORTS)
