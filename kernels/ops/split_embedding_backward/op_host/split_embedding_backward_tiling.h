@@ -270,7 +270,9 @@ inline TilingPlan<SplitEmbeddingBackwardTilingData> SplitEmbeddingBackwardTiling
     const int64_t rowsOf[11] = {6, 8, 6, 3, 8, 3, 7, 7, 8, 7, 6};
     const int64_t rows = rowsOf[optimizer];
     const int64_t windows = 1 + td.hasSortedBags + td.hasSortedIndices;
-    const int64_t avail = UbBytes(p) - windows * td.windowBytes - kBlockBytes;
+    // a 32-byte slot, and row-wise Adagrad's two one-float moments
+    const int64_t slots = optimizer == 2 ? 3 : 1;
+    const int64_t avail = UbBytes(p) - windows * td.windowBytes - slots * kBlockBytes;
     if (rows * rowBytes > avail) {
         return Reject("max_d " + std::to_string(maxD) + " needs " +
                       std::to_string(rows * rowBytes) + " bytes of unified buffer for its " +

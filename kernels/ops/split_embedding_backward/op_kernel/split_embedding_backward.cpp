@@ -190,6 +190,8 @@ public:
         if (td.optimizer == kAdam || td.optimizer == kLamb)
             pipe->InitBuffer(m2Buf_, td.rowBytes);
         pipe->InitBuffer(slot_, static_cast<uint32_t>(mxrec::kBlockBytes));
+        if (td.optimizer == kRowwise)  // its one-float moment, fetched with the weight row
+            pipe->InitBuffer(rowMoment_, static_cast<uint32_t>(2 * mxrec::kBlockBytes));
         if (td.optimizer == kRowwiseCounter)
             pipe->InitBuffer(math_, static_cast<uint32_t>(mxrec::kBlockBytes));
     }
@@ -421,6 +423,10 @@ private:
         return wBuf_.Get<float>()[static_cast<uint32_t>(set * rowFloats_)];
     }
 
+    __aicore__ inline LocalTensor<float> RowMoment(int32_t set) {
+        return rowMoment_.Get<float>()[static_cast<uint32_t>(set * 8)];
+    }
+
     // The run's weight row (and exact Adagrad's moment row) into buffer set `set`, once the
     // rows the set held two runs ago have been stored.
     __aicore__ inline void LoadState(const Entry& head, int32_t set) {
@@ -441,6 +447,11 @@ private:
                 Trap();
             LocalTensor<float> m = mBuf_.Get<float>()[static_cast<uint32_t>(set * rowFloats_)];
             DataCopyPad(m, momGm_[mAt], rowCopy, pad);
+        } else if (td_.optimizer == kRowwise) {
+            const int64_t mAt = head.momentumAt + head.row;
+            if (mAt < 0 || mAt >= td_.numMomentum)
+                Trap();
+            DataCopyPad(RowMoment(set), momGm_[mAt], DataCopyExtParams{1, 4, 0, 0, 0}, pad);
         }
         SetFlag<HardEvent::MTE2_V>(loaded_[set]);
     }
@@ -550,7 +561,7 @@ private:
         } else if (td_.optimizer == kRowwiseCounter) {
             RowwiseCounter(head, acc, g, w);
         } else {
-            RowwiseAdagrad(head, acc, g, w);
+            RowwiseAdagrad(head, acc, g, w, RowMoment(set));
         }
         mxrec::PipeSync<HardEvent::V_MTE3>();
         DataCopyPad(outGm_[head.key], w, rowCopy);
@@ -558,18 +569,16 @@ private:
         storing_[set] = true;
     }
 
+    // The row's moment s arrived with its weight row (LoadState), in the set's own slot: the
+    // scalar unit knows it arrived through the vector unit (V_S below after FinishRun's wait for
+    // the set), and the set's next load waits for this run's stores, so no DMA round trip
+    // stalls the scalar unit here.
     __aicore__ inline void RowwiseAdagrad(const Entry& head, LocalTensor<float>& acc,
-                                          LocalTensor<float>& g, LocalTensor<float>& w) {
+                                          LocalTensor<float>& g, LocalTensor<float>& w,
+                                          LocalTensor<float> s) {
         const int64_t dim = head.dim;
         const int32_t n = static_cast<int32_t>(dim);
         const int64_t mAt = head.momentumAt + head.row;
-        if (mAt < 0 || mAt >= td_.numMomentum)
-            Trap();
-        LocalTensor<float> s = slot_.Get<float>();
-        mxrec::PipeSync<HardEvent::S_MTE2>();  // the previous row's momentum was read
-        DataCopyPad(s, momGm_[mAt], DataCopyExtParams{1, 4, 0, 0, 0},
-                    DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
-        mxrec::PipeSync<HardEvent::MTE2_V>();
         const bool l2 = td_.weightDecayMode == 1;
         if (l2) {  // L2: the decay enters the statistics (and the correction), not the step
             Muls(g, w, td_.weightDecay, n);
@@ -579,7 +588,6 @@ private:
             Mul(g, acc, acc, n);
         }
         mxrec::PipeSync<HardEvent::V_S>();
-        mxrec::PipeSync<HardEvent::MTE2_S>();
         float sumSq = 0.0f;
         for (int64_t d = 0; d < dim; ++d)
             sumSq += g.GetValue(static_cast<uint32_t>(d));
@@ -600,7 +608,6 @@ private:
             Muls(w, w, correction, n);
         Muls(g, acc, multiplier, n);
         Sub(w, w, g, n);
-        mxrec::PipeSync<HardEvent::MTE3_S>();  // the slot may be rewritten for the next row
     }
 
     // fbgemm's row-wise Adagrad with counter (optimizers.py rowwise_adagrad_with_counter(), its
@@ -955,7 +962,8 @@ private:
     TBuf<TPosition::VECCALC> mBuf_;
     TBuf<TPosition::VECCALC> m2Buf_;
     TBuf<TPosition::VECCALC> slot_;
-    TBuf<TPosition::VECCALC> math_;  // scalar exp / log (row-wise Adagrad with counter)
+    TBuf<TPosition::VECCALC> rowMoment_;  // row-wise Adagrad: each buffer set's moment
+    TBuf<TPosition::VECCALC> math_;       // scalar exp / log (row-wise Adagrad with counter)
     GlobalTensor<float> prevGm_;
     GlobalTensor<int64_t> prevOffGm_;
     GlobalTensor<float> counterGm_;
