@@ -65,14 +65,14 @@ inline TilingPlan<JaggedUniqueIndicesTilingData> JaggedUniqueIndicesTiling(
     td.wsSlots = td.wsHist + AlignedBytes(td.coreNum * JUI_RADIX, 4);
     td.wsGroups = td.wsSlots + PerCoreBlocks(td.coreNum);
     plan.workspace_bytes = static_cast<uint64_t>(td.wsGroups + AlignedBytes(t, 8));
-    // Five windows (keys, positions, ids/offsets, histograms, group data) 1/32 each, two output
+    // Five windows (keys, positions, ids/offsets, histograms, group data) 1/32 each, three output
     // stagers 1/64 each, the digit counts; the rest is the scatter's (a core's share of the
     // bench's 212,842 ids in one chunk at 192 KB of UB, so that each digit's run of a pass
     // leaves with one DMA for the core, not one per chunk): per id a key and a
     // position in and out (24 bytes), plus up to 8 slots of padding per digit run out.
     td.windowBytes = static_cast<uint32_t>(UbShare(p, 32));
-    const int64_t fixed =
-        5 * static_cast<int64_t>(td.windowBytes) + td.windowBytes + 3 * JUI_RADIX * 4 + kBlockBytes;
+    const int64_t fixed = 5 * static_cast<int64_t>(td.windowBytes) + 3 * (td.windowBytes / 2) +
+                          3 * JUI_RADIX * 4 + kBlockBytes;
     const int64_t sortBytes = Max64(kBlockBytes, AlignDown(UbBytes(p) - fixed, kBlockBytes));
     // Below 64 ids a chunk the scatter writes id by id (scalar) instead: the padding of 256
     // digit runs would take most of the buffer.

@@ -148,6 +148,7 @@ public:
         histWin_.Init(pipe, td.windowBytes);
         keyOut_.Init(pipe, td.windowBytes / 2);
         posOut_.Init(pipe, td.windowBytes / 2);
+        revKeyOut_.Init(pipe, td.windowBytes / 2);
         pipe->InitBuffer(digits_, 3 * JUI_RADIX * sizeof(int32_t));
         pipe->InitBuffer(sortBuf_, td.sortBytes);
     }
@@ -178,6 +179,22 @@ public:
         Meet();
         WriteUnique(src);
         Meet();
+        if (td_.sortChunk > 0 && n_ > 0) {
+            // reverse_index[pos] = rank: the (pos, rank) pairs WriteUnique left sorted by pos
+            // with the same radix passes (positions are 0..N-1), then widened in order.
+            minKey_ = 0;
+            int s = src ^ 1;
+            for (uint64_t spread = static_cast<uint64_t>(n_ - 1), shift = 0; spread > 0;
+                 spread >>= JUI_RADIX_BITS, shift += JUI_RADIX_BITS) {
+                Histogram(s, shift);
+                Meet();
+                Scatter(s, shift);
+                Meet();
+                s ^= 1;
+            }
+            WidenReverse(s);
+            Meet();
+        }
         Lengths();
         Meet();
         Offsets();
@@ -417,6 +434,13 @@ private:
         keyWin_.Bind(keysGm_[src], n_);
         posWin_.Bind(posGm_[src], n_);
         keyOut_.Begin(uniqGm_, before);
+        // With the scatter's UB, reverse_index is sorted into place (Process) from (pos, rank)
+        // pairs written in order here; without it, a scalar write per id.
+        const bool sortReverse = td_.sortChunk > 0;
+        if (sortReverse) {
+            revKeyOut_.Begin(keysGm_[src ^ 1], share.begin);
+            posOut_.Begin(posGm_[src ^ 1], share.begin);
+        }
         int64_t cur = before - 1;
         int64_t prev = share.begin == 0 ? 0 : keyWin_.Get(share.begin - 1);
         for (int64_t j = share.begin; j < share.end; ++j) {
@@ -427,8 +451,27 @@ private:
                 keyOut_.Put(idxGm_.GetValue(pos));
             }
             prev = key;
-            revGm_.SetValue(pos, cur);
+            if (sortReverse) {
+                revKeyOut_.Put(pos);
+                posOut_.Put(static_cast<int32_t>(cur));
+            } else {
+                revGm_.SetValue(pos, cur);
+            }
         }
+        keyOut_.Flush();
+        revKeyOut_.Flush();
+        posOut_.Flush();
+    }
+
+    // reverse_index from the ranks sorted by position (int32 in the workspace), widened.
+    __aicore__ inline void WidenReverse(int s) {
+        const mxrec::Span share = Share(n_);
+        if (share.begin == share.end)
+            return;
+        posWin_.Bind(posGm_[s], n_);
+        keyOut_.Begin(revGm_, share.begin);
+        for (int64_t i = share.begin; i < share.end; ++i)
+            keyOut_.Put(static_cast<int64_t>(posWin_.Get(i)));
         keyOut_.Flush();
     }
 
@@ -541,6 +584,7 @@ private:
     Window<int32_t> histWin_;
     Stager<int64_t> keyOut_;
     Stager<int32_t> posOut_;
+    Stager<int64_t> revKeyOut_;
     TBuf<TPosition::VECCALC> digits_;
     TBuf<TPosition::VECCALC> sortBuf_;
 };
