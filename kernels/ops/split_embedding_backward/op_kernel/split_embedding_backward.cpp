@@ -15,10 +15,14 @@
 // permuted); its grad_output row by DMA into a two-deep queue, so that the next
 // position's row is on its way while this one is clipped / scaled / added with vector ops. Per
 // run: the weight (and momentum) row by DMA, the update with vector ops, and the row
-// written back. The per-table values (D_t, column, weights/momentum offsets) are kept in scalar
-// registers while the table stays the same, which it does for long stretches (the sort puts
-// table t's rows before table t + 1's). Sums follow the order of sorted_positions, which is
-// fbgemm's (position order within a row) when the adapter's sort is stable.
+// written back; the weight rows (and exact Adagrad's moment rows, row-wise Adagrad's moment)
+// alternate between two buffer sets, fetched as soon as the run's head is found, so the next
+// run's rows arrive while this one is updated and the previous one's leave (each set's own
+// MTE2_V and MTE3_MTE2 flags order them). The per-table values (D_t, column, weights/momentum
+// offsets) are kept in scalar registers while the table stays the same, which it does for long
+// stretches (the sort puts table t's rows before table t + 1's). Sums follow the order of
+// sorted_positions, which is fbgemm's (position order within a row) when the adapter's sort is
+// stable.
 //
 // With variable batch per feature (VBE), a bag's feature comes from b_offsets (kept per table
 // like the other per-table values, searched when the bag leaves it) and its gradient row from
