@@ -193,6 +193,7 @@ def test_configs_add_their_options_after_torchrecs_fields() -> None:
         "admission",
         "eviction",
         "stochastic_rounding",
+        "shard_bits",
     ]
     for ours, theirs in (
         (EmbCacheEmbeddingBagConfig, EmbeddingBagConfig),
@@ -204,6 +205,24 @@ def test_configs_add_their_options_after_torchrecs_fields() -> None:
         assert (config.num_embeddings, config.embedding_dim, config.name) == (10, 4, "t")
         assert (config.seed, config.cache_slots, config.optimizer) == (7, 3, None)
         assert isinstance(config, theirs)
+
+
+def test_shard_count_is_set_through_the_torchrec_config() -> None:
+    """A small table need not pay for 32 partly filled shards: shard_bits reaches the host
+    table, and the values do not depend on it."""
+    kjt = random_kjt(["f1", "f2", "f3"], batch=4, gen=torch.Generator().manual_seed(4))
+    outputs, memory = [], []
+    for bits in (5, 0):
+        configs = [
+            dataclasses.replace(c, shard_bits=bits) for c in bag_configs(EmbCacheEmbeddingBagConfig)
+        ]
+        bags = EmbCacheEmbeddingBagCollection(configs)
+        outputs.append(bags(kjt).values())
+        tables = bags._tables()
+        assert {t.table.host.num_shards for t in tables.values()} == {2**bits}
+        memory.append(sum(t.table.memory_bytes for t in tables.values()))
+    assert torch.equal(outputs[0], outputs[1])
+    assert memory[1] < memory[0]
 
 
 def test_state_dict_keys_follow_torchrecs_module_names() -> None:

@@ -57,6 +57,7 @@ class _DynamicTableOptions:
     admission: Admission | None = None
     eviction: EvictionPolicy | None = None
     stochastic_rounding: bool = False
+    shard_bits: int = 5
 
 
 # The options class comes first among the bases so that its fields come after torchrec's
@@ -72,6 +73,9 @@ class EmbCacheEmbeddingBagConfig(_DynamicTableOptions, EmbeddingBagConfig):
     admission, eviction: optional policies.
     stochastic_rounding: with ``data_type`` FP16 or BF16 (rows stored in that dtype,
         optimiser state in float32), round updates stochastically instead of to nearest even.
+    shard_bits: the host table has ``2**shard_bits`` shards (the parallelism of its batched
+        calls; default 32). Each shard allocates rows in blocks, so a table of a few thousand
+        rows spends several times its stored bytes per row with 32; 0 to 2 suit small tables.
     """
 
 
@@ -118,6 +122,7 @@ def _table_options(
         "eviction": getattr(config, "eviction", None),
         "row_dtype": row_dtypes[config.data_type],
         "stochastic_rounding": getattr(config, "stochastic_rounding", False),
+        "shard_bits": getattr(config, "shard_bits", 5),
     }
 
 
