@@ -10,7 +10,8 @@
 //   0. clear the shared float32 dQ accumulator (workspace) and d_attn_bias, a slice per core;
 //   1. per piece of key rows [c0, c1) of a (batch, head) (tiling: balanced ranges of key
 //      blocks; its K and V copied to L1 once) and per chunk of at most chunkQ query rows that
-//      meet them (causal: from row c0 on; its Q and G copied to L1 once, every product reading
+//      meet them (causal: from row c0 on, the last chunk first, each chunk meeting the keys up to
+//      its last row only; its Q and G copied to L1 once, every product reading
 //      its operands there): S = Q K^T and dP = G V^T on the Cube into the core's slots (q's dtype);
 //      on the vector cores, in chunks of rows, P and dZ (over S and dP in the slots; dZ also into
 //      d_attn_bias); then dV += P^T G and dK += dZ^T Q into the core's float32 accumulators
@@ -183,8 +184,14 @@ public:  // Piece is called by mxrec::HstuForEachPiece
         kL = kL1_.DeQue<T>();
         vL = vL1_.DeQue<T>();
         const int dim = static_cast<int>(td_->dim);
-        for (int64_t i0 = first; i0 < len; i0 += td_->chunkQ) {
+        // Query chunks last to first: under the causal mask a chunk meets only the keys up to its
+        // last row (kc), and the last chunk meets them all, so its call initialises every row of
+        // the dK and dV accumulators and the others add to the rows they meet.
+        const int64_t chunks = mxrec::CeilDiv(len - first, td_->chunkQ);
+        for (int64_t j = chunks - 1; j >= 0; --j) {
+            const int64_t i0 = first + j * td_->chunkQ;
             const int64_t mq = mxrec::Min64(td_->chunkQ, len - i0);
+            const int64_t kc = td_->maskType == 0 ? mxrec::Min64(kn, i0 + mq - c0) : kn;
             const int64_t qOff = (seq_.row + i0) * nd_ + h * td_->dim;
             LocalTensor<T> qL = qL1_.AllocTensor<T>();
             LocalTensor<T> gL = gL1_.AllocTensor<T>();
@@ -195,7 +202,7 @@ public:  // Piece is called by mxrec::HstuForEachPiece
             qL = qL1_.DeQue<T>();
             gL = gL1_.DeQue<T>();
             score.SetOrgShape(static_cast<int>(mq), static_cast<int>(kp), dim);
-            score.SetTail(static_cast<int>(mq), static_cast<int>(kn), dim);
+            score.SetTail(static_cast<int>(mq), static_cast<int>(kc), dim);
             score.SetTensorA(qL);
             score.SetTensorB(kL, true);
             score.IterateAll(pSlotGm_);
@@ -203,12 +210,12 @@ public:  // Piece is called by mxrec::HstuForEachPiece
             score.SetTensorB(vL, true);
             score.IterateAll(zSlotGm_);
             score.End();
-            Scores(h, i0, mq, c0, kn, kp);
+            Scores(h, i0, mq, c0, kc, kp);
             mxrec::PipeSync<HardEvent::MTE3_S>();  // P and dZ are in global memory for the Cube
-            const uint8_t add = i0 > first ? 1 : 0;
+            const uint8_t add = j < chunks - 1 ? 1 : 0;
             trans.SetOrgShape(static_cast<int>(kp), dim, static_cast<int>(kp), static_cast<int>(kp),
                               static_cast<int>(td_->dimPad));
-            trans.SetTail(static_cast<int>(kn), dim, static_cast<int>(mq));
+            trans.SetTail(static_cast<int>(kc), dim, static_cast<int>(mq));
             trans.SetTensorA(pSlotGm_, true);
             trans.SetTensorB(gL);
             trans.IterateAll(dvAccGm_, add);
@@ -218,7 +225,7 @@ public:  // Piece is called by mxrec::HstuForEachPiece
             trans.End();
             dq.SetOrgShape(static_cast<int>(mq), dim, static_cast<int>(kp), static_cast<int>(kp),
                            static_cast<int>(td_->heads * td_->dimPad));
-            dq.SetTail(static_cast<int>(mq), dim, static_cast<int>(kn));
+            dq.SetTail(static_cast<int>(mq), dim, static_cast<int>(kc));
             dq.SetTensorA(zSlotGm_);
             dq.SetTensorB(kL);
             dq.IterateAll(dqAccGm_[((seq_.row + i0) * td_->heads + h) * td_->dimPad], 1);
@@ -247,9 +254,11 @@ private:
         DataCopy(dst, src, p);
     }
 
-    // The slots' S and dP (query rows i0.., key rows c0..) -> P and dZ, chunk by chunk.
+    // The slots' S and dP (query rows i0.., key rows c0.., kn of them; slot rows kp apart) -> P
+    // and dZ, chunk by chunk; in UB the rows are kn rounded up to a 32-byte block.
     __aicore__ inline void Scores(int64_t h, int64_t i0, int64_t mq, int64_t c0, int64_t kn,
                                   int64_t kp) {
+        const int64_t kw = mxrec::AlignUp(kn, kBlockElems);
         const bool custom = td_->maskType == 3;
         const bool square = td_->hasBias || custom || td_->hasBiasGrad;
         if (square && seq_.batch >= td_->squareBatch)
@@ -262,7 +271,7 @@ private:
         const DataCopyPadExtParams<T> zero{true, 0, 0, static_cast<T>(0)};
         for (int64_t r0 = 0; r0 < mq; r0 += td_->chunkRows) {
             const int64_t rc = mxrec::Min64(td_->chunkRows, mq - r0);
-            const int32_t n = static_cast<int32_t>(rc * kp);
+            const int32_t n = static_cast<int32_t>(rc * kw);
             const DataCopyExtParams slotRows{static_cast<uint16_t>(rc), rowBytes, slotGap, 0, 0};
             const DataCopyExtParams squareRows{static_cast<uint16_t>(rc), rowBytes, squareGap, 0,
                                                0};
@@ -323,8 +332,8 @@ private:
                 // Rows the diagonal crosses: M_ij = clamp(i - j + 1, 0, 1).
                 LocalTensor<float> ramp = rampBuf_.Get<float>();
                 for (int64_t i = 0; i < rc; ++i) {
-                    Adds(t2[static_cast<uint32_t>(i * kp)], ramp,
-                         static_cast<float>(i0 + r0 + i - c0 + 1), static_cast<int32_t>(kp));
+                    Adds(t2[static_cast<uint32_t>(i * kw)], ramp,
+                         static_cast<float>(i0 + r0 + i - c0 + 1), static_cast<int32_t>(kw));
                 }
                 Maxs(t2, t2, 0.0f, n);
                 Mins(t2, t2, 1.0f, n);
@@ -347,11 +356,12 @@ private:
                 sQue_.FreeTensor(sIn);
                 dpQue_.FreeTensor(dpIn);
             }
+            const DataCopyExtParams slotOut{static_cast<uint16_t>(rc), rowBytes, 0, slotGap, 0};
             pOut = pQue_.DeQue<T>();
-            DataCopy(pSlotGm_[r0 * kp], pOut, static_cast<uint32_t>(n));
+            DataCopyPad(pSlotGm_[r0 * kp], pOut, slotOut);
             pQue_.FreeTensor(pOut);
             dzOut = dzQue_.DeQue<T>();
-            DataCopy(zSlotGm_[r0 * kp], dzOut, static_cast<uint32_t>(n));
+            DataCopyPad(zSlotGm_[r0 * kp], dzOut, slotOut);
             if (td_->hasBiasGrad) {
                 const uint32_t gap = static_cast<uint32_t>((td_->seqLen - kn) * sizeof(T));
                 DataCopyPad(dBiasGm_[squareOff], dzOut,
