@@ -437,6 +437,23 @@ private:
         // With the scatter's UB, reverse_index is sorted into place (Process) from (pos, rank)
         // pairs written in order here; without it, a scalar write per id.
         const bool sortReverse = td_.sortChunk > 0;
+        // The unique ids come back from their keys, key - hash_size_cumsum[t] for the feature t
+        // of their position (found among the features' first positions, offsets[t * B], staged
+        // in the scatter's UB with hash_size_cumsum), not by a scalar read of indices each.
+        const int64_t tables = td_.features + 1;
+        const int64_t half = mxrec::AlignDown(td_.sortBytes / 2, mxrec::kBlockBytes);
+        const bool fromKeys = sortReverse && tables * 8 <= half;
+        const uint32_t tableElems = fromKeys ? static_cast<uint32_t>(half / 8) : 1;
+        const uint32_t baseAt = fromKeys ? static_cast<uint32_t>(half) : 0;
+        LocalTensor<int64_t> featStart = sortBuf_.GetWithOffset<int64_t>(tableElems, 0);
+        LocalTensor<int64_t> featBase = sortBuf_.GetWithOffset<int64_t>(tableElems, baseAt);
+        if (fromKeys) {
+            mxrec::PipeSync<HardEvent::MTE3_S>();  // the scatter's runs have left the buffer
+            for (int64_t t = 0; t < tables; ++t) {
+                featStart.SetValue(static_cast<uint32_t>(t), bagGm_.GetValue(t * td_.batchSize));
+                featBase.SetValue(static_cast<uint32_t>(t), cumGm_.GetValue(t));
+            }
+        }
         if (sortReverse) {
             revKeyOut_.Begin(keysGm_[src ^ 1], share.begin);
             posOut_.Begin(posGm_[src ^ 1], share.begin);
@@ -448,7 +465,23 @@ private:
             const int64_t pos = posWin_.Get(j);
             if (j == 0 || key != prev) {
                 ++cur;
-                keyOut_.Put(idxGm_.GetValue(pos));
+                if (fromKeys) {
+                    int64_t lo = 0;  // the last feature whose first position is <= pos
+                    int64_t hi = td_.features - 1;
+                    while (lo < hi) {
+                        const int64_t mid = lo + (hi - lo + 1) / 2;
+                        if (featStart.GetValue(static_cast<uint32_t>(mid)) <= pos) {
+                            lo = mid;
+                        } else {
+                            hi = mid - 1;
+                        }
+                    }
+                    const uint64_t base =
+                        static_cast<uint64_t>(featBase.GetValue(static_cast<uint32_t>(lo)));
+                    keyOut_.Put(static_cast<int64_t>(static_cast<uint64_t>(key) - base));
+                } else {
+                    keyOut_.Put(idxGm_.GetValue(pos));
+                }
             }
             prev = key;
             if (sortReverse) {
