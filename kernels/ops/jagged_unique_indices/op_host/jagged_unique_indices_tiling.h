@@ -3,9 +3,10 @@
 // Every phase splits its items evenly over the cores, which meet in SyncAll between phases:
 // linearize ids (an even share of the N ids each), an LSD radix sort of the linearized ids as
 // (key - smallest key) in 8-bit digits, each pass a per-core histogram, a SyncAll, a stable
-// scatter from each core's bases; then the heads of equal runs counted per share, the unique ids
-// and reverse indices written from each share's prefix, and the groups' lengths and offsets.
-// The workspace holds the two key/position buffers, the histograms and per-core slots.
+// scatter from each core's bases (digit runs sorted in UB, one DMA each); then the heads of equal
+// runs counted per share, the unique ids and (position, rank) pairs written from each share's
+// prefix, the pairs radix-sorted by position into reverse_index, and the groups' lengths and
+// offsets. The workspace holds the two key/position buffers, the histograms and per-core slots.
 #ifndef JAGGED_UNIQUE_INDICES_TILING_H
 #define JAGGED_UNIQUE_INDICES_TILING_H
 

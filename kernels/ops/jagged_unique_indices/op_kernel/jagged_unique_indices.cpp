@@ -10,13 +10,16 @@
 //   0. linearize ids into the workspace (keys and their positions), check offsets, publish the
 //      share's smallest and largest key;
 //   1. per 8-bit digit: a histogram of the share's digits, then a stable scatter of keys and
-//      positions from the bases every core derives from all histograms (cub's radix sort pairs);
+//      positions from the bases every core derives from all histograms (cub's radix sort pairs):
+//      the share is counting-sorted by digit in UB and each digit's run leaves with one DMA;
 //   2. count the heads of equal runs of the sorted share; 3. from the heads before the share,
-//      write unique_indices (staged) and reverse_index (scattered);
+//      write unique_indices (staged; the ids are their keys less their feature's cumsum) and
+//      (position, rank) pairs in order, which the passes of 1 sort by position into
+//      reverse_index (with a unified buffer too small for the scatter's chunks, the scatters and
+//      reverse_index are scalar writes and the unique ids scalar reads of indices);
 //   4. per feature group: the reverse indices' max - min + 1 over its ids (fbgemm 1.1.0's count)
 //      spread over its bags; 5. output_offsets from the groups' totals before each core's groups.
-// Scattered writes are scalar (the targets are data dependent); published values go through
-// the data cache, which is cleaned around every meeting.
+// Published values go through the data cache, which is cleaned around every meeting.
 #include "kernel_operator.h"
 #include "mxrec_common.h"
 #include "kernel_copy.h"
