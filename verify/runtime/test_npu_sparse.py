@@ -66,6 +66,7 @@ def test_operations_match_cpu_sparse_tensors(seed: int, nnz: int, dense: tuple[i
     same(npu, cpu)
     unsafe = torch.ops.aten._sparse_coo_tensor_unsafe(indices.to(NPU), values.to(NPU), size)
     same(unsafe, cpu)
+    same(torch.sparse_coo_tensor(indices, values, size, device=NPU), cpu)  # CPU parts, moved
 
     same(npu.coalesce(), cpu.coalesce())
     assert torch.equal(npu.coalesce().indices().cpu(), cpu.coalesce().indices())

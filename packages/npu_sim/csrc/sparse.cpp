@@ -43,7 +43,9 @@ namespace {
 
 // The new tensor's SparseTensorImpl starts with empty indices and values on the *current* npu
 // device before taking the given ones; the guard makes that the device of the values, so the
-// parts and the whole agree when the values live on another npu.
+// parts and the whole agree when the values live on another npu. (torch moves the parts to the
+// requested device before it gets here: parts elsewhere would make a tensor whose dispatch key
+// and memory disagree.)
 at::Tensor coo_from_parts(int64_t sparse_dim, int64_t dense_dim, c10::SymIntArrayRef size,
                           const at::Tensor& indices, const at::Tensor& values,
                           std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
@@ -52,7 +54,10 @@ at::Tensor coo_from_parts(int64_t sparse_dim, int64_t dense_dim, c10::SymIntArra
     TORCH_CHECK(indices.device() == values.device(), "npu_sim: a sparse tensor's indices (on ",
                 indices.device(), ") and values (on ", values.device(),
                 ") must be on the same device");
-    c10::OptionalDeviceGuard guard(device.has_value() ? device : values.device());
+    TORCH_CHECK(values.device().is_privateuseone(),
+                "npu_sim: a sparse npu tensor's indices and values must be npu tensors, got ",
+                values.device(), "; move them with .to(\"npu\") first");
+    c10::DeviceGuard guard(values.device());
     return at::native::new_with_dims_and_tensor_sparse_symint(sparse_dim, dense_dim, size, indices,
                                                               values, dtype, layout, device,
                                                               pin_memory, is_coalesced);
