@@ -149,8 +149,10 @@ def test_ttl_against_reference(tmp_path: Path) -> None:
 
 
 def test_each_package_refuses_what_it_does_not_implement(hy) -> None:
-    with pytest.raises(ValueError, match=r"hybrid_torchrec .*ttl_steps"):
-        hy.IdMapper(4, hy.EvictionPolicy("lru", ttl_steps=3))
+    with pytest.raises(ValueError, match=r"hybrid_torchrec .*interval"):
+        hy.IdMapper(4, hy.EvictionPolicy("lru", ttl_steps=3, interval=2))
+    with pytest.raises(ValueError, match=r"hybrid_torchrec.*ttl_steps must be at least"):
+        hy.IdMapper(4, hy.EvictionPolicy("lru", ttl_steps=1, protect_batches=3))
     with pytest.raises(ValueError, match=r"hybrid_torchrec .*capacity"):
         hy.IdMapper(4, hy.EvictionPolicy("lfu", capacity=3))
     with pytest.raises(ValueError, match=r"torchrec_embcache .*protect_batches"):
