@@ -110,6 +110,23 @@ inline float AsFloat(T v) {
     return static_cast<float>(v);
 }
 
+// The source byte one Gather lane reads (both forms): Gather.md gives byte offsets from the
+// source's start, and the hardware needs them element-aligned and inside the source.
+template <typename T>
+inline uint64_t GatherSourceByte(uint32_t base, uint32_t offset, uint64_t limit,
+                                 const SrcLoc& loc) {
+    const uint64_t byte = uint64_t(base) + offset;
+    if (byte % sizeof(T) != 0)
+        Fail("Gather", loc,
+             "offset " + std::to_string(byte) + " is not aligned to the element size");
+    if (byte + sizeof(T) > limit) {
+        Fail("Gather", loc,
+             "offset " + std::to_string(byte) + " reads outside the " + std::to_string(limit) +
+                 "-byte source tensor");
+    }
+    return byte;
+}
+
 }  // namespace recsdk::sim
 
 namespace AscendC {
@@ -221,19 +238,8 @@ inline void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src,
     VecWrite(dst, count, "Gather", loc);
     const uint32_t* off = srcOffset.SimData();
     T* d = dst.SimData();
-    for (uint32_t i = 0; i < count; ++i) {
-        const uint64_t byte = uint64_t(srcBaseAddr) + off[i];
-        if (byte % sizeof(T) != 0) {
-            Fail("Gather", loc,
-                 "offset " + std::to_string(byte) + " is not aligned to the element size");
-        }
-        if (byte + sizeof(T) > limit) {
-            Fail("Gather", loc,
-                 "offset " + std::to_string(byte) + " reads outside the " + std::to_string(limit) +
-                     "-byte source tensor");
-        }
-        std::memcpy(&d[i], s + byte, sizeof(T));
-    }
+    for (uint32_t i = 0; i < count; ++i)
+        std::memcpy(&d[i], s + GatherSourceByte<T>(srcBaseAddr, off[i], limit, loc), sizeof(T));
     VecDone(static_cast<int32_t>(count), sizeof(T));
 }
 

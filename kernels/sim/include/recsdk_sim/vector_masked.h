@@ -973,17 +973,9 @@ inline void GatherLevel0(const LocalTensor<T>& dst, const LocalTensor<T>& src,
     const uint32_t* off = srcOffset.SimData();
     T* d = dst.SimData();
     Run0<T>(plan, [&](uint32_t r, uint32_t j) {
-        const uint64_t byte = uint64_t(srcBaseAddr) + off[uint64_t(r) * P::kLanes + j];
-        if (byte % sizeof(T) != 0) {
-            Fail("Gather", loc,
-                 "offset " + std::to_string(byte) + " is not aligned to the element size");
-        }
-        if (byte + sizeof(T) > limit) {
-            Fail("Gather", loc,
-                 "offset " + std::to_string(byte) + " reads outside the " + std::to_string(limit) +
-                     "-byte source tensor");
-        }
-        std::memcpy(&d[P::At(r, j, sd)], s + byte, sizeof(T));
+        const uint32_t offset = off[uint64_t(r) * P::kLanes + j];
+        std::memcpy(&d[P::At(r, j, sd)], s + GatherSourceByte<T>(srcBaseAddr, offset, limit, loc),
+                    sizeof(T));
     });
 }
 template <typename T>
