@@ -59,8 +59,8 @@ namespace recsdk::sim {
 // - cube MACs per cycle per AIC: Cube指令理论性能汇总.md table 1, cube_m x cube_n x cube_k:
 //   half/bfloat16 16x16x16 = 4096, float 16x16x4 = 1024, int8 16x16x32 = 8192.
 // - vector bytes per cycle per AIV: Vector指令理论性能汇总.md, Add/Mul/Max on half 128 and on float
-//   64 elements per cycle = 256 bytes (Exp, Ln, Sqrt: 32 elements per cycle; the model uses 256
-//   bytes for every instruction, so it is optimistic for transcendental functions).
+//   64 elements per cycle = 256 bytes. Exp, Ln, Sqrt and Div issue at 32 elements per cycle;
+//   the timeline model charges them so (model.h, kSlowVectorElementsPerCycle).
 // - clock_hz: 1.8 GHz for arch 2201 (Atlas A2/A3): asc-devkit tests/perf/mmad_perf/
 //   generate_roofline.py and fixpipe_perf/generate_roofline.py ("硬件规格（2201 主频 1800 MHz）",
 //   freq 1800 in every dav-2201 scenario). Ascend310P3: 1.0 GHz, a placeholder.
