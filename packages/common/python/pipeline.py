@@ -18,6 +18,7 @@ This module is installed into each package as ``<package>._shared.pipeline``.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from typing import Any, Generic, TypeVar
 
@@ -45,29 +46,29 @@ def train_step(model: torch.nn.Module, optimizer: torch.optim.Optimizer | None, 
     return output
 
 
-class PrefetchingPipeline(Generic[Pending]):
+class PrefetchingPipeline(ABC, Generic[Pending]):
     """The one-batch-ahead loop; a subclass says what the host work of a batch is.
 
-    A subclass calls :meth:`_init_prefetching` in its ``__init__`` and implements
+    A subclass calls :meth:`_init_prefetching` in its ``__init__`` and implements the abstract
     :meth:`_start` and :meth:`_train` (and :meth:`_wait` when its host work runs elsewhere).
     """
 
     def _init_prefetching(self) -> None:
         self._ahead: tuple[Any, Pending] | None = None
 
+    @abstractmethod
     def _start(self, batch: Any) -> tuple[Any, Pending]:
         """Starts the host work of a freshly fetched batch; returns the batch as :meth:`_train`
         will take it, and a handle on the work."""
-        raise NotImplementedError
 
     def _wait(self, pending: Pending) -> Any:
         """Waits for the host work of the batch about to train; returns its result."""
         return pending
 
+    @abstractmethod
     def _train(self, batch: Any, ready: Any) -> Any:
         """Trains one batch whose host work is done (``ready``: what :meth:`_wait` returned);
         returns the model's output."""
-        raise NotImplementedError
 
     def _fetch(self, iterator: Iterator[Any]) -> tuple[Any, Pending] | None:
         batch = next(iterator, _END)
