@@ -231,20 +231,7 @@ std::mutex fallback_mutex;
 std::map<std::string, int64_t> fallback_counts;
 
 void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-    const auto& name = op.schema().operator_name().name;
-    // Only aten operators fall back. Running fbgemm's (or any library's) CPU kernels for npu
-    // tensors would pass off a CPU implementation as the NPU operator: those must come from
-    // the operator adapter, and until they do they fail loudly.
-    TORCH_CHECK_NOT_IMPLEMENTED(
-        name.rfind("aten::", 0) == 0, "'", name,
-        "' has no npu kernel: the simulated device only falls back to the CPU for aten "
-        "operators; npu implementations of library operators come from the operator adapter "
-        "(fbgemm_npu_api)");
-    {
-        std::lock_guard<std::mutex> lock(fallback_mutex);
-        ++fallback_counts[c10::toString(op.schema().operator_name())];
-    }
-    at::native::cpu_fallback(op, stack);
+    run_aten_on_cpu(op, stack, c10::DispatchKey::CPU);
 }
 
 at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<at::ScalarType> dtype,
@@ -331,15 +318,33 @@ at::Tensor host_view(const at::Tensor& t) {
         t.data_ptr(), t.sizes(), t.strides(), [keep](void*) {}, t.options().device(at::kCPU));
 }
 
+void run_aten_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack,
+                     c10::DispatchKey cpu_key) {
+    const bool sparse = cpu_key == c10::DispatchKey::SparseCPU;
+    const auto& name = op.schema().operator_name().name;
+    // Only aten operators fall back. Running fbgemm's (or any library's) CPU kernels for npu
+    // tensors would pass off a CPU implementation as the NPU operator: those must come from
+    // the operator adapter, and until they do they fail loudly.
+    TORCH_CHECK_NOT_IMPLEMENTED(
+        name.rfind("aten::", 0) == 0, "'", name, "' has no npu kernel",
+        sparse ? " for sparse tensors" : "",
+        ": the simulated device only falls back to the CPU for aten operators; npu "
+        "implementations of library operators come from the operator adapter (fbgemm_npu_api)");
+    {
+        std::lock_guard<std::mutex> lock(fallback_mutex);
+        ++fallback_counts[c10::toString(op.schema().operator_name()) + (sparse ? " (sparse)" : "")];
+    }
+    // SparseCPU's kernels also take the dense arguments of mixed operators such as
+    // add_(dense, sparse); the dense CPU key has none for sparse arguments.
+    at::native::cpu_fallback(op, stack, /*error_on_views=*/false, cpu_key);
+}
+
 std::map<std::string, int64_t> fallback_stats() {
-    std::map<std::string, int64_t> counts = sparse_fallback_stats();
     std::lock_guard<std::mutex> lock(fallback_mutex);
-    counts.insert(fallback_counts.begin(), fallback_counts.end());
-    return counts;
+    return fallback_counts;
 }
 
 void reset_fallback_stats() {
-    reset_sparse_fallback_stats();
     std::lock_guard<std::mutex> lock(fallback_mutex);
     fallback_counts.clear();
 }

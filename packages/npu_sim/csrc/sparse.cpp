@@ -5,12 +5,10 @@
 // here: making such tensors, reading and replacing their parts (these must alias, so they
 // cannot go through a copying fallback), copies between devices and resizing. Every other
 // aten operator on a sparse npu argument (coalesce, add, to_dense's add_, mul, sum, ...) runs
-// through a boxed fallback to torch's SparseCPU kernels, which copies the arguments to the
-// CPU, runs the CPU kernel and copies results and mutated arguments back, like the dense
-// fallback in device.cpp, and is counted with it.
+// through device.cpp's CPU fallback with torch's SparseCPU kernels, which copies the arguments
+// to the CPU, runs the CPU kernel and copies results and mutated arguments back, and counts it.
 #include <ATen/ATen.h>
 #include <ATen/SparseTensorImpl.h>
-#include <ATen/native/CPUFallback.h>
 #include <ATen/native/SparseTensorUtils.h>
 #include <ATen/ops/_coalesced_native.h>
 #include <ATen/ops/_indices_native.h>
@@ -31,10 +29,6 @@
 #include <ATen/ops/zero_native.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
-
-#include <map>
-#include <mutex>
-#include <string>
 
 #include "npu_sim.h"
 
@@ -93,35 +87,11 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
     return dst;
 }
 
-std::mutex sparse_fallback_mutex;
-std::map<std::string, int64_t> sparse_fallback_counts;
-
 void sparse_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-    const auto& name = op.schema().operator_name().name;
-    TORCH_CHECK_NOT_IMPLEMENTED(
-        name.rfind("aten::", 0) == 0, "'", name,
-        "' has no npu kernel for sparse tensors: the simulated device only falls back to the "
-        "CPU for aten operators");
-    {
-        std::lock_guard<std::mutex> lock(sparse_fallback_mutex);
-        ++sparse_fallback_counts[c10::toString(op.schema().operator_name()) + " (sparse)"];
-    }
-    // SparseCPU: the sparse kernels (they also take the dense arguments of mixed operators
-    // such as add_(dense, sparse)); the dense CPU key has none for sparse arguments.
-    at::native::cpu_fallback(op, stack, /*error_on_views=*/false, c10::DispatchKey::SparseCPU);
+    run_aten_on_cpu(op, stack, c10::DispatchKey::SparseCPU);
 }
 
 }  // namespace
-
-std::map<std::string, int64_t> sparse_fallback_stats() {
-    std::lock_guard<std::mutex> lock(sparse_fallback_mutex);
-    return sparse_fallback_counts;
-}
-
-void reset_sparse_fallback_stats() {
-    std::lock_guard<std::mutex> lock(sparse_fallback_mutex);
-    sparse_fallback_counts.clear();
-}
 
 TORCH_LIBRARY_IMPL(aten, SparsePrivateUse1, m) {
     m.impl("_sparse_coo_tensor_with_dims_and_tensors", coo_from_parts);
